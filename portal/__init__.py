@@ -1,0 +1,61 @@
+"""Cairn: a knowledge-pack portal. ``create_app`` builds the Flask application."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask
+
+from portal.config import load_settings
+
+log = logging.getLogger(__name__)
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    """Build the app; ``config`` overrides settings (tests pass a temporary data folder)."""
+    app = Flask(__name__, template_folder="../templates", static_folder="../static")
+    settings = load_settings(config)
+    app.config.update(settings)
+    app.config.update(
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings["CAIRN_SECURE_COOKIES"],
+        REMEMBER_COOKIE_HTTPONLY=True,
+        REMEMBER_COOKIE_SECURE=settings["CAIRN_SECURE_COOKIES"],
+        # The request body may carry one file at the limit plus the form around it.
+        MAX_CONTENT_LENGTH=_max_request_bytes(),
+        WTF_CSRF_TIME_LIMIT=None,
+    )
+
+    from portal import auth, db, errors_web, web
+    from portal.search import service as search_service
+
+    db.init_app(app)
+    search_service.init_app(app)
+    auth.init_app(app)
+    errors_web.init_app(app)
+    web.init_app(app)
+    if app.config["CAIRN_REPAIR_INDEX_ON_START"]:
+        repair_indexes_at_start(app)
+    return app
+
+
+def _max_request_bytes() -> int:
+    from portal.ingest.limits import MAX_FILE_BYTES
+
+    return MAX_FILE_BYTES + 64 * 1024
+
+
+def repair_indexes_at_start(app: Flask) -> None:
+    """Rebuild indexes that are missing or behind the database, before serving."""
+    from portal.migrate import pending
+    from portal.search.service import repair_indexes
+
+    with app.app_context():
+        if pending(app.config["DATABASE"]):
+            log.warning("the database is not migrated yet: run `cairn init`; index repair skipped")
+            return
+        repaired = repair_indexes()
+    if repaired:
+        log.warning("rebuilt search indexes that were missing or behind: %s", ", ".join(repaired))

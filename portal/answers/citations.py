@@ -1,0 +1,62 @@
+"""Citation markers in an answer, checked against the references actually issued.
+
+A marker is ``[1]``, ``[2, 3]``, ``[1-3]`` or a run of them (``[1][2]``), not
+glued to a word (``items[0]`` is code) nor followed by ``(`` (a Markdown link).
+A number that was not issued is removed from the text and reported; the rest of
+the answer is left exactly as written.
+"""
+
+import re
+
+_MAX_RANGE = 50  # a wider "[1-1000]" is not a citation anyone means
+_ITEM = r"\d{1,4}(?:\s*[-–]\s*\d{1,4})?"
+_MARKER = re.compile(rf"(\s*)(?<!\w)\[\s*({_ITEM}(?:\s*[,;]\s*{_ITEM})*)\s*\](?!\()([ \t]*)")
+
+
+def _numbers(item: str) -> list[int] | None:
+    """The numbers an item names, or None when it is not a plausible citation."""
+    bounds = [int(part) for part in re.split(r"\s*[-–]\s*", item.strip())]
+    if len(bounds) == 1:
+        return bounds
+    first, last = bounds
+    if last < first or last - first > _MAX_RANGE:
+        return None
+    return list(range(first, last + 1))
+
+
+def validate_citations(answer: str, issued: set[int]) -> tuple[str, list[int], list[str]]:
+    """``(clean_answer, cited, warnings)``: unissued markers removed, cited numbers sorted and unique."""
+    cited: set[int] = set()
+    removed: list[int] = []
+
+    def check(match: re.Match) -> str:
+        leading_space, inside, trailing_space = match.groups()
+        items = re.split(r"\s*[,;]\s*", inside)
+        parsed = [(item, _numbers(item)) for item in items]
+        if any(numbers is None for _, numbers in parsed):
+            return match.group(0)  # not a citation: leave it alone
+        kept_items = []
+        for item, numbers in parsed:
+            good = [n for n in numbers if n in issued]
+            bad = [n for n in numbers if n not in issued]
+            cited.update(good)
+            removed.extend(n for n in bad if n not in removed)
+            if not bad:
+                kept_items.append(item.strip())
+            else:
+                kept_items.extend(str(n) for n in good)
+        if len(kept_items) == len(items) and all(
+            item.strip() == kept for item, kept in zip(items, kept_items)
+        ):
+            return match.group(0)
+        if not kept_items:
+            if answer.startswith("[", match.end()):  # another marker follows: keep the space for it
+                return leading_space
+            if match.start() == 0 or "\n" in leading_space:  # at a line start: keep the break
+                return leading_space[: leading_space.rfind("\n") + 1]
+            return trailing_space  # mid-line: drop the space before the marker
+        return f"{leading_space}[{', '.join(kept_items)}]{trailing_space}"
+
+    clean = _MARKER.sub(check, answer)
+    warnings = [f"removed citation [{n}]: no such reference" for n in removed]
+    return clean, sorted(cited), warnings

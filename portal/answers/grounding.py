@@ -1,0 +1,151 @@
+"""The grounding modes (SPEC 7): what a run does with its references and its model's answer.
+
+Pure: references in, an ``Outcome`` out. Retrieval, the receipt and storage are
+the caller's.
+
+- **open** — the model gets the references and is not asked to cite.
+- **preferred** — asked to cite; completes with a warning when no acceptable
+  passage was found or the answer cites none.
+- **required** — stops before the model is called when no acceptable passage
+  was found; an answer that cites none of its references is not accepted.
+
+A failing model (timeout, HTTP error, malformed reply, no connection) is
+replaced by the extractive answer, and the run says so. Without a model the
+extractive answerer is the model.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+from portal.answers.citations import validate_citations
+from portal.answers.extractive import (
+    NO_EVIDENCE_ANSWER,
+    Tokenizer,
+    extractive_sentences,
+    format_extractive,
+)
+from portal.answers.model_client import ChatClient, ModelError
+from portal.answers.prompt import MODES, build_messages
+from portal.answers.references import Reference
+
+EXTRACTIVE = "extractive"
+
+STOPPED_NO_PASSAGE_ANSWER = (
+    "Stopped before the model was called: no acceptable passage was found in the granted packs."
+)
+NOT_ACCEPTED_ANSWER = (
+    "The answer was not accepted: it cites none of its references, and this agent "
+    "requires every answer to cite the granted packs."
+)
+
+NO_PASSAGE_WARNING = "no acceptable passage was found"
+CITES_NONE_WARNING = "the answer cites none of its references"
+NOT_ACCEPTED_WARNING = "answer not accepted: it cites none of its references"
+
+
+def fallback_warning(error: ModelError) -> str:
+    """The run's note when the model failed and the extractive answer stood in."""
+    return f"model call failed ({error.summary}); answered from the evidence instead"
+
+
+@dataclass
+class Outcome:
+    """What a run records: status, the answer shown, cited numbers, warnings, timings (ms)."""
+
+    status: str  # "completed" | "completed_with_warning" | "stopped"
+    answer: str
+    cited: list[int]
+    warnings: list[str]
+    model: str  # "extractive" or the configured model's name
+    timings: dict[str, float] = field(default_factory=dict)
+    called_model: bool = False
+
+
+def _elapsed_ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)
+
+
+class _Run:
+    """Warnings and timings collected while one question is answered."""
+
+    def __init__(self):
+        self.started = time.perf_counter()
+        self.warnings: list[str] = []
+        self.timings: dict[str, float] = {}
+
+    def finish(self, status: str, answer: str, cited: list[int], model: str, called_model: bool) -> Outcome:
+        if status == "completed" and self.warnings:
+            status = "completed_with_warning"
+        self.timings["total_ms"] = _elapsed_ms(self.started)
+        return Outcome(status, answer, cited, self.warnings, model, self.timings, called_model)
+
+
+def answer_question(
+    mode: str,
+    question: str,
+    instructions: str,
+    references: list[Reference],
+    no_evidence: bool,
+    client: ChatClient | None,
+    tokenize: Tokenizer | None = None,
+) -> Outcome:
+    """Answer ``question`` from ``references`` under the agent's grounding ``mode``.
+
+    ``no_evidence`` is retrieval's verdict that no acceptable passage was found;
+    then no reference is issued to the model, whatever ``references`` holds.
+    ``tokenize`` is passed to the extractive answerer (the search analyzer in production).
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown grounding mode {mode!r}")
+    run = _Run()
+    issued = [] if no_evidence else list(references)
+
+    if not issued and mode == "required":
+        run.warnings.append(NO_PASSAGE_WARNING)
+        configured = client.model if client is not None else EXTRACTIVE
+        return run.finish("stopped", STOPPED_NO_PASSAGE_ANSWER, [], configured, called_model=False)
+    if not issued and mode == "preferred":
+        run.warnings.append(NO_PASSAGE_WARNING)
+
+    if client is not None:
+        model_started = time.perf_counter()
+        try:
+            answer = client.complete(build_messages(instructions, mode, question, issued))
+        except ModelError as error:
+            answer = None
+            run.warnings.append(fallback_warning(error))
+        run.timings["model_ms"] = _elapsed_ms(model_started)
+        if answer is not None:
+            return _judge_model_answer(run, mode, answer, issued, client.model)
+
+    return _extractive(run, mode, question, issued, tokenize, called_model=client is not None)
+
+
+def _judge_model_answer(run: _Run, mode: str, answer: str, issued: list[Reference], model: str) -> Outcome:
+    """Validate the model's citations, then accept, warn or reject by mode."""
+    answer, cited, citation_warnings = validate_citations(answer, {ref.n for ref in issued})
+    run.warnings.extend(citation_warnings)
+    if issued and not cited and mode == "preferred":
+        run.warnings.append(CITES_NONE_WARNING)
+    if issued and not cited and mode == "required":
+        run.warnings.append(NOT_ACCEPTED_WARNING)
+        return run.finish("stopped", NOT_ACCEPTED_ANSWER, [], model, called_model=True)
+    return run.finish("completed", answer, cited, model, called_model=True)
+
+
+def _extractive(
+    run: _Run, mode: str, question: str, issued: list[Reference], tokenize, called_model: bool
+) -> Outcome:
+    """The extractive answer: the model itself, or the stand-in for a failed one."""
+    extractive_started = time.perf_counter()
+    chosen = extractive_sentences(question, issued, tokenize=tokenize)
+    run.timings["extractive_ms"] = _elapsed_ms(extractive_started)
+    if not chosen:
+        if issued and mode != "open":
+            # No issued sentence shares a term with the question: nothing acceptable.
+            run.warnings.append(NO_PASSAGE_WARNING)
+        status = "stopped" if mode == "required" else "completed"
+        return run.finish(status, NO_EVIDENCE_ANSWER, [], EXTRACTIVE, called_model)
+    # Cited numbers come from the choice itself, not from parsing: a sentence may quote "[3]".
+    cited = sorted({n for _, n in chosen})
+    return run.finish("completed", format_extractive(chosen), cited, EXTRACTIVE, called_model)

@@ -1,0 +1,147 @@
+"""A client for an OpenAI-compatible chat-completions endpoint, standard library only.
+
+It sends messages and nothing else: no tools, no functions, temperature 0. Every
+failure becomes a ``ModelError`` whose kind the run can report; the API key is
+never put in a message, a log line or a repr.
+"""
+
+import http.client
+import json
+import time
+import urllib.parse
+
+from portal.errors import CairnError
+
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+class ModelError(CairnError):
+    """The model call failed; ``kind`` is ``timeout``, ``http_status``, ``malformed`` or ``connection``.
+
+    ``summary`` is the short phrase a run shows, such as ``timeout after 10 s``
+    or ``HTTP 500``.
+    """
+
+    KINDS = ("timeout", "http_status", "malformed", "connection")
+
+    def __init__(self, kind: str, summary: str, status: int | None = None):
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown model error kind {kind!r}")
+        super().__init__(summary)
+        self.kind = kind
+        self.summary = summary
+        self.status = status
+
+
+class ChatClient:
+    """Calls ``{base_url}/chat/completions`` and returns the first choice's message content."""
+
+    def __init__(self, base_url: str, api_key: str, model: str, timeout_s: float):
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout_s = timeout_s
+        self._api_key = api_key
+
+    def __repr__(self) -> str:
+        return f"ChatClient(base_url={self.base_url!r}, model={self.model!r}, timeout_s={self.timeout_s})"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def complete(self, messages: list[dict]) -> str:
+        """POST the messages; the answer text, or ``ModelError`` naming what failed."""
+        body = json.dumps(
+            {"model": self.model, "messages": messages, "temperature": 0}
+        ).encode("utf-8")
+        return self._content(self._post(body))
+
+    def _post(self, body: bytes) -> bytes:
+        """The response body, read within ``timeout_s`` overall; redirects are errors.
+
+        http.client rather than urllib: a redirect must not carry the bearer token
+        elsewhere, and the socket timeout is narrowed as the deadline approaches.
+        """
+        deadline = time.monotonic() + self.timeout_s
+        timed_out = ModelError("timeout", f"timeout after {_seconds(self.timeout_s)}")
+        connection = self._connection()
+        path = urllib.parse.urlsplit(self.url).path or "/"
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Authorization": f"Bearer {self._api_key}",
+        }
+        response = None
+        try:
+            connection.request("POST", path, body=body, headers=headers)
+            # Kept: the connection drops its socket once a "Connection: close" reply starts.
+            sock = connection.sock
+            response = self._within(deadline, sock, timed_out, connection.getresponse)
+            if not 200 <= response.status < 300:
+                raise ModelError("http_status", f"HTTP {response.status}", status=response.status)
+            chunks: list[bytes] = []
+            size = 0
+            while chunk := self._within(deadline, sock, timed_out, lambda: response.read1(65536)):
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise ModelError("malformed", "malformed response: larger than 4 MB")
+                chunks.append(chunk)
+            return b"".join(chunks)
+        except TimeoutError:
+            raise timed_out from None
+        except http.client.HTTPException as error:
+            raise ModelError("connection", f"connection failed: {type(error).__name__}") from None
+        except OSError as error:
+            raise ModelError("connection", f"connection failed: {_reason(error)}") from None
+        except ValueError:  # a header http.client refuses, such as a key with a line break
+            raise ModelError("connection", "connection failed: invalid request header") from None
+        finally:
+            if response is not None:
+                response.close()
+            connection.close()
+
+    def _connection(self) -> http.client.HTTPConnection:
+        try:
+            parts = urllib.parse.urlsplit(self.url)
+            port = parts.port
+        except ValueError:
+            parts, port = None, None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
+            raise ModelError("connection", "connection failed: invalid base URL")
+        if parts.scheme == "https":
+            return http.client.HTTPSConnection(parts.hostname, port, timeout=self.timeout_s)
+        return http.client.HTTPConnection(parts.hostname, port, timeout=self.timeout_s)
+
+    @staticmethod
+    def _within(deadline: float, sock, timed_out: ModelError, step):
+        """Run one blocking step with the socket timeout cut to what is left of the deadline."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise timed_out
+        sock.settimeout(remaining)
+        return step()
+
+    @staticmethod
+    def _content(raw: bytes) -> str:
+        try:
+            document = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            raise ModelError("malformed", "malformed response: not JSON") from None
+        try:
+            content = document["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            content = None
+        if not isinstance(content, str):
+            raise ModelError("malformed", "malformed response: no choices[0].message.content text")
+        if not content.strip():
+            raise ModelError("malformed", "malformed response: empty answer")
+        return content
+
+
+def _reason(error: OSError) -> str:
+    """An error's reason without anything from the request (headers, key)."""
+    return error.strerror or type(error).__name__

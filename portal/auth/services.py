@@ -1,0 +1,49 @@
+"""Users: creation and password checks (hashed with werkzeug's scrypt)."""
+
+from __future__ import annotations
+
+import re
+
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from portal.models import ROLES, Company, User
+
+MIN_PASSWORD_LENGTH = 8
+PASSWORD_HASH_METHOD = "scrypt"  # werkzeug's default; the test suite swaps in a cheap one for speed
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+# Checked against when the e-mail is unknown, so a wrong e-mail and a wrong
+# password take the same time and cannot be told apart.
+_DUMMY_HASH = generate_password_hash("not-a-real-password")
+
+
+class UserError(ValueError):
+    """A user could not be created; the message says why."""
+
+
+def create_user(email: str, password: str, roles, company_name: str | None = None) -> User:
+    email = email.strip().lower()
+    if not EMAIL_RE.match(email):
+        raise UserError(f"{email!r} is not an e-mail address.")
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise UserError(f"The password must have at least {MIN_PASSWORD_LENGTH} characters.")
+    roles = set(roles)
+    unknown = roles - set(ROLES)
+    if unknown or not roles:
+        raise UserError(f"Roles must be among {', '.join(ROLES)}.")
+    if "Member" in roles and not company_name:
+        raise UserError("A Member belongs to a company: give --company.")
+    if User.by_email(email) is not None:
+        raise UserError(f"A user {email} exists already.")
+    company = Company.get_or_create(name=company_name.strip())[0] if company_name else None
+    user = User(email=email, password_hash=generate_password_hash(password, method=PASSWORD_HASH_METHOD), company=company)
+    user.roles = roles
+    user.save()
+    return user
+
+
+def authenticate(email: str, password: str) -> User | None:
+    user = User.by_email(email or "")
+    if user is None or not user.active:
+        check_password_hash(_DUMMY_HASH, password or "")
+        return None
+    return user if check_password_hash(user.password_hash, password or "") else None

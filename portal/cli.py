@@ -1,0 +1,193 @@
+"""The ``cairn`` command line: set-up, users, packs, ingest, search and the index."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from portal import create_app
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _app():
+    app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
+    app.app_context().push()
+    return app
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main():
+    """Cairn: knowledge packs, BM25 search and cited answers."""
+
+
+@main.command()
+def init():
+    """Migrate the database; create the first PlatformAdmin from CAIRN_ADMIN_EMAIL/PASSWORD."""
+    from portal.auth.services import UserError, create_user
+    from portal.migrate import migrate
+    from portal.models import User
+
+    app = _app()
+    ran = migrate(app.config["DATABASE"])
+    click.echo(f"migrations applied: {', '.join(ran) if ran else 'none (up to date)'}")
+    email, password = app.config["CAIRN_ADMIN_EMAIL"], app.config["CAIRN_ADMIN_PASSWORD"]
+    if email and password and User.by_email(email) is None:
+        try:
+            create_user(email, password, {"PlatformAdmin"})
+        except UserError as error:
+            _fail(str(error))
+        click.echo(f"created PlatformAdmin {email}")
+
+
+@main.group()
+def users():
+    """Manage users."""
+
+
+@users.command("create")
+@click.argument("email")
+@click.option("--role", "roles", multiple=True, required=True,
+              type=click.Choice(["PlatformAdmin", "AgentBuilder", "Auditor", "Member"]), help="Repeat for several.")
+@click.option("--company", default=None, help="Company of a Member.")
+def users_create(email, roles, company):
+    """Create a user; the password is read from standard input."""
+    from portal.auth.services import UserError, create_user
+
+    _app()
+    password = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else click.prompt(
+        "Password", hide_input=True, confirmation_prompt=True)
+    try:
+        user = create_user(email, password, set(roles), company)
+    except UserError as error:
+        _fail(str(error))
+    click.echo(f"created {user.email} ({', '.join(sorted(user.roles))})")
+
+
+@main.group()
+def packs():
+    """Manage packs."""
+
+
+@packs.command("create")
+@click.argument("slug")
+@click.option("--title", required=True)
+@click.option("--kind", type=click.Choice(["generic", "company"]), default="generic", show_default=True)
+@click.option("--company", default=None)
+@click.option("--description", default="")
+def packs_create(slug, title, kind, company, description):
+    """Create a pack."""
+    from portal.errors import Refused
+    from portal.packs.services import create_pack
+
+    _app()
+    try:
+        pack = create_pack(slug, title, kind, company, description)
+    except Refused as refusal:
+        _fail(refusal.message)
+    click.echo(f"created pack {pack.slug}")
+
+
+@packs.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def packs_list(as_json):
+    """List packs with their live document counts."""
+    from portal.models import Pack
+    from portal.packs.services import packs_as_json
+
+    _app()
+    rows = packs_as_json(Pack.select().order_by(Pack.slug))
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    for row in rows:
+        company = f" ({row['company']})" if row["company"] else ""
+        click.echo(f"{row['slug']:40} {row['kind']:8} {row['documents']:5}  {row['title']}{company}")
+
+
+@main.command()
+@click.argument("pack")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
+def ingest(pack, files, as_json):
+    """Add files to a pack; exit 1 when any was refused."""
+    from portal.documents.ingest_report import ingest_paths
+
+    _app()
+    any_refused = False
+    for line in ingest_paths(pack, files):
+        any_refused |= line["status"] == "refused"
+        if as_json:
+            click.echo(json.dumps(line))
+        elif line["status"] == "accepted":
+            doc = line["document"]
+            click.echo(f"{line['file']}: accepted as {doc['id']} v{doc['version']} "
+                       f"({doc['passages']} passages){' — ' + line['message'] if line['message'] else ''}")
+        else:
+            click.echo(f"{line['file']}: refused ({line['reason']}) — {line['message']}")
+    sys.exit(1 if any_refused else 0)
+
+
+@main.command()
+@click.argument("query")
+@click.option("--pack", "pack_slugs", multiple=True, required=True, help="Repeat to search several packs.")
+@click.option("--limit", default=8, show_default=True, type=click.IntRange(1, 50))
+@click.option("--json", "as_json", is_flag=True)
+def search(query, pack_slugs, limit, as_json):
+    """BM25 search over the given packs."""
+    from portal.models import Pack
+    from portal.search.service import search_packs
+
+    _app()
+    found = {p.slug: p for p in Pack.select().where(Pack.slug.in_(pack_slugs))}
+    missing = [s for s in pack_slugs if s not in found]
+    if missing:
+        _fail(f"no such pack: {', '.join(missing)}")
+    results = search_packs([found[s] for s in pack_slugs], query, limit)
+    if as_json:
+        click.echo(json.dumps({"query": query, "hits": [h.as_json() for h in results.hits]}))
+        return
+    if results.no_evidence:
+        click.echo("no evidence found")
+    for n, hit in enumerate(results.hits, 1):
+        where = f"page {hit.page}" if hit.page else (hit.heading_path or f"lines {hit.line_start}-{hit.line_end}")
+        click.echo(f"{n}. [{hit.score:.3f}] {hit.pack}/{hit.document_id} v{hit.version} — {where}")
+        click.echo("   " + " ".join(hit.text.split())[:200])
+
+
+@main.group()
+def index():
+    """The Lucene indexes (derived from the database)."""
+
+
+@index.command("rebuild")
+def index_rebuild():
+    """Rebuild every pack index from the database."""
+    from portal.search.service import rebuild_all
+
+    _app()
+    for slug, count in rebuild_all().items():
+        click.echo(f"{slug}: {count} passages")
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True)
+def serve(host, port):
+    """Serve the portal with gunicorn (one worker process: the JVM lives in it, never forked)."""
+    os.execvp(sys.executable, [
+        sys.executable, "-m", "gunicorn", "--chdir", str(PROJECT_ROOT), "--workers", "1", "--threads", "8",
+        "--timeout", "120", "--bind", f"{host}:{port}", "--access-logfile", "-", "app:app"])
+
+
+if __name__ == "__main__":
+    main()

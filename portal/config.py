@@ -1,0 +1,93 @@
+"""Every setting of the portal, declared once with its default and help text.
+
+Settings come from the environment (the name below) and can be overridden by
+the ``config`` mapping given to ``create_app`` (tests do that). A test checks
+that each one is documented in docs/operations.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+
+def _bool(value: str) -> bool:
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _json(value: str) -> Any:
+    return json.loads(value) if value.strip() else None
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any] = str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("CAIRN_DATA_DIR", "data",
+            "Folder holding the SQLite database, uploaded originals, figures and the Lucene indexes."),
+    Setting("DATABASE_URL", None,
+            "Database URL. Unset: SQLite at $CAIRN_DATA_DIR/cairn.db (WAL, synchronous FULL, mode 0600). "
+            "postgresql://user@host/db for PostgreSQL."),
+    Setting("SECRET_KEY", None,
+            "Key that signs sessions and CSRF tokens. Unset: generated once and kept in "
+            "$CAIRN_DATA_DIR/secret_key (mode 0600)."),
+    Setting("CAIRN_SECURE_COOKIES", False,
+            "Send the session cookie only over HTTPS. Turn on behind TLS (the Procfile does).", _bool),
+    Setting("CAIRN_ADMIN_EMAIL", None, "`cairn init` creates this PlatformAdmin when it does not exist yet."),
+    Setting("CAIRN_ADMIN_PASSWORD", None, "Password for CAIRN_ADMIN_EMAIL (read only by `cairn init`)."),
+    Setting("CAIRN_BM25_K1", 0.9, "BM25 k1 (term-frequency saturation).", float),
+    Setting("CAIRN_BM25_B", 0.4, "BM25 b (document-length normalisation).", float),
+    Setting("CAIRN_JVM_HEAP", "1g", "Maximum Java heap for Lucene (-Xmx)."),
+    Setting("CAIRN_REPAIR_INDEX_ON_START", True,
+            "At start, rebuild every pack index that is missing or behind the database.", _bool),
+    Setting("CAIRN_CLASSIFICATION_POLICY", None,
+            'JSON list of classification rules overriding the defaults, e.g. '
+            '[{"rule": "private_key", "decision": "block"}].', _json),
+    Setting("CAIRN_MODEL_BASE_URL", None,
+            "OpenAI-compatible chat-completions base URL (e.g. http://127.0.0.1:8080/v1). "
+            "Unset: answers come from the built-in extractive answerer."),
+    Setting("CAIRN_MODEL_API_KEY", None, "Bearer key for CAIRN_MODEL_BASE_URL."),
+    Setting("CAIRN_MODEL_NAME", "gpt-4o-mini", "Model name sent to CAIRN_MODEL_BASE_URL."),
+    Setting("CAIRN_MODEL_TIMEOUT", 20.0, "Seconds to wait for the model before answering from the evidence.",
+            float),
+    Setting("CAIRN_OFFER_SHARED_AGENTS", True,
+            "Offer agents that serve no company to the members of every company in the support chat.", _bool),
+)
+
+SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def load_settings(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Defaults, then the environment, then explicit overrides."""
+    values: dict[str, Any] = {}
+    for setting in SETTINGS:
+        raw = os.environ.get(setting.name)
+        values[setting.name] = setting.parse(raw) if raw not in (None, "") else setting.default
+    values.update(overrides or {})
+    data_dir = Path(values["CAIRN_DATA_DIR"]).resolve()
+    values["CAIRN_DATA_DIR"] = str(data_dir)
+    if not values.get("DATABASE_URL"):
+        values["DATABASE_URL"] = f"sqlite:///{data_dir / 'cairn.db'}"
+    if not values.get("SECRET_KEY"):
+        values["SECRET_KEY"] = _stored_secret_key(data_dir)
+    return values
+
+
+def _stored_secret_key(data_dir: Path) -> str:
+    """Keep a generated key beside the data so sessions survive restarts."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / "secret_key"
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_hex(32))
+    return path.read_text().strip()

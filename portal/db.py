@@ -1,0 +1,54 @@
+"""The database: one FlaskDB wrapper whose Model every table inherits.
+
+``DATABASE_URL`` picks SQLite (the embedded default) or PostgreSQL. SQLite is
+opened in WAL mode with synchronous FULL, and its file is created with mode
+0600 before SQLite touches it, so no other local user can read it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from peewee import Database, SqliteDatabase
+from playhouse.db_url import connect as connect_url
+from playhouse.flask_utils import FlaskDB
+
+class _FlaskDB(FlaskDB):
+    """FlaskDB that tolerates a connection already open in this thread (CLI, tests)."""
+
+    def connect_db(self):
+        self.database.connect(reuse_if_open=True)
+
+
+flask_db = _FlaskDB()
+BaseModel = flask_db.Model  # bound to a Proxy until init_app() initialises it
+
+SQLITE_PRAGMAS = {
+    "journal_mode": "wal",
+    "synchronous": 2,  # FULL: a committed upload survives power loss
+    "foreign_keys": 1,
+    "busy_timeout": 10_000,
+    "cache_size": -32_000,
+}
+
+
+def open_database(url: str) -> Database:
+    """A peewee Database for ``url``, with the SQLite rules applied."""
+    if url.startswith("sqlite:///"):
+        path = Path(url[len("sqlite:///"):])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+        os.chmod(path, 0o600)
+        return SqliteDatabase(str(path), pragmas=SQLITE_PRAGMAS, check_same_thread=False)
+    return connect_url(url)
+
+
+def init_app(app) -> None:
+    app.config["DATABASE"] = open_database(app.config["DATABASE_URL"])
+    flask_db.init_app(app)
+
+
+def database() -> Database:
+    return flask_db.database

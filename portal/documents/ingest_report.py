@@ -1,0 +1,45 @@
+"""Ingest files from paths and report each outcome in the shape `cairn ingest --json` prints."""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path
+
+from portal.documents.services import UploadOutcome, upload_file
+from portal.errors import Refused
+from portal.ingest import limits
+from portal.models import Pack, Passage
+
+
+def outcome_json(path: str, outcome: UploadOutcome) -> dict:
+    if not outcome.accepted:
+        return {"file": path, "status": "refused", "reason": outcome.refused.reason,
+                "message": outcome.refused.message, "document": None}
+    revision = outcome.revision
+    return {
+        "file": path, "status": "accepted", "reason": None,
+        "message": "unchanged: identical to the current version, no new revision" if outcome.unchanged else None,
+        "document": {
+            "id": outcome.document.doc_id, "version": revision.version, "sha256": revision.sha256,
+            "passages": Passage.select().where(Passage.revision == revision).count(),
+            "images": {"kept": outcome.images_kept, "not_kept": outcome.images_not_kept},
+        },
+    }
+
+
+def ingest_paths(pack_slug: str, paths) -> list[dict]:
+    pack = Pack.get_or_none(Pack.slug == pack_slug)
+    lines = []
+    for raw in paths:
+        path = Path(raw)
+        if pack is None:
+            outcome = UploadOutcome(path.name, refused=Refused("no_pack", f"There is no pack {pack_slug!r}."))
+        elif not path.is_file():
+            outcome = UploadOutcome(path.name, refused=Refused("not_found", f"{raw} is not a readable file."))
+        elif path.stat().st_size > limits.MAX_FILE_BYTES:
+            outcome = UploadOutcome(path.name, refused=limits.refuse_too_large(path.stat().st_size))
+        else:
+            content_type = mimetypes.guess_type(path.name)[0]
+            outcome = upload_file(pack, path.name, path.read_bytes(), None, content_type=content_type)
+        lines.append(outcome_json(str(raw), outcome))
+    return lines

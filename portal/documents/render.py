@@ -1,0 +1,93 @@
+"""Document text to safe HTML: Markdown, passage anchors, highlights, figures in place.
+
+Markdown is rendered with raw HTML disabled and the result is sanitized again
+with nh3 (defence in depth). Each top-level block carries its source line, the
+first block of each passage carries ``id="passage-N"`` so a citation can
+scroll to it, and the blocks of a cited passage get the class ``cited``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import html
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import nh3
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+
+PAGE_LINE_RE = re.compile(r"^Page \d+$")
+FIGURE_HTML_RE = re.compile(r"\[Figure (\d+): ([^\]<]*)\]")
+
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+
+_BLOCK_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "blockquote", "table", "hr",
+               "div", "code"}
+_ALLOWED_TAGS = _BLOCK_TAGS | {"a", "em", "strong", "del", "br", "thead", "tbody", "tr", "th", "td", "span",
+                               "img", "s", "sup", "sub"}
+_ALLOWED_ATTRIBUTES = {
+    "*": {"class", "id", "data-line"},
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "ol": {"start"},
+}
+
+
+@dataclass(frozen=True)
+class PassageLines:
+    ordinal: int
+    line_start: int
+    line_end: int
+
+
+def render_markdown(text: str, passages: list[PassageLines] = (), highlight: tuple[int, int] | None = None,
+                    figure_url: Callable[[int], str] | None = None) -> Markup:
+    """Render ``text``; ``highlight`` is a 1-based inclusive line range to mark as cited."""
+    tokens = _md.parse(text)
+    starts = [p.line_start for p in passages]
+    anchored: set[int] = set()
+    for token in tokens:
+        if token.level != 0 or token.nesting == -1 or not token.map:
+            continue
+        first_line, last_line = token.map[0] + 1, token.map[1]
+        token.attrSet("data-line", str(first_line))
+        classes = []
+        if highlight and first_line <= highlight[1] and last_line >= highlight[0]:
+            classes.append("cited")
+        position = bisect.bisect_right(starts, first_line) - 1
+        if position >= 0 and position not in anchored:
+            anchored.add(position)
+            token.attrSet("id", f"passage-{passages[position].ordinal}")
+        if classes:
+            token.attrSet("class", " ".join(classes))
+    _mark_page_lines(tokens)
+    body = _md.renderer.render(tokens, _md.options, {})
+    clean = nh3.clean(body, tags=_ALLOWED_TAGS, attributes=_ALLOWED_ATTRIBUTES,
+                      url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer nofollow")
+    if figure_url is not None:
+        clean = FIGURE_HTML_RE.sub(lambda m: _figure_html(m, figure_url), clean)
+    return Markup(clean)
+
+
+def _mark_page_lines(tokens) -> None:
+    """A PDF's ``Page N`` line becomes a visible page divider."""
+    for opening, inline in zip(tokens, tokens[1:]):
+        if opening.type == "paragraph_open" and inline.type == "inline" and PAGE_LINE_RE.match(inline.content):
+            existing = opening.attrGet("class")
+            opening.attrSet("class", f"{existing} page-line" if existing else "page-line")
+
+
+def _figure_html(match: re.Match, figure_url: Callable[[int], str]) -> str:
+    number = int(match.group(1))
+    label = match.group(2)  # already HTML-escaped by the renderer and sanitizer
+    src = html.escape(figure_url(number), quote=True)
+    return (f'<span class="figure" id="figure-{number}"><img src="{src}" alt="{label}" loading="lazy">'
+            f'<span class="figure-caption">Figure {number}: {label}</span></span>')
+
+
+def numbered_lines(text: str, highlight: tuple[int, int] | None = None) -> list[tuple[int, str, bool]]:
+    """The text as (line number, line, highlighted) rows for the line view."""
+    return [(n, line, bool(highlight and highlight[0] <= n <= highlight[1]))
+            for n, line in enumerate(text.split("\n"), start=1)]

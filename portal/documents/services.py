@@ -1,0 +1,288 @@
+"""Documents: upload, edit, delete, with revisions, passages and index updates.
+
+The database is the source of truth. Files are written before the database
+transaction and removed again if it fails; the Lucene index is updated after
+the commit and, should that fail, is repaired from the database (the pack's
+``index_generation`` tells that it is behind).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from flask import current_app
+
+from portal import storage
+from portal.db import database
+from portal.errors import Refused, VersionConflict
+from portal.ingest import limits
+from portal.ingest.classify import Policy, classify, refuse_if_not_allowed
+from portal.ingest.formats import Extracted, read_upload
+from portal.ingest.passages import split_passages
+from portal.models import (
+    DOCUMENT_ID_RE,
+    REVISIONS_KEPT,
+    Document,
+    Figure,
+    Pack,
+    Passage,
+    Revision,
+    User,
+    utcnow,
+)
+from portal.search import service as search_service
+
+log = logging.getLogger(__name__)
+
+REDACTED_FIGURE = "[image not kept: document redacted]"
+FIGURE_MARKER_RE = re.compile(r"\[Figure \d+: [^\]\n]*\]")
+IMAGES_LINE_RE = re.compile(r"\n*Images: \d+ kept, \d+ not kept \([^)\n]*\)\s*$")
+EDITABLE_KINDS = frozenset({"markdown", "text"})
+
+
+@dataclass
+class UploadOutcome:
+    """What happened to one uploaded file."""
+
+    filename: str
+    document: Document | None = None
+    revision: Revision | None = None
+    created: bool = False
+    unchanged: bool = False
+    refused: Refused | None = None
+    images_kept: int = 0
+    images_not_kept: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> bool:
+        return self.refused is None
+
+
+def document_id_for(filename: str) -> str:
+    """The document id a file name maps to (its stem, reduced to the id alphabet)."""
+    stem = PurePath(filename).stem.strip().lower()
+    cleaned = re.sub(r"[^a-z0-9._-]+", "-", stem).strip("-._")[:80].rstrip("-._")
+    if not DOCUMENT_ID_RE.match(cleaned):
+        raise Refused("bad_name", f"The file name {filename!r} has no letters or digits to name the document by.")
+    return cleaned
+
+
+def title_for(filename: str, text: str, kind: str) -> str:
+    """A Markdown document's first level-1 heading, else the file name's stem."""
+    if kind in ("markdown", "docx"):
+        match = re.search(r"^# +(.+?)\s*#*\s*$", text, re.M)
+        if match:
+            return match.group(1)[:255]
+    stem = PurePath(filename).stem
+    return (re.sub(r"[_]+", " ", stem).strip() or stem)[:255]
+
+
+def sha256_hex(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def classification_policy() -> Policy:
+    rules = current_app.config.get("CAIRN_CLASSIFICATION_POLICY")
+    return Policy.from_config(rules) if rules else Policy.default()
+
+
+def upload_file(pack: Pack, filename: str, data: bytes, user: User | None,
+                content_type: str | None = None, expected_version: int | None = None) -> UploadOutcome:
+    """Read, classify, store and index one file; a refusal stores nothing."""
+    try:
+        return _upload(pack, filename, data, user, content_type, expected_version)
+    except Refused as refusal:
+        return UploadOutcome(filename=filename, refused=refusal)
+
+
+def _upload(pack, filename, data, user, content_type, expected_version) -> UploadOutcome:
+    if len(data) > limits.MAX_FILE_BYTES:
+        raise limits.refuse_too_large(len(data))
+    document_id_for(filename)  # refuse an unusable name before reading anything
+    extracted = read_upload(filename, data, content_type)
+    title = title_for(filename, extracted.text, extracted.kind)
+    verdict = classify(extracted.text, title, filename, classification_policy())
+    refuse_if_not_allowed(verdict)
+    redacted = verdict.decision == "redact"
+    if redacted:
+        extracted = _redact(extracted, verdict.redacted_text)
+        title, filename = verdict.redacted_title, verdict.redacted_filename
+    doc_id = document_id_for(filename)
+    return _store(pack, doc_id, title, filename, content_type, extracted, redacted, user, expected_version)
+
+
+def _redact(extracted: Extracted, redacted_text: str) -> Extracted:
+    """Keep only the redacted text: no original and no figures for Word/PDF."""
+    if extracted.kind in ("docx", "pdf"):
+        text = IMAGES_LINE_RE.sub("", redacted_text)
+        text = FIGURE_MARKER_RE.sub(REDACTED_FIGURE, text)
+        return Extracted(text=text, kind=extracted.kind, original=None, figures=[],
+                         images_not_kept={}, pages=extracted.pages, title_hint=extracted.title_hint)
+    extracted.text = redacted_text
+    return extracted
+
+
+def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, redacted, user,
+           expected_version) -> UploadOutcome:
+    text_sha = sha256_hex(extracted.text)
+    original_sha = sha256_hex(extracted.original) if extracted.original is not None else None
+    existing = Document.get_or_none((Document.pack == pack) & (Document.doc_id == doc_id))
+    if existing is not None and existing.is_deleted:
+        raise Refused("id_reused", f"A deleted document of this pack was called {doc_id!r}; ids are never "
+                                   "reused, so rename the file and upload it again.")
+    current_version = existing.current_version if existing else 0
+    if expected_version is not None and expected_version != current_version:
+        raise VersionConflict(expected_version, current_version)
+    if existing is not None:
+        current = existing.current_revision()
+        if current and current.sha256 == text_sha and current.original_sha256 == original_sha:
+            return UploadOutcome(filename=filename, document=existing, revision=current, unchanged=True,
+                                 images_kept=len(extracted.figures),
+                                 images_not_kept=dict(extracted.images_not_kept))
+
+    spans = split_passages(extracted.text, extracted.kind)
+    with database().atomic():
+        document = existing or Document.create(pack=pack, doc_id=doc_id, title=title, kind=extracted.kind)
+        version = _claim_next_version(document, current_version)
+        folder = _revision_folder(document, version)
+        written = []
+        try:
+            original_path = None
+            if extracted.original is not None:
+                suffix = PurePath(filename).suffix.lower()
+                original_path = f"{folder}/original{suffix}"
+                storage.write(original_path, extracted.original)
+                written.append(original_path)
+            revision = Revision.create(
+                document=document, version=version, text=extracted.text, sha256=text_sha,
+                original_name=filename, original_path=original_path, original_sha256=original_sha,
+                original_content_type=content_type, original_size=len(extracted.original or b"") or None,
+                pages=extracted.pages, images_not_kept=json.dumps(extracted.images_not_kept),
+                created_by=user)
+            for figure in extracted.figures:
+                path = f"{folder}/figure-{figure.number}.webp"
+                storage.write(path, figure.webp)
+                written.append(path)
+                Figure.create(revision=revision, number=figure.number, label=figure.label, path=path,
+                              width=figure.width, height=figure.height)
+            _create_passages(revision, spans)
+            Document.update(title=title, kind=extracted.kind, redacted=redacted, updated_at=utcnow()).where(
+                Document.id == document.id).execute()
+            purged = _purge_old_revisions(document, version)
+            generation = _bump_generation(pack)
+        except BaseException:
+            storage.remove_tree(folder)
+            raise
+    _remove_revision_folders(document, purged)
+    search_service.reindex_document(pack, document.doc_id, generation)
+    document = Document.get_by_id(document.id)
+    return UploadOutcome(filename=filename, document=document, revision=revision, created=existing is None,
+                         images_kept=len(extracted.figures), images_not_kept=dict(extracted.images_not_kept))
+
+
+def edit_text(document: Document, text: str, expected_version: int, user: User | None) -> Revision:
+    """Save edited text as a new revision of a Markdown or text document."""
+    if document.kind not in EDITABLE_KINDS:
+        raise Refused("not_editable", "Word, PDF and image documents change by uploading a new file; "
+                                      "only Markdown and text documents are edited here.")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise limits.refuse_empty()
+    if len(text) > limits.MAX_TEXT_CHARS:
+        raise limits.refuse_too_many_chars(len(text))
+    verdict = classify(text, document.title, document.doc_id, classification_policy())
+    refuse_if_not_allowed(verdict)
+    if verdict.decision == "redact":
+        text = verdict.redacted_text
+    text_sha = sha256_hex(text)
+    spans = split_passages(text, document.kind)
+    pack = document.pack
+    with database().atomic():
+        fresh = Document.get_by_id(document.id)
+        if fresh.is_deleted or fresh.current_version != expected_version:
+            raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+        current = fresh.current_revision()
+        if current and current.sha256 == text_sha:
+            raise Refused("unchanged", "The text is the same as the current version; no new revision was made.")
+        version = _claim_next_version(fresh, expected_version)
+        revision = Revision.create(document=fresh, version=version, text=text, sha256=text_sha,
+                                   created_by=user, original_name=current.original_name if current else None)
+        _create_passages(revision, spans)
+        Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
+            Document.id == fresh.id).execute()
+        purged = _purge_old_revisions(fresh, version)
+        generation = _bump_generation(pack)
+    _remove_revision_folders(fresh, purged)
+    search_service.reindex_document(pack, fresh.doc_id, generation)
+    return revision
+
+
+def delete_document(document: Document, expected_version: int) -> None:
+    """Remove text, revisions, passages, files and index entries; keep a tombstone."""
+    pack = document.pack
+    with database().atomic():
+        changed = (Document.update(deleted_at=utcnow(), updated_at=utcnow())
+                   .where((Document.id == document.id) & (Document.current_version == expected_version)
+                          & Document.deleted_at.is_null())
+                   .execute())
+        if not changed:
+            fresh = Document.get_by_id(document.id)
+            raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+        versions = [r.version for r in Revision.select(Revision.version).where(Revision.document == document)]
+        Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
+        generation = _bump_generation(pack)
+    _remove_revision_folders(document, versions)
+    storage.remove_tree(_document_folder(document))
+    search_service.reindex_document(pack, document.doc_id, generation, delete_only=True)
+
+
+def _claim_next_version(document: Document, expected: int) -> int:
+    """Move current_version from ``expected`` to the next; a concurrent writer makes this fail."""
+    version = expected + 1
+    changed = (Document.update(current_version=version)
+               .where((Document.id == document.id) & (Document.current_version == expected))
+               .execute())
+    if not changed:
+        raise VersionConflict(expected, Document.get_by_id(document.id).current_version)
+    return version
+
+
+def _create_passages(revision: Revision, spans) -> None:
+    rows = [dict(revision=revision.id, ordinal=s.ordinal, text=s.text, line_start=s.line_start,
+                 line_end=s.line_end, char_start=s.char_start, char_end=s.char_end,
+                 heading_path=s.heading_path, page=s.page) for s in spans]
+    for start in range(0, len(rows), 500):
+        Passage.insert_many(rows[start:start + 500]).execute()
+
+
+def _purge_old_revisions(document: Document, newest: int) -> list[int]:
+    """Keep the newest REVISIONS_KEPT revisions; return the purged versions."""
+    oldest_kept = newest - REVISIONS_KEPT + 1
+    old = [r.version for r in Revision.select(Revision.version)
+           .where((Revision.document == document) & (Revision.version < oldest_kept))]
+    if old:
+        Revision.delete().where((Revision.document == document) & (Revision.version < oldest_kept)).execute()
+    return old
+
+
+def _bump_generation(pack: Pack) -> int:
+    Pack.update(index_generation=Pack.index_generation + 1).where(Pack.id == pack.id).execute()
+    return Pack.get_by_id(pack.id).index_generation
+
+
+def _document_folder(document: Document) -> str:
+    return f"packs/{document.pack_id}/documents/{document.id}"
+
+
+def _revision_folder(document: Document, version: int) -> str:
+    return f"{_document_folder(document)}/v{version}"
+
+
+def _remove_revision_folders(document: Document, versions) -> None:
+    for version in versions:
+        storage.remove_tree(_revision_folder(document, version))

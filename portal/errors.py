@@ -1,0 +1,37 @@
+"""Typed errors raised by services; one handler per type renders them."""
+
+
+class CairnError(Exception):
+    """Base class for errors a service raises on purpose."""
+
+
+class Refused(CairnError):
+    """An upload or edit was refused; nothing was stored.
+
+    ``reason`` is a short machine code (``too_large``, ``empty`` …) and
+    ``message`` the sentence shown to people, naming the limit that was hit.
+    """
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class VersionConflict(CairnError):
+    """A write was based on a version that is no longer current."""
+
+    def __init__(self, expected: int, current: int):
+        self.expected = expected
+        self.current = current
+        super().__init__(
+            f"This document changed while you were working: you edited version "
+            f"{expected}, but it is now at version {current}. Nothing was saved; "
+            "reload to see the current text."
+            if current
+            else f"This document no longer exists (you edited version {expected}). Nothing was saved."
+        )
+
+
+class NotFound(CairnError):
+    """Missing, or not visible to the principal: both look the same."""

@@ -1,0 +1,128 @@
+"""Figure markers in a document's text: labels, numbering and the Images line.
+
+Readers put a placeholder where each picture stands; once the images are
+prepared, ``assemble`` turns the kept ones into ``[Figure N: label]`` (numbered
+in document order), removes the others, and appends the Images line when any
+image was not kept. Readers strip control characters from document text, so
+the NUL-delimited placeholders cannot collide with it.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from portal.ingest.limits import IMAGE_REASONS
+
+MAX_LABEL_CHARS = 200
+NO_ALT_TEXT_LABEL = "image"
+
+_PLACEHOLDER = re.compile(r"( ?)\x00(\d+)\x00")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+
+
+@dataclass
+class Figure:
+    """A kept image: lossless WebP bytes and the marker it stands for in the text."""
+
+    number: int
+    label: str
+    webp: bytes
+    width: int
+    height: int
+
+
+@dataclass
+class AssembledText:
+    text: str
+    figures: list[Figure]
+    images_not_kept: dict[str, int] = field(default_factory=dict)
+
+
+def placeholder(slot: int) -> str:
+    """The stand-in for picture ``slot`` (0-based, document order) in a reader's text."""
+    return f"\x00{slot}\x00"
+
+
+def strip_control_characters(text: str) -> str:
+    """Drop control characters (keeping tab and newline) from text read out of a file."""
+    return _CONTROL.sub("", text)
+
+
+def figure_label(alt_text: str | None, fallback: str = NO_ALT_TEXT_LABEL) -> str:
+    """A one-line label of at most 200 characters, cut at a word boundary with "…".
+
+    Square brackets become parentheses so the label cannot close its marker early.
+    """
+    label = " ".join((alt_text or "").split())
+    label = label.replace("[", "(").replace("]", ")")
+    if not label:
+        return fallback
+    if len(label) <= MAX_LABEL_CHARS:
+        return label
+    cut = label[: MAX_LABEL_CHARS - 1]
+    space = cut.rfind(" ")
+    if space > 0:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def images_line(kept: int, not_kept: dict[str, int]) -> str:
+    """``Images: 2 kept, 1 not kept (type: 1)``, reasons in the order of the spec."""
+    total = sum(not_kept.values())
+    reasons = ", ".join(f"{r}: {not_kept[r]}" for r in IMAGE_REASONS if not_kept.get(r))
+    return f"Images: {kept} kept, {total} not kept ({reasons})"
+
+
+def assemble(
+    text: str,
+    labels: list[str],
+    kept: dict[int, tuple[bytes, int, int]],
+    not_kept: dict[int, str],
+) -> AssembledText:
+    """Replace the placeholders of ``text`` and count what was not kept.
+
+    ``kept`` maps a slot to its (webp, width, height); ``not_kept`` maps a slot to
+    its reason. A slot in neither ran out of time (``deadline``).
+    """
+    figures: list[Figure] = []
+    reasons: dict[str, int] = {}
+    for slot in range(len(labels)):
+        if slot not in kept:
+            reason = not_kept.get(slot, "deadline")
+            reasons[reason] = reasons.get(reason, 0) + 1
+
+    def marker(match: re.Match) -> str:
+        space, slot = match.group(1), int(match.group(2))
+        if slot not in kept:
+            return ""  # with the space before it, so no double space is left
+        webp, width, height = kept[slot]
+        number = len(figures) + 1
+        figures.append(Figure(number, labels[slot], webp, width, height))
+        return f"{space}[Figure {number}: {labels[slot]}]"
+
+    lines = []
+    for line in text.split("\n"):
+        if "\x00" not in line:
+            lines.append(line)
+            continue
+        replaced = _PLACEHOLDER.sub(marker, line)
+        lines.append(replaced if replaced.strip() else None)  # None: only unkept pictures
+    result = "\n".join(_drop_removed_lines(lines)).strip("\n")
+    if reasons:
+        result = f"{result}\n\n{images_line(len(figures), reasons)}" if result else images_line(0, reasons)
+    return AssembledText(result, figures, reasons)
+
+
+def _drop_removed_lines(lines: list[str | None]) -> list[str]:
+    """Remove emptied lines, then any blank line that would follow another blank line.
+
+    Reader output never holds two blank lines in a row, so this only closes the
+    gaps the removed lines leave.
+    """
+    out: list[str] = []
+    for line in lines:
+        if line is None:
+            continue
+        if not line.strip() and out and not out[-1].strip():
+            continue
+        out.append(line)
+    return out

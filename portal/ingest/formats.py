@@ -1,0 +1,171 @@
+"""The one entry point for reading an upload: ``read_upload(filename, data, content_type)``.
+
+Pure: no database and no Flask. Checks run cheapest first — extension, content
+type, size, leading bytes — and only then is the file parsed: Markdown and text
+here, Word, PDF and image files in a child process that can be stopped
+(``reader_process``). Every refusal is a ``Refused`` worded in ``limits``.
+"""
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from portal.ingest import limits
+from portal.ingest.figures import Figure, assemble
+from portal.ingest.reader_process import run_reader
+from portal.ingest.sniff import describe, sniff
+
+__all__ = ["Extracted", "Figure", "read_upload"]
+
+KINDS = {
+    ".md": "markdown",
+    ".txt": "text",
+    ".docx": "docx",
+    ".pdf": "pdf",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".webp": "image",
+}
+
+# Content types a browser may send for each extension; the rest is a mismatch.
+CONTENT_TYPES = {
+    ".md": {"text/markdown", "text/x-markdown", "text/plain"},
+    ".txt": {"text/plain"},
+    ".docx": {
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/zip",
+        "application/x-zip-compressed",
+    },
+    ".pdf": {"application/pdf", "application/x-pdf"},
+    ".png": {"image/png", "image/x-png"},
+    ".jpg": {"image/jpeg", "image/pjpeg", "image/jpg"},
+    ".jpeg": {"image/jpeg", "image/pjpeg", "image/jpg"},
+    ".webp": {"image/webp"},
+}
+# Sent when the browser does not know the type: the same as sending none.
+UNSAID_CONTENT_TYPES = {"", "application/octet-stream", "binary/octet-stream", "application/unknown"}
+
+# What the leading bytes must be ("cfb" for .docx: an encrypted Word file is one).
+EXPECTED_BYTES = {
+    ".docx": ({"zip", "cfb"}, "a .docx Word file"),
+    ".pdf": ({"pdf"}, "a PDF file"),
+    ".png": ({"png"}, "a PNG image"),
+    ".jpg": ({"jpeg"}, "a JPEG image"),
+    ".jpeg": ({"jpeg"}, "a JPEG image"),
+    ".webp": ({"webp"}, "a WebP image"),
+}
+# A text upload that starts like one of these is a binary file under a text name.
+BINARY_KINDS = {"pdf", "zip", "cfb", "png", "jpeg", "gif", "webp", "tiff", "bmp", "emf", "wmf", "heif", "jpeg2000"}
+
+_BLANK = re.compile(r"[\s\u200b\u2060\ufeff]*")
+
+
+@dataclass
+class Extracted:
+    """An upload read and ready to store.
+
+    ``text`` is the document text as stored (Markdown; plain text for ``.txt``),
+    with a ``[Figure N: label]`` marker where each kept figure stands and, when
+    any image was not kept, a last line ``Images: K kept, N not kept (…)``.
+    ``original`` is the uploaded file (None for .md/.txt: their text is the file).
+    """
+
+    text: str
+    kind: str  # "markdown" | "text" | "docx" | "pdf" | "image"
+    original: bytes | None
+    figures: list[Figure] = field(default_factory=list)
+    images_not_kept: dict[str, int] = field(default_factory=dict)
+    pages: int | None = None
+    title_hint: str = ""
+
+
+def read_upload(
+    filename: str, data: bytes, content_type: str | None = None, *, title: str | None = None
+) -> Extracted:
+    """Read an uploaded file into text and figures, or raise Refused naming why not.
+
+    ``title`` labels the figure of an image upload (default: the file name's stem).
+    """
+    name = re.split(r"[\\/]", filename or "")[-1]
+    extension = PurePosixPath(name).suffix.lower() if "." in name.strip(".") else ""
+    kind = KINDS.get(extension)
+    if kind is None:
+        raise limits.refuse_unsupported_type(extension)
+    refuse_if_content_type_differs(name, extension, content_type)
+    if len(data) > limits.MAX_FILE_BYTES:
+        raise limits.refuse_too_large(len(data))
+    if not data:
+        raise limits.refuse_empty()
+    title_hint = PurePosixPath(name).stem.strip() or name
+    if kind in ("markdown", "text"):
+        return Extracted(read_text(data), kind, None, title_hint=title_hint)
+    found = sniff(data)
+    allowed, expected = EXPECTED_BYTES[extension]
+    if found not in allowed:
+        raise limits.refuse_bytes_mismatch(expected, describe(found))
+    label = " ".join((title or title_hint).split())
+    result = run_reader(kind, data, label=label)
+    assembled = assemble(result.text, result.labels, result.kept, result.not_kept)
+    if kind == "image":
+        refuse_if_image_not_kept(result)
+    if not assembled.figures and not _readable(assembled.text, assembled.images_not_kept):
+        raise limits.refuse_empty()
+    if len(assembled.text) > limits.MAX_TEXT_CHARS:
+        raise limits.refuse_too_many_chars(len(assembled.text))
+    return Extracted(
+        text=assembled.text,
+        kind=kind,
+        original=data,
+        figures=assembled.figures,
+        images_not_kept=assembled.images_not_kept,
+        pages=result.pages,
+        title_hint=title_hint,
+    )
+
+
+def refuse_if_content_type_differs(name: str, extension: str, content_type: str | None) -> None:
+    sent = (content_type or "").split(";")[0].strip().lower()
+    if sent not in UNSAID_CONTENT_TYPES and sent not in CONTENT_TYPES[extension]:
+        raise limits.refuse_content_type_mismatch(name, sent)
+
+
+def refuse_if_image_not_kept(result) -> None:
+    """An image file is a document of its own: one it cannot keep is refused with the reason."""
+    if 0 in result.kept:
+        return
+    reason = result.not_kept.get(0, "deadline")
+    if reason == "deadline":
+        raise limits.refuse_timeout(limits.IMAGE_SECONDS)
+    raise limits.refuse_image_file(reason, **result.facts.get(0, {}))
+
+
+def read_text(data: bytes) -> str:
+    """Decode a .md/.txt upload (UTF-8, or UTF-16 with its byte order mark), newlines as \\n."""
+    if sniff(data) in BINARY_KINDS:
+        raise limits.refuse_bytes_mismatch("a text file", describe(sniff(data)))
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as error:
+            raise limits.refuse_encoding(error.start) from None
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise limits.refuse_encoding(error.start) from None
+    if "\x00" in text:  # UTF-16 without a byte order mark, or a binary file
+        raise limits.refuse_encoding(text.index("\x00"))
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _BLANK.fullmatch(text):
+        raise limits.refuse_empty()
+    if len(text) > limits.MAX_TEXT_CHARS:
+        raise limits.refuse_too_many_chars(len(text))
+    return text
+
+
+def _readable(text: str, images_not_kept: dict[str, int]) -> bool:
+    """Whether any text is left besides the Images line."""
+    if images_not_kept:
+        text = text.rsplit("\n", 1)[0] if "\n" in text else ""
+    return not _BLANK.fullmatch(text)

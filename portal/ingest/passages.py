@@ -1,0 +1,358 @@
+"""Split a revision's text into passages for search and citation (SPEC 6).
+
+A passage is about ``target`` characters and never more than 1.5 × ``target``.
+Cuts are chosen in this order of preference: a paragraph break (blank line), a
+line break, a sentence end (``.``, ``?``, ``!`` followed by white space, or a
+CJK full stop), white space, and only then a hard cut. A cut never falls inside
+a figure marker ``[Figure N: label]`` nor between a character and the combining
+mark or emoji joiner that follows it.
+
+Offsets are Python ``str`` indexes into the revision text; line numbers are
+1-based and count lines exactly as ``text.splitlines()`` does. Leading and
+trailing white space (blank lines included) is never part of a passage, except
+that a passage starting at the beginning of a line keeps that line's
+indentation.
+
+Markdown (``md``, ``markdown``, ``docx`` — Word is read into Markdown):
+
+- ATX headings ``#`` … ``######`` outside fenced code blocks give each passage
+  its ``heading_path`` (``Setup > Network > Proxy``). A one-line paragraph
+  underlined with ``===`` or ``---`` (a setext heading, as the viewer renders
+  it) counts as a level 1 or 2 heading.
+- A heading starts a new passage once the current one holds anything besides
+  headings, so a passage never crosses into another section and its heading
+  path is true for all of it. Small sections are *not* merged: a short section
+  is a short passage, rather than a passage whose heading path is wrong for
+  half its text.
+- A passage that opens with headings records the path those headings
+  establish (``# Setup`` / ``## Network`` / body → ``Setup > Network``).
+
+PDF (``pdf``): the text is pages, each opening with a line ``Page N``, numbered
+from the first such line on (``Page 1``, then exactly ``Page 2``, …; a body
+line that happens to read ``Page 7`` on page 3 is not a page break). A passage
+never spans two pages and always starts with its page line. The first passage
+of a page is an exact slice starting at the page line; when a long page is
+split, every further piece gets ``"Page N\\n"`` prepended to its ``text`` while
+``char_start``/``char_end``/``line_start``/``line_end`` give the position of
+the slice without that repeated line. A page holding nothing but its page line
+gives no passage. Text before the first page line (not produced by the
+ingester) is split as plain text with ``page=None``.
+
+Every other kind is plain text: no headings, one flow of paragraphs.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from itertools import accumulate
+
+MARKDOWN_KINDS = frozenset({"md", "markdown", "docx"})
+PDF_KINDS = frozenset({"pdf"})
+MIN_TARGET = 40
+
+_ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+_FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+_SETEXT_UNDERLINE = re.compile(r" {0,3}(=+|-+)[ \t]*")
+_NOT_A_SETEXT_TITLE = re.compile(r" {4}|\s*(?:[-*+>|]|[0-9]+[.)])(?:\s|$)|\s*<|\s*\|")
+_PAGE_LINE = re.compile(r"Page ([1-9][0-9]*)[ \t]*")
+_FIGURE_MARKER = re.compile(r"\[Figure [0-9]+:[^\n]*?\]")
+_SENTENCE_END = re.compile(r"[.?!][\"'”’)\]]*\s+|[。！？][”’」』）]*\s*")
+_WHITESPACE = re.compile(r"\s+")
+_NON_SPACE = re.compile(r"\S")
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_ZWJ = "\u200d"
+_REGIONAL_INDICATOR = re.compile("[\U0001F1E6-\U0001F1FF]")
+_REGIONAL_INDICATORS_BEFORE = re.compile("[\U0001F1E6-\U0001F1FF]+\\Z")
+_NEAR = 64  # look this close to the ideal cut first: a match there is the nearest one
+
+
+@dataclass(frozen=True, slots=True)
+class PassageSpan:
+    """One passage and where it sits in the revision text.
+
+    ``text == document[char_start:char_end]``, except for PDF pieces after the
+    first of a page, whose ``text`` is ``"Page N\\n"`` + that slice.
+    """
+
+    ordinal: int
+    text: str
+    char_start: int
+    char_end: int
+    line_start: int
+    line_end: int
+    heading_path: str
+    page: int | None
+
+
+def split_passages(text: str, kind: str, target: int = 1000) -> list[PassageSpan]:
+    """Cut ``text`` (a revision's full text, newlines normalised) into passages."""
+    if target < MIN_TARGET:
+        raise ValueError(f"passage target must be at least {MIN_TARGET} characters, not {target}")
+    if not text or text.isspace():
+        return []
+    mode = kind.lower().lstrip(".")
+    doc = _Document(text, target)
+    if mode in PDF_KINDS:
+        pieces = _pdf_pieces(doc)
+    elif mode in MARKDOWN_KINDS:
+        pieces = _markdown_pieces(doc)
+    else:
+        pieces = [(s, e, "", "", None) for s, e in doc.split_range(0, len(text))]
+    return [
+        PassageSpan(
+            ordinal=ordinal,
+            text=prefix + text[start:end],
+            char_start=start,
+            char_end=end,
+            line_start=doc.line_of(start) + 1,
+            line_end=doc.line_of(end - 1) + 1,
+            heading_path=heading_path,
+            page=page,
+        )
+        for ordinal, (start, end, prefix, heading_path, page) in enumerate(pieces)
+    ]
+
+
+class _Document:
+    """The text with the line and figure tables the cutter needs, built once."""
+
+    def __init__(self, text: str, target: int):
+        self.text = text
+        self.target = target
+        self.cap = target * 3 // 2
+        lines = text.splitlines(keepends=True)
+        self.line_starts = [0, *accumulate(map(len, lines))][:-1]
+        self.contents = [line.rstrip(_LINE_BREAKS) for line in lines]
+        self.blank = [not content.strip() for content in self.contents]
+        self.line_cuts = self.line_starts[1:]
+        self.paragraph_cuts = [
+            self.line_starts[i] for i in range(1, len(lines)) if self.blank[i - 1] and not self.blank[i]
+        ]
+        figures = [m.span() for m in _FIGURE_MARKER.finditer(text)]
+        self.figure_starts = [s for s, _ in figures]
+        self.figure_ends = [e for _, e in figures]
+
+    def line_of(self, pos: int) -> int:
+        """0-based index of the line holding character ``pos``."""
+        return bisect_right(self.line_starts, pos) - 1
+
+    def figure_around(self, pos: int) -> tuple[int, int] | None:
+        """The figure marker that a cut at ``pos`` would split, if any."""
+        k = bisect_left(self.figure_starts, pos) - 1
+        if k >= 0 and pos < self.figure_ends[k]:
+            return self.figure_starts[k], self.figure_ends[k]
+        return None
+
+    def trim(self, start: int, end: int) -> tuple[int, int] | None:
+        """``[start, end)`` without surrounding white space; None when nothing is left."""
+        first = _NON_SPACE.search(self.text, start, end)
+        if first is None:
+            return None
+        s = first.start()
+        line_begin = self.line_starts[self.line_of(s)]
+        if start <= line_begin:
+            s = line_begin
+        e = end
+        while self.text[e - 1].isspace():
+            e -= 1
+        return s, e
+
+    def split_range(self, start: int, end: int, prefix_len: int = 0, floor: int = 0) -> list[tuple[int, int]]:
+        """Cut ``[start, end)`` into trimmed pieces of at most ``cap`` characters.
+
+        ``prefix_len`` is the length of the text prepended to every piece but the
+        first; ``floor`` is a position the first cut must lie beyond.
+        """
+        pieces: list[tuple[int, int]] = []
+        whole = self.trim(start, end)
+        if whole is None:
+            return pieces
+        pos, end = start, whole[1]
+        while (trimmed := self.trim(pos, end)) is not None:
+            s, e = trimmed
+            overhead = prefix_len if pieces else 0
+            if e - s + overhead <= self.cap:
+                pieces.append((s, e))
+                break
+            cut = self._find_cut(s, self.target - overhead, self.cap - overhead, max(floor, s) if not pieces else s)
+            piece = self.trim(s, cut)
+            if piece is not None:
+                pieces.append(piece)
+            pos = cut
+        return pieces
+
+    def _find_cut(self, start: int, target: int, cap: int, floor: int) -> int:
+        lo, ideal, hi = max(start + target // 2, floor + 1), start + target, start + cap
+        for candidates in (self.paragraph_cuts, self.line_cuts):
+            cut = self._closest_listed(candidates, lo, hi, ideal)
+            if cut is not None:
+                return cut
+        for pattern in (_SENTENCE_END, _WHITESPACE):
+            cut = self._closest_matched(pattern, lo, hi, ideal)
+            if cut is not None:
+                return cut
+        cut = self._last_matched(_WHITESPACE, floor + 1, lo)
+        return cut if cut is not None else self._hard_cut(hi, floor)
+
+    def _closest_listed(self, candidates: list[int], lo: int, hi: int, ideal: int) -> int | None:
+        """The listed position in ``[lo, hi]`` nearest ``ideal`` (ties go left)."""
+        i = bisect_left(candidates, ideal)
+        left = i - 1 if i > 0 and candidates[i - 1] >= lo else None
+        right = i if i < len(candidates) and candidates[i] <= hi else None
+        if left is None:
+            return candidates[right] if right is not None else None
+        if right is None or ideal - candidates[left] <= candidates[right] - ideal:
+            return candidates[left]
+        return candidates[right]
+
+    def _closest_matched(self, pattern: re.Pattern, lo: int, hi: int, ideal: int) -> int | None:
+        """The match end in ``[lo, hi]`` nearest ``ideal``, never inside a figure marker."""
+        near_lo, near_hi = max(lo, ideal - _NEAR), min(hi, ideal + _NEAR)
+        if (near_lo, near_hi) != (lo, hi):
+            best = self._closest_matched(pattern, near_lo, near_hi, ideal)
+            if best is not None:
+                return best
+        best = None
+        for match in pattern.finditer(self.text, max(0, lo - 8), hi):
+            cut = match.end()
+            if cut < lo or (self.figure_starts and self.figure_around(cut)):
+                continue
+            if best is None or abs(cut - ideal) < abs(best - ideal):
+                best = cut
+            elif cut > ideal:
+                break
+        return best
+
+    def _last_matched(self, pattern: re.Pattern, lo: int, hi: int) -> int | None:
+        """The last match end in ``[lo, hi)`` outside figure markers."""
+        last = None
+        for match in pattern.finditer(self.text, lo, hi):
+            if match.end() < hi and not (self.figure_starts and self.figure_around(match.end())):
+                last = match.end()
+        return last
+
+    def _hard_cut(self, cut: int, floor: int) -> int:
+        figure = self.figure_around(cut)
+        if figure is not None:
+            return figure[0] if figure[0] > floor else figure[1]
+        while cut > floor + 1 and _joins_previous(self.text, cut):
+            cut -= 1
+        if _REGIONAL_INDICATOR.match(self.text, cut):  # a flag is a pair of them: never cut a pair
+            run = _REGIONAL_INDICATORS_BEFORE.search(self.text, floor, cut)
+            if run and len(run.group()) % 2 and cut - 1 > floor:
+                cut -= 1
+        return cut
+
+
+def _joins_previous(text: str, pos: int) -> bool:
+    """True when ``text[pos]`` belongs to the same visible character as ``text[pos - 1]``."""
+    char = text[pos]
+    return (
+        unicodedata.category(char) in ("Mn", "Mc", "Me")
+        or char == _ZWJ
+        or text[pos - 1] == _ZWJ
+        or 0x1F3FB <= ord(char) <= 0x1F3FF  # emoji skin-tone modifiers
+    )
+
+
+
+def _markdown_pieces(doc: _Document) -> list[tuple[int, int, str, str, None]]:
+    section_starts, heading_lines, heading_paths = _markdown_structure(doc)
+    is_heading = set(heading_lines)
+    bounds = [doc.line_starts[i] for i in section_starts] + [len(doc.text)]
+    pieces = []
+    for start, end in zip(bounds, bounds[1:]):
+        for s, e in doc.split_range(start, end):
+            line = doc.line_of(s)
+            last = doc.line_of(e - 1)
+            while line <= last and (line in is_heading or doc.blank[line]):
+                line += 1
+            k = bisect_left(heading_lines, line)
+            pieces.append((s, e, "", heading_paths[k - 1] if k else "", None))
+    return pieces
+
+
+def _markdown_structure(doc: _Document) -> tuple[list[int], list[int], list[str]]:
+    """Section start lines, heading lines, and the heading path in force after each heading line."""
+    section_starts = [0]
+    heading_lines: list[int] = []
+    heading_paths: list[str] = []
+    stack: list[tuple[int, str]] = []
+    has_content = False
+    fence: tuple[str, int] | None = None
+    setext_title: tuple[int, bool] | None = None  # (line, has_content before it) of a possible setext title
+
+    def add_heading(line: int, level: int, title: str, content_before: bool) -> None:
+        if content_before:
+            section_starts.append(line)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title.strip()))
+        heading_lines.append(line)
+        heading_paths.append(" > ".join(title for _, title in stack if title))
+
+    for i, content in enumerate(doc.contents):
+        title_candidate, setext_title = setext_title, None
+        if fence is not None:
+            closing = _FENCE_CLOSE.fullmatch(content)
+            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= fence[1]:
+                fence = None
+            has_content = has_content or not doc.blank[i]
+            continue
+        opening = _FENCE_OPEN.fullmatch(content)
+        if opening and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
+            fence = (opening.group(1)[0], len(opening.group(1)))
+            has_content = True
+            continue
+        heading = _ATX_HEADING.fullmatch(content) if "#" in content[:4] else None
+        if heading is not None:
+            add_heading(i, len(heading.group(1)), heading.group(2) or "", has_content)
+            has_content = False
+            continue
+        underline = _SETEXT_UNDERLINE.fullmatch(content) if title_candidate else None
+        if underline is not None:
+            title_line, content_before = title_candidate
+            add_heading(title_line, 1 if underline.group(1)[0] == "=" else 2, doc.contents[title_line],
+                        content_before)
+            heading_lines.append(i)  # the underline belongs to the heading too
+            heading_paths.append(heading_paths[-1])
+            has_content = False
+            continue
+        if not doc.blank[i]:
+            starts_paragraph = i == 0 or doc.blank[i - 1] or (heading_lines and heading_lines[-1] == i - 1)
+            if starts_paragraph and not _NOT_A_SETEXT_TITLE.match(content):
+                setext_title = (i, has_content)
+            has_content = True
+    return section_starts, heading_lines, heading_paths
+
+
+def _pdf_pieces(doc: _Document) -> list[tuple[int, int, str, str, int | None]]:
+    pages: list[tuple[int, int]] = []  # (page number, line index of its page line)
+    for i, content in enumerate(doc.contents):
+        if not content.startswith("Page "):
+            continue
+        if not pages:
+            match = _PAGE_LINE.fullmatch(content)
+            if match:
+                pages.append((int(match.group(1)), i))
+        elif content.rstrip(" \t") == f"Page {pages[-1][0] + 1}":
+            pages.append((pages[-1][0] + 1, i))
+    text_end = len(doc.text)
+    if not pages:
+        return [(s, e, "", "", None) for s, e in doc.split_range(0, text_end)]
+    pieces: list[tuple[int, int, str, str, int | None]] = [
+        (s, e, "", "", None) for s, e in doc.split_range(0, doc.line_starts[pages[0][1]])
+    ]
+    bounds = [doc.line_starts[line] for _, line in pages] + [text_end]
+    for (number, line), start, end in zip(pages, bounds, bounds[1:]):
+        body = _NON_SPACE.search(doc.text, start + len(doc.contents[line]), end)
+        if body is None:
+            continue
+        prefix = f"Page {number}\n"
+        for index, (s, e) in enumerate(doc.split_range(start, end, len(prefix), floor=body.start())):
+            pieces.append((s, e, prefix if index else "", "", number))
+    return pieces

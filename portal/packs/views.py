@@ -1,0 +1,60 @@
+"""Pack list, pack page and pack search."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, redirect, request, url_for
+from flask_login import current_user, login_required
+
+from portal import access
+from portal.errors import NotFound, Refused
+from portal.packs.services import create_pack, live_document_counts
+from portal.rendering import render
+from portal.search.service import search_packs
+
+bp = Blueprint("packs", __name__, url_prefix="/packs")
+
+
+@bp.route("/")
+@login_required
+def index():
+    if not access.can_read_packs(current_user):
+        raise NotFound("packs")
+    return render("packs/index.html", packs=list(access.readable_packs(current_user)),
+                  counts=live_document_counts(), form={}, error=None)
+
+
+@bp.route("/", methods=["POST"])
+@login_required
+def create():
+    if not access.can_manage_documents(current_user):
+        raise NotFound("packs")
+    form = request.form
+    try:
+        pack = create_pack(form.get("slug", ""), form.get("title", ""), form.get("kind", "generic"),
+                           form.get("company") or None, form.get("description", ""))
+    except Refused as refusal:
+        return render("packs/index.html", status=422, packs=list(access.readable_packs(current_user)),
+                      counts=live_document_counts(), form=form, error=refusal.message)
+    return redirect(url_for("packs.show", slug=pack.slug), code=303)
+
+
+@bp.route("/<slug>")
+@login_required
+def show(slug: str):
+    pack = access.pack_for_reading(current_user, slug)
+    query = request.args.get("q", "")
+    results = search_packs([pack], query) if query.strip() else None
+    return render("packs/show.html", pack=pack, documents=list(pack.live_documents()), query=query,
+                  results=results, outcomes=[])
+
+
+@bp.route("/<slug>/search")
+@login_required
+def search(slug: str):
+    pack = access.pack_for_reading(current_user, slug)
+    query = request.args.get("q", "")
+    if len(query) > 2000:
+        abort(400, "A search is at most 2,000 characters.")
+    results = search_packs([pack], query) if query.strip() else None
+    return render("packs/show.html", "packs/_results.html", pack=pack, documents=list(pack.live_documents()),
+                  query=query, results=results, outcomes=[])

@@ -1,0 +1,332 @@
+"""One Lucene index per pack, derived from the database and rebuildable from it.
+
+Each pack's passages live in ``<root>/<pack_slug>/``, so a search can combine
+exactly the packs it may see and take its BM25 statistics from them alone.
+Every write opens a writer, commits and closes it again: the web server and a
+command-line process can then write in turn, Lucene's ``write.lock`` deciding
+who goes first. Each commit records the database generation it reflects, so a
+caller can tell whether an index is behind and rebuild it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from portal.search import jvm
+from portal.search.analysis import english_analyzer
+from portal.search.errors import IndexBusy, SearchError
+from portal.search.jvm import J
+
+FIELD_KEY = "id"
+FIELD_PASSAGE_ID = "passage_id"
+FIELD_DOCUMENT_ID = "document_id"
+FIELD_CONTENTS = "contents"
+GENERATION_KEY = "generation"
+
+DEFAULT_K1 = 0.9
+DEFAULT_B = 0.4
+DEFAULT_LOCK_TIMEOUT_SECONDS = 10.0
+BULK_RAM_BUFFER_MB = 256.0
+
+_LOCK_RETRY_SECONDS = 0.05
+_LOCK_FAILED = "org.apache.lucene.store.LockObtainFailedException"
+_UNREADABLE_INDEX = {
+    "org.apache.lucene.index.CorruptIndexException",
+    "org.apache.lucene.index.IndexFormatTooOldException",
+    "org.apache.lucene.index.IndexFormatTooNewException",
+}
+_PACK_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+@dataclass(frozen=True)
+class IndexedPassage:
+    """A passage as the index needs it; ``title`` is its document's title."""
+
+    passage_id: int
+    document_id: str
+    pack: str
+    text: str
+    title: str = ""
+    heading_path: str = ""
+
+
+def indexed_text(passage: IndexedPassage) -> str:
+    """The text that is searched for a passage: its document title, heading path and body.
+
+    The one place that decides what a passage is found by; change it here and rebuild.
+    """
+    return "\n".join(part for part in (passage.title, passage.heading_path, passage.text) if part)
+
+
+def hit_key(passage_id: int, document_id: str) -> str:
+    """The stored ``id`` field: both ids in one string, so a hit is read back in one Java call.
+
+    ``id`` is Anserini's name for a document's external id, which its
+    ``ScoredDocs`` reads for all hits at once.
+    """
+    return f"{passage_id}:{document_id}"
+
+
+def parse_hit_key(key: str) -> tuple[int, str]:
+    """Inverse of ``hit_key``; passage ids are digits, so the first colon separates."""
+    passage_id, _, document_id = key.partition(":")
+    return int(passage_id), document_id
+
+
+def checked_pack_slug(pack_slug: str) -> str:
+    """``pack_slug`` itself, once it is known not to point outside the index root."""
+    if not _PACK_SLUG.fullmatch(pack_slug):
+        raise ValueError(f"Not a pack slug usable as an index folder name: {pack_slug!r}")
+    return pack_slug
+
+
+def pack_index_path(root: Path, pack_slug: str) -> Path:
+    """The folder of a pack's index."""
+    return root / checked_pack_slug(pack_slug)
+
+
+def open_directory(path: Path):
+    """A Lucene ``FSDirectory`` on ``path`` (memory-mapped on 64-bit systems)."""
+    return J().JFSDirectory.open(J().JFile(str(path)).toPath())
+
+
+class _PassageDocument:
+    """One Lucene document whose fields are refilled for every passage.
+
+    Reusing the field objects is Lucene's own advice for fast indexing, and here
+    it also means four Java calls per passage instead of a dozen.
+    """
+
+    def __init__(self):
+        classes = J()
+        self._key = classes.JStoredField(FIELD_KEY, "")
+        self._passage_id = classes.JStringField(FIELD_PASSAGE_ID, "", classes.JFieldStore.YES)
+        self._document_id = classes.JStringField(FIELD_DOCUMENT_ID, "", classes.JFieldStore.YES)
+        self._contents = classes.JTextField(FIELD_CONTENTS, "", classes.JFieldStore.NO)
+        self.document = classes.JDocument()
+        for field in (self._key, self._passage_id, self._document_id, self._contents):
+            self.document.add(field)
+
+    def fill(self, passage: IndexedPassage):
+        self._key.setStringValue(hit_key(passage.passage_id, passage.document_id))
+        self._passage_id.setStringValue(str(passage.passage_id))
+        self._document_id.setStringValue(passage.document_id)
+        self._contents.setStringValue(indexed_text(passage))
+        return self.document
+
+
+class IndexStore:
+    """Writes the per-pack indexes under ``root``; holds no Java object between calls."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
+    ):
+        self.root = Path(root)
+        self.k1 = k1
+        self.b = b
+        self.lock_timeout = lock_timeout
+        self._pack_locks: dict[str, threading.Lock] = {}
+        self._pack_locks_guard = threading.Lock()
+
+    def write(
+        self,
+        pack_slug: str,
+        add: Iterable[IndexedPassage] = (),
+        delete_documents: Iterable[str] = (),
+        *,
+        generation: int,
+    ) -> None:
+        """Delete every passage of ``delete_documents``, then add ``add``, in one commit.
+
+        Deleting a document's passages and adding its new ones in one call replaces
+        it atomically. Raises ``IndexBusy`` when another writer keeps the index for
+        longer than ``lock_timeout``; then nothing was written.
+        """
+        path = pack_index_path(self.root, pack_slug)
+        with self._pack_lock(pack_slug), self._writing(pack_slug, self._open_writer(pack_slug, path)) as writer:
+            for document_id in delete_documents:
+                writer.deleteDocuments(J().JTermQuery(J().JTerm(FIELD_DOCUMENT_ID, document_id)))
+            self._add_all(writer, pack_slug, add)
+            self._commit(writer, generation)
+
+    def rebuild(self, pack_slug: str, passages: Iterable[IndexedPassage], generation: int) -> int:
+        """Replace a pack's whole index by ``passages``; return how many were indexed.
+
+        The new index is written next to the old files and becomes visible in the
+        single commit at the end, so searches see the old index until then and never
+        a half-built one. The writer lock is held throughout: a concurrent ``write``
+        waits or fails with ``IndexBusy`` instead of being silently overwritten.
+        An index Lucene can no longer read (corrupt, or from another Lucene
+        version) is discarded first: rebuilding is how it gets repaired.
+        """
+        path = pack_index_path(self.root, pack_slug)
+        with self._pack_lock(pack_slug):
+            with self._writing(pack_slug, self._open_writer_discarding_unreadable(pack_slug, path)) as writer:
+                count = self._add_all(writer, pack_slug, passages)
+                self._commit(writer, generation)
+        return count
+
+    def generation(self, pack_slug: str) -> int | None:
+        """The generation recorded by the last commit; None when there is no readable index."""
+        path = pack_index_path(self.root, pack_slug)
+        if not path.is_dir():
+            return None
+        directory = open_directory(path)
+        try:
+            value = J().JSegmentInfos.readLatestCommit(directory).getUserData().get(GENERATION_KEY)
+        except jvm.JavaException:
+            return None
+        finally:
+            directory.close()
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return None
+
+    def drop(self, pack_slug: str) -> None:
+        """Delete a pack's index, waiting for a writer that is still busy with it."""
+        path = pack_index_path(self.root, pack_slug)
+        with self._pack_lock(pack_slug):
+            if not path.exists():
+                return
+            directory = open_directory(path)
+            try:
+                lock = self._retry_while_locked(pack_slug, lambda: directory.obtainLock("write.lock"))
+            except jvm.JavaException as error:
+                raise SearchError(f"Locking the index of pack {pack_slug!r} failed: {_describe(error)}") from error
+            finally:
+                directory.close()
+            try:
+                shutil.rmtree(path)
+            finally:
+                _close_quietly(lock)
+
+    def close(self) -> None:
+        """Nothing to release (every call closes what it opened); kept so both classes are used alike."""
+
+    def _pack_lock(self, pack_slug: str) -> threading.Lock:
+        """One lock per pack, so threads of this process queue instead of polling Lucene's lock."""
+        with self._pack_locks_guard:
+            return self._pack_locks.setdefault(pack_slug, threading.Lock())
+
+    def _writer_config(self, open_mode: str, ram_buffer_mb: float | None):
+        classes = J()
+        config = classes.JIndexWriterConfig(english_analyzer())
+        config.setSimilarity(classes.JBM25Similarity(self.k1, self.b))
+        config.setOpenMode(getattr(classes.JOpenMode, open_mode))
+        if ram_buffer_mb is not None:
+            config.setRAMBufferSizeMB(ram_buffer_mb)
+        return config
+
+    def _open_writer(
+        self, pack_slug: str, path: Path, open_mode: str = "CREATE_OR_APPEND", ram_buffer_mb: float | None = None
+    ):
+        """An ``IndexWriter`` on ``path``, retrying while another writer holds the lock."""
+        directory = open_directory(path)
+        try:
+            return self._retry_while_locked(
+                pack_slug,
+                lambda: J().JIndexWriter(directory, self._writer_config(open_mode, ram_buffer_mb)),
+            )
+        except jvm.JavaException as error:
+            directory.close()
+            raise SearchError(f"Opening the index of pack {pack_slug!r} failed: {_describe(error)}") from error
+        except BaseException:
+            directory.close()
+            raise
+
+    def _open_writer_discarding_unreadable(self, pack_slug: str, path: Path):
+        """A writer that starts the pack's index afresh, even over files Lucene cannot read."""
+        try:
+            return self._open_writer(pack_slug, path, "CREATE", BULK_RAM_BUFFER_MB)
+        except SearchError as error:
+            if getattr(error.__cause__, "classname", None) not in _UNREADABLE_INDEX:
+                raise
+        shutil.rmtree(path)
+        return self._open_writer(pack_slug, path, "CREATE", BULK_RAM_BUFFER_MB)
+
+    @staticmethod
+    @contextmanager
+    def _writing(pack_slug: str, writer):
+        """Hand out ``writer``; on any failure roll back, so a call writes all or nothing."""
+        try:
+            yield writer
+        except jvm.JavaException as error:
+            _rollback_quietly(writer)
+            raise SearchError(f"Writing the index of pack {pack_slug!r} failed: {_describe(error)}") from error
+        except BaseException:
+            _rollback_quietly(writer)
+            raise
+        finally:
+            directory = writer.getDirectory()
+            _close_quietly(writer)
+            directory.close()
+
+    def _retry_while_locked(self, pack_slug: str, attempt: Callable):
+        """Run ``attempt`` until Lucene's write lock is free, or raise ``IndexBusy`` after ``lock_timeout``."""
+        started = time.monotonic()
+        while True:
+            try:
+                return attempt()
+            except jvm.JavaException as error:
+                if error.classname != _LOCK_FAILED:
+                    raise
+                waited = time.monotonic() - started
+                if waited >= self.lock_timeout:
+                    raise IndexBusy(pack_slug, waited) from error
+            time.sleep(_LOCK_RETRY_SECONDS)
+
+    @staticmethod
+    def _add_all(writer, pack_slug: str, passages: Iterable[IndexedPassage]) -> int:
+        document = _PassageDocument()
+        count = 0
+        for passage in passages:
+            if passage.pack != pack_slug:
+                raise ValueError(f"Passage {passage.passage_id} belongs to pack {passage.pack!r}, not {pack_slug!r}")
+            writer.addDocument(document.fill(passage))
+            count += 1
+        return count
+
+    @staticmethod
+    def _commit(writer, generation: int) -> None:
+        """Commit, recording ``generation`` in the commit's user data.
+
+        Setting the user data counts as a change, so even a call with nothing to
+        add or delete commits the new generation.
+        """
+        user_data = J().JHashMap()
+        user_data.put(GENERATION_KEY, str(int(generation)))
+        writer.setLiveCommitData(user_data.entrySet())
+        writer.commit()
+
+
+def _describe(error) -> str:
+    return f"{error.classname}: {error.innermessage}"
+
+
+def _rollback_quietly(writer) -> None:
+    """Discard uncommitted changes; a writer already broken by the failure may refuse, which is fine."""
+    try:
+        writer.rollback()
+    except jvm.JavaException:
+        pass
+
+
+def _close_quietly(closeable) -> None:
+    """Close a writer or lock that may already be closed (``rollback`` closes the writer)."""
+    try:
+        closeable.close()
+    except jvm.JavaException:
+        pass

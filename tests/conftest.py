@@ -1,0 +1,83 @@
+"""Shared fixtures: a migrated temporary database, a real Lucene index in a temp folder,
+users of every role, and a signed-in client per role.
+
+Set CAIRN_TEST_DATABASE_URL=postgresql://… to run the suite against PostgreSQL
+instead of the temporary SQLite file (each test gets an emptied schema).
+"""
+
+from __future__ import annotations
+
+import pytest
+from flask import g
+
+from portal import create_app
+from portal.auth.services import create_user
+from portal.migrate import migrate
+from portal.packs.services import create_pack
+
+from helpers import PASSWORD, POSTGRES_URL, ROLES, empty_postgres, login
+
+
+@pytest.fixture(autouse=True)
+def cheap_password_hashing(monkeypatch):
+    """scrypt costs ~0.2 s a hash; the suite creates hundreds of users."""
+    monkeypatch.setattr("portal.auth.services.PASSWORD_HASH_METHOD", "pbkdf2:sha256:1000")
+
+
+@pytest.fixture
+def app(tmp_path):
+    if POSTGRES_URL:
+        empty_postgres(POSTGRES_URL)
+    app = create_app({
+        "CAIRN_DATA_DIR": str(tmp_path / "data"),
+        "DATABASE_URL": POSTGRES_URL or None,
+        "SECRET_KEY": "test-secret",
+        "CAIRN_REPAIR_INDEX_ON_START": False,
+        "TESTING": True,
+        "WTF_CSRF_ENABLED": False,
+    })
+    # Requests from the test client reuse this pushed app context, and with it
+    # ``g``: forget the signed-in user between requests, as a real server does.
+    @app.before_request
+    def forget_signed_in_user():
+        g.pop("_login_user", None)
+
+    with app.app_context():
+        migrate(app.config["DATABASE"])
+        yield app
+        app.extensions["cairn_indexes"].close()
+        app.config["DATABASE"].close()
+
+
+@pytest.fixture
+def users(app):
+    """One user per role; the Member belongs to Acme Test Co."""
+    return {
+        role: create_user(f"{role.lower()}@example.test", PASSWORD, {role},
+                          "Acme Test Co" if role == "Member" else None)
+        for role in ROLES
+    }
+
+
+@pytest.fixture
+def pack(app):
+    return create_pack("ops", "Operations", "generic", description="Runbooks and notes")
+
+
+@pytest.fixture
+def other_pack(app):
+    return create_pack("other", "Other pack", "generic")
+
+
+@pytest.fixture
+def client_as(app, users):
+    """client_as("PlatformAdmin") → a test client signed in with that role (None: anonymous)."""
+
+    def make(role: str | None):
+        client = app.test_client()
+        if role is not None:
+            response = login(client, users[role].email)
+            assert response.status_code == 302, response.data
+        return client
+
+    return make

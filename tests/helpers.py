@@ -1,0 +1,44 @@
+"""Helpers shared by the tests (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+
+SHARED_DIR = Path(os.environ.get("CAIRN_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")
+FIXTURES_DIR = SHARED_DIR / "fixtures" / "uploads"
+PASSWORD = "correct horse battery"
+ROLES = ("PlatformAdmin", "AgentBuilder", "Auditor", "Member")
+POSTGRES_URL = os.environ.get("CAIRN_TEST_DATABASE_URL")
+
+
+def empty_postgres(url: str) -> None:
+    from playhouse.db_url import connect
+
+    db = connect(url)
+    db.execute_sql("DROP SCHEMA IF EXISTS public CASCADE")
+    db.execute_sql("CREATE SCHEMA public")
+    db.close()
+
+
+def login(client, email: str, password: str = PASSWORD):
+    return client.post("/login", data={"email": email, "password": password})
+
+
+def upload(client, slug: str, name: str, data: bytes, content_type: str = "text/markdown", **headers):
+    return client.post(f"/packs/{slug}/documents", data={"files": (io.BytesIO(data), name, content_type)},
+                       content_type="multipart/form-data", headers=headers)
+
+
+def data_snapshot(app) -> dict:
+    """Every file under the data folder (but the database) and every row count: to prove nothing was stored."""
+    root = Path(app.config["CAIRN_DATA_DIR"])
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                   if p.is_file() and not re.match(r"cairn\.db", p.name))
+    from portal.models import ALL_MODELS, Pack
+
+    counts = {m.__name__: m.select().count() for m in ALL_MODELS}
+    generations = {p.slug: p.index_generation for p in Pack.select()}
+    return {"files": files, "rows": counts, "generations": generations}

@@ -1,0 +1,71 @@
+"""The access matrix: every route × every role. A "no" is the same 404 as a missing thing."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from portal.documents import services
+
+STAFF = ("PlatformAdmin", "AgentBuilder", "Auditor")
+ADMIN_ONLY = ("PlatformAdmin",)
+
+# (method, path, data, roles allowed, status when allowed)
+ROUTES = [
+    ("GET", "/packs/", None, STAFF, 200),
+    ("GET", "/packs/ops", None, STAFF, 200),
+    ("GET", "/packs/ops/search?q=backlog", None, STAFF, 200),
+    ("GET", "/packs/ops/documents/runbook", None, STAFF, 200),
+    ("GET", "/packs/ops/documents/runbook?view=lines", None, STAFF, 200),
+    ("GET", "/packs/ops/documents/runbook/edit", None, ADMIN_ONLY, 200),
+    ("POST", "/packs/", {"slug": "new-pack", "title": "New", "kind": "generic"}, ADMIN_ONLY, 303),
+    ("POST", "/packs/ops/documents/runbook/edit", {"text": "# Changed\n\ntext\n", "expected_version": "1"},
+     ADMIN_ONLY, 303),
+    ("POST", "/packs/ops/documents/runbook/delete", {"expected_version": "1"}, ADMIN_ONLY, 303),
+    ("POST", "/packs/ops/documents", "upload", ADMIN_ONLY, 200),
+    ("GET", "/packs/missing", None, (), 404),
+    ("GET", "/packs/ops/documents/missing", None, (), 404),
+]
+
+
+@pytest.fixture
+def seeded(app, pack, users):
+    services.upload_file(pack, "runbook.md", b"# Runbook\n\nClear the IDoc backlog first.\n", None)
+
+
+@pytest.mark.parametrize("role", ["PlatformAdmin", "AgentBuilder", "Auditor", "Member", None])
+@pytest.mark.parametrize("method, path, data, allowed, ok_status", ROUTES,
+                         ids=[f"{r[0]} {r[1]}" for r in ROUTES])
+def test_access_matrix(seeded, client_as, role, method, path, data, allowed, ok_status):
+    client = client_as(role)
+    if data == "upload":
+        data = {"files": (io.BytesIO(b"# Added\n\nA new note.\n"), "added.md", "text/markdown")}
+    response = client.open(path, method=method, data=data)
+    if role is None:
+        assert response.status_code == 302 and "/login" in response.headers["Location"]
+    elif role in allowed:
+        assert response.status_code == ok_status, response.get_data(as_text=True)[:500]
+    else:
+        assert response.status_code == 404
+
+
+def test_not_found_looks_the_same_for_hidden_and_missing(seeded, client_as):
+    member = client_as("Member")
+    hidden = member.get("/packs/ops").get_data(as_text=True)
+    missing = member.get("/packs/missing").get_data(as_text=True)
+    assert hidden == missing
+
+
+def test_navigation_by_role(seeded, client_as):
+    assert 'href="/packs/"' in client_as("Auditor").get("/packs/ops").get_data(as_text=True)
+    member_home = client_as("Member").get("/", follow_redirects=True).get_data(as_text=True)
+    assert 'href="/packs/"' not in member_home
+
+
+def test_read_only_staff_see_no_write_controls(seeded, client_as):
+    for role in ("AgentBuilder", "Auditor"):
+        page = client_as(role).get("/packs/ops/documents/runbook").get_data(as_text=True)
+        assert "Delete" not in page and "Edit text" not in page
+        assert "Add documents" not in client_as(role).get("/packs/ops").get_data(as_text=True)
+    assert "Edit text" in client_as("PlatformAdmin").get("/packs/ops/documents/runbook").get_data(as_text=True)

@@ -1,0 +1,82 @@
+"""The `cairn` command line, run as a real subprocess against a temporary data folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CAIRN = [sys.executable, "-m", "portal.cli"]
+
+
+@pytest.fixture
+def cli(tmp_path):
+    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data"), "CAIRN_ADMIN_EMAIL": "root@example.test",
+           "CAIRN_ADMIN_PASSWORD": "long enough password"}
+    env.pop("DATABASE_URL", None)
+    if os.environ.get("CAIRN_TEST_DATABASE_URL"):
+        env["DATABASE_URL"] = os.environ["CAIRN_TEST_DATABASE_URL"]
+        from helpers import _empty_postgres
+
+        empty_postgres(env["DATABASE_URL"])
+
+    def run(*args, stdin: str | None = None, ok: bool = True):
+        result = subprocess.run(CAIRN + list(args), env=env, input=stdin, capture_output=True, text=True,
+                                cwd=tmp_path, timeout=120)
+        if ok:
+            assert result.returncode == 0, result.stderr + result.stdout
+        return result
+
+    run("init")
+    return run
+
+
+def test_init_packs_ingest_search_and_rebuild(cli, tmp_path):
+    assert "up to date" in cli("init").stdout
+    cli("users", "create", "member@example.test", "--role", "Member", "--company", "Acme", stdin="member password\n")
+    cli("packs", "create", "runbooks", "--title", "Runbooks", "--kind", "generic")
+    cli("packs", "create", "acme-fds", "--title", "Acme specs", "--kind", "company", "--company", "Acme")
+    good = tmp_path / "lock-entries.md"
+    good.write_text("# Lock entries\n\nDelete stale lock entries in SM12 only after checking the owner.\n")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    result = cli("ingest", "runbooks", str(good), str(empty), "--json", ok=False)
+    assert result.returncode == 1
+    accepted, refused = [json.loads(line) for line in result.stdout.splitlines()]
+    assert accepted["status"] == "accepted" and accepted["reason"] is None
+    assert accepted["document"]["id"] == "lock-entries" and accepted["document"]["version"] == 1
+    assert len(accepted["document"]["sha256"]) == 64 and accepted["document"]["passages"] == 1
+    assert accepted["document"]["images"] == {"kept": 0, "not_kept": {}}
+    assert refused == {"file": str(empty), "status": "refused", "reason": "empty", "message": refused["message"],
+                       "document": None}
+    assert "no text" in refused["message"]
+
+    packs = json.loads(cli("packs", "list", "--json").stdout)
+    assert packs == [
+        {"slug": "acme-fds", "title": "Acme specs", "kind": "company", "company": "Acme", "documents": 0},
+        {"slug": "runbooks", "title": "Runbooks", "kind": "generic", "company": None, "documents": 1},
+    ]
+    found = json.loads(cli("search", "stale lock entries", "--pack", "runbooks", "--json").stdout)
+    assert found["query"] == "stale lock entries"
+    hit = found["hits"][0]
+    assert set(hit) == {"passage_id", "document_id", "document_title", "pack", "version", "page", "heading_path",
+                        "line_start", "line_end", "score", "text"}
+    assert (hit["document_id"], hit["pack"], hit["version"], hit["line_start"]) == ("lock-entries", "runbooks", 1, 1)
+    assert json.loads(cli("search", "payroll", "--pack", "runbooks", "--json").stdout)["hits"] == []
+
+    index_dir = tmp_path / "data" / "indexes" / "runbooks"
+    assert index_dir.exists()
+    assert "runbooks: 1 passages" in cli("index", "rebuild").stdout
+    assert json.loads(cli("search", "SM12", "--pack", "runbooks", "--json").stdout)["hits"]
+    ok_again = cli("ingest", "runbooks", str(good), "--json")
+    assert json.loads(ok_again.stdout)["message"].startswith("unchanged")
+
+
+def test_unknown_pack_and_bad_user(cli):
+    assert cli("search", "x", "--pack", "nope", ok=False).returncode == 2
+    bad = cli("users", "create", "not-an-email", "--role", "Auditor", stdin="long enough\n", ok=False)
+    assert bad.returncode == 2 and "not an e-mail" in bad.stderr

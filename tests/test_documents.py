@@ -1,0 +1,135 @@
+"""Documents: revisions, identical uploads, version conflicts, deletion, refusals storing nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import data_snapshot, upload
+from portal.documents import services
+from portal.errors import Refused, VersionConflict
+from portal.models import REVISIONS_KEPT, Document, Passage, Revision
+from portal.search.service import indexes, search_packs
+
+RUNBOOK = b"""# IDoc backlog runbook
+
+## Symptoms
+
+Inbound IDocs pile up in status 64 and the partner complains about late orders.
+
+## Fix
+
+Restart the inbound queue and reprocess the IDocs with the report RBDAPP01.
+"""
+
+
+def test_upload_creates_document_revision_passages_and_index_entry(app, pack, users):
+    outcome = services.upload_file(pack, "idoc-backlog.md", RUNBOOK, users["PlatformAdmin"])
+    assert outcome.accepted and outcome.created
+    document = outcome.document
+    assert (document.doc_id, document.title, document.current_version) == ("idoc-backlog", "IDoc backlog runbook", 1)
+    revision = document.current_revision()
+    assert revision.text == RUNBOOK.decode()
+    assert revision.sha256 == services.sha256_hex(RUNBOOK.decode())
+    passages = list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
+    assert passages and all(RUNBOOK.decode()[p.char_start:p.char_end] == p.text for p in passages)
+    hits = search_packs([pack], "RBDAPP01").hits
+    assert [h.document_id for h in hits] == ["idoc-backlog"]
+    assert hits[0].heading_path == "IDoc backlog runbook > Fix"
+
+
+def test_same_name_makes_a_new_revision_and_identical_content_makes_none(app, pack, users):
+    services.upload_file(pack, "idoc-backlog.md", RUNBOOK, users["PlatformAdmin"])
+    second = services.upload_file(pack, "idoc-backlog.md", RUNBOOK + b"\nEscalate after two hours.\n", None)
+    assert second.accepted and not second.created and second.revision.version == 2
+    same = services.upload_file(pack, "idoc-backlog.md", RUNBOOK + b"\nEscalate after two hours.\n", None)
+    assert same.unchanged and same.revision.version == 2
+    assert Revision.select().count() == 2
+    assert [h.version for h in search_packs([pack], "escalate").hits] == [2]
+    assert search_packs([pack], "RBDAPP01").hits[0].version == 2  # old passages left the index
+
+
+def test_edit_makes_a_revision_and_a_stale_edit_conflicts_and_changes_nothing(app, pack, users):
+    document = services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None).document
+    services.edit_text(document, RUNBOOK.decode() + "\nCall the partner desk.\n", 1, users["PlatformAdmin"])
+    before = data_snapshot(app)
+    with pytest.raises(VersionConflict) as conflict:
+        services.edit_text(Document.get_by_id(document.id), "Someone else's text", 1, None)
+    assert conflict.value.current == 2 and "version 1" in str(conflict.value)
+    assert data_snapshot(app) == before
+    assert Document.get_by_id(document.id).current_revision().text.endswith("Call the partner desk.\n")
+
+
+def test_stale_delete_conflicts(app, pack):
+    document = services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None).document
+    services.edit_text(document, "# New\n\nNew text.\n", 1, None)
+    with pytest.raises(VersionConflict):
+        services.delete_document(Document.get_by_id(document.id), 1)
+    assert not Document.get_by_id(document.id).is_deleted
+
+
+def test_only_the_newest_ten_revisions_are_kept(app, pack):
+    document = services.upload_file(pack, "notes.md", b"# Notes\n\nversion 1\n", None).document
+    for version in range(2, 13):
+        services.edit_text(Document.get_by_id(document.id), f"# Notes\n\nversion {version}\n", version - 1, None)
+    versions = [r.version for r in Revision.select().where(Revision.document == document).order_by(Revision.version)]
+    assert versions == list(range(13 - REVISIONS_KEPT, 13))
+
+
+def test_delete_removes_everything_and_keeps_a_tombstone(app, pack, client_as):
+    document = services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None).document
+    services.delete_document(document, 1)
+    tombstone = Document.get_by_id(document.id)
+    assert tombstone.is_deleted
+    assert Revision.select().count() == 0 and Passage.select().count() == 0
+    assert search_packs([pack], "RBDAPP01").no_evidence
+    again = services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None)
+    assert again.refused.reason == "id_reused"
+    admin = client_as("PlatformAdmin")
+    assert admin.get("/packs/ops/documents/idoc-backlog").status_code == 404
+
+
+@pytest.mark.parametrize("name, data, reason, limit_words", [
+    ("empty.md", b"", "empty", "no text"),
+    ("blank.txt", " \t\n\r\n\u00a0\u00a0\n".encode(), "empty", "no text"),
+    ("huge.md", b"a" * (4 * 1024 * 1024 + 1), "too_large", "4 MB"),
+    ("long.txt", ("word " * 80_001).encode(), "too_many_chars", "400,000 characters"),
+    ("sheet.xlsx", b"PK\x03\x04", "unsupported_type", ".xlsx"),
+])
+def test_refusals_name_their_limit_and_store_nothing(app, pack, client_as, name, data, reason, limit_words):
+    before = data_snapshot(app)
+    response = upload(client_as("PlatformAdmin"), "ops", name, data, "application/octet-stream")
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
+    assert f'data-reason="{reason}"' in page and limit_words in page
+    assert data_snapshot(app) == before
+
+
+def test_upload_of_a_real_file_through_the_browser_form(app, pack, client_as):
+    response = upload(client_as("PlatformAdmin"), "ops", "idoc-backlog.md", RUNBOOK)
+    assert response.status_code == 200
+    assert "added as" in response.get_data(as_text=True)
+    assert Document.select().count() == 1
+
+
+def test_edit_page_conflict_message(app, pack, client_as):
+    services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None)
+    admin = client_as("PlatformAdmin")
+    ok = admin.post("/packs/ops/documents/idoc-backlog/edit", data={"text": "# B\n\nbody\n", "expected_version": "1"})
+    assert ok.status_code == 303
+    stale = admin.post("/packs/ops/documents/idoc-backlog/edit", data={"text": "# C\n\nother\n", "expected_version": "1"})
+    assert stale.status_code == 409
+    assert "now at version 2" in stale.get_data(as_text=True)
+
+
+def test_refused_edit_text_is_kept_in_the_form(app, pack, client_as):
+    services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None)
+    response = client_as("PlatformAdmin").post("/packs/ops/documents/idoc-backlog/edit",
+                                               data={"text": "   \n", "expected_version": "1"})
+    assert response.status_code == 422 and "no text" in response.get_data(as_text=True)
+
+
+def test_document_ids_follow_the_id_rule():
+    assert services.document_id_for("Runbook – IDoc (v2).md") == "runbook-idoc-v2"
+    assert services.document_id_for("a" * 120 + ".md") == "a" * 80
+    with pytest.raises(Refused):
+        services.document_id_for("___.md")

@@ -1,0 +1,88 @@
+"""Pack pages and search: full page vs HTMX fragment, no evidence, ranking independence."""
+
+from __future__ import annotations
+
+from helpers import upload
+from portal.documents import services
+from portal.search.service import search_packs
+
+DOC = b"# Transport import failures\n\nWhen STMS shows return code 8, read the import log and fix the object.\n"
+
+
+def test_search_fragment_and_full_page(app, pack, client_as):
+    services.upload_file(pack, "transport.md", DOC, None)
+    client = client_as("Auditor")
+    full = client.get("/packs/ops/search?q=import+log")
+    assert full.status_code == 200 and "<html" in full.get_data(as_text=True)
+    assert "HX-Request" in full.headers["Vary"]
+    fragment = client.get("/packs/ops/search?q=import+log", headers={"HX-Request": "true"})
+    body = fragment.get_data(as_text=True)
+    assert "<html" not in body and 'class="hit"' in body and "Transport import failures" in body
+    assert "HX-Request" in fragment.headers["Vary"]
+    boosted = client.get("/packs/ops/search?q=import+log", headers={"HX-Request": "true", "HX-Boosted": "true"})
+    assert "<html" in boosted.get_data(as_text=True)
+    restore = client.get("/packs/ops/search?q=import", headers={"HX-Request": "true",
+                                                                  "HX-History-Restore-Request": "true"})
+    assert "<html" in restore.get_data(as_text=True)
+
+
+def test_no_matching_term_says_no_evidence(app, pack, client_as):
+    services.upload_file(pack, "transport.md", DOC, None)
+    body = client_as("Auditor").get("/packs/ops/search?q=payroll+antarctica",
+                                    headers={"HX-Request": "true"}).get_data(as_text=True)
+    assert "No evidence found" in body and 'class="hit"' not in body
+
+
+def test_lucene_syntax_is_plain_words(app, pack, client_as):
+    services.upload_file(pack, "transport.md", DOC, None)
+    for query in ('STMS AND "return', "code:8 OR (import", "title:* ~ ^ [a TO z]", "\\", "-+!"):
+        response = client_as("Auditor").get("/packs/ops/search", query_string={"q": query})
+        assert response.status_code == 200
+    assert search_packs([pack], 'STMS AND "return').hits  # words still match
+
+
+def test_ranking_does_not_depend_on_other_packs(app, pack, other_pack):
+    services.upload_file(pack, "transport.md", DOC, None)
+    services.upload_file(pack, "other.md", b"# Other\n\nThe import of goods is logged at the gate.\n", None)
+    before = [(h.passage_id, h.score) for h in search_packs([pack], "import log").hits]
+    for n in range(30):
+        services.upload_file(other_pack, f"noise-{n}.md", f"# Noise {n}\n\nimport import log {n}\n".encode(), None)
+    after = [(h.passage_id, h.score) for h in search_packs([pack], "import log").hits]
+    assert after == before
+    both = search_packs([pack, other_pack], "import log", limit=50)
+    assert len(both.hits) == 32
+
+
+def test_at_most_three_passages_per_document_unless_only_one_matches(app, pack):
+    long_doc = "# Long\n\n" + "\n\n".join(f"Section {n}: the spool overflow fix step {n}. " + "x " * 400
+                                          for n in range(10))
+    services.upload_file(pack, "long.md", long_doc.encode(), None)
+    alone = search_packs([pack], "spool overflow").hits
+    assert len(alone) > 3
+    services.upload_file(pack, "short.md", b"# Short\n\nA spool overflow note.\n", None)
+    mixed = search_packs([pack], "spool overflow").hits
+    assert sum(1 for h in mixed if h.document_id == "long") == 3
+    assert any(h.document_id == "short" for h in mixed)
+
+
+def test_pack_page_lists_documents_and_upload_for_admins(app, pack, client_as):
+    services.upload_file(pack, "transport.md", DOC, None)
+    page = client_as("PlatformAdmin").get("/packs/ops").get_data(as_text=True)
+    assert "Transport import failures" in page and 'type="file"' in page and "<progress" in page
+
+
+def test_upload_fragment_updates_the_document_list(app, pack, client_as):
+    response = upload(client_as("PlatformAdmin"), "ops", "transport.md", DOC, **{"HX-Request": "true"})
+    body = response.get_data(as_text=True)
+    assert "<html" not in body and 'class="outcome accepted"' in body
+    assert 'id="document-list" hx-swap-oob="true"' in body
+
+
+def test_create_pack_form_errors_keep_input(app, client_as, users):
+    admin = client_as("PlatformAdmin")
+    response = admin.post("/packs/", data={"slug": "Bad Slug", "title": "My title", "kind": "generic"})
+    assert response.status_code == 422
+    body = response.get_data(as_text=True)
+    assert "lowercase letters" in body and 'value="My title"' in body
+    response = admin.post("/packs/", data={"slug": "acme-fds", "title": "Acme", "kind": "company"})
+    assert "names the company" in response.get_data(as_text=True)

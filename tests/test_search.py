@@ -1,0 +1,394 @@
+"""portal.search against a real JVM and real Lucene indexes built in a temporary folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from portal.search import jvm
+from portal.search.errors import IndexBusy
+from portal.search.index import IndexedPassage, IndexStore
+from portal.search.searcher import Hit, Searcher, SearchResult, analyze
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+OPS_CORPUS = [
+    IndexedPassage(101, "network-setup", "ops", "Set the proxy host and the proxy port before the first sync.",
+                   "Network setup", "Setup > Network > Proxy"),
+    IndexedPassage(102, "network-setup", "ops", "A firewall rule must allow outbound HTTPS on port 443.",
+                   "Network setup", "Setup > Network > Firewall"),
+    IndexedPassage(103, "backup-runbook", "ops", "Nightly backups run at 02:00 and keep 14 days of retention.",
+                   "Backup runbook", "Schedule"),
+    IndexedPassage(104, "backup-runbook", "ops", "Restore a backup with the restore command; verify checksums afterwards.",
+                   "Backup runbook", "Restore"),
+    IndexedPassage(105, "kerberos-notes", "ops", "Kerberos tickets expire after ten hours; renew them with kinit.",
+                   "Kerberos notes"),
+    IndexedPassage(106, "release-notes", "ops", "Version 4.2 fixes a proxy timeout when the port is closed.",
+                   "Release notes", "4.2"),
+]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def java():
+    """One JVM for the whole session: it cannot be restarted within a process anyway."""
+    jvm.start()
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    return tmp_path / "indexes"
+
+
+@pytest.fixture
+def store(root) -> IndexStore:
+    store = IndexStore(root)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def searcher(root) -> Searcher:
+    searcher = Searcher(root)
+    yield searcher
+    searcher.close()
+
+
+@pytest.fixture
+def ops(store) -> IndexStore:
+    store.write("ops", add=OPS_CORPUS, generation=1)
+    return store
+
+
+def passage(passage_id: int, document_id: str, pack: str, text: str, title: str = "") -> IndexedPassage:
+    return IndexedPassage(passage_id, document_id, pack, text, title)
+
+
+def ids(result: SearchResult) -> list[int]:
+    return [hit.passage_id for hit in result.hits]
+
+
+# --- analysis and laziness ---------------------------------------------------
+
+
+def test_analyze_uses_the_english_analyzer():
+    assert analyze("Running dogs and cats") == ["run", "dog", "cat"]
+    assert analyze("the and of, to!") == []
+
+
+def test_importing_portal_search_does_not_start_the_jvm():
+    script = (
+        "import portal.search, portal.search.index, portal.search.searcher, portal.search.readers\n"
+        "from portal.search import jvm\n"
+        "assert not jvm.jvm_started()\n"
+        "jvm.J()\n"
+        "assert jvm.jvm_started()\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stderr == ""
+
+
+# --- searching ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("proxy port", [101, 106, 102]),
+        ("backup restore", [104, 103]),
+        ("kerberos", [105]),
+        ("firewall HTTPS port", [102, 106, 101]),
+        ("proxies", [101, 106]),
+    ],
+)
+def test_exact_passage_ids(ops, searcher, query, expected):
+    result = searcher.search(["ops"], query)
+    assert ids(result) == expected
+    assert result.total_matches == len(expected)
+    assert result.no_evidence is False
+
+
+def test_hits_are_plain_python_values(ops, searcher):
+    hit = searcher.search(["ops"], "kerberos").hits[0]
+    assert hit == Hit(passage_id=105, document_id="kerberos-notes", pack="ops", score=hit.score)
+    assert type(hit.passage_id) is int and type(hit.score) is float and hit.score > 0
+
+
+def test_title_and_heading_path_are_searched(ops, searcher):
+    assert ids(searcher.search(["ops"], "schedule")) == [103]
+    assert ids(searcher.search(["ops"], "runbook")) == [103, 104] or ids(searcher.search(["ops"], "runbook")) == [104, 103]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'AND OR NOT ( ) * ? ~ ^ : [ ] { } \\ / title:foo +bar -baz',
+        '"unbalanced quote +bar -baz',
+        "bar~2 baz^10 [bar TO baz] {bar TO baz} /ba.*/ ba?",
+    ],
+)
+def test_lucene_syntax_in_a_query_is_just_words(store, searcher, query):
+    store.write("ops", add=[passage(1, "bars", "ops", "The bar counter opens at noon."),
+                            passage(2, "bazaar", "ops", "Every baz widget is blue."),
+                            passage(3, "other", "ops", "Nothing to see here.")], generation=1)
+    result = searcher.search(["ops"], query)
+    assert sorted(ids(result)) == [1, 2]
+
+
+def test_syntax_characters_alone_find_nothing(ops, searcher):
+    for query in ["*", "?", "( ) [ ] { }", '"', "\\", "-", "+", "~", "^", "AND OR NOT", "prox*"]:
+        result = searcher.search(["ops"], query)
+        assert result == SearchResult(hits=[], no_evidence=True, total_matches=0), query
+
+
+def test_no_matching_term_gives_no_evidence(ops, searcher):
+    assert searcher.search(["ops"], "zebra quantum") == SearchResult(hits=[], no_evidence=True, total_matches=0)
+
+
+@pytest.mark.parametrize("query", ["the and of", "", "   ", "!!!"])
+def test_query_without_terms_gives_no_evidence(ops, searcher, query):
+    assert searcher.search(["ops"], query) == SearchResult(hits=[], no_evidence=True, total_matches=0)
+
+
+def test_missing_packs_are_skipped(ops, searcher):
+    assert searcher.search(["ops", "never-written"], "proxy") == searcher.search(["ops"], "proxy")
+    assert searcher.search(["never-written"], "proxy").no_evidence is True
+    assert searcher.search([], "proxy").no_evidence is True
+
+
+def test_query_longer_than_lucenes_clause_limit(store, searcher):
+    store.write("ops", add=[passage(1, "words", "ops", "w0007 appears here"),
+                            passage(2, "other", "ops", "nothing relevant")], generation=1)
+    query = " ".join(f"w{n:04d}" for n in range(1500))
+    assert ids(searcher.search(["ops"], query)) == [1]
+
+
+def test_slugs_that_could_escape_the_index_folder_are_refused(store, searcher):
+    for slug in ["../etc", "a/b", ".hidden", ""]:
+        with pytest.raises(ValueError):
+            searcher.search([slug], "proxy")
+        with pytest.raises(ValueError):
+            store.write(slug, add=[], generation=1)
+
+
+# --- ranking independence ----------------------------------------------------
+
+
+def test_other_packs_do_not_change_scores_order_or_counts(ops, store, searcher):
+    before = searcher.search(["ops"], "proxy port timeout")
+    store.write("elsewhere", add=[passage(1000 + n, f"noise-{n // 10}", "elsewhere",
+                                          f"proxy port timeout proxy note {n}") for n in range(300)], generation=1)
+
+    after = searcher.search(["ops"], "proxy port timeout")
+    assert after == before
+    assert [hit.score for hit in after.hits] == [hit.score for hit in before.hits]
+    assert after.total_matches == before.total_matches == 3
+
+    combined = searcher.search(["ops", "elsewhere"], "proxy port timeout")
+    assert combined.total_matches == 303
+    ops_scores_combined = {hit.passage_id: hit.score for hit in
+                           searcher.search(["ops", "elsewhere"], "proxy port timeout", limit=400).hits}
+    assert ops_scores_combined[101] != before.hits[0].score
+
+
+def test_pack_order_in_the_request_does_not_matter(ops, store, searcher):
+    store.write("second", add=[passage(7, "s", "second", "proxy port in the second pack")], generation=1)
+    assert searcher.search(["second", "ops"], "proxy port") == searcher.search(["ops", "second"], "proxy port")
+
+
+# --- diversity cap -------------------------------------------------------------
+
+
+def write_crowded_pack(store, *, with_other_documents: bool, passages_in_big_document: int = 10):
+    """A document whose passages all outrank two others that mention the term once in longer text."""
+    big = [passage(n, "big", "ops", "retention retention retention policy") for n in range(1, passages_in_big_document + 1)]
+    others = [
+        passage(9001, "small-a", "ops", "The retention of mail is covered by a different policy document entirely."),
+        passage(9002, "small-b", "ops", "Logs are rotated weekly; see retention settings in the appendix of the guide."),
+    ]
+    store.write("ops", add=big + (others if with_other_documents else []), generation=1)
+
+
+def test_at_most_three_passages_of_one_document(store, searcher):
+    write_crowded_pack(store, with_other_documents=True)
+    result = searcher.search(["ops"], "retention")
+    documents = [hit.document_id for hit in result.hits]
+    assert documents == ["big", "big", "big", "small-a", "small-b"] or documents == ["big", "big", "big", "small-b", "small-a"]
+    assert result.total_matches == 12
+
+
+def test_cap_is_configurable(store, searcher):
+    write_crowded_pack(store, with_other_documents=True)
+    result = searcher.search(["ops"], "retention", per_document_cap=1)
+    assert sorted(hit.document_id for hit in result.hits) == ["big", "small-a", "small-b"]
+
+
+def test_cap_is_lifted_when_only_one_document_matches(store, searcher):
+    write_crowded_pack(store, with_other_documents=False)
+    result = searcher.search(["ops"], "retention")
+    assert [hit.document_id for hit in result.hits] == ["big"] * 8
+    assert ids(result) == [1, 2, 3, 4, 5, 6, 7, 8]
+
+
+def test_cap_with_more_matches_than_are_scanned(store, searcher):
+    write_crowded_pack(store, with_other_documents=False, passages_in_big_document=1200)
+    alone = searcher.search(["ops"], "retention")
+    assert [hit.document_id for hit in alone.hits] == ["big"] * 8
+
+    store.write("ops", add=[passage(9001, "small-a", "ops", "retention " + "filler " * 200)], generation=2)
+    crowded = searcher.search(["ops"], "retention")
+    assert [hit.document_id for hit in crowded.hits] == ["big"] * 3
+    assert crowded.total_is_exact is False and crowded.total_matches >= 1000
+
+
+def test_same_document_id_in_two_packs_counts_as_two_documents(store, searcher):
+    for pack in ("one", "two"):
+        store.write(pack, add=[passage(n + (100 if pack == "two" else 0), "readme", pack, "install install guide")
+                               for n in range(5)], generation=1)
+    result = searcher.search(["one", "two"], "install")
+    assert sorted((hit.pack, hit.document_id) for hit in result.hits) == [("one", "readme")] * 3 + [("two", "readme")] * 3
+
+
+# --- writing -------------------------------------------------------------------
+
+
+def test_delete_documents_removes_their_passages(ops, searcher):
+    assert ids(searcher.search(["ops"], "backup")) == [103, 104] or ids(searcher.search(["ops"], "backup")) == [104, 103]
+    ops.write("ops", delete_documents=["backup-runbook"], generation=2)
+    assert searcher.search(["ops"], "backup").no_evidence is True
+    assert ids(searcher.search(["ops"], "kerberos")) == [105]
+
+
+def test_delete_and_add_in_one_write_replaces_a_document(ops, searcher):
+    ops.write("ops", delete_documents=["kerberos-notes"],
+              add=[passage(205, "kerberos-notes", "ops", "Kerberos tickets now last twelve hours.")], generation=2)
+    assert ids(searcher.search(["ops"], "kerberos")) == [205]
+
+
+def test_generation_round_trip(store, root):
+    assert store.generation("ops") is None
+    store.write("ops", add=OPS_CORPUS, generation=5)
+    assert store.generation("ops") == 5
+    store.write("ops", generation=6)
+    assert store.generation("ops") == 6
+    store.rebuild("ops", OPS_CORPUS, generation=9)
+    assert store.generation("ops") == 9
+    assert IndexStore(root).generation("ops") == 9
+
+
+def test_a_failed_write_writes_nothing(ops, searcher):
+    with pytest.raises(ValueError):
+        ops.write("ops", add=[passage(301, "new", "ops", "zeppelin one"), passage(302, "new", "other-pack", "zeppelin")],
+                  delete_documents=["kerberos-notes"], generation=2)
+    assert ops.generation("ops") == 1
+    assert searcher.search(["ops"], "zeppelin").no_evidence is True
+    assert ids(searcher.search(["ops"], "kerberos")) == [105]
+
+
+def test_another_store_can_write_after_the_first_finished(ops, root, searcher):
+    other_process = IndexStore(root)
+    other_process.write("ops", add=[passage(401, "from-cli", "ops", "Zeppelin maintenance window")], generation=2)
+    ops.write("ops", add=[passage(402, "from-web", "ops", "Zeppelin hangar doors")], generation=3)
+    assert sorted(ids(searcher.search(["ops"], "zeppelin"))) == [401, 402]
+    assert other_process.generation("ops") == 3
+
+
+def test_a_held_lock_makes_the_write_fail_with_index_busy(ops, root):
+    directory = jvm.J().JFSDirectory.open(jvm.J().JFile(str(root / "ops")).toPath())
+    lock = directory.obtainLock("write.lock")
+    try:
+        impatient = IndexStore(root, lock_timeout=0.3)
+        started = time.monotonic()
+        with pytest.raises(IndexBusy) as raised:
+            impatient.write("ops", add=[passage(501, "late", "ops", "zeppelin")], generation=2)
+        assert time.monotonic() - started >= 0.3
+        assert raised.value.pack_slug == "ops"
+    finally:
+        lock.close()
+        directory.close()
+    assert ops.generation("ops") == 1
+    ops.write("ops", add=[passage(501, "late", "ops", "zeppelin")], generation=2)
+    assert ops.generation("ops") == 2
+
+
+def test_drop_removes_the_index(ops, root, searcher):
+    assert searcher.search(["ops"], "kerberos").hits
+    ops.drop("ops")
+    assert not (root / "ops").exists()
+    assert ops.generation("ops") is None
+    assert searcher.search(["ops"], "kerberos").no_evidence is True
+    ops.drop("ops")
+
+
+# --- rebuild and fresh readers ---------------------------------------------------
+
+
+def test_rebuild_is_invisible_until_it_commits(ops, root, searcher):
+    assert ids(searcher.search(["ops"], "kerberos")) == [105]
+    seen_during_rebuild = []
+
+    def new_passages():
+        for n in range(50):
+            if n == 25:
+                seen_during_rebuild.append(ids(searcher.search(["ops"], "kerberos")))
+                seen_during_rebuild.append(ids(Searcher(root).search(["ops"], "kerberos")))
+            yield passage(600 + n, f"new-{n // 5}", "ops", f"zeppelin kerberos replacement {n}")
+
+    assert ops.rebuild("ops", new_passages(), generation=7) == 50
+    assert seen_during_rebuild == [[105], [105]]
+    result = searcher.search(["ops"], "kerberos", limit=100)
+    assert result.total_matches == 50 and min(ids(result)) >= 600
+    assert searcher.search(["ops"], "firewall").no_evidence is True
+
+
+def test_writes_wait_for_a_rebuild(ops, root):
+    impatient = IndexStore(root, lock_timeout=0.2)
+    failures = []
+
+    def passages_while_someone_writes():
+        yield passage(1, "a", "ops", "zeppelin")
+        try:
+            impatient.write("ops", add=[passage(2, "b", "ops", "zeppelin")], generation=99)
+        except IndexBusy as busy:
+            failures.append(busy)
+
+    ops.rebuild("ops", passages_while_someone_writes(), generation=8)
+    assert len(failures) == 1
+    assert ops.generation("ops") == 8
+
+
+def test_rebuild_repairs_an_unreadable_index(ops, root, searcher):
+    for segments_file in (root / "ops").glob("segments_*"):
+        segments_file.write_bytes(b"not a lucene commit")
+    assert ops.generation("ops") is None
+    ops.rebuild("ops", [passage(701, "fresh", "ops", "zeppelin after repair")], generation=3)
+    assert ops.generation("ops") == 3
+    assert ids(Searcher(root).search(["ops"], "zeppelin")) == [701]
+
+
+def test_searcher_sees_commits_made_after_it_opened_the_index(ops, searcher):
+    assert searcher.search(["ops"], "zeppelin").no_evidence is True
+    ops.write("ops", add=[passage(801, "airships", "ops", "zeppelin")], generation=2)
+    assert ids(searcher.search(["ops"], "zeppelin")) == [801]
+
+
+def test_searcher_sees_a_commit_after_the_folder_has_been_quiet(ops, root, searcher):
+    """The folder-mtime shortcut must not hide a commit that follows a long quiet period."""
+    quiet_since = time.time() - 3600
+    os.utime(root / "ops", (quiet_since, quiet_since))
+    assert searcher.search(["ops"], "zeppelin").no_evidence is True
+    assert searcher.search(["ops"], "zeppelin").no_evidence is True
+    ops.write("ops", add=[passage(802, "airships", "ops", "zeppelin")], generation=2)
+    assert ids(searcher.search(["ops"], "zeppelin")) == [802]
+
+
+def test_searcher_sees_a_pack_dropped_and_written_again(ops, searcher):
+    assert ids(searcher.search(["ops"], "kerberos")) == [105]
+    ops.drop("ops")
+    ops.write("ops", add=[passage(901, "again", "ops", "kerberos from scratch")], generation=1)
+    assert ids(searcher.search(["ops"], "kerberos")) == [901]
