@@ -22,9 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from resources.make_fixtures import image_bytes, text_pdf  # noqa: E402
+
 from portal.errors import Refused  # noqa: E402
 from portal.ingest.formats import read_upload  # noqa: E402
-from resources.make_fixtures import image_bytes, text_pdf  # noqa: E402
 
 TARGET_SECONDS = 2.0
 
@@ -89,17 +90,17 @@ def main() -> None:
     median, worst, _ = timed(lambda: read_upload("tiny.png", image_bytes(64, 64)), runs)
     rows.append(("child process start + a 64 px PNG", "read_upload", median, worst, "kept"))
     for label, data in files.items():
-        median, worst, result = timed(lambda: read_or_refusal("bench.pdf", data), runs)
+        median, worst, result = timed(lambda data=data: read_or_refusal("bench.pdf", data), runs)
         outcome = (
             f"refused: {result.reason}" if isinstance(result, Refused)
             else f"accepted: {len(result.text):,} chars"
         )
         rows.append((f"{label}, {len(data) / 1e6:.2f} MB", "read_upload", median, worst, outcome))
-        median, worst, chars = timed(lambda: in_process_pdfium(data), runs)
+        median, worst, chars = timed(lambda data=data: in_process_pdfium(data), runs)
         rows.append((label, "pypdfium2 in-process", median, worst, f"{chars:,} chars"))
         for name, reader in (("pypdf", with_pypdf), ("pdfminer.six", with_pdfminer)):
             try:
-                median, worst, chars = timed(lambda: reader(data), 1)
+                median, worst, chars = timed(lambda reader=reader, data=data: reader(data), 1)
             except ImportError:
                 rows.append((label, name, None, None, "not installed"))
                 continue

@@ -7,6 +7,7 @@ classes must agree with them (tests migrate a fresh database and use these).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 
 from flask_login import UserMixin
@@ -178,3 +179,128 @@ class Passage(BaseModel):
 
 
 ALL_MODELS = (Company, User, Pack, Document, Revision, Figure, Passage)
+
+
+# --- Agents, their grants, the audit log, runs and receipts (migrations/0002) -------
+
+GROUNDING_MODES = ("open", "preferred", "required")
+RUN_STATUSES = ("completed", "completed_with_warning", "stopped")
+
+
+class Agent(BaseModel):
+    slug = CharField(max_length=80, unique=True)
+    name = CharField()
+    company = ForeignKeyField(Company, null=True, backref="agents", on_delete="RESTRICT")
+    instructions = TextField(default="")
+    mode = CharField(max_length=16, default="preferred")
+    seeded = BooleanField(default=False)  # made by the demo seed, which may reset it
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "agent"
+
+    def granted_packs(self):
+        return (Pack.select().join(AgentGrant, on=(AgentGrant.pack == Pack.id))
+                .where(AgentGrant.agent == self).order_by(Pack.slug))
+
+
+class AgentGrant(BaseModel):
+    agent = ForeignKeyField(Agent, backref="grants", on_delete="CASCADE")
+    pack = ForeignKeyField(Pack, backref="grants", on_delete="CASCADE")
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "agent_grant"
+        indexes = ((("agent", "pack"), True),)
+
+
+class AuditLog(BaseModel):
+    """Who changed what and when; ``detail`` is JSON describing the change."""
+
+    actor = ForeignKeyField(User, null=True, backref="audit_entries", on_delete="SET NULL")
+    action = CharField(max_length=64)
+    target_type = CharField(max_length=64)
+    target_id = IntegerField(null=True)
+    detail_json = TextField(column_name="detail", default="{}")
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "audit_log"
+
+    @property
+    def detail(self) -> dict:
+        return json.loads(self.detail_json or "{}")
+
+
+class Run(BaseModel):
+    """One question put to an agent, with its answer; ``RunReference`` rows are its receipt."""
+
+    agent = ForeignKeyField(Agent, null=True, backref="runs", on_delete="SET NULL")
+    agent_slug = CharField(max_length=80)  # kept: the run outlives the agent
+    agent_name = CharField()
+    user = ForeignKeyField(User, null=True, backref="runs", on_delete="SET NULL")
+    question = TextField()
+    answer = TextField()
+    status = CharField(max_length=32)
+    mode = CharField(max_length=16)
+    model = CharField()
+    model_called = BooleanField(default=False)
+    warnings_json = TextField(column_name="warnings", default="[]")
+    timings_json = TextField(column_name="timings", default="{}")
+    cited_json = TextField(column_name="cited", default="[]")
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "run"
+
+    @property
+    def warnings(self) -> list[str]:
+        return json.loads(self.warnings_json or "[]")
+
+    @property
+    def timings(self) -> dict[str, float]:
+        return json.loads(self.timings_json or "{}")
+
+    @property
+    def cited(self) -> list[int]:
+        return json.loads(self.cited_json or "[]")
+
+    def references(self):
+        return RunReference.select().where(RunReference.run == self).order_by(RunReference.n)
+
+
+class RunReference(BaseModel):
+    """One passage exactly as it was issued to a run, as reference ``[n]``.
+
+    ``passage_id`` and ``document_pk`` are plain integers, not foreign keys: the
+    receipt outlives edits and deletions. Deleting the document empties ``text``
+    and the figure labels (its text is gone); the rest of the row stays.
+    """
+
+    run = ForeignKeyField(Run, backref="reference_rows", on_delete="CASCADE")
+    n = IntegerField()
+    passage_id = IntegerField()
+    pack_slug = CharField()
+    pack_title = CharField()
+    document_pk = IntegerField()
+    document_id = CharField(max_length=80)
+    document_title = CharField()
+    version = IntegerField()
+    page = IntegerField(null=True)
+    heading_path = TextField(default="")
+    line_start = IntegerField()
+    line_end = IntegerField()
+    text = TextField(null=True)
+    figures_json = TextField(column_name="figures", default="[]")
+
+    class Meta:
+        table_name = "run_reference"
+        indexes = ((("run", "n"), True),)
+
+    @property
+    def figures(self) -> list[dict]:
+        return json.loads(self.figures_json or "[]")
+
+
+ALL_MODELS = ALL_MODELS + (Agent, AgentGrant, AuditLog, Run, RunReference)

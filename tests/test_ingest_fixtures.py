@@ -11,8 +11,8 @@ import hashlib
 import time
 
 import pytest
-
 from helpers import FIXTURES_DIR
+
 from portal.errors import Refused
 from portal.ingest.formats import read_upload
 
@@ -46,7 +46,7 @@ def sizes(extracted):
 
 def near(size, expected, slack=2):
     """PDF images are taken as drawn (soft mask applied), which can round a pixel either way."""
-    return all(abs(a - b) <= slack for a, b in zip(size, expected))
+    return all(abs(a - b) <= slack for a, b in zip(size, expected, strict=True))
 
 
 # What the manifest notes say beyond "accept", per file.
@@ -86,7 +86,9 @@ ACCEPTED = {
     ),
     "ocrmypdf_linn.txt": lambda e: e.kind == "text" and e.original is None,
     "python-docx_jfif-iguana.jpg": lambda e: e.kind == "image" and sizes(e) == [(100, 68)],
-    "python-docx_python-icon.jpeg": lambda e: sizes(e) == [(204, 204)] and e.text == "[Figure 1: python-docx_python-icon]",
+    "python-docx_python-icon.jpeg": lambda e: (
+        sizes(e) == [(204, 204)] and e.text == "[Figure 1: python-docx_python-icon]"
+    ),
     "pillow_hopper.webp": lambda e: sizes(e) == [(128, 128)],
     "pdfminer_dmca.pdf": lambda e: e.pages == 18,
     "synthetic-mixed-image-formats.docx": lambda e: labels(e) == [

@@ -121,7 +121,7 @@ def test_hits_are_plain_python_values(ops, searcher):
 
 def test_title_and_heading_path_are_searched(ops, searcher):
     assert ids(searcher.search(["ops"], "schedule")) == [103]
-    assert ids(searcher.search(["ops"], "runbook")) == [103, 104] or ids(searcher.search(["ops"], "runbook")) == [104, 103]
+    assert ids(searcher.search(["ops"], "runbook")) == [104, 103]
 
 
 @pytest.mark.parametrize(
@@ -217,8 +217,7 @@ def write_crowded_pack(store, *, with_other_documents: bool, passages_in_big_doc
 def test_at_most_three_passages_of_one_document(store, searcher):
     write_crowded_pack(store, with_other_documents=True)
     result = searcher.search(["ops"], "retention")
-    documents = [hit.document_id for hit in result.hits]
-    assert documents == ["big", "big", "big", "small-a", "small-b"] or documents == ["big", "big", "big", "small-b", "small-a"]
+    assert ids(result) == [1, 2, 3, 9001, 9002]
     assert result.total_matches == 12
 
 
@@ -258,7 +257,7 @@ def test_same_document_id_in_two_packs_counts_as_two_documents(store, searcher):
 
 
 def test_delete_documents_removes_their_passages(ops, searcher):
-    assert ids(searcher.search(["ops"], "backup")) == [103, 104] or ids(searcher.search(["ops"], "backup")) == [104, 103]
+    assert ids(searcher.search(["ops"], "backup")) == [104, 103]
     ops.write("ops", delete_documents=["backup-runbook"], generation=2)
     assert searcher.search(["ops"], "backup").no_evidence is True
     assert ids(searcher.search(["ops"], "kerberos")) == [105]

@@ -21,9 +21,9 @@ from lxml import etree
 from portal.ingest import limits
 from portal.ingest.figures import figure_label, placeholder, strip_control_characters
 from portal.ingest.images import (
+    KEPT_TYPES,
     ImageBudget,
     ImageOutcome,
-    KEPT_TYPES,
     NotKept,
     Reading,
     prepare_image_bytes,
@@ -38,7 +38,7 @@ PIC = "{http://schemas.openxmlformats.org/drawingml/2006/picture}"
 M = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 V = "{urn:schemas-microsoft-com:vml}"
-O = "{urn:schemas-microsoft-com:office:office}"
+VML_OFFICE = "{urn:schemas-microsoft-com:office:office}"
 PKG_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 CONTENT_TYPES = "{http://schemas.openxmlformats.org/package/2006/content-types}"
 
@@ -613,7 +613,7 @@ class _Writer:
             if _inside(image, f"{W}txbxContent", element):
                 continue
             shape = image.getparent()
-            alt = (shape.get("alt") if shape is not None else None) or image.get(f"{O}title")
+            alt = (shape.get("alt") if shape is not None else None) or image.get(f"{VML_OFFICE}title")
             self.add_picture(image.get(f"{R}id") or image.get(f"{R}pict"), alt, pieces)
         self.text_boxes(element, pieces)
 

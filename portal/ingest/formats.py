@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from portal.ingest import limits
-from portal.ingest.figures import Figure, assemble
-from portal.ingest.reader_process import run_reader
+from portal.ingest.figures import Figure, assemble, figure_label
+from portal.ingest.reader_process import ReaderResult, run_reader
 from portal.ingest.sniff import describe, sniff
 
 __all__ = ["Extracted", "Figure", "read_upload"]
@@ -55,8 +55,9 @@ EXPECTED_BYTES = {
     ".jpeg": ({"jpeg"}, "a JPEG image"),
     ".webp": ({"webp"}, "a WebP image"),
 }
-# A text upload that starts like one of these is a binary file under a text name.
-BINARY_KINDS = {"pdf", "zip", "cfb", "png", "jpeg", "gif", "webp", "tiff", "bmp", "emf", "wmf", "heif", "jpeg2000"}
+# A text upload that starts with one of these signatures is a binary file under a text name
+# (signatures short enough to begin real text, such as BMP's "BM", are left out).
+BINARY_KINDS = {"pdf", "zip", "cfb", "png", "jpeg", "gif", "webp", "tiff", "emf", "jpeg2000"}
 
 _BLANK = re.compile(r"[\s\u200b\u2060\ufeff]*")
 
@@ -104,13 +105,12 @@ def read_upload(
     allowed, expected = EXPECTED_BYTES[extension]
     if found not in allowed:
         raise limits.refuse_bytes_mismatch(expected, describe(found))
-    label = " ".join((title or title_hint).split())
-    result = run_reader(kind, data, label=label)
+    result = run_reader(kind, data, label=figure_label(title or title_hint))
     assembled = assemble(result.text, result.labels, result.kept, result.not_kept)
     if kind == "image":
         refuse_if_image_not_kept(result)
     if not assembled.figures and not _readable(assembled.text, assembled.images_not_kept):
-        raise limits.refuse_empty()
+        raise limits.refuse_empty(assembled.text if assembled.images_not_kept else "")
     if len(assembled.text) > limits.MAX_TEXT_CHARS:
         raise limits.refuse_too_many_chars(len(assembled.text))
     return Extracted(
@@ -130,7 +130,7 @@ def refuse_if_content_type_differs(name: str, extension: str, content_type: str 
         raise limits.refuse_content_type_mismatch(name, sent)
 
 
-def refuse_if_image_not_kept(result) -> None:
+def refuse_if_image_not_kept(result: ReaderResult) -> None:
     """An image file is a document of its own: one it cannot keep is refused with the reason."""
     if 0 in result.kept:
         return
@@ -142,8 +142,9 @@ def refuse_if_image_not_kept(result) -> None:
 
 def read_text(data: bytes) -> str:
     """Decode a .md/.txt upload (UTF-8, or UTF-16 with its byte order mark), newlines as \\n."""
-    if sniff(data) in BINARY_KINDS:
-        raise limits.refuse_bytes_mismatch("a text file", describe(sniff(data)))
+    found = sniff(data)
+    if found in BINARY_KINDS and (found != "pdf" or data.startswith(b"%PDF-")):
+        raise limits.refuse_bytes_mismatch("a text file", describe(found))
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             text = data.decode("utf-16")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from PIL import Image, ImageCms, ImageOps
 
 from portal.ingest import limits
+from portal.ingest.figures import placeholder
 from portal.ingest.sniff import sniff
 
 KEPT_TYPES = {"png": "PNG", "jpeg": "JPEG", "gif": "GIF", "webp": "WEBP"}
@@ -91,6 +92,19 @@ def configure_pillow() -> None:
     """Make Pillow refuse to open far larger images than we keep (reading child only)."""
     Image.MAX_IMAGE_PIXELS = limits.MAX_IMAGE_PIXELS  # Pillow raises above twice this
     warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+
+
+def read_image_file(data: bytes, label: str) -> Reading:
+    """An image upload is a document of its own: its text is its one figure's marker."""
+
+    def prepare(budget: ImageBudget) -> Iterator[tuple[int, ImageOutcome]]:
+        try:
+            budget.check_time_and_count()
+            yield 0, prepare_image_bytes(data)
+        except NotKept as not_kept:
+            yield 0, not_kept
+
+    return Reading(text=placeholder(0), labels=[label], images=prepare)
 
 
 def check_dimensions(width: int, height: int) -> None:

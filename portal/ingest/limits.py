@@ -42,6 +42,7 @@ REASONS = (
     "unsupported_type",
     "type_mismatch",
     "encoding",
+    "busy",
 ) + IMAGE_REASONS
 
 
@@ -81,6 +82,14 @@ def refuse_timeout(seconds: float) -> Refused:
     )
 
 
+def refuse_busy() -> Refused:
+    return Refused(
+        "busy",
+        f"The portal was reading other documents for longer than {READ_SECONDS:g} seconds, so this one "
+        "was not read. Nothing was stored; upload it again in a moment.",
+    )
+
+
 def refuse_scanned_pdf() -> Refused:
     return Refused(
         "scanned_pdf",
@@ -111,7 +120,13 @@ def refuse_part_too_large(part: str, size: int) -> Refused:
     )
 
 
-def refuse_empty() -> Refused:
+def refuse_empty(images_line: str = "") -> Refused:
+    """``images_line``: when the only content was pictures and none could be kept."""
+    if images_line:
+        return Refused(
+            "empty",
+            f"The document has no text, and none of its pictures could be kept ({images_line}).",
+        )
     return Refused(
         "empty",
         "The document has no text: it is empty or holds only blank space. Nothing was stored.",

@@ -12,6 +12,7 @@ import os
 import selectors
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,9 @@ _BOOTSTRAP = (
 # The child stops its own picture work at IMAGE_SECONDS; this is how much later the parent kills it.
 _GRACE_SECONDS = 1.0
 _CHUNK = 1 << 16
+# Each child may use up to WORKER_MEMORY_BYTES; at most this many read at once in
+# one server process, and a further upload waits for a free slot.
+_READERS_AT_ONCE = threading.BoundedSemaphore(max(2, os.cpu_count() or 2))
 
 
 @dataclass
@@ -48,6 +52,15 @@ class ReaderResult:
 
 def run_reader(kind: str, data: bytes, *, label: str | None = None) -> ReaderResult:
     """Read ``data`` (kind ``docx``, ``pdf`` or ``image``) in a child process; raise Refused."""
+    if not _READERS_AT_ONCE.acquire(timeout=limits.READ_SECONDS):
+        raise limits.refuse_busy()
+    try:
+        return _run_child(kind, data, label)
+    finally:
+        _READERS_AT_ONCE.release()
+
+
+def _run_child(kind: str, data: bytes, label: str | None) -> ReaderResult:
     request = pack_frame(
         {"kind": kind, "label": label, "image_seconds": limits.IMAGE_SECONDS}, data
     )
@@ -71,7 +84,7 @@ def run_reader(kind: str, data: bytes, *, label: str | None = None) -> ReaderRes
             except OSError:
                 pass
         if conversation.stderr:
-            log.debug("reader process stderr: %s", conversation.stderr.decode("utf-8", "replace"))
+            log.info("reader process for %s wrote: %s", kind, conversation.stderr.decode("utf-8", "replace"))
 
 
 class _Conversation:

@@ -12,6 +12,7 @@ import json
 import os
 import struct
 import sys
+import traceback
 
 _HEADER = struct.Struct(">II")
 MAX_META_BYTES = 16 * 1024 * 1024
@@ -58,7 +59,10 @@ def _read_exactly(stream, size: int) -> bytes:
 
 def _limit_resources() -> None:
     """Bound this process: address space (a bomb fails with MemoryError), CPU, no core files."""
-    import resource
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: the parent's deadline still applies
+        return
 
     from portal.ingest import limits
 
@@ -82,19 +86,9 @@ def open_reading(kind: str, data: bytes, request: dict):
 
         return read_pdf(data)
     if kind == "image":
-        from portal.ingest.figures import placeholder
-        from portal.ingest.images import Reading, prepare_image_bytes
+        from portal.ingest.images import read_image_file
 
-        def prepare(budget):
-            from portal.ingest.images import NotKept
-
-            try:
-                budget.check_time_and_count()
-                yield 0, prepare_image_bytes(data)
-            except NotKept as not_kept:
-                yield 0, not_kept
-
-        return Reading(text=placeholder(0), labels=[request.get("label") or "image"], images=prepare)
+        return read_image_file(data, request.get("label") or "image")
     raise ValueError(f"unknown kind {kind!r}")
 
 
@@ -114,8 +108,9 @@ def serve(request: dict, data: bytes, send) -> None:
         refusal = limits.refuse_damaged("file", "reading it needed more memory than allowed")
         send({"type": "refused", "reason": refusal.reason, "message": refusal.message})
         return
-    except Exception as error:  # a reader library choked on the file
-        refusal = limits.refuse_damaged("file", type(error).__name__)
+    except Exception:  # a reader library choked on the file
+        traceback.print_exc()  # to stderr, which the parent logs
+        refusal = limits.refuse_damaged("file")
         send({"type": "refused", "reason": refusal.reason, "message": refusal.message})
         return
     send({"type": "text", "text": reading.text, "labels": reading.labels, "pages": reading.pages})
@@ -130,6 +125,7 @@ def serve(request: dict, data: bytes, send) -> None:
                 send({"type": "figure", "slot": slot, "width": outcome.width, "height": outcome.height},
                      outcome.webp)
     except Exception:  # includes MemoryError: the pictures not reached are counted as unreadable
+        traceback.print_exc()
         for slot in range(len(reading.labels)):
             if slot not in reported:
                 send({"type": "not_kept", "slot": slot, "reason": "decode"})

@@ -107,8 +107,8 @@ class _PassageDocument:
     def __init__(self):
         classes = J()
         self._key = classes.JStoredField(FIELD_KEY, "")
-        self._passage_id = classes.JStringField(FIELD_PASSAGE_ID, "", classes.JFieldStore.YES)
-        self._document_id = classes.JStringField(FIELD_DOCUMENT_ID, "", classes.JFieldStore.YES)
+        self._passage_id = classes.JStringField(FIELD_PASSAGE_ID, "", classes.JFieldStore.NO)
+        self._document_id = classes.JStringField(FIELD_DOCUMENT_ID, "", classes.JFieldStore.NO)
         self._contents = classes.JTextField(FIELD_CONTENTS, "", classes.JFieldStore.NO)
         self.document = classes.JDocument()
         for field in (self._key, self._passage_id, self._document_id, self._contents):

