@@ -179,6 +179,46 @@ def index_rebuild():
         click.echo(f"{slug}: {count} passages")
 
 
+@main.command("seed-demo")
+@click.option("--if-empty", is_flag=True, help="Seed only when the database has no pack yet.")
+def seed_demo(if_empty):
+    """Load the demo packs, documents, agents and one user per role (idempotent)."""
+    from portal.demo.catalog import DEMO_USERS
+    from portal.demo.seed import is_empty
+    from portal.demo.seed import seed_demo as run_seed
+
+    _app()
+    if if_empty and not is_empty():
+        click.echo("demo seed skipped: the database already has packs")
+        return
+    report = run_seed()
+    click.echo(f"packs created: {len(report.packs_created)}; documents added: {len(report.documents_added)}, "
+               f"updated: {len(report.documents_updated)}, unchanged: {report.documents_unchanged}; "
+               f"agents created: {len(report.agents_created)}, returned to catalog settings: "
+               f"{len(report.agents_reset)}; users created: {len(report.users_created)}")
+    click.echo("Demo sign-ins (demo only, never use these passwords elsewhere):")
+    for user in DEMO_USERS:
+        click.echo(f"  {', '.join(user['roles']):14} {user['email']:28} {user['password']}")
+
+
+@main.command("eval")
+@click.option("--questions", "questions_path", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Question set (JSON). Default: the demo set, run on a fresh temporary seed.")
+@click.option("--current", is_flag=True, help="Evaluate against this database instead of a fresh demo seed.")
+@click.option("--cranfield", "cranfield_dir", type=click.Path(file_okay=False), default=None,
+              help="Cranfield folder (default: ../shared/corpora/cranfield when present).")
+@click.option("--no-cranfield", is_flag=True, help="Skip the Cranfield collection.")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--details", is_flag=True, help="List every question that missed.")
+def evaluate(questions_path, current, cranfield_dir, no_cranfield, as_json, details):
+    """Retrieval quality: Recall@8 and nDCG@10 of a question set, Cranfield next to plain Lucene."""
+    from portal.evaluation.runner import run_evaluation
+
+    report = run_evaluation(Path(questions_path) if questions_path else None, current,
+                            None if no_cranfield else (Path(cranfield_dir) if cranfield_dir else "default"))
+    click.echo(json.dumps(report.as_json()) if as_json else report.as_text(details))
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=5000, show_default=True)
@@ -187,6 +227,13 @@ def serve(host, port):
     os.execvp(sys.executable, [
         sys.executable, "-m", "gunicorn", "--chdir", str(PROJECT_ROOT), "--workers", "1", "--threads", "8",
         "--timeout", "120", "--bind", f"{host}:{port}", "--access-logfile", "-", "app:app"])
+
+
+
+from portal.agents.cli import agents, ask  # noqa: E402  (the commands attach to ``main`` defined above)
+
+main.add_command(agents)
+main.add_command(ask)
 
 
 if __name__ == "__main__":

@@ -27,13 +27,17 @@ def healthz():
 
 
 def init_app(app) -> None:
+    from portal.agents.views import bp as agents_bp
     from portal.documents.views import bp as documents_bp
     from portal.packs.views import bp as packs_bp
+    from portal.runs.views import bp as runs_bp
 
     htmx.init_app(app)
     app.register_blueprint(home)
     app.register_blueprint(packs_bp)
     app.register_blueprint(documents_bp)
+    app.register_blueprint(agents_bp)
+    app.register_blueprint(runs_bp)
 
     @app.context_processor
     def template_helpers():

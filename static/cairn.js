@@ -85,7 +85,18 @@
     if (cited) { cited.scrollIntoView({ block: "center" }); }
   }
 
+  // A refusal (422) carries a message to show in place, like a success does.
+  function swapRefusals() {
+    document.body.addEventListener("htmx:beforeSwap", function (event) {
+      if (event.detail.xhr.status === 422) {
+        event.detail.shouldSwap = true;
+        event.detail.isError = false;
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    swapRefusals();
     document.querySelectorAll("form[data-upload-one-by-one]").forEach(enhanceUpload);
     confirmForms();
     scrollToCited();

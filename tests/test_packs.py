@@ -86,3 +86,19 @@ def test_create_pack_form_errors_keep_input(app, client_as, users):
     assert "lowercase letters" in body and 'value="My title"' in body
     response = admin.post("/packs/", data={"slug": "acme-fds", "title": "Acme", "kind": "company"})
     assert "names the company" in response.get_data(as_text=True)
+
+
+def test_alternating_pack_sets_each_search_their_own_readers(app, pack, other_pack):
+    """Searchers over different pack sets are cached side by side; none may answer for another."""
+    for n in range(5):
+        services.upload_file(pack, f"ops-{n}.md", f"# Ops {n}\n\nspool overflow note {n}\n".encode(), None)
+    for n in range(12):
+        services.upload_file(other_pack, f"other-{n}.md", f"# Other {n}\n\nspool overflow entry {n}\n".encode(),
+                             None)
+    for _ in range(3):
+        only_ops = search_packs([pack], "spool overflow", limit=20).hits
+        only_other = search_packs([other_pack], "spool overflow", limit=20).hits
+        both = search_packs([pack, other_pack], "spool overflow", limit=20).hits
+        assert {h.pack for h in only_ops} == {"ops"} and len(only_ops) == 5
+        assert {h.pack for h in only_other} == {"other"} and len(only_other) == 12
+        assert len(both) == 17

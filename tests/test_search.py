@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -24,7 +25,7 @@ OPS_CORPUS = [
                    "Network setup", "Setup > Network > Firewall"),
     IndexedPassage(103, "backup-runbook", "ops", "Nightly backups run at 02:00 and keep 14 days of retention.",
                    "Backup runbook", "Schedule"),
-    IndexedPassage(104, "backup-runbook", "ops", "Restore a backup with the restore command; verify checksums afterwards.",
+    IndexedPassage(104, "backup-runbook", "ops", "Restore a backup with the restore command; verify checksums after.",
                    "Backup runbook", "Restore"),
     IndexedPassage(105, "kerberos-notes", "ops", "Kerberos tickets expire after ten hours; renew them with kinit.",
                    "Kerberos notes"),
@@ -91,6 +92,23 @@ def test_importing_portal_search_does_not_start_the_jvm():
     completed = subprocess.run([sys.executable, "-c", script], cwd=PROJECT_ROOT, capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr
     assert completed.stderr == ""
+
+
+def test_threads_that_detach_leave_no_java_thread_behind(ops, searcher):
+    thread_bean = jvm.J().JManagementFactory.getThreadMXBean()
+
+    def search_then_detach():
+        try:
+            searcher.search(["ops"], "kerberos")
+        finally:
+            jvm.detach_current_thread()
+
+    before = thread_bean.getThreadCount()
+    for _ in range(20):
+        thread = threading.Thread(target=search_then_detach)
+        thread.start()
+        thread.join()
+    assert thread_bean.getThreadCount() <= before + 1
 
 
 # --- searching ---------------------------------------------------------------
@@ -196,6 +214,16 @@ def test_other_packs_do_not_change_scores_order_or_counts(ops, store, searcher):
     assert ops_scores_combined[101] != before.hits[0].score
 
 
+def test_alternating_pack_sets_each_get_their_own_results(store, searcher):
+    """Cached searchers over different pack sets must never answer for one another."""
+    store.write("one", add=[passage(n, f"one-{n}", "one", "shared term") for n in range(1, 4)], generation=1)
+    store.write("two", add=[passage(n, f"two-{n}", "two", "shared term") for n in range(11, 16)], generation=1)
+    for _ in range(3):
+        assert ids(searcher.search(["one"], "shared")) == [1, 2, 3]
+        assert ids(searcher.search(["two"], "shared")) == [11, 12, 13, 14, 15]
+        assert sorted(ids(searcher.search(["one", "two"], "shared"))) == [1, 2, 3, 11, 12, 13, 14, 15]
+
+
 def test_pack_order_in_the_request_does_not_matter(ops, store, searcher):
     store.write("second", add=[passage(7, "s", "second", "proxy port in the second pack")], generation=1)
     assert searcher.search(["second", "ops"], "proxy port") == searcher.search(["ops", "second"], "proxy port")
@@ -206,10 +234,11 @@ def test_pack_order_in_the_request_does_not_matter(ops, store, searcher):
 
 def write_crowded_pack(store, *, with_other_documents: bool, passages_in_big_document: int = 10):
     """A document whose passages all outrank two others that mention the term once in longer text."""
-    big = [passage(n, "big", "ops", "retention retention retention policy") for n in range(1, passages_in_big_document + 1)]
+    big = [passage(n, "big", "ops", "retention retention retention policy")
+           for n in range(1, passages_in_big_document + 1)]
     others = [
         passage(9001, "small-a", "ops", "The retention of mail is covered by a different policy document entirely."),
-        passage(9002, "small-b", "ops", "Logs are rotated weekly; see retention settings in the appendix of the guide."),
+        passage(9002, "small-b", "ops", "Logs are rotated weekly; see retention settings in the guide's appendix."),
     ]
     store.write("ops", add=big + (others if with_other_documents else []), generation=1)
 
@@ -250,7 +279,8 @@ def test_same_document_id_in_two_packs_counts_as_two_documents(store, searcher):
         store.write(pack, add=[passage(n + (100 if pack == "two" else 0), "readme", pack, "install install guide")
                                for n in range(5)], generation=1)
     result = searcher.search(["one", "two"], "install")
-    assert sorted((hit.pack, hit.document_id) for hit in result.hits) == [("one", "readme")] * 3 + [("two", "readme")] * 3
+    documents = sorted((hit.pack, hit.document_id) for hit in result.hits)
+    assert documents == [("one", "readme")] * 3 + [("two", "readme")] * 3
 
 
 # --- writing -------------------------------------------------------------------
@@ -282,8 +312,8 @@ def test_generation_round_trip(store, root):
 
 def test_a_failed_write_writes_nothing(ops, searcher):
     with pytest.raises(ValueError):
-        ops.write("ops", add=[passage(301, "new", "ops", "zeppelin one"), passage(302, "new", "other-pack", "zeppelin")],
-                  delete_documents=["kerberos-notes"], generation=2)
+        ops.write("ops", delete_documents=["kerberos-notes"], generation=2,
+                  add=[passage(301, "new", "ops", "zeppelin one"), passage(302, "new", "other-pack", "zeppelin")])
     assert ops.generation("ops") == 1
     assert searcher.search(["ops"], "zeppelin").no_evidence is True
     assert ids(searcher.search(["ops"], "kerberos")) == [105]
@@ -322,6 +352,42 @@ def test_drop_removes_the_index(ops, root, searcher):
     assert ops.generation("ops") is None
     assert searcher.search(["ops"], "kerberos").no_evidence is True
     ops.drop("ops")
+
+
+def test_threads_writing_and_searching_different_packs_stay_apart(root, searcher):
+    """pyjnius shares method objects between threads: unguarded, this crashed the JVM."""
+    store = IndexStore(root)
+    failures = []
+
+    def write_pack(pack: str, word: str, first_id: int):
+        try:
+            for generation in range(1, 7):
+                batch = [passage(first_id + generation * 100 + n, f"{pack}-{generation}-{n // 5}", pack,
+                                 f"{word} passage {n} " + "filler " * 40) for n in range(30)]
+                store.write(pack, add=batch, generation=generation)
+        except Exception as error:
+            failures.append(error)
+
+    def keep_searching():
+        try:
+            for _ in range(60):
+                searcher.search(["alpha", "beta"], "aardvark bumblebee")
+        except Exception as error:
+            failures.append(error)
+
+    threads = [threading.Thread(target=write_pack, args=("alpha", "aardvark", 0)),
+               threading.Thread(target=write_pack, args=("beta", "bumblebee", 100_000)),
+               threading.Thread(target=keep_searching)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert failures == []
+    assert searcher.search(["alpha"], "bumblebee").no_evidence is True
+    assert searcher.search(["beta"], "aardvark").no_evidence is True
+    assert searcher.search(["alpha"], "aardvark").total_matches == 180
+    assert searcher.search(["beta"], "bumblebee").total_matches == 180
 
 
 # --- rebuild and fresh readers ---------------------------------------------------

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+from peewee import JOIN
+
 from portal.db import database
 from portal.errors import Refused
 from portal.models import GROUNDING_MODES, Agent, AgentGrant, AuditLog, Company, Pack, User, utcnow
@@ -87,7 +89,11 @@ def delete_agent(actor: User | None, agent: Agent) -> None:
 
 
 def audit(actor: User | None, action: str, target, detail: dict) -> AuditLog:
-    """Record who did what to which target (``actor`` None: the command line or the seed)."""
+    """Record who did what to which target (``actor`` None: the command line or the seed).
+
+    ``detail`` also keeps the actor's e-mail, so the entry still says who after the user is gone.
+    """
+    detail = {**detail, "by": actor.email if actor is not None else "command line"}
     return AuditLog.create(actor=actor.id if actor is not None else None, action=action,
                            target_type=type(target).__name__.lower(), target_id=target.id,
                            detail_json=json.dumps(detail, sort_keys=True))
@@ -95,7 +101,7 @@ def audit(actor: User | None, action: str, target, detail: dict) -> AuditLog:
 
 def history(agent: Agent) -> list[AuditLog]:
     """The agent's audit entries, newest first."""
-    return list(AuditLog.select(AuditLog, User).join(User, join_type="LEFT OUTER", on=(AuditLog.actor == User.id))
+    return list(AuditLog.select(AuditLog, User).join(User, JOIN.LEFT_OUTER, on=(AuditLog.actor == User.id))
                 .where((AuditLog.target_type == "agent") & (AuditLog.target_id == agent.id))
                 .order_by(AuditLog.created_at.desc(), AuditLog.id.desc()))
 

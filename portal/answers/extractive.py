@@ -24,7 +24,7 @@ _SENTENCE_ENDINGS = tuple(".!?…:;)\"'”’")
 
 Tokenizer = Callable[[str], list[str]]
 
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been
     before being below between both but by can could did do does doing down during each
     few for from further had has have having he her here hers him his how i if in into is
@@ -60,7 +60,7 @@ def simple_tokenize(text: str) -> list[str]:
     return [
         _stem(word)
         for word in _WORD.findall(text.lower())
-        if word not in _STOPWORDS and (len(word) > 1 or word.isdigit())
+        if word not in STOPWORDS and (len(word) > 1 or word.isdigit())
     ]
 
 

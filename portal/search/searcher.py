@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import bisect
 import functools
-import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from portal.search import jvm
-from portal.search.analysis import analyze, english_analyzer
+from portal.search.analysis import analyze, english_analyzer, without_question_words
 from portal.search.errors import SearchError
 from portal.search.index import (
     DEFAULT_B,
@@ -33,6 +32,8 @@ from portal.search.readers import PackReader, PackReaders
 __all__ = ["Hit", "SearchResult", "Searcher", "analyze"]
 
 MAX_CANDIDATES = 1000
+LUCENE_COUNTS_EXACTLY_UP_TO = 1000
+"""``IndexSearcher.search`` counts matches exactly up to here, so below it the relation need not be asked."""
 _CACHED_PACK_SETS = 16
 _TOO_MANY_CLAUSES = "org.apache.lucene.search.IndexSearcher$TooManyClauses"
 
@@ -76,8 +77,9 @@ def build_query(query: str):
     with more distinct terms than Lucene allows clauses (1,024) makes it fail,
     and is then built here from its first terms.
     """
+    query = without_question_words(query)
     try:
-        return _bag_of_words().buildQuery(FIELD_CONTENTS, english_analyzer(), query)
+        return _bag_of_words()(FIELD_CONTENTS, english_analyzer(), query)
     except jvm.JavaException as error:
         if error.classname != _TOO_MANY_CLAUSES:
             raise
@@ -85,29 +87,34 @@ def build_query(query: str):
     should = classes.JBooleanClauseOccur.SHOULD
     builder = classes.JBooleanQueryBuilder()
     for term, count in query_terms(query, classes.JIndexSearcher.getMaxClauseCount()):
-        builder.add(classes.JBoostQuery(classes.JTermQuery(classes.JTerm(FIELD_CONTENTS, term)), float(count)), should)
+        clause = classes.JBoostQuery(classes.JTermQuery(classes.JTerm(FIELD_CONTENTS, term)), float(count))
+        builder.add(clause, should)
     return builder.build()
 
 
 @functools.cache
 def _bag_of_words():
-    """Anserini's query generator; it holds no state, so one serves every search."""
-    return J().JBagOfWordsQueryGenerator()
+    """Anserini's ``buildQuery(field, analyzer, text)``; the generator holds no state, so one serves every search."""
+    return jvm.overload(
+        J().JBagOfWordsQueryGenerator(),
+        "io.anserini.search.query.BagOfWordsQueryGenerator",
+        "buildQuery",
+        "(Ljava/lang/String;Lorg/apache/lucene/analysis/Analyzer;Ljava/lang/String;)Lorg/apache/lucene/search/Query;",
+    )
 
 
 class Searcher:
     """Searches pack indexes under ``root``, keeping readers open between searches.
 
     Each search first picks up new commits (from this process or another), so a
-    passage is findable as soon as its write returned. Searches run one at a time
-    per ``Searcher``; each takes a few milliseconds.
+    passage is findable as soon as its write returned. Searches hold
+    ``jvm.java_lock``, so they run one at a time; each takes about a millisecond.
     """
 
     def __init__(self, root: str | Path, *, k1: float = DEFAULT_K1, b: float = DEFAULT_B):
         self.root = Path(root)
         self.k1 = k1
         self.b = b
-        self._lock = threading.Lock()
         self._readers = PackReaders(self.root)
         self._pack_sets: OrderedDict[tuple, _PackSetSearcher] = OrderedDict()
 
@@ -124,18 +131,18 @@ class Searcher:
         slugs = sorted(set(map(checked_pack_slug, pack_slugs)))
         if not slugs:
             return SearchResult()
-        with self._lock:
-            try:
+        try:
+            with jvm.java_lock:
                 pack_set = self._pack_set(slugs)
                 if pack_set is None:
                     return SearchResult()
                 return pack_set.search(build_query(query), limit, per_document_cap)
-            except jvm.JavaException as error:
-                raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
+        except jvm.JavaException as error:
+            raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
 
     def close(self) -> None:
         """Close every open reader; a later search opens them again."""
-        with self._lock:
+        with jvm.java_lock:
             for pack_set in self._pack_sets.values():
                 pack_set.close()
             self._pack_sets.clear()
@@ -172,6 +179,12 @@ class _PackSetSearcher:
         self._multi_reader = classes.JMultiReader([pack.reader for pack in packs], False)
         self._searcher = classes.JIndexSearcher(jvm.cast("org.apache.lucene.index.IndexReader", self._multi_reader))
         self._searcher.setSimilarity(similarity)
+        self._top_docs = jvm.overload(
+            self._searcher,
+            "org.apache.lucene.search.IndexSearcher",
+            "search",
+            "(Lorg/apache/lucene/search/Query;I)Lorg/apache/lucene/search/TopDocs;",
+        )
         self._starts = []
         start = 0
         for pack in packs:
@@ -186,18 +199,19 @@ class _PackSetSearcher:
         one document crowds the top, later pages are read with ``searchAfter``,
         up to ``MAX_CANDIDATES`` passages.
         """
-        top = self._searcher.search(query, limit)
+        top = self._top_docs(query, limit)
         total_hits = top.totalHits
         total = total_hits.value
         if total == 0:
             return SearchResult()
-        total_is_exact = total_hits.relation.name() == "EQUAL_TO"
+        total_is_exact = total <= LUCENE_COUNTS_EXACTLY_UP_TO or total_hits.relation.name() == "EQUAL_TO"
         picker = _DiversityPicker(limit, per_document_cap)
         scanned, last = self._offer_page(top, picker)
         while not picker.full and scanned < min(total, MAX_CANDIDATES) and last is not None:
             after = J().JScoreDoc(last[0], last[1])
             page_size = min(scanned * 4, MAX_CANDIDATES - scanned)
-            added, last = self._offer_page(self._searcher.searchAfter(after, query, page_size), picker)
+            page = self._searcher.searchAfter(after, query, page_size)
+            added, last = self._offer_page(page, picker)
             scanned += added
         hits = picker.hits
         if picker.held_back_from_single_document and self._single_document_matches(
@@ -218,8 +232,7 @@ class _PackSetSearcher:
         scored = J().JScoredDocs.fromTopDocs(top, self._searcher)
         lucene_docs, scores = scored.lucene_docids, scored.scores
         for lucene_doc, key, score in zip(lucene_docs, scored.docids, scores):
-            passage_id, document_id = parse_hit_key(key)
-            picker.offer(Hit(passage_id, document_id, self._pack_of(lucene_doc), score))
+            picker.offer(Hit(*parse_hit_key(key), self._pack_of(lucene_doc), score))
         if not lucene_docs:
             return 0, None
         return len(lucene_docs), (lucene_docs[-1], scores[-1])
@@ -232,14 +245,16 @@ class _PackSetSearcher:
         if total_is_exact and scanned >= total:
             return True
         classes = J()
-        in_document = classes.JBooleanQueryBuilder()
-        in_document.add(query, classes.JBooleanClauseOccur.MUST)
-        in_document.add(
-            classes.JTermQuery(classes.JTerm(FIELD_DOCUMENT_ID, hit.document_id)), classes.JBooleanClauseOccur.FILTER
-        )
+        must, filter_ = classes.JBooleanClauseOccur.MUST, classes.JBooleanClauseOccur.FILTER
+        this_document = classes.JTermQuery(classes.JTerm(FIELD_DOCUMENT_ID, hit.document_id))
+        builder = classes.JBooleanQueryBuilder()
+        builder.add(query, must)
+        builder.add(this_document, filter_)
+        in_document = builder.build()
         pack_reader = next(pack.reader for pack in self._packs if pack.slug == hit.pack)
         pack_searcher = classes.JIndexSearcher(jvm.cast("org.apache.lucene.index.IndexReader", pack_reader))
-        return pack_searcher.count(in_document.build()) == self._searcher.count(query)
+        matches_in_document = pack_searcher.count(in_document)
+        return matches_in_document == self._searcher.count(query)
 
 
 class _DiversityPicker:

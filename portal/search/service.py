@@ -8,6 +8,9 @@ rebuild a pack, repair at start).
 from __future__ import annotations
 
 import logging
+import threading
+from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,28 +93,60 @@ def indexes() -> Indexes:
     return current_app.extensions["cairn_indexes"]
 
 
-def current_passages(pack: Pack, doc_id: str | None = None):
-    """Passages of the current revisions of the pack's live documents, as index entries."""
-    query = (Passage.select(Passage, Revision, Document)
+def current_passages(pack: Pack, doc_ids: list[str] | None = None):
+    """Passages of the current revisions of the pack's live documents (or of ``doc_ids``), as index entries."""
+    query = (Passage.select(Passage.id, Passage.text, Passage.heading_path, Document.doc_id, Document.title)
              .join(Revision).join(Document)
              .where((Document.pack == pack) & Document.deleted_at.is_null()
                     & (Revision.version == Document.current_version))
              .order_by(Document.id, Passage.ordinal))
-    if doc_id is not None:
-        query = query.where(Document.doc_id == doc_id)
-    for passage in query.iterator():
-        document = passage.revision.document
-        yield IndexedPassage(passage_id=passage.id, document_id=document.doc_id, pack=pack.slug,
-                             text=passage.text, title=document.title, heading_path=passage.heading_path)
+    if doc_ids is not None:
+        query = query.where(Document.doc_id.in_(doc_ids))
+    for passage_id, text, heading_path, doc_id, title in query.tuples().iterator():
+        yield IndexedPassage(passage_id=passage_id, document_id=doc_id, pack=pack.slug, text=text, title=title,
+                             heading_path=heading_path)
+
+
+_batch = threading.local()
+
+
+@contextmanager
+def batched_index_updates():
+    """Defer index updates made inside the block to one write per pack at its end.
+
+    A Lucene commit costs tens of milliseconds (it fsyncs), so ingesting many
+    files one commit each would spend most of its time committing.
+    """
+    if getattr(_batch, "pending", None) is not None:  # nested: the outer block writes
+        yield
+        return
+    _batch.pending = defaultdict(set)
+    try:
+        yield
+    finally:
+        pending, _batch.pending = _batch.pending, None
+        for pack_id, doc_ids in pending.items():
+            pack = Pack.get_by_id(pack_id)
+            _write_documents(pack, sorted(doc_ids), pack.index_generation)
 
 
 def reindex_document(pack: Pack, doc_id: str, generation: int, delete_only: bool = False) -> None:
     """Replace a document's passages in its pack's index. A failure is repaired at next start."""
+    pending = getattr(_batch, "pending", None)
+    if pending is not None:
+        pending[pack.id].add(doc_id)
+        return
+    _write_documents(pack, [doc_id], generation)
+
+
+def _write_documents(pack: Pack, doc_ids: list[str], generation: int) -> None:
+    """Index the current passages of ``doc_ids`` (none for deleted ones), replacing what was there."""
     try:
-        entries = [] if delete_only else list(current_passages(pack, doc_id))
-        indexes().store.write(pack.slug, add=entries, delete_documents=[doc_id], generation=generation)
+        entries = list(current_passages(pack, doc_ids)) if doc_ids else []
+        indexes().store.write(pack.slug, add=entries, delete_documents=doc_ids, generation=generation)
     except Exception:
-        log.exception("index update failed for %s/%s; it will be rebuilt from the database", pack.slug, doc_id)
+        log.exception("index update failed for %s (%s); it will be rebuilt from the database",
+                      pack.slug, ", ".join(doc_ids))
 
 
 def rebuild_pack(pack: Pack) -> int:

@@ -1,0 +1,102 @@
+"""``cairn agents create|list`` and ``cairn ask``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from portal import create_app
+from portal.models import GROUNDING_MODES
+
+
+def _app():
+    app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
+    app.app_context().push()
+    return app
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.group()
+def agents():
+    """Manage agents."""
+
+
+@agents.command("create")
+@click.argument("slug")
+@click.option("--name", required=True)
+@click.option("--mode", required=True, type=click.Choice(GROUNDING_MODES), help="Grounding mode.")
+@click.option("--company", default=None, help="The company the agent serves (default: none).")
+@click.option("--grant", "grants", multiple=True, metavar="PACK", help="A pack to grant; repeat for several.")
+@click.option("--instructions", default="", help="Instructions sent to the model before the references.")
+def agents_create(slug, name, mode, company, grants, instructions):
+    """Create an agent with its pack grants (a company pack only for an agent serving that company)."""
+    from portal.agents.services import create_agent
+    from portal.errors import Refused
+
+    _app()
+    try:
+        agent = create_agent(None, slug, name, mode, company, instructions, grants)
+    except Refused as refusal:
+        _fail(refusal.message)
+    packs = ", ".join(p.slug for p in agent.granted_packs()) or "no packs"
+    click.echo(f"created agent {agent.slug} ({agent.mode}; {packs})")
+
+
+@agents.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def agents_list(as_json):
+    """List agents with their mode, company and granted packs."""
+    from portal.agents.services import agents_as_json
+    from portal.models import Agent
+
+    _app()
+    rows = agents_as_json(Agent.select().order_by(Agent.slug))
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    for row in rows:
+        company = f" ({row['company']})" if row["company"] else ""
+        click.echo(f"{row['slug']:30} {row['mode']:9} {', '.join(row['packs']) or '-'}  {row['name']}{company}")
+
+
+@click.command()
+@click.argument("agent")
+@click.argument("question")
+@click.option("--json", "as_json", is_flag=True)
+def ask(agent, question, as_json):
+    """Ask AGENT (its slug) a QUESTION; the run is stored like one asked in the browser."""
+    from portal.errors import Refused
+    from portal.models import Agent
+    from portal.runs.services import ask as ask_agent
+    from portal.runs.services import run_as_json
+
+    _app()
+    found = Agent.get_or_none(Agent.slug == agent)
+    if found is None:
+        _fail(f"no such agent: {agent}")
+    try:
+        run = ask_agent(found, None, question)
+    except Refused as refusal:
+        _fail(refusal.message)
+    record = run_as_json(run)
+    if as_json:
+        click.echo(json.dumps(record))
+        return
+    click.echo(record["answer"])
+    if record["warnings"]:
+        click.echo("")
+        for warning in record["warnings"]:
+            click.echo(f"warning: {warning}")
+    if record["references"]:
+        click.echo("")
+        for ref in record["references"]:
+            where = f"page {ref['page']}" if ref["page"] else f"v{ref['version']}"
+            mark = "*" if ref["n"] in record["cited"] else " "
+            click.echo(f"{mark}[{ref['n']}] {ref['document_id']} {where} (passage {ref['passage_id']})")
+    click.echo(f"\nrun {record['run_id']}: {record['status']} ({record['mode']} mode)")

@@ -1,0 +1,147 @@
+"""Agent pages: the list, create, edit (with grants and history), delete, and the try page."""
+
+from __future__ import annotations
+
+from flask import Blueprint, flash, redirect, request, url_for
+from flask_login import current_user, login_required
+
+from portal import access
+from portal.agents import services
+from portal.errors import NotFound, Refused
+from portal.models import Agent, AgentGrant, Company, Pack, Run
+from portal.rendering import render, wants_fragment
+from portal.runs import services as runs
+
+bp = Blueprint("agents", __name__, url_prefix="/agents")
+
+RECENT_RUNS = 10
+
+
+@bp.route("/")
+@login_required
+def index():
+    if not access.can_view_agents(current_user):
+        raise NotFound("agents")
+    agents = list(Agent.select().order_by(Agent.name))
+    return render("agents/index.html", agents=agents, grants=_grants_by_agent(agents))
+
+
+@bp.route("/new")
+@login_required
+def new():
+    if not access.can_manage_agents(current_user):
+        raise NotFound("agents")
+    return _form_page("agents/new.html", None, {"mode": "preferred"}, set())
+
+
+@bp.route("/", methods=["POST"])
+@login_required
+def create():
+    if not access.can_manage_agents(current_user):
+        raise NotFound("agents")
+    form = request.form
+    try:
+        agent = services.create_agent(current_user, form.get("slug", ""), form.get("name", ""),
+                                      form.get("mode", ""), form.get("company") or None,
+                                      form.get("instructions", ""), form.getlist("packs"))
+    except Refused as refusal:
+        return _form_page("agents/new.html", None, form, set(form.getlist("packs")), refusal.message, 422)
+    flash(f"Created agent {agent.name}.")
+    return redirect(url_for("agents.show", slug=agent.slug), code=303)
+
+
+@bp.route("/<slug>")
+@login_required
+def show(slug: str):
+    agent = access.agent_for_viewing(current_user, slug)
+    return _form_page("agents/show.html", agent, _agent_form(agent), {p.slug for p in agent.granted_packs()})
+
+
+@bp.route("/<slug>", methods=["POST"])
+@login_required
+def update(slug: str):
+    agent = access.agent_for_managing(current_user, slug)
+    form = request.form
+    try:
+        services.update_agent(current_user, agent, name=form.get("name", ""), mode=form.get("mode", ""),
+                              company_name=form.get("company") or None,
+                              instructions=form.get("instructions", ""), pack_slugs=form.getlist("packs"))
+    except Refused as refusal:
+        return _form_page("agents/show.html", agent, form, set(form.getlist("packs")), refusal.message, 422)
+    flash("Saved.")
+    return redirect(url_for("agents.show", slug=slug), code=303)
+
+
+@bp.route("/<slug>/delete", methods=["POST"])
+@login_required
+def delete(slug: str):
+    agent = access.agent_for_managing(current_user, slug)
+    services.delete_agent(current_user, agent)
+    flash(f"Deleted agent {agent.name}; its runs are kept.")
+    return redirect(url_for("agents.index"), code=303)
+
+
+@bp.route("/<slug>/try")
+@login_required
+def try_agent(slug: str):
+    agent = access.agent_for_trying(current_user, slug)
+    run = _shown_run(agent, request.args.get("run"))
+    return _try_page(agent, run, question=run.question if run else "")
+
+
+@bp.route("/<slug>/try", methods=["POST"])
+@login_required
+def ask(slug: str):
+    agent = access.agent_for_trying(current_user, slug)
+    question = request.form.get("question", "")
+    try:
+        run = runs.ask(agent, current_user, question)
+    except Refused as refusal:
+        return _try_page(agent, None, question=question, error=refusal.message, status=422)
+    if not wants_fragment():
+        return redirect(url_for("agents.try_agent", slug=slug, run=run.id), code=303)
+    response = _try_page(agent, run, question=question)
+    response.headers["HX-Push-Url"] = url_for("agents.try_agent", slug=slug, run=run.id)
+    return response
+
+
+def _try_page(agent: Agent, run: Run | None, question: str, error: str | None = None, status: int = 200):
+    return render("agents/try.html", "agents/_try_result.html", status=status, agent=agent, run=run,
+                  question=question, error=error, packs=list(agent.granted_packs()),
+                  sources=runs.run_sources(run, current_user) if run else [],
+                  answer_html=runs.linked_answer(run.answer, run.cited) if run else None,
+                  status_labels=runs.STATUS_LABELS)
+
+
+def _shown_run(agent: Agent, raw: str | None) -> Run | None:
+    """The run named in ``?run=`` when it is this agent's and the user may see it."""
+    if not raw or not raw.isdigit():
+        return None
+    run = Run.get_or_none((Run.id == int(raw)) & (Run.agent == agent))
+    return run if run is not None and access.can_see_run(current_user, run) else None
+
+
+def _form_page(template: str, agent: Agent | None, form, selected_packs: set[str], error: str | None = None,
+               status: int = 200):
+    context = {"agent": agent, "form": form, "selected_packs": selected_packs, "error": error,
+               "packs": list(Pack.select().order_by(Pack.kind.desc(), Pack.title)),
+               "companies": [c.name for c in Company.select().order_by(Company.name)],
+               "modes": services.MODE_HELP}
+    if agent is not None:
+        context["history"] = [(entry, services.describe_change(entry)) for entry in services.history(agent)]
+        context["recent_runs"] = list(Run.select().where(Run.agent == agent)
+                                      .order_by(Run.created_at.desc(), Run.id.desc()).limit(RECENT_RUNS))
+        context["status_labels"] = runs.STATUS_LABELS
+    return render(template, status=status, **context)
+
+
+def _agent_form(agent: Agent) -> dict:
+    return {"slug": agent.slug, "name": agent.name, "mode": agent.mode, "instructions": agent.instructions,
+            "company": agent.company.name if agent.company_id else ""}
+
+
+def _grants_by_agent(agents: list[Agent]) -> dict[int, list[Pack]]:
+    grants: dict[int, list[Pack]] = {a.id: [] for a in agents}
+    for grant in AgentGrant.select(AgentGrant, Pack).join(Pack).order_by(Pack.slug):
+        grants.setdefault(grant.agent_id, []).append(grant.pack)
+    return grants

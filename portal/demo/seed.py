@@ -1,0 +1,82 @@
+"""Load the demo catalog (portal/demo/catalog.py) into the database, idempotently.
+
+Packs, users and the company are created when missing; every document goes
+through the same upload service as a browser upload, so an unchanged document
+makes no new revision. Seeded agents are created or returned to their catalog
+settings (mode, grants, instructions).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from portal.auth.services import create_user
+from portal.demo import catalog
+from portal.documents.services import upload_file
+from portal.errors import Refused
+from portal.models import Document, Pack, User
+from portal.packs.services import create_pack
+from portal.search.service import batched_index_updates
+
+
+@dataclass
+class SeedReport:
+    packs_created: list[str] = field(default_factory=list)
+    users_created: list[str] = field(default_factory=list)
+    documents_added: list[str] = field(default_factory=list)
+    documents_updated: list[str] = field(default_factory=list)
+    documents_unchanged: int = 0
+    agents_created: list[str] = field(default_factory=list)
+    agents_reset: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.packs_created or self.users_created or self.documents_added or self.documents_updated
+                    or self.agents_created or self.agents_reset)
+
+
+def is_empty() -> bool:
+    return not Pack.select().exists()
+
+
+def seed_demo() -> SeedReport:
+    report = SeedReport()
+    with batched_index_updates():
+        for entry in catalog.PACKS:
+            _seed_pack(entry, report)
+    for entry in catalog.DEMO_USERS:
+        if User.by_email(entry["email"]) is None:
+            create_user(entry["email"], entry["password"], set(entry["roles"]), entry["company"])
+            report.users_created.append(entry["email"])
+    _seed_agents(report)
+    return report
+
+
+def _seed_pack(entry: dict, report: SeedReport) -> None:
+    pack = Pack.get_or_none(Pack.slug == entry["slug"])
+    if pack is None:
+        pack = create_pack(entry["slug"], entry["title"], entry["kind"], entry.get("company"),
+                           entry.get("description", ""))
+        report.packs_created.append(pack.slug)
+    with tempfile.TemporaryDirectory(prefix="cairn-seed-") as scratch:
+        for document in entry["documents"]:
+            path = catalog.build_document(document, Path(scratch))
+            outcome = upload_file(pack, path.name, path.read_bytes(), None)
+            if not outcome.accepted:
+                raise Refused(outcome.refused.reason,
+                              f"demo document {path.name} was refused: {outcome.refused.message}")
+            if outcome.unchanged:
+                report.documents_unchanged += 1
+            elif outcome.created:
+                report.documents_added.append(f"{pack.slug}/{outcome.document.doc_id}")
+            else:
+                report.documents_updated.append(f"{pack.slug}/{outcome.document.doc_id}")
+            visibility = entry.get("visibility", "staff")
+            if outcome.document.visibility != visibility:
+                Document.update(visibility=visibility).where(Document.id == outcome.document.id).execute()
+
+
+def _seed_agents(report: SeedReport) -> None:
+    """Filled in once agents exist (issue 4)."""

@@ -1,0 +1,1 @@
+"""Retrieval evaluation: the demo question set, Cranfield, and reviewers' regression cases."""

@@ -1,0 +1,82 @@
+"""A question set with expected documents, run through the portal's own search."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from portal.evaluation.metrics import mean, ndcg_at, recall_at
+from portal.models import Pack
+from portal.search.service import search_packs
+
+TOP_K = 8  # what an agent is given
+
+
+@dataclass
+class QuestionOutcome:
+    id: str
+    kind: str
+    question: str
+    expected: list[str]
+    ranked: list[str]
+    no_evidence: bool
+
+    @property
+    def recall_at_8(self) -> float:
+        return recall_at(self.ranked, set(self.expected), TOP_K)
+
+    @property
+    def ndcg_at_10(self) -> float:
+        return ndcg_at(self.ranked, {doc: 1.0 for doc in self.expected}, 10)
+
+
+@dataclass
+class QuestionReport:
+    outcomes: list[QuestionOutcome] = field(default_factory=list)
+
+    def answerable(self, kind: str | None = None) -> list[QuestionOutcome]:
+        return [o for o in self.outcomes if o.expected and (kind is None or o.kind == kind)]
+
+    @property
+    def unanswerable(self) -> list[QuestionOutcome]:
+        return [o for o in self.outcomes if not o.expected]
+
+    def summary(self) -> dict:
+        by_kind = defaultdict(list)
+        for outcome in self.answerable():
+            by_kind[outcome.kind].append(outcome)
+        return {
+            "questions": len(self.outcomes),
+            "recall@8": round(mean(o.recall_at_8 for o in self.answerable()), 3),
+            "ndcg@10": round(mean(o.ndcg_at_10 for o in self.answerable()), 3),
+            "no_evidence_share_of_unanswerable": round(mean(o.no_evidence for o in self.unanswerable), 3),
+            "by_kind": {kind: {"questions": len(items), "recall@8": round(mean(o.recall_at_8 for o in items), 3),
+                               "ndcg@10": round(mean(o.ndcg_at_10 for o in items), 3)}
+                        for kind, items in sorted(by_kind.items())},
+        }
+
+
+def load_questions(path: Path) -> list[dict]:
+    questions = json.loads(Path(path).read_text())
+    for question in questions:
+        missing = {"id", "question", "packs", "expected"} - set(question)
+        if missing:
+            raise ValueError(f"question {question.get('id', '?')} lacks {', '.join(sorted(missing))}")
+    return questions
+
+
+def evaluate_questions(questions: list[dict]) -> QuestionReport:
+    packs = {p.slug: p for p in Pack.select()}
+    report = QuestionReport()
+    for question in questions:
+        missing = [slug for slug in question["packs"] if slug not in packs]
+        if missing:
+            raise ValueError(f"question {question['id']} searches packs that do not exist: {', '.join(missing)}")
+        result = search_packs([packs[s] for s in question["packs"]], question["question"], limit=10)
+        ranked = list(dict.fromkeys(hit.document_id for hit in result.hits))
+        report.outcomes.append(QuestionOutcome(
+            id=question["id"], kind=question.get("kind", ""), question=question["question"],
+            expected=list(question["expected"]), ranked=ranked, no_evidence=result.no_evidence))
+    return report

@@ -1,0 +1,99 @@
+"""What `cairn eval` runs and how it prints it."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from portal import create_app
+from portal.evaluation import cranfield
+from portal.evaluation.questions import QuestionReport, evaluate_questions, load_questions
+
+DEFAULT_CRANFIELD = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "cranfield"
+
+
+@dataclass
+class EvaluationReport:
+    source: str
+    questions: QuestionReport | None
+    cranfield: cranfield.CranfieldResult | None
+    cranfield_note: str = ""
+
+    def as_json(self) -> dict:
+        out = {"questions": None, "cranfield": None, "source": self.source}
+        if self.questions is not None:
+            out["questions"] = self.questions.summary()
+        if self.cranfield is not None:
+            c = self.cranfield
+            out["cranfield"] = {"k1": c.k1, "b": c.b, "queries": c.queries, "ndcg@10": round(c.ndcg_at_10, 3),
+                                "recall@100": round(c.recall_at_100, 3), "map": round(c.map, 3),
+                                "plain_lucene": cranfield.PLAIN_LUCENE.get((c.k1, c.b))}
+        elif self.cranfield_note:
+            out["cranfield_note"] = self.cranfield_note
+        return out
+
+    def as_text(self, details: bool = False) -> str:
+        lines = []
+        if self.questions is not None:
+            s = self.questions.summary()
+            lines += [f"Question set ({self.source}): {s['questions']} questions",
+                      f"  Recall@8  {s['recall@8']:.3f}",
+                      f"  nDCG@10   {s['ndcg@10']:.3f}",
+                      f"  unanswerable questions answered 'no evidence found': "
+                      f"{s['no_evidence_share_of_unanswerable']:.0%}"]
+            for kind, k in s["by_kind"].items():
+                lines.append(f"    {kind:12} {k['questions']:3} questions  Recall@8 {k['recall@8']:.3f}  "
+                             f"nDCG@10 {k['ndcg@10']:.3f}")
+            if details:
+                for o in self.questions.outcomes:
+                    if (o.expected and o.recall_at_8 < 1) or (not o.expected and not o.no_evidence):
+                        lines.append(f"  miss {o.id} [{o.kind}] {o.question} — expected {o.expected}, "
+                                     f"got {o.ranked[:3]}")
+        if self.cranfield is not None:
+            c = self.cranfield
+            plain = cranfield.PLAIN_LUCENE.get((c.k1, c.b))
+            lines.append(f"Cranfield ({c.queries} queries, BM25 k1={c.k1} b={c.b})     Cairn   plain Lucene")
+            for name, ours in (("nDCG@10", c.ndcg_at_10), ("Recall@100", c.recall_at_100), ("MAP", c.map)):
+                theirs = plain[name.lower()] if plain else None
+                lines.append(f"  {name:11} {ours:6.3f}   {theirs if theirs is not None else '—':>6}")
+        elif self.cranfield_note:
+            lines.append(self.cranfield_note)
+        return "\n".join(lines)
+
+
+def run_evaluation(questions_path: Path | None, current: bool, cranfield_dir) -> EvaluationReport:
+    from portal.demo.catalog import EVAL_QUESTIONS_PATH
+
+    questions = load_questions(questions_path or EVAL_QUESTIONS_PATH)
+    if current:
+        app = create_app({"CAIRN_REPAIR_INDEX_ON_START": True})
+        with app.app_context():
+            report = evaluate_questions(questions)
+        source = "this database"
+    else:
+        report, source = _on_fresh_seed(questions), "fresh demo seed"
+    result, note = None, ""
+    if cranfield_dir is not None:
+        folder = DEFAULT_CRANFIELD if cranfield_dir == "default" else Path(cranfield_dir)
+        if (folder / "cran.all.1400").exists():
+            result = cranfield.evaluate(folder, 0.9, 0.4)
+        else:
+            note = f"Cranfield skipped: no collection at {folder}"
+    return EvaluationReport(source, report, result, note)
+
+
+def _on_fresh_seed(questions) -> QuestionReport:
+    """Seed the demo into a throwaway data folder, so the figures do not depend on local edits."""
+    from portal.demo.seed import seed_demo
+    from portal.migrate import migrate
+
+    with tempfile.TemporaryDirectory(prefix="cairn-eval-") as scratch:
+        app = create_app({"CAIRN_DATA_DIR": scratch, "DATABASE_URL": f"sqlite:///{scratch}/eval.db",
+                          "SECRET_KEY": "eval", "CAIRN_REPAIR_INDEX_ON_START": False})
+        with app.app_context():
+            migrate(app.config["DATABASE"])
+            seed_demo()
+            report = evaluate_questions(questions)
+            app.extensions["cairn_indexes"].close()
+    return report

@@ -1,0 +1,51 @@
+"""In Chromium: upload a Word file with pictures, a PDF and a scanned PDF; see progress,
+the refusal, and the figures in the viewer."""
+
+from __future__ import annotations
+
+from browser_helpers import sign_in
+from playwright.sync_api import expect
+from resources.make_fixtures import PdfPage, pdf_bytes, rgb_image
+from test_uploads import pdf_with_figure, word_with_pictures
+
+from helpers import PASSWORD
+
+
+def test_word_pdf_and_scanned_pdf_uploads(page, pack, users, tmp_path):
+    word = tmp_path / "interface-monitoring.docx"
+    word.write_bytes(word_with_pictures())
+    pdf = tmp_path / "restart-checklist.pdf"
+    pdf.write_bytes(pdf_with_figure())
+    scanned = tmp_path / "scanned-page.pdf"
+    scanned.write_bytes(pdf_bytes([PdfPage(images=[rgb_image(400, 560)])]))
+
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/ops")
+    page.set_input_files("#files", [str(word), str(pdf), str(scanned)])
+    page.click("#upload-form button[type=submit]")
+    page.wait_for_selector(".upload-progress:not([hidden])")
+    expect(page.locator("#upload-outcomes .outcome")).to_have_count(3)
+    assert page.locator("#upload-bar").get_attribute("value") == "100"
+    assert page.locator(".upload-label").inner_text().startswith("Done: 3 files")
+    refused = page.locator(".outcome.refused")
+    assert refused.count() == 1
+    assert "reading text from images is not supported yet" in refused.inner_text()
+    assert refused.get_attribute("data-reason") == "scanned_pdf"
+
+    page.click("#document-list >> text=Interface monitoring")
+    figures = page.locator(".doc-body .figure img")
+    assert figures.count() == 2
+    for image in figures.all():
+        expect(image).to_have_js_property("complete", True)
+        assert image.evaluate("image => image.naturalWidth") > 0
+    assert page.locator(".figure-caption").first.inner_text() == "Figure 1: Red status lamp"
+
+    page.goto("/packs/ops/documents/restart-checklist")
+    assert page.locator(".doc-body .page-line").all_inner_texts() == ["Page 1", "Page 2"]
+    pdf_figure = page.locator(".doc-body .figure img")
+    expect(pdf_figure).to_have_js_property("complete", True)
+    assert pdf_figure.evaluate("image => image.naturalWidth") > 0
+    with page.expect_download() as download:
+        page.click("text=Download the original")
+    assert download.value.suggested_filename == "restart-checklist.pdf"
+    assert open(download.value.path(), "rb").read() == pdf.read_bytes()

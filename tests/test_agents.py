@@ -1,0 +1,243 @@
+"""Agents: settings, grants under the company rule, the audit log, the pages and the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from bs4 import BeautifulSoup
+
+from portal.agents import services
+from portal.errors import Refused
+from portal.models import Agent, AgentGrant, AuditLog, Run
+from portal.packs.services import create_pack
+from portal.runs.services import ask
+
+STAFF = ("PlatformAdmin", "AgentBuilder", "Auditor")
+MANAGERS = ("PlatformAdmin", "AgentBuilder")
+
+
+def _soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+@pytest.fixture
+def acme_pack(app):
+    return create_pack("acme-notes", "Acme notes", "company", "Acme Test Co")
+
+
+@pytest.fixture
+def globex_pack(app):
+    return create_pack("globex-notes", "Globex notes", "company", "Globex")
+
+
+@pytest.fixture
+def helper(app, pack, users):
+    return services.create_agent(users["PlatformAdmin"], "helper", "Helper", "preferred", None,
+                                 "Answer briefly.", ["ops"])
+
+
+# --- services ----------------------------------------------------------------------
+
+
+def test_create_agent_with_grants_and_an_audit_entry(app, pack, other_pack, users):
+    agent = services.create_agent(users["AgentBuilder"], "ops-helper", "Ops helper", "required", None,
+                                  "Be brief.", ["ops", "other"])
+    assert (agent.slug, agent.name, agent.mode, agent.company_id, agent.seeded) == (
+        "ops-helper", "Ops helper", "required", None, False)
+    assert [p.slug for p in agent.granted_packs()] == ["ops", "other"]
+    entry = AuditLog.get()
+    assert (entry.actor_id, entry.action, entry.target_type, entry.target_id) == (
+        users["AgentBuilder"].id, "agent.create", "agent", agent.id)
+    assert entry.detail["packs"] == ["ops", "other"] and entry.detail["mode"] == "required"
+    assert entry.detail["by"] == users["AgentBuilder"].email
+    assert services.agents_as_json([agent]) == [
+        {"slug": "ops-helper", "name": "Ops helper", "mode": "required", "company": None, "packs": ["ops", "other"]}]
+
+
+@pytest.mark.parametrize("slug, name, mode, reason", [
+    ("Bad Slug", "Name", "open", "bad_slug"),
+    ("ok", "  ", "open", "bad_name"),
+    ("ok", "Name", "strict", "bad_mode"),
+])
+def test_bad_settings_are_refused(app, slug, name, mode, reason):
+    with pytest.raises(Refused) as refused:
+        services.create_agent(None, slug, name, mode)
+    assert refused.value.reason == reason
+    assert Agent.select().count() == 0
+
+
+def test_duplicate_slug_and_unknown_pack_are_refused(app, helper):
+    with pytest.raises(Refused, match="exists already"):
+        services.create_agent(None, "helper", "Again", "open")
+    with pytest.raises(Refused, match="No such pack: nope"):
+        services.create_agent(None, "another", "Another", "open", pack_slugs=["nope"])
+    assert Agent.select().count() == 1
+
+
+def test_company_pack_goes_only_to_an_agent_serving_that_company(app, acme_pack, globex_pack):
+    with pytest.raises(Refused) as no_company:
+        services.create_agent(None, "shared", "Shared", "open", None, pack_slugs=["acme-notes"])
+    assert no_company.value.reason == "company_pack"
+    assert "Acme Test Co's own material" in no_company.value.message
+    assert "this agent serves no company" in no_company.value.message
+    with pytest.raises(Refused) as other_company:
+        services.create_agent(None, "globex", "Globex helper", "open", "Globex", pack_slugs=["acme-notes"])
+    assert "this agent serves Globex" in other_company.value.message
+    assert Agent.select().count() == 0 and AgentGrant.select().count() == 0
+
+    agent = services.create_agent(None, "acme", "Acme helper", "open", "Acme Test Co", pack_slugs=["acme-notes"])
+    assert [p.slug for p in agent.granted_packs()] == ["acme-notes"]
+
+
+def test_changing_the_company_cannot_keep_another_company_pack(app, acme_pack):
+    agent = services.create_agent(None, "acme", "Acme helper", "open", "Acme Test Co", pack_slugs=["acme-notes"])
+    with pytest.raises(Refused, match="only to an agent that serves Acme Test Co"):
+        services.update_agent(None, agent, name="Acme helper", mode="open", company_name=None, instructions="",
+                              pack_slugs=["acme-notes"])
+    fresh = Agent.get_by_id(agent.id)
+    assert fresh.company.name == "Acme Test Co" and [p.slug for p in fresh.granted_packs()] == ["acme-notes"]
+    assert AuditLog.select().count() == 1  # only the creation
+
+
+def test_update_audits_who_when_and_what(app, helper, other_pack, users):
+    builder = users["AgentBuilder"]
+    services.update_agent(builder, helper, name="Helper", mode="required", company_name=None,
+                          instructions="Answer in one sentence.", pack_slugs=["other"])
+    fresh = Agent.get_by_id(helper.id)
+    assert fresh.mode == "required" and [p.slug for p in fresh.granted_packs()] == ["other"]
+    newest = services.history(fresh)[0]
+    assert newest.actor_id == builder.id and newest.action == "agent.update" and newest.created_at is not None
+    assert newest.detail["changed"]["mode"] == ["preferred", "required"]
+    assert newest.detail["granted"] == ["other"] and newest.detail["revoked"] == ["ops"]
+    assert services.describe_change(newest) == "instructions changed; mode: preferred → required; granted other; " \
+                                               "revoked ops"
+    before = AuditLog.select().count()
+    services.update_agent(builder, fresh, name="Helper", mode="required", company_name=None,
+                          instructions="Answer in one sentence.", pack_slugs=["other"])
+    assert AuditLog.select().count() == before  # nothing changed, nothing recorded
+
+
+def test_deleting_an_agent_keeps_its_runs(app, helper, users):
+    from portal.documents.services import upload_file
+
+    upload_file(helper.granted_packs()[0], "spool.md", b"# Spool\n\nDelete old spool requests with RSPO1041.\n", None)
+    run = ask(helper, users["AgentBuilder"], "How are old spool requests deleted?")
+    services.delete_agent(users["PlatformAdmin"], helper)
+    kept = Run.get_by_id(run.id)
+    assert kept.agent_id is None and (kept.agent_slug, kept.agent_name) == ("helper", "Helper")
+    assert AuditLog.select().where(AuditLog.action == "agent.delete").get().detail["packs"] == ["ops"]
+    assert AgentGrant.select().count() == 0
+
+
+# --- pages -------------------------------------------------------------------------
+
+ROUTES = [
+    ("GET", "/agents/", None, STAFF, 200),
+    ("GET", "/agents/new", None, MANAGERS, 200),
+    ("POST", "/agents/", {"slug": "new-agent", "name": "New", "mode": "open", "packs": ["ops"]}, MANAGERS, 303),
+    ("GET", "/agents/helper", None, STAFF, 200),
+    ("POST", "/agents/helper", {"name": "Helper", "mode": "required", "packs": ["ops"]}, MANAGERS, 303),
+    ("POST", "/agents/helper/delete", None, MANAGERS, 303),
+    ("GET", "/agents/helper/try", None, STAFF, 200),
+    ("POST", "/agents/helper/try", {"question": "spool requests"}, STAFF, 303),
+    ("GET", "/agents/missing", None, (), 404),
+    ("GET", "/agents/missing/try", None, (), 404),
+]
+
+
+@pytest.mark.parametrize("role", ["PlatformAdmin", "AgentBuilder", "Auditor", "Member", None])
+@pytest.mark.parametrize("method, path, data, allowed, ok_status", ROUTES, ids=[f"{r[0]} {r[1]}" for r in ROUTES])
+def test_access_matrix(helper, client_as, role, method, path, data, allowed, ok_status):
+    response = client_as(role).open(path, method=method, data=data)
+    if role is None:
+        assert response.status_code == 302 and "/login" in response.headers["Location"]
+    elif role in allowed:
+        assert response.status_code == ok_status, response.get_data(as_text=True)[:500]
+    else:
+        assert response.status_code == 404
+
+
+def test_builder_creates_an_agent_in_the_browser(app, pack, client_as):
+    response = client_as("AgentBuilder").post("/agents/", data={
+        "slug": "runbook-helper", "name": "Runbook helper", "mode": "required", "company": "",
+        "instructions": "Cite every step.", "packs": ["ops"]})
+    assert response.status_code == 303 and response.headers["Location"].endswith("/agents/runbook-helper")
+    agent = Agent.get(Agent.slug == "runbook-helper")
+    assert agent.mode == "required" and [p.slug for p in agent.granted_packs()] == ["ops"]
+    page = _soup(client_as("AgentBuilder").get("/agents/runbook-helper"))
+    assert page.select_one("input[name=mode][value=required]").has_attr("checked")
+    assert page.select_one("input[name=packs][value=ops]").has_attr("checked")
+    history = page.select(".history li")
+    assert len(history) == 1 and "agentbuilder@example.test" in history[0].text and "created" in history[0].text
+
+
+def test_company_rule_in_the_browser_names_the_reason_and_keeps_the_form(app, acme_pack, client_as):
+    response = client_as("PlatformAdmin").post("/agents/", data={
+        "slug": "shared", "name": "Shared helper", "mode": "open", "company": "", "packs": ["acme-notes"]})
+    assert response.status_code == 422
+    page = _soup(response)
+    assert "Acme Test Co's own material" in page.select_one(".error").text
+    assert page.select_one("#name")["value"] == "Shared helper"
+    assert page.select_one("input[name=packs][value=acme-notes]").has_attr("checked")
+    assert Agent.select().count() == 0
+
+
+def test_auditor_sees_agents_read_only(app, helper, client_as):
+    page = _soup(client_as("Auditor").get("/agents/helper"))
+    assert page.select_one("form.agent-form") is None
+    assert "Delete agent" not in page.text
+    assert page.select_one(".settings") is not None and "preferred" in page.select_one(".settings").text
+    listing = _soup(client_as("Auditor").get("/agents/"))
+    assert listing.select_one("a[href='/agents/new']") is None
+    assert listing.select_one("a[href='/agents/helper/try']") is not None
+
+
+def test_navigation_shows_agents_to_staff_only(app, helper, client_as):
+    for role in STAFF:
+        assert 'href="/agents/"' in client_as(role).get("/agents/").get_data(as_text=True)
+    assert 'href="/agents/"' not in client_as("Member").get("/", follow_redirects=True).get_data(as_text=True)
+
+
+# --- command line ------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli(tmp_path):
+    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data")}
+    env.pop("DATABASE_URL", None)
+    if os.environ.get("CAIRN_TEST_DATABASE_URL"):
+        from helpers import empty_postgres
+
+        env["DATABASE_URL"] = os.environ["CAIRN_TEST_DATABASE_URL"]
+        empty_postgres(env["DATABASE_URL"])
+
+    def run(*args, ok: bool = True):
+        result = subprocess.run([sys.executable, "-m", "portal.cli", *args], env=env, capture_output=True, text=True,
+                                cwd=tmp_path, timeout=120)
+        if ok:
+            assert result.returncode == 0, result.stderr + result.stdout
+        return result
+
+    run("init")
+    return run
+
+
+def test_cli_creates_and_lists_agents(cli):
+    cli("packs", "create", "runbooks", "--title", "Runbooks")
+    cli("packs", "create", "acme-fds", "--title", "Acme specs", "--kind", "company", "--company", "Acme")
+    cli("agents", "create", "acme-helper", "--name", "Acme helper", "--mode", "required", "--company", "Acme",
+        "--grant", "runbooks", "--grant", "acme-fds")
+    cli("agents", "create", "generic", "--name", "Generic", "--mode", "open")
+    refused = cli("agents", "create", "wrong", "--name", "Wrong", "--mode", "preferred", "--grant", "acme-fds",
+                  ok=False)
+    assert refused.returncode == 2 and "only to an agent that serves Acme" in refused.stderr
+    assert json.loads(cli("agents", "list", "--json").stdout) == [
+        {"slug": "acme-helper", "name": "Acme helper", "mode": "required", "company": "Acme",
+         "packs": ["acme-fds", "runbooks"]},
+        {"slug": "generic", "name": "Generic", "mode": "open", "company": None, "packs": []},
+    ]
+    assert "acme-helper" in cli("agents", "list").stdout

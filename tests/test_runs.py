@@ -1,0 +1,598 @@
+"""Runs: retrieval over granted packs, the grounding modes with and without a model, receipts, run records.
+
+The model provider is the fake in ``tests/fake_openai.py``: a real HTTP server
+speaking the chat-completions protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from helpers import FIXTURES_DIR, login
+from portal.agents.services import create_agent, update_agent
+from portal.answers.extractive import NO_EVIDENCE_ANSWER
+from portal.answers.grounding import (
+    CITES_NONE_WARNING,
+    NO_PASSAGE_WARNING,
+    NOT_ACCEPTED_ANSWER,
+    NOT_ACCEPTED_WARNING,
+    STOPPED_NO_PASSAGE_ANSWER,
+)
+from portal.auth.services import create_user
+from portal.documents import services as documents
+from portal.errors import Refused
+from portal.models import Document, Passage, Run, RunReference
+from portal.runs.services import PREVIEW_LINES, acceptable_hits, ask, content_terms, passage_preview
+from portal.search.service import SearchHit, search_packs
+from tests.fake_openai import FakeOpenAI
+
+SPOOL = b"""# Spool overflow runbook
+
+## Symptoms
+
+Output requests pile up and SP01 shows thousands of entries.
+
+## Fix
+
+Run the report RSPO1041 to delete old spool requests.
+Then check the TemSe consistency in SP12.
+"""
+
+LOCKS = b"""# Lock entries runbook
+
+## Fix
+
+Delete stale lock entries in SM12 only after checking that the owner's session is gone.
+"""
+
+EVIDENCE_QUESTION = "How do I delete old spool requests?"
+NO_EVIDENCE_QUESTION = "payroll antarctica"
+API_KEY = "sk-test-runs-0123456789"
+
+
+def _soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+@pytest.fixture
+def corpus(app, pack, other_pack):
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+    documents.upload_file(pack, "lock-entries.md", LOCKS, None)
+    documents.upload_file(other_pack, "spool-elsewhere.md",
+                          b"# Elsewhere\n\nDelete old spool requests from the other pack with RSPO0041.\n", None)
+    return pack
+
+
+def make_agent(mode: str, slug: str | None = None, packs=("ops",)):
+    return create_agent(None, slug or f"{mode}-agent", f"{mode.title()} agent", mode, None,
+                        "You help the operations team.", list(packs))
+
+
+@pytest.fixture
+def fake_model(app):
+    with FakeOpenAI() as fake:
+        app.config.update(CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY=API_KEY,
+                          CAIRN_MODEL_NAME="fake-gpt", CAIRN_MODEL_TIMEOUT=5.0)
+        yield fake
+        app.config["CAIRN_MODEL_BASE_URL"] = None
+
+
+# --- retrieval ---------------------------------------------------------------------
+
+
+def test_run_issues_numbered_references_from_the_granted_packs_only(corpus, users):
+    agent = make_agent("preferred")
+    run = ask(agent, users["AgentBuilder"], EVIDENCE_QUESTION)
+    references = list(run.references())
+    assert references and [r.n for r in references] == list(range(1, len(references) + 1))
+    assert {r.pack_slug for r in references} == {"ops"}  # "other" holds a matching passage, but is not granted
+    expected = search_packs([corpus], EVIDENCE_QUESTION, limit=8).hits
+    assert [r.passage_id for r in references] == [h.passage_id for h in expected]
+    first = references[0]
+    passage = Passage.get_by_id(first.passage_id)
+    assert (first.document_id, first.document_title, first.pack_title, first.version) == (
+        "spool-overflow", "Spool overflow runbook", "Operations", 1)
+    assert (first.text, first.line_start, first.line_end, first.heading_path) == (
+        passage.text, passage.line_start, passage.line_end, passage.heading_path)
+    assert first.document_pk == Document.get(Document.doc_id == "spool-overflow").id
+    assert run.answer.startswith("Run the report RSPO1041 to delete old spool requests. [1]")
+    assert run.cited == [1] and run.status == "completed" and run.model == "extractive"
+    assert set(run.timings) >= {"retrieval_ms", "extractive_ms", "answer_ms", "total_ms"}
+
+
+def test_at_most_eight_references_and_three_per_document(app, pack, users):
+    sections = "\n\n".join(f"## Part {n}\n\n" + "The widget calibration needs care. " * 30 for n in range(6))
+    documents.upload_file(pack, "widget-manual.md", f"# Widget manual\n\n{sections}\n".encode(), None)
+    for n in range(8):
+        documents.upload_file(pack, f"note-{n}.md", f"# Note {n}\n\nA widget note number {n}.\n".encode(), None)
+    run = ask(make_agent("open"), None, "widget calibration")
+    references = list(run.references())
+    assert len(references) == 8
+    assert sum(r.document_id == "widget-manual" for r in references) == 3
+
+
+def test_an_agent_without_grants_finds_no_evidence(corpus):
+    run = ask(make_agent("preferred", packs=()), None, EVIDENCE_QUESTION)
+    assert run.answer == NO_EVIDENCE_ANSWER and run.references().count() == 0
+    assert run.warnings == [NO_PASSAGE_WARNING] and run.status == "completed_with_warning"
+
+
+PRINTING_FAQ = b"# Printing FAQ\n\nHow do I print a label? Print the labels again after lunch.\n"
+
+
+@pytest.mark.parametrize("question", ["How do I fly to the moon?", "What happens after the weekend?"])
+@pytest.mark.parametrize("mode, status, requests, warnings", [
+    ("open", "completed", 1, []),
+    ("preferred", "completed_with_warning", 1, [NO_PASSAGE_WARNING]),
+    ("required", "stopped", 0, [NO_PASSAGE_WARNING]),
+])
+def test_passages_sharing_only_question_words_or_stopwords_are_not_evidence(
+        corpus, fake_model, question, mode, status, requests, warnings):
+    documents.upload_file(corpus, "printing-faq.md", PRINTING_FAQ, None)
+    fake_model.reply("The packs do not say.")
+    run = ask(make_agent(mode), None, question)
+    assert run.references().count() == 0 and len(fake_model.requests) == requests
+    assert (run.status, run.warnings) == (status, warnings)
+    if requests:
+        assert "(No references: no acceptable passage was found" in fake_model.requests[0].system_prompt
+
+
+def test_extractive_answer_to_an_unrelated_question_is_no_evidence(corpus):
+    documents.upload_file(corpus, "printing-faq.md", PRINTING_FAQ, None)
+    run = ask(make_agent("open"), None, "How do I fly to the moon after midnight?")
+    assert run.answer == NO_EVIDENCE_ANSWER and run.references().count() == 0
+
+
+def _hit(passage_id: int, text: str, title: str = "Notes", heading_path: str = "") -> SearchHit:
+    return SearchHit(passage_id=passage_id, document_id=f"doc-{passage_id}", document_title=title, pack="ops",
+                     pack_title="Operations", version=1, page=None, heading_path=heading_path, line_start=1,
+                     line_end=1, score=1.0, text=text)
+
+
+def test_acceptable_hits_share_a_content_term_with_the_question(app):
+    hits = [_hit(1, "Print the labels again after lunch."), _hit(2, "Nothing relevant.", title="Weekend duty"),
+            _hit(3, "Weekends are quiet."), _hit(4, "The weekend rota.")]
+    question = "What happens after the weekend?"
+    assert [h.passage_id for h in acceptable_hits(question, hits, 8)] == [2, 3, 4]
+    assert [h.passage_id for h in acceptable_hits(question, hits, 2)] == [2, 3]
+    assert acceptable_hits("How do I do it after all?", hits, 8) == []
+    assert content_terms("How do I restart the stuck jobs?") == ["restart", "stuck", "job"]
+
+
+@pytest.mark.parametrize("question, reason", [("   ", "empty_question"), ("x" * 2001, "question_too_long")])
+def test_empty_or_long_question_is_refused_and_nothing_is_stored(corpus, question, reason):
+    with pytest.raises(Refused) as refused:
+        ask(make_agent("open"), None, question)
+    assert refused.value.reason == reason and Run.select().count() == 0
+
+
+# --- grounding modes: extractive (no model configured) ------------------------------
+
+EXTRACTIVE_CASES = [
+    # mode, evidence, status, warnings, answer
+    ("open", True, "completed", [], "extractive"),
+    ("open", False, "completed", [], NO_EVIDENCE_ANSWER),
+    ("preferred", True, "completed", [], "extractive"),
+    ("preferred", False, "completed_with_warning", [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER),
+    ("required", True, "completed", [], "extractive"),
+    ("required", False, "stopped", [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER),
+]
+
+
+@pytest.mark.parametrize("mode, evidence, status, warnings, answer", EXTRACTIVE_CASES,
+                         ids=[f"{c[0]}-{'evidence' if c[1] else 'no-evidence'}" for c in EXTRACTIVE_CASES])
+def test_extractive_modes(corpus, mode, evidence, status, warnings, answer):
+    run = ask(make_agent(mode), None, EVIDENCE_QUESTION if evidence else NO_EVIDENCE_QUESTION)
+    assert (run.status, run.warnings, run.model, run.model_called) == (status, warnings, "extractive", False)
+    if answer == "extractive":
+        assert "RSPO1041" in run.answer and "[1]" in run.answer and run.cited == [1]
+    else:
+        assert run.answer == answer and run.cited == [] and run.references().count() == 0
+
+
+# --- grounding modes × evidence × what the model does ---------------------------------
+
+FALLBACK_500 = "model call failed (HTTP 500); answered from the evidence instead"
+REMOVED_1 = "removed citation [1]: no such reference"
+
+# mode, evidence, model behaviour, status, model requests, warnings, answer check
+MODEL_CASES = [
+    ("open", True, "cites", "completed", 1, [], "model"),
+    ("open", True, "cites_none", "completed", 1, [], "model"),
+    ("open", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive"),
+    ("open", False, "cites", "completed_with_warning", 1, [REMOVED_1], "model"),
+    ("open", False, "cites_none", "completed", 1, [], "model"),
+    ("open", False, "fails", "completed_with_warning", 1, [FALLBACK_500], NO_EVIDENCE_ANSWER),
+    ("preferred", True, "cites", "completed", 1, [], "model"),
+    ("preferred", True, "cites_none", "completed_with_warning", 1, [CITES_NONE_WARNING], "model"),
+    ("preferred", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive"),
+    ("preferred", False, "cites", "completed_with_warning", 1, [NO_PASSAGE_WARNING, REMOVED_1], "model"),
+    ("preferred", False, "cites_none", "completed_with_warning", 1, [NO_PASSAGE_WARNING], "model"),
+    ("preferred", False, "fails", "completed_with_warning", 1, [NO_PASSAGE_WARNING, FALLBACK_500],
+     NO_EVIDENCE_ANSWER),
+    ("required", True, "cites", "completed", 1, [], "model"),
+    ("required", True, "cites_none", "stopped", 1, [NOT_ACCEPTED_WARNING], NOT_ACCEPTED_ANSWER),
+    ("required", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive"),
+    ("required", False, "cites", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER),
+    ("required", False, "cites_none", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER),
+    ("required", False, "fails", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER),
+]
+
+MODEL_REPLIES = {
+    "cites": "Run RSPO1041 to delete them [1].",
+    "cites_none": "Run RSPO1041 to delete them.",
+}
+
+
+@pytest.mark.parametrize("mode, evidence, behaviour, status, requests, warnings, answer", MODEL_CASES,
+                         ids=[f"{c[0]}-{'evidence' if c[1] else 'no-evidence'}-{c[2]}" for c in MODEL_CASES])
+def test_modes_with_a_model(corpus, fake_model, mode, evidence, behaviour, status, requests, warnings, answer):
+    if behaviour == "fails":
+        fake_model.fail_with_status(500)
+    else:
+        fake_model.reply(MODEL_REPLIES[behaviour])
+    run = ask(make_agent(mode), None, EVIDENCE_QUESTION if evidence else NO_EVIDENCE_QUESTION)
+    assert len(fake_model.requests) == requests
+    assert (run.status, run.warnings, run.model_called) == (status, warnings, requests == 1)
+    if answer == "model":
+        expected = MODEL_REPLIES[behaviour]
+        if not evidence and behaviour == "cites":
+            expected = "Run RSPO1041 to delete them."  # the unissued [1] is removed
+        assert run.answer == expected and run.model == "fake-gpt"
+        assert run.cited == ([1] if evidence and behaviour == "cites" else [])
+    elif answer == "extractive":
+        assert run.model == "extractive" and "RSPO1041" in run.answer and run.cited == [1]
+    else:
+        assert run.answer == answer and run.cited == []
+    assert run.references().count() == (len(search_packs([corpus], EVIDENCE_QUESTION).hits) if evidence else 0)
+
+
+def test_the_model_gets_labelled_untrusted_evidence_and_the_question(corpus, fake_model):
+    fake_model.reply("Use RSPO1041 [1].")
+    run = ask(make_agent("required"), None, EVIDENCE_QUESTION)
+    (request,) = fake_model.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.headers["Authorization"] == f"Bearer {API_KEY}"
+    assert request.body["model"] == "fake-gpt" and "tools" not in request.body
+    system = request.system_prompt
+    assert "You help the operations team." in system
+    assert "UNTRUSTED EVIDENCE" in system
+    assert "[1] Operations — Spool overflow runbook (section Spool overflow runbook > Fix)" in system
+    assert "> Run the report RSPO1041 to delete old spool requests." in system
+    assert request.body["messages"][-1] == {"role": "user", "content": EVIDENCE_QUESTION}
+    assert run.timings["model_ms"] > 0
+
+
+def test_timeout_and_malformed_output_fall_back_to_the_extractive_answer(app, corpus, fake_model):
+    app.config["CAIRN_MODEL_TIMEOUT"] = 0.3
+    fake_model.reply_after(5, "too late [1]")
+    slow = ask(make_agent("preferred"), None, EVIDENCE_QUESTION)
+    assert slow.warnings == ["model call failed (timeout after 0.3 s); answered from the evidence instead"]
+    assert slow.model == "extractive" and slow.cited == [1] and slow.status == "completed_with_warning"
+    fake_model.reset()
+    fake_model.reply_malformed_json()
+    broken = ask(Run.get_by_id(slow.id).agent, None, EVIDENCE_QUESTION)
+    assert broken.warnings == ["model call failed (malformed response: not JSON); answered from the evidence "
+                               "instead"]
+    assert "RSPO1041" in broken.answer
+
+
+def test_without_a_base_url_no_request_is_made(corpus, fake_model, app):
+    app.config["CAIRN_MODEL_BASE_URL"] = None
+    run = ask(make_agent("open"), None, EVIDENCE_QUESTION)
+    assert run.model == "extractive" and fake_model.requests == []
+
+
+# --- receipts ----------------------------------------------------------------------
+
+
+def test_receipt_survives_edits_and_grant_changes(corpus, users, client_as):
+    agent = make_agent("preferred")
+    run = ask(agent, users["AgentBuilder"], EVIDENCE_QUESTION)
+    issued = [(r.n, r.passage_id, r.text, r.version) for r in run.references()]
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    documents.edit_text(spool, SPOOL.decode().replace("RSPO1041", "RSPO1043"), 1, users["PlatformAdmin"])
+    update_agent(None, agent, name=agent.name, mode=agent.mode, company_name=None, instructions="",
+                 pack_slugs=["other"])
+    assert [(r.n, r.passage_id, r.text, r.version) for r in Run.get_by_id(run.id).references()] == issued
+    page = _soup(client_as("Auditor").get(f"/runs/{run.id}"))
+    source = page.select_one("#source-1")
+    assert "RSPO1041" in source.select_one(".passage-text").text
+    assert "now at version 2" in source.text
+    again = ask(agent, None, EVIDENCE_QUESTION)
+    assert {r.pack_slug for r in again.references()} == {"other"}
+
+
+def test_receipt_after_deletion_keeps_its_place_but_not_the_text(corpus, users, client_as):
+    run = ask(make_agent("preferred"), users["AgentBuilder"], EVIDENCE_QUESTION)
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    documents.delete_document(spool, 1)
+    reference = RunReference.get((RunReference.run == run.id) & (RunReference.n == 1))
+    assert (reference.document_id, reference.version, reference.text) == ("spool-overflow", 1, None)
+    assert "RSPO1041" in Run.get_by_id(run.id).answer  # the answer itself is the run's own record
+    page = _soup(client_as("PlatformAdmin").get(f"/runs/{run.id}"))
+    source = page.select_one("#source-1")
+    assert source.select_one(".passage-unavailable").text == "Passage unavailable for this source."
+    assert "deleted after this run" in source.text
+    assert source.select_one("a.open-document") is None
+    assert "RSPO1041" not in source.text
+
+
+def _figure_corpus(pack):
+    data = (FIXTURES_DIR / "synthetic-mixed-image-formats.docx").read_bytes()
+    outcome = documents.upload_file(pack, "mixed-images.docx", data, None)
+    assert outcome.accepted
+    return outcome.document
+
+
+def test_figures_show_as_labels_with_thumbnails_until_the_document_is_deleted(app, pack, users, client_as):
+    document = _figure_corpus(pack)
+    run = ask(make_agent("open"), users["AgentBuilder"], "Which raster formats like PNG are kept?")
+    reference = run.references().first()
+    assert [f["number"] for f in reference.figures] == [1, 2, 3, 4]
+    assert reference.figures[0]["label"] == "Alt: red PNG rectangle" and reference.figures[0]["figure_id"]
+    client = client_as("AgentBuilder")
+    source = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1")
+    figure = source.select(".source-figure")[0]
+    assert figure.select_one(".figure-label").text == "Figure 1: Alt: red PNG rectangle"
+    thumbnail = client.get(figure.select_one("img.thumbnail")["src"])
+    assert thumbnail.status_code == 200 and thumbnail.mimetype == "image/webp" and thumbnail.data[:4] == b"RIFF"
+    assert "[Figure 1: Alt: red PNG rectangle]" in source.select_one(".passage-full .passage-text").text
+
+    documents.delete_document(document, 1)
+    source = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1")
+    assert [f.select_one(".image-gone").text for f in source.select(".source-figure")] == [
+        "image no longer available"] * 4
+    assert source.select_one("img") is None
+    assert client.get(f"/runs/{run.id}/sources/1/figures/1.webp").status_code == 404
+
+
+# --- the run record ----------------------------------------------------------------
+
+
+@pytest.fixture
+def member_run(corpus, users):
+    """A run owned by the Member (as the support chat will make them)."""
+    return ask(make_agent("preferred"), users["Member"], EVIDENCE_QUESTION)
+
+
+@pytest.fixture
+def other_member(app):
+    return create_user("another.member@example.test", "correct horse battery", {"Member"}, "Acme Test Co")
+
+
+@pytest.fixture
+def member_figure_run(member_run, pack, users):
+    """A run of the Member's whose first source shows a figure."""
+    _figure_corpus(pack)
+    return ask(Run.get_by_id(member_run.id).agent, users["Member"], "Which raster formats like PNG are kept?")
+
+
+@pytest.mark.parametrize("who, status", [
+    ("PlatformAdmin", 200), ("AgentBuilder", 200), ("Auditor", 200), ("Member", 200), ("other member", 404),
+    (None, 302),
+])
+@pytest.mark.parametrize("path", ["/runs/{id}", "/runs/{id}/sources/1/figures/1.webp"])
+def test_run_record_access(app, member_figure_run, other_member, client_as, who, status, path):
+    if who == "other member":
+        client = app.test_client()
+        login(client, other_member.email)
+    else:
+        client = client_as(who)
+    response = client.get(path.format(id=member_figure_run.id))
+    assert response.status_code == status
+    if status == 302:
+        assert "/login" in response.headers["Location"]
+
+
+def test_missing_run_looks_like_a_hidden_one(member_run, other_member, app, client_as):
+    client = app.test_client()
+    login(client, other_member.email)
+    assert client.get(f"/runs/{member_run.id}").get_data(as_text=True) == \
+        client.get("/runs/999999").get_data(as_text=True)
+
+
+def test_run_list_shows_staff_every_run_and_members_their_own(member_run, other_member, app, client_as):
+    staff_run = ask(Run.get_by_id(member_run.id).agent, None, "lock entries")
+    staff = _soup(client_as("Auditor").get("/runs/"))
+    assert {a["href"] for a in staff.select("table.runs a")} == {f"/runs/{member_run.id}", f"/runs/{staff_run.id}"}
+    member = _soup(client_as("Member").get("/runs/"))
+    assert {a["href"] for a in member.select("table.runs a")} == {f"/runs/{member_run.id}"}
+    client = app.test_client()
+    login(client, other_member.email)
+    assert _soup(client.get("/runs/")).select("table.runs a") == []
+
+
+def test_run_record_shows_question_answer_markers_warnings_and_sources(corpus, client_as):
+    run = ask(make_agent("preferred"), None, "delete spool requests and stale lock entries")
+    page = _soup(client_as("Auditor").get(f"/runs/{run.id}"))
+    assert page.select_one(".question").text == "delete spool requests and stale lock entries"
+    markers = page.select(".answer a.cite")
+    assert markers and {m["href"] for m in markers} == {f"#source-{n}" for n in run.cited}
+    for n in run.cited:
+        assert page.select_one(f"#source-{n}") is not None
+    label = page.select_one("#source-1 .source-label").text
+    assert label.startswith("[1] Operations — ")
+    assert page.select_one(".status").text == "completed"
+
+    warned = ask(make_agent("preferred", slug="warned"), None, NO_EVIDENCE_QUESTION)
+    page = _soup(client_as("Auditor").get(f"/runs/{warned.id}"))
+    assert [li.text for li in page.select(".warnings li")] == [NO_PASSAGE_WARNING]
+    assert page.select_one(".status").text == "completed with warning"
+    assert page.select_one(".no-sources") is not None
+
+    stopped = ask(make_agent("required"), None, NO_EVIDENCE_QUESTION)
+    text = _soup(client_as("Auditor").get(f"/runs/{stopped.id}")).select_one(".run").text
+    assert "stopped" in text and "the model was not called" in text
+
+
+def test_long_passage_shows_its_first_six_lines_until_opened(app, pack, client_as):
+    lines = [f"Step {n}: restart the spool server number {n} and check it." for n in range(1, 13)]
+    documents.upload_file(pack, "long-steps.md", ("# Long steps\n\n" + "\n".join(lines) + "\n").encode(), None)
+    run = ask(make_agent("open"), None, "restart the spool server")
+    page = _soup(client_as("PlatformAdmin").get(f"/runs/{run.id}"))
+    source = page.select_one("#source-1")
+    preview = source.select_one(".passage-preview").text
+    assert len(preview.splitlines()) == PREVIEW_LINES and "Step 4:" in preview and "Step 5:" not in preview
+    details = source.select_one("details.passage-full")
+    assert details.select_one("summary").text == "Show full passage" and not details.has_attr("open")
+    assert "Step 12:" in details.select_one(".passage-text").text
+
+    documents.upload_file(pack, "short.md", b"# Short\n\nThe quartz gauge reads fine.\n", None)
+    short = _soup(client_as("PlatformAdmin").get(f"/runs/{ask(make_agent('open', 'o2'), None, 'quartz').id}"))
+    assert short.select_one("#source-1 details") is None
+
+
+def test_passage_preview_rules():
+    assert passage_preview("one\ntwo") is None
+    assert passage_preview("\n".join(["line"] * 7)) == "\n".join(["line"] * 6) + " …"
+    long_line = "word " * 200
+    preview = passage_preview(long_line)
+    assert len(preview) <= 602 and preview.endswith("…")
+    assert passage_preview(None) is None
+
+
+@pytest.mark.parametrize("role", ["PlatformAdmin", "AgentBuilder", "Auditor"])
+def test_staff_open_the_document_at_the_cited_passage(member_run, client_as, role):
+    client = client_as(role)
+    link = _soup(client.get(f"/runs/{member_run.id}")).select_one("#source-1 a.open-document")
+    passage = Passage.get_by_id(member_run.references().first().passage_id)
+    assert link["href"] == f"/packs/ops/documents/spool-overflow?passage={passage.id}#passage-{passage.ordinal}"
+    viewer = _soup(client.get(link["href"]))
+    assert viewer.select_one(".cited-passage h2").text == "Cited passage"
+    assert any("RSPO1041" in c.text for c in viewer.select(".doc-body .cited"))
+
+
+def test_member_owner_sees_sources_without_open_document(member_run, client_as):
+    page = _soup(client_as("Member").get(f"/runs/{member_run.id}"))
+    assert page.select_one("#source-1 .passage-text") is not None
+    assert page.select("a.open-document") == []
+
+
+def test_admin_opens_a_changed_document_with_the_passage_as_the_run_had_it(corpus, users, client_as):
+    run = ask(make_agent("preferred"), None, EVIDENCE_QUESTION)
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    changed = SPOOL.decode().replace("Output requests pile up", "Output requests keep piling up")
+    documents.edit_text(spool, changed, 1, users["PlatformAdmin"])
+    client = client_as("PlatformAdmin")
+    link = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1 a.open-document")
+    assert link["href"] == f"/packs/ops/documents/spool-overflow?run={run.id}&ref=1"
+    viewer = _soup(client.get(link["href"]))
+    aside = viewer.select_one(".cited-passage")
+    assert aside.select_one("h2").text == "Cited passage"
+    assert "RSPO1041" in aside.select_one(".passage-text").text
+    notice = aside.select_one(".changed-since-run").text
+    assert "changed since the run" in notice and "version 1" in notice and "version 2" in notice
+    # The Fix section did not change: the same passage is highlighted in the current text.
+    assert "highlighted" in notice and any("RSPO1041" in c.text for c in viewer.select(".doc-body .cited"))
+
+    documents.edit_text(Document.get_by_id(spool.id), changed.replace("RSPO1041", "RSPO1099"), 2, None)
+    viewer = _soup(client.get(link["href"]))
+    notice = viewer.select_one(".changed-since-run").text
+    assert "no longer in the current text" in notice and viewer.select(".doc-body .cited") == []
+    assert "RSPO1041" in viewer.select_one(".cited-passage .passage-text").text
+
+
+def test_viewer_ignores_a_run_that_does_not_cite_the_document(corpus, client_as):
+    run = ask(make_agent("preferred"), None, EVIDENCE_QUESTION)
+    viewer = _soup(client_as("PlatformAdmin").get(f"/packs/ops/documents/lock-entries?run={run.id}&ref=1"))
+    assert viewer.select_one(".cited-passage") is None
+    viewer = _soup(client_as("PlatformAdmin").get("/packs/ops/documents/lock-entries?run=999&ref=1"))
+    assert viewer.select_one(".cited-passage") is None
+
+
+# --- the try page ------------------------------------------------------------------
+
+
+def test_try_page_asks_with_htmx_and_swaps_the_run_in(corpus, client_as):
+    make_agent("preferred", slug="helper")
+    client = client_as("AgentBuilder")
+    page = _soup(client.get("/agents/helper/try"))
+    form = page.select_one("form#ask-form")
+    assert form["method"] == "post" and form["action"] == "/agents/helper/try"
+    assert form["hx-post"] == "/agents/helper/try" and form["hx-target"] == "#run-result"
+    response = client.post("/agents/helper/try", data={"question": EVIDENCE_QUESTION}, headers={"HX-Request": "true"})
+    assert response.status_code == 200 and "HX-Request" in response.headers["Vary"]
+    fragment = response.get_data(as_text=True)
+    assert "<html" not in fragment
+    run = Run.select().order_by(Run.id.desc()).get()
+    assert response.headers["HX-Push-Url"] == f"/agents/helper/try?run={run.id}"
+    soup = BeautifulSoup(fragment, "html.parser")
+    assert soup.select_one(".answer a.cite")["href"] == "#source-1"
+    assert soup.select_one(f"a[href='/runs/{run.id}']") is not None
+
+
+def test_try_page_works_without_javascript(corpus, client_as):
+    make_agent("preferred", slug="helper")
+    client = client_as("Auditor")
+    response = client.post("/agents/helper/try", data={"question": EVIDENCE_QUESTION})
+    run = Run.select().order_by(Run.id.desc()).get()
+    assert response.status_code == 303 and response.headers["Location"].endswith(f"/agents/helper/try?run={run.id}")
+    page = _soup(client.get(response.headers["Location"]))
+    assert page.select_one("#question").text == EVIDENCE_QUESTION
+    assert "RSPO1041" in page.select_one("#run-result .answer").text
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+def test_try_page_refuses_an_empty_question(corpus, client_as, htmx):
+    make_agent("preferred", slug="helper")
+    headers = {"HX-Request": "true"} if htmx else {}
+    response = client_as("PlatformAdmin").post("/agents/helper/try", data={"question": " "}, headers=headers)
+    assert response.status_code == 422
+    body = response.get_data(as_text=True)
+    assert ("<html" in body) is not htmx
+    assert "the text was empty" in _soup(response).select_one(".error").text
+    assert Run.select().count() == 0
+
+
+def test_try_page_shows_only_runs_of_this_agent(corpus, client_as):
+    make_agent("preferred", slug="helper")
+    other = ask(make_agent("open", slug="other-agent"), None, EVIDENCE_QUESTION)
+    page = _soup(client_as("PlatformAdmin").get(f"/agents/helper/try?run={other.id}"))
+    assert page.select_one("#run-result .run") is None
+
+
+# --- command line ------------------------------------------------------------------
+
+
+def test_cli_ask_prints_the_run_as_json(tmp_path):
+    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data")}
+    env.pop("DATABASE_URL", None)
+    if os.environ.get("CAIRN_TEST_DATABASE_URL"):
+        from helpers import empty_postgres
+
+        env["DATABASE_URL"] = os.environ["CAIRN_TEST_DATABASE_URL"]
+        empty_postgres(env["DATABASE_URL"])
+
+    def cli(*args, ok=True):
+        result = subprocess.run([sys.executable, "-m", "portal.cli", *args], env=env, capture_output=True,
+                                text=True, cwd=tmp_path, timeout=120)
+        assert (result.returncode == 0) is ok, result.stderr + result.stdout
+        return result
+
+    runbook = Path(tmp_path, "spool-overflow.md")
+    runbook.write_bytes(SPOOL)
+    cli("init")
+    cli("packs", "create", "runbooks", "--title", "Runbooks")
+    cli("ingest", "runbooks", str(runbook))
+    cli("agents", "create", "helper", "--name", "Helper", "--mode", "required", "--grant", "runbooks")
+    record = json.loads(cli("ask", "helper", EVIDENCE_QUESTION, "--json").stdout)
+    assert set(record) == {"run_id", "agent", "mode", "status", "warnings", "answer", "references", "cited"}
+    assert (record["agent"], record["mode"], record["status"], record["warnings"]) == (
+        "helper", "required", "completed", [])
+    assert record["cited"] == [1] and "RSPO1041" in record["answer"]
+    first = record["references"][0]
+    assert set(first) == {"n", "passage_id", "document_id", "version", "page", "text"}
+    assert (first["n"], first["document_id"], first["version"], first["page"]) == (1, "spool-overflow", 1, None)
+    stopped = json.loads(cli("ask", "helper", NO_EVIDENCE_QUESTION, "--json").stdout)
+    assert (stopped["status"], stopped["references"], stopped["cited"]) == ("stopped", [], [])
+    assert stopped["answer"] == STOPPED_NO_PASSAGE_ANSWER
+    assert "completed (required mode)" in cli("ask", "helper", EVIDENCE_QUESTION).stdout
+    assert cli("ask", "nobody", "question", ok=False).returncode == 2

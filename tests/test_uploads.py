@@ -1,0 +1,164 @@
+"""Word, PDF and image uploads end to end: stored figures and originals, downloads,
+redaction, deletion, and refusals that leave the data folder and database untouched."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+from bs4 import BeautifulSoup
+from resources.make_fixtures import (
+    PdfPage,
+    add_picture,
+    docx_bytes,
+    image_bytes,
+    pdf_bytes,
+    rgb_image,
+)
+
+from helpers import FIXTURES_DIR, data_snapshot, upload
+from portal import storage
+from portal.documents import services
+from portal.models import Document, Figure, Passage, Revision
+
+MANIFEST_REASONS = {"scanned_pdf": "scanned_pdf", "encrypted_pdf": "encrypted", "encrypted_docx": "encrypted",
+                    "damaged_pdf": "damaged", "damaged_docx": "damaged", "empty": "empty",
+                    "legacy_doc": "unsupported_type", "extension_mismatch": "type_mismatch",
+                    "pixels": "pixels", "size": "size"}
+
+
+def word_with_pictures() -> bytes:
+    def build(document):
+        document.add_heading("Interface monitoring", level=1)
+        document.add_paragraph("Check the IDoc monitor every morning before eight.")
+        add_picture(document, image_bytes(120, 80, color=(200, 30, 30)), alt="Red status lamp")
+        document.add_heading("Escalation", level=2)
+        document.add_paragraph("Escalate to the middleware team when queues stay red.")
+        add_picture(document, image_bytes(90, 90, "JPEG", color=(30, 30, 200)), alt="Blue queue chart")
+
+    return docx_bytes(build)
+
+
+def pdf_with_figure() -> bytes:
+    return pdf_bytes([
+        PdfPage(["Restart checklist for the weekend downtime.", "Stop the interfaces first."]),
+        PdfPage(["Start the database, then the application servers."], images=[rgb_image(96, 64)]),
+    ])
+
+
+def test_word_file_keeps_figures_original_and_headings(app, pack, client_as):
+    data = word_with_pictures()
+    outcome = services.upload_file(pack, "interface-monitoring.docx", data, None)
+    assert outcome.accepted, outcome.refused
+    revision = outcome.revision
+    assert "[Figure 1: Red status lamp]" in revision.text and "[Figure 2: Blue queue chart]" in revision.text
+    figures = list(Figure.select().where(Figure.revision == revision).order_by(Figure.number))
+    assert [f.label for f in figures] == ["Red status lamp", "Blue queue chart"]
+    assert all(storage.read(f.path)[:4] == b"RIFF" for f in figures)
+    heading_paths = {p.heading_path for p in Passage.select().where(Passage.revision == revision)}
+    assert "Interface monitoring > Escalation" in heading_paths
+
+    admin = client_as("PlatformAdmin")
+    page = BeautifulSoup(admin.get("/packs/ops/documents/interface-monitoring").data, "html.parser")
+    images = page.select(".doc-body .figure img")
+    assert [img["alt"] for img in images] == ["Red status lamp", "Blue queue chart"]
+    assert all("/files/" not in img["src"] and "data" not in img["src"] for img in images)
+    picture = admin.get(images[0]["src"])
+    assert picture.status_code == 200 and picture.mimetype == "image/webp"
+    download = admin.get("/packs/ops/documents/interface-monitoring/original")
+    assert download.status_code == 200 and download.data == data
+    assert "interface-monitoring.docx" in download.headers["Content-Disposition"]
+
+
+def test_figures_and_downloads_check_permissions(app, pack, client_as):
+    services.upload_file(pack, "interface-monitoring.docx", word_with_pictures(), None)
+    src = "/packs/ops/documents/interface-monitoring/v1/figures/1.webp"
+    assert client_as("Auditor").get(src).status_code == 200
+    assert client_as("Member").get(src).status_code == 404
+    assert client_as(None).get(src).status_code == 302
+    assert client_as("Auditor").get("/packs/ops/documents/interface-monitoring/original").status_code == 404
+    assert client_as("PlatformAdmin").get("/packs/ops/documents/interface-monitoring/v1/figures/9.webp"
+                                          ).status_code == 404
+
+
+def test_pdf_passages_start_with_their_page_and_show_figures(app, pack, client_as):
+    outcome = services.upload_file(pack, "restart-checklist.pdf", pdf_with_figure(), None)
+    assert outcome.accepted, outcome.refused
+    assert outcome.revision.pages == 2
+    passages = list(Passage.select().where(Passage.revision == outcome.revision).order_by(Passage.ordinal))
+    assert [p.page for p in passages] == [1, 2]
+    assert all(p.text.startswith(f"Page {p.page}\n") for p in passages)
+    assert "[Figure 1: Page 2]" in passages[1].text
+    page = BeautifulSoup(client_as("Auditor").get("/packs/ops/documents/restart-checklist").data, "html.parser")
+    assert [p.text for p in page.select(".doc-body .page-line")] == ["Page 1", "Page 2"]
+    assert page.select_one(".doc-body .figure img")["alt"] == "Page 2"
+
+
+def test_image_file_is_a_document_of_its_own(app, pack, client_as):
+    data = image_bytes(200, 120, "PNG")
+    outcome = services.upload_file(pack, "network-diagram.png", data, None)
+    assert outcome.accepted and outcome.document.kind == "image"
+    assert outcome.revision.text.startswith("[Figure 1: network-diagram]")
+    assert client_as("PlatformAdmin").get("/packs/ops/documents/network-diagram/original").data == data
+
+
+def test_redacted_word_file_keeps_only_redacted_text(app, pack, client_as):
+    def build(document):
+        document.add_paragraph("Connect with AKIAIOSFODNN7EXAMPLE to the bucket.")
+        add_picture(document, image_bytes(64, 64), alt="Bucket layout")
+
+    outcome = services.upload_file(pack, "bucket-access.docx", docx_bytes(build), None)
+    assert outcome.accepted
+    revision = outcome.revision
+    assert "AKIAIOSFODNN7EXAMPLE" not in revision.text and "[REDACTED:credential]" in revision.text
+    assert "[image not kept: document redacted]" in revision.text and "[Figure" not in revision.text
+    assert revision.original_path is None and Figure.select().count() == 0
+    assert outcome.document.redacted
+    admin = client_as("PlatformAdmin")
+    assert admin.get("/packs/ops/documents/bucket-access/original").status_code == 404
+    assert "Download the original" not in admin.get("/packs/ops/documents/bucket-access").get_data(as_text=True)
+
+
+def test_delete_removes_figures_and_original(app, pack):
+    outcome = services.upload_file(pack, "interface-monitoring.docx", word_with_pictures(), None)
+    paths = [outcome.revision.original_path] + [f.path for f in Figure.select()]
+    services.delete_document(outcome.document, 1)
+    assert not any(storage.resolve(p).exists() for p in paths)
+    assert Figure.select().count() == 0 and Revision.select().count() == 0
+
+
+def test_content_type_must_match_the_extension(app, pack, client_as):
+    before = data_snapshot(app)
+    response = upload(client_as("PlatformAdmin"), "ops", "manual.pdf", pdf_with_figure(),
+                      "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+    assert response.status_code == 422 and 'data-reason="type_mismatch"' in response.get_data(as_text=True)
+    assert data_snapshot(app) == before
+
+
+def _manifest_rows():
+    if not (FIXTURES_DIR / "MANIFEST.tsv").exists():
+        return []
+    with open(FIXTURES_DIR / "MANIFEST.tsv", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+@pytest.mark.skipif(not (FIXTURES_DIR / "MANIFEST.tsv").exists(),
+                    reason=f"the shared upload fixtures are not at {FIXTURES_DIR} (set CAIRN_SHARED_DIR)")
+@pytest.mark.parametrize("row", _manifest_rows(), ids=lambda row: row["file"])
+def test_real_fixture_through_the_whole_pipeline(app, pack, row):
+    """Every real file gets its manifest outcome; a refusal stores nothing at all."""
+    data = (FIXTURES_DIR / row["file"]).read_bytes()
+    before = data_snapshot(app)
+    outcome = services.upload_file(pack, row["file"], data, None)
+    expected = row["expected outcome"]
+    if expected == "accept":
+        assert outcome.accepted, outcome.refused and outcome.refused.message
+        figures = Figure.select().where(Figure.revision == outcome.revision).count()
+        assert figures == outcome.images_kept
+        if outcome.revision.original_path:
+            assert storage.read(outcome.revision.original_path) == data
+    else:
+        assert not outcome.accepted
+        assert outcome.refused.reason == MANIFEST_REASONS[expected.split(":", 1)[1]]
+        assert data_snapshot(app) == before
+        assert Document.select().count() == 0
