@@ -76,6 +76,25 @@ def with_pdfminer(data: bytes) -> int:
     return len(extract_text(io.BytesIO(data)))
 
 
+def upload_end_to_end(data: bytes, runs: int) -> tuple[float, float, object]:
+    """``documents.services.upload_file`` into a fresh data folder: read, classify, split, store, index."""
+    import tempfile
+
+    from portal import create_app
+    from portal.documents.services import upload_file
+    from portal.migrate import migrate
+    from portal.packs.services import create_pack
+
+    with tempfile.TemporaryDirectory(prefix="cairn-pdf-bench-") as scratch:
+        app = create_app({"CAIRN_DATA_DIR": scratch, "SECRET_KEY": "bench", "CAIRN_REPAIR_INDEX_ON_START": False})
+        with app.app_context():
+            migrate(app.config["DATABASE"])
+            pack = create_pack("bench", "Benchmark")
+            upload_file(pack, "warm-up.md", b"# Warm up\n\nStarts the JVM outside the timing.\n", None)
+            counter = iter(range(10**6))
+            return timed(lambda: upload_file(pack, f"manual-{next(counter)}.pdf", data, None), runs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -106,13 +125,20 @@ def main() -> None:
                 continue
             rows.append((label, name, median, worst, f"{chars:,} chars"))
 
+    data = files["300 pages, ~1,300 chars/page"]
+    median, worst, outcome = upload_end_to_end(data, runs)
+    passages = outcome.revision.passages.count() if outcome.accepted else 0
+    rows.append(("300 pages, ~1,300 chars/page", "upload end to end", median, worst,
+                 f"stored {outcome.revision.pages} pages, {passages} passages, indexed" if outcome.accepted
+                 else f"refused: {outcome.refused.reason}"))
+
     print(f"{'file':48} {'reader':22} {'median':>8} {'max':>8}  outcome")
     for label, reader, median, worst, outcome in rows:
         shown = f"{median:7.2f}s {worst:7.2f}s" if median is not None else f"{'-':>8} {'-':>8}"
         print(f"{label:48} {reader:22} {shown}  {outcome}")
-    slowest = max(m for _, r, m, _, _ in rows if r == "read_upload")
+    slowest = max(m for _, r, m, _, _ in rows if r in ("read_upload", "upload end to end"))
     verdict = "within" if slowest < TARGET_SECONDS else "OVER"
-    print(f"\nslowest read_upload median {slowest:.2f}s: {verdict} the {TARGET_SECONDS:.0f} s target")
+    print(f"\nslowest read_upload / upload median {slowest:.2f}s: {verdict} the {TARGET_SECONDS:.0f} s target")
 
 
 if __name__ == "__main__":

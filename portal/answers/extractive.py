@@ -18,7 +18,9 @@ NO_EVIDENCE_ANSWER = "No evidence found in the granted packs for this question."
 
 # A sentence scoring below this share of the best sentence's score is left out:
 # it usually matches only a common word of the question.
-MIN_SHARE_OF_BEST = 0.3
+MIN_SHARE_OF_BEST = 0.5
+# How much a question term counts when it is in a sentence's heading or title, not the sentence.
+CONTEXT_WEIGHT = 0.5
 
 _SENTENCE_ENDINGS = tuple(".!?…:;)\"'”’")
 
@@ -87,18 +89,20 @@ _ABBREVIATIONS = frozenset(
 )
 
 
-def _units(text: str) -> list[str]:
-    """Blocks of prose a sentence cannot cross: paragraphs, list items, table rows.
+def _units(text: str) -> list[tuple[str, str]]:
+    """Blocks of prose a sentence cannot cross (paragraphs, list items, table rows), each
+    with the heading it stands under.
 
     Headings, ``Page N`` lines, ``Keywords:`` lines, the ``Images:`` summary
-    line, code blocks and table rules are not prose and are dropped.
+    line, code blocks and table rules are not prose and are dropped as units.
     """
-    units: list[str] = []
+    units: list[tuple[str, str]] = []
     paragraph: list[str] = []
+    heading = ""
 
     def flush() -> None:
         if paragraph:
-            units.append(" ".join(paragraph))
+            units.append((" ".join(paragraph), heading))
             paragraph.clear()
 
     in_fence = False
@@ -114,11 +118,13 @@ def _units(text: str) -> list[str]:
         if not line:
             flush()
         elif _SETEXT_UNDERLINE.match(line) and paragraph:
-            paragraph.pop()  # the line above was a heading
+            heading = paragraph.pop()  # the line above was a heading
             flush()
+        elif _ATX_HEADING.match(line):
+            flush()
+            heading = line.lstrip("#").strip()
         elif (
-            _ATX_HEADING.match(line)
-            or _THEMATIC_BREAK.match(line)
+            _THEMATIC_BREAK.match(line)
             or _PAGE_LINE.match(line)
             or _KEYWORDS_LINE.match(line)
             or _IMAGES_LINE.match(line)
@@ -127,10 +133,10 @@ def _units(text: str) -> list[str]:
             flush()
         elif line.startswith("|"):
             flush()
-            units.append(line.strip("|").strip())
+            units.append((line.strip("|").strip(), heading))
         elif _ONLY_FIGURES.match(line):
             flush()
-            units.append(line)
+            units.append((line, heading))
         elif bullet := _BULLET.match(line):
             flush()
             paragraph.append(bullet.group(1))
@@ -147,8 +153,13 @@ def _protected_spans(unit: str) -> list[tuple[int, int]]:
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of a passage, each verbatim apart from joined lines and bullet markers."""
-    sentences: list[str] = []
-    for unit in _units(text):
+    return [sentence for sentence, _heading in sentences_with_headings(text)]
+
+
+def sentences_with_headings(text: str) -> list[tuple[str, str]]:
+    """``split_sentences``, each sentence paired with the heading it stands under ("" before any)."""
+    sentences: list[tuple[str, str]] = []
+    for unit, heading in _units(text):
         protected = _protected_spans(unit)
         start = 0
         for match in _BOUNDARY.finditer(unit):
@@ -161,10 +172,10 @@ def split_sentences(text: str) -> list[str]:
             ):
                 continue
             cut = match.start() + len(match.group().rstrip())
-            sentences.append(unit[start:cut].strip())
+            sentences.append((unit[start:cut].strip(), heading))
             start = match.end()
-        sentences.append(unit[start:].strip())
-    return [s for s in sentences if s]
+        sentences.append((unit[start:].strip(), heading))
+    return [(sentence, heading) for sentence, heading in sentences if sentence]
 
 
 # --- choosing sentences -------------------------------------------------------------
@@ -176,6 +187,7 @@ class _Candidate:
     n: int
     order: tuple[int, int]  # (reference position, sentence position): the tie-break
     terms: frozenset[str]
+    context: frozenset[str]  # terms of its heading, the passage's heading path and document title
 
 
 def _is_answerable(sentence: str) -> bool:
@@ -196,29 +208,37 @@ def extractive_sentences(
     """The sentences most relevant to ``question`` as ``(sentence, n)``, best first; may be empty.
 
     Relevance is the summed idf (over all issued sentences) of the question's
-    terms a sentence contains; ties go to the earlier reference, then the earlier
-    sentence. Only sentences sharing a term with the question qualify.
+    terms a sentence contains, plus half of it for question terms found only in
+    its context (the heading it stands under, the passage's heading path and the
+    document title): under "Root cause" in the digest of INC-2026-0266, a
+    sentence answers "the root cause of INC-2026-0266" without repeating those
+    words. Ties go to the earlier reference, then the earlier sentence. Only
+    sentences sharing a term with the question, themselves or through their
+    context, qualify.
     """
     tokenize = tokenize or simple_tokenize
     question_terms = set(tokenize(question))
     if not question_terms:
         return []
 
-    candidates = [
-        _Candidate(sentence, ref.n, (ref_position, sentence_position), frozenset(tokenize(sentence)))
-        for ref_position, ref in enumerate(references)
-        for sentence_position, sentence in enumerate(split_sentences(ref.text))
-        if _is_answerable(sentence)
-    ]
+    candidates = []
+    for ref_position, ref in enumerate(references):
+        around = " ".join((ref.document_title or "", ref.heading_path or ""))
+        for sentence_position, (sentence, heading) in enumerate(sentences_with_headings(ref.text)):
+            if _is_answerable(sentence):
+                terms = frozenset(tokenize(sentence))
+                context = frozenset(tokenize(f"{around} {heading}")) - terms
+                candidates.append(_Candidate(sentence, ref.n, (ref_position, sentence_position), terms, context))
     document_frequency = {
-        term: sum(1 for c in candidates if term in c.terms) for term in question_terms
+        term: sum(1 for c in candidates if term in c.terms or term in c.context) for term in question_terms
     }
     idf = {
         term: math.log(1 + len(candidates) / df)
         for term, df in document_frequency.items()
         if df
     }
-    scored = [(sum(idf[t] for t in c.terms & idf.keys()), c) for c in candidates]
+    scored = [(sum(idf[t] for t in c.terms & idf.keys()) + CONTEXT_WEIGHT * sum(idf[t] for t in c.context & idf.keys()),
+               c) for c in candidates]
     scored = [(score, c) for score, c in scored if score > 0]
     if not scored:
         return []

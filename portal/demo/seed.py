@@ -12,11 +12,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from portal.agents.services import create_agent, update_agent
 from portal.auth.services import create_user
 from portal.demo import catalog
 from portal.documents.services import upload_file
 from portal.errors import Refused
-from portal.models import Document, Pack, User
+from portal.models import Agent, Document, Pack, User
 from portal.packs.services import create_pack
 from portal.search.service import batched_index_updates
 
@@ -79,4 +80,15 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
 
 
 def _seed_agents(report: SeedReport) -> None:
-    """Filled in once agents exist (issue 4)."""
+    """Create missing catalog agents; return seeded ones to their catalog mode, leaving other edits alone."""
+    for entry in catalog.AGENTS:
+        agent = Agent.get_or_none(Agent.slug == entry["slug"])
+        if agent is None:
+            create_agent(None, entry["slug"], entry["name"], entry["mode"], entry["company"],
+                         entry["instructions"], entry["packs"], seeded=True)
+            report.agents_created.append(entry["slug"])
+        elif agent.seeded and agent.mode != entry["mode"]:
+            update_agent(None, agent, name=agent.name, mode=entry["mode"],
+                         company_name=agent.company.name if agent.company_id else None,
+                         instructions=agent.instructions, pack_slugs=[p.slug for p in agent.granted_packs()])
+            report.agents_reset.append(entry["slug"])

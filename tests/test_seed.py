@@ -1,0 +1,98 @@
+"""The demo seed: counts, kinds, keyword lines, figures, idempotence, agent modes, demo sign-ins."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from helpers import login
+from portal.agents.services import update_agent
+from portal.demo import catalog
+from portal.demo.seed import is_empty, seed_demo
+from portal.models import Agent, Document, Figure, Pack, Revision, User
+
+CORPUS_COUNTS = {"company-ams-incident-digests": 30, "company-solution-design-fds": 7,
+                 "company-change-and-downtime-calendar": 6, "sap-operations-runbooks": 12}
+
+
+@pytest.fixture
+def seeded(app):
+    assert is_empty()
+    report = seed_demo()
+    assert not is_empty()
+    return report
+
+
+def test_packs_documents_and_kinds(seeded):
+    packs = {p.slug: p for p in Pack.select()}
+    assert len(packs) == 11
+    counts = Counter(d.pack.slug for d in Document.select().where(Document.deleted_at.is_null()))
+    assert {slug: counts[slug] for slug in CORPUS_COUNTS} == CORPUS_COUNTS
+    singles = [slug for slug in packs if slug not in CORPUS_COUNTS]
+    assert len(singles) == 7 and all(counts[slug] == 1 for slug in singles)
+    assert sum(CORPUS_COUNTS.values()) == 55
+    company = {slug for slug, p in packs.items() if p.kind == "company"}
+    assert company == {"company-ams-incident-digests", "company-solution-design-fds",
+                       "company-change-and-downtime-calendar"}
+    assert {packs[s].company.name for s in company} == {catalog.COMPANY["name"]}
+    assert packs["sap-operations-runbooks"].kind == "generic"
+    kinds = Counter(d.kind for d in Document.select())
+    assert kinds["docx"] >= 1 and kinds["pdf"] >= 1
+
+
+def test_every_document_ends_with_a_keyword_line(seeded):
+    for document in Document.select():
+        lines = [line for line in document.current_revision().text.splitlines() if line.strip()]
+        assert lines[-1].startswith("Keywords:"), (document.doc_id, lines[-1])
+
+
+def test_word_and_pdf_documents_have_figures_originals_and_pages(seeded):
+    for kind in ("docx", "pdf"):
+        document = Document.get(Document.kind == kind)
+        revision = document.current_revision()
+        assert revision.original_path and Figure.select().where(Figure.revision == revision).count() >= 1
+    pdf = Document.get(Document.kind == "pdf").current_revision()
+    assert pdf.pages >= 2 and pdf.text.startswith("Page 1\n")
+
+
+def test_agents_modes_and_grants(seeded):
+    agents = list(Agent.select())
+    assert len(agents) == len(catalog.AGENTS) and all(a.seeded for a in agents)
+    modes = Counter(a.mode for a in agents)
+    assert modes["preferred"] == 10 and modes["open"] == len(agents) - 10
+    for agent in agents:
+        for pack in agent.granted_packs():
+            if pack.kind == "company":
+                assert agent.company_id == pack.company_id
+
+
+def test_reseeding_changes_nothing_but_returns_agents_to_their_modes(seeded):
+    revisions = Revision.select().count()
+    again = seed_demo()
+    assert not again.changed and again.documents_unchanged == 62
+    assert Revision.select().count() == revisions
+    agent = Agent.get(Agent.slug == "sap-runbook-guide")
+    kept_packs = [p.slug for p in agent.granted_packs()][:1]
+    update_agent(None, agent, name="Renamed guide", mode="required", company_name=None,
+                 instructions=agent.instructions, pack_slugs=kept_packs)
+    third = seed_demo()
+    assert third.agents_reset == ["sap-runbook-guide"]
+    agent = Agent.get(Agent.slug == "sap-runbook-guide")
+    assert agent.mode == "preferred"
+    assert agent.name == "Renamed guide" and [p.slug for p in agent.granted_packs()] == kept_packs
+
+
+def test_demo_sign_ins_work(seeded, app):
+    for entry in catalog.DEMO_USERS:
+        user = User.by_email(entry["email"])
+        assert set(entry["roles"]) == set(user.roles)
+        response = login(app.test_client(), entry["email"], entry["password"])
+        assert response.status_code == 302, entry["email"]
+
+
+def test_runbooks_name_no_company_system(seeded):
+    for document in Document.select().join(Pack).where(Pack.slug == "sap-operations-runbooks"):
+        text = document.current_revision().text
+        assert not any(sid in text.split() for sid in catalog.COMPANY_SYSTEM_IDS), document.doc_id
+        assert catalog.COMPANY["short_name"] not in text
