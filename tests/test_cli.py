@@ -20,7 +20,7 @@ def cli(tmp_path):
     env.pop("DATABASE_URL", None)
     if os.environ.get("CAIRN_TEST_DATABASE_URL"):
         env["DATABASE_URL"] = os.environ["CAIRN_TEST_DATABASE_URL"]
-        from helpers import _empty_postgres
+        from helpers import empty_postgres
 
         empty_postgres(env["DATABASE_URL"])
 

@@ -52,8 +52,10 @@ def test_word_and_pdf_documents_have_figures_originals_and_pages(seeded):
         document = Document.get(Document.kind == kind)
         revision = document.current_revision()
         assert revision.original_path and Figure.select().where(Figure.revision == revision).count() >= 1
-    pdf = Document.get(Document.kind == "pdf").current_revision()
+    pdf_document = Document.get(Document.kind == "pdf")
+    pdf = pdf_document.current_revision()
     assert pdf.pages >= 2 and pdf.text.startswith("Page 1\n")
+    assert pdf_document.title == "Worked examples: triaging SAP interface incidents"  # the PDF's own title
 
 
 def test_agents_modes_and_grants(seeded):

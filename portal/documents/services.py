@@ -73,8 +73,11 @@ def document_id_for(filename: str) -> str:
     return cleaned
 
 
-def title_for(filename: str, text: str, kind: str) -> str:
-    """A Markdown document's first level-1 heading, else the file name's stem."""
+def title_for(filename: str, text: str, kind: str, own_title: str = "") -> str:
+    """The file's own title (PDF metadata), a Markdown or Word document's first level-1 heading,
+    else the file name's stem."""
+    if own_title:
+        return own_title[:255]
     if kind in ("markdown", "docx"):
         match = re.search(r"^# +(.+?)\s*#*\s*$", text, re.M)
         if match:
@@ -106,7 +109,7 @@ def _upload(pack, filename, data, user, content_type, expected_version) -> Uploa
         raise limits.refuse_too_large(len(data))
     document_id_for(filename)  # refuse an unusable name before reading anything
     extracted = read_upload(filename, data, content_type)
-    title = title_for(filename, extracted.text, extracted.kind)
+    title = title_for(filename, extracted.text, extracted.kind, extracted.title)
     verdict = classify(extracted.text, title, filename, classification_policy())
     refuse_if_not_allowed(verdict)
     redacted = verdict.decision == "redact"

@@ -79,6 +79,7 @@ class Extracted:
     images_not_kept: dict[str, int] = field(default_factory=dict)
     pages: int | None = None
     title_hint: str = ""
+    title: str = ""  # the file's own title (PDF metadata), preferred over the file name
 
 
 def read_upload(
@@ -121,6 +122,7 @@ def read_upload(
         images_not_kept=assembled.images_not_kept,
         pages=result.pages,
         title_hint=title_hint,
+        title=result.title,
     )
 
 

@@ -60,6 +60,7 @@ class Reading:
     images: Callable[["ImageBudget"], Iterator[tuple[int, ImageOutcome]]]
     pages: int | None = None
     close: Callable[[], None] = field(default=lambda: None)
+    title: str = ""  # the file's own title (PDF metadata), when it has one
 
 
 class ImageBudget:

@@ -71,9 +71,19 @@ def _read_pages(document: pdfium.PdfDocument) -> Reading:
         text="\n\n".join(sections),
         labels=labels,
         pages=page_count,
+        title=_metadata_title(document),
         images=lambda budget: _prepare_images(document, pages_with_images, budget),
         close=document.close,
     )
+
+
+def _metadata_title(document: pdfium.PdfDocument) -> str:
+    """The Title of the PDF's document information, if it has a usable one."""
+    try:
+        title = " ".join((document.get_metadata_value("Title") or "").split())
+    except Exception:  # metadata is optional; a broken entry must not refuse the file
+        return ""
+    return title if 2 < len(title) <= 255 and not title.lower().startswith(("untitled", "microsoft word")) else ""
 
 
 def _page_text_and_image_count(document: pdfium.PdfDocument, index: int) -> tuple[str, int]:

@@ -48,6 +48,7 @@ class ReaderResult:
     kept: dict[int, tuple[bytes, int, int]] = field(default_factory=dict)
     not_kept: dict[int, str] = field(default_factory=dict)
     facts: dict[int, dict] = field(default_factory=dict)
+    title: str = ""
 
 
 def run_reader(kind: str, data: bytes, *, label: str | None = None) -> ReaderResult:
@@ -155,7 +156,8 @@ class _Conversation:
                     raise limits.refuse_damaged("file")
                 raise Refused(reason, str(meta.get("message", "")))
             if kind == "text":
-                self.result = ReaderResult(str(meta["text"]), [str(x) for x in meta["labels"]], meta.get("pages"))
+                self.result = ReaderResult(str(meta["text"]), [str(x) for x in meta["labels"]], meta.get("pages"),
+                                           title=str(meta.get("title") or ""))
             elif kind == "figure" and self.result is not None:
                 self.result.kept[int(meta["slot"])] = (blob, int(meta["width"]), int(meta["height"]))
             elif kind == "not_kept" and self.result is not None:

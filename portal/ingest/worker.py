@@ -113,7 +113,8 @@ def serve(request: dict, data: bytes, send) -> None:
         refusal = limits.refuse_damaged("file")
         send({"type": "refused", "reason": refusal.reason, "message": refusal.message})
         return
-    send({"type": "text", "text": reading.text, "labels": reading.labels, "pages": reading.pages})
+    send({"type": "text", "text": reading.text, "labels": reading.labels, "pages": reading.pages,
+          "title": reading.title})
     budget = ImageBudget(float(request.get("image_seconds", limits.IMAGE_SECONDS)))
     reported = set()
     try:
