@@ -5,8 +5,10 @@ Roles do not inherit each other: each rule names the roles it admits.
 
 from __future__ import annotations
 
+from flask import current_app
+
 from portal.errors import NotFound
-from portal.models import Agent, Document, Pack, Run, User
+from portal.models import Agent, AgentGrant, Conversation, Document, Feedback, Pack, Run, RunReference, User
 
 READ_PACK_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
 MANAGE_DOCUMENT_ROLES = frozenset({"PlatformAdmin"})
@@ -122,3 +124,92 @@ def source_document_for_reading(user: User, document_pk: int) -> Document | None
         return document_for_reading(user, pack, document.doc_id)
     except NotFound:
         return None
+
+
+# --- Support chat, source pages and answer feedback ----------------------------------
+
+CHAT_ROLES = frozenset({"Member"})
+REVIEW_FEEDBACK_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
+
+
+def can_use_chat(user: User) -> bool:
+    """The support chat is for Members, who always belong to a company."""
+    return bool(user.is_authenticated and user.roles & CHAT_ROLES and user.company_id is not None)
+
+
+def agents_offered_to(user: User):
+    """Agents serving the member's company, and company-less ones when CAIRN_OFFER_SHARED_AGENTS is on.
+
+    An agent with no granted pack can only answer "no evidence", so it is not offered.
+    """
+    if not can_use_chat(user):
+        return Agent.select().where(False)
+    serves = Agent.company == user.company_id
+    if current_app.config.get("CAIRN_OFFER_SHARED_AGENTS"):
+        serves = serves | Agent.company.is_null()
+    return Agent.select().where(serves & Agent.id.in_(AgentGrant.select(AgentGrant.agent)))
+
+
+def agent_for_chat(user: User, slug: str) -> Agent:
+    agent = agents_offered_to(user).where(Agent.slug == slug).first()
+    if agent is None:
+        raise NotFound(slug)
+    return agent
+
+
+def conversation_for_member(user: User, conversation_id: int):
+    conversation = Conversation.get_or_none(Conversation.id == conversation_id) if can_use_chat(user) else None
+    if conversation is None or conversation.user_id != user.id:
+        raise NotFound(conversation_id)
+    return conversation
+
+
+def answer_for_member(user: User, run_id: int) -> Run:
+    """A run the member asked: its source page, its cited documents and its rating are theirs alone."""
+    run = Run.get_or_none(Run.id == run_id) if can_use_chat(user) else None
+    if run is None or run.user_id != user.id:
+        raise NotFound(run_id)
+    return run
+
+
+def cited_document_for_member(user: User, run_id: int, n: int):
+    """(run, receipt row, live document) when reference ``n`` was cited by the member's own answer.
+
+    This is not access to the pack: only the document that reference came from,
+    and only while it exists. A list of reader roles that leaves out Member closes it.
+    """
+    run = answer_for_member(user, run_id)
+    reference = RunReference.get_or_none((RunReference.run == run) & (RunReference.n == n))
+    if reference is None or n not in run.cited:
+        raise NotFound(n)
+    document = Document.get_or_none((Document.id == reference.document_pk) & Document.deleted_at.is_null())
+    if document is None or not member_role_admitted(document):
+        raise NotFound(n)
+    return run, reference, document
+
+
+def member_role_admitted(document: Document) -> bool:
+    roles = {r for r in document.reader_roles_csv.split(",") if r}
+    return not roles or "Member" in roles
+
+
+def member_may_download(user: User, document: Document) -> bool:
+    """SPEC 2 reader visibility: ``shared`` for every member, ``company`` for the pack's company; ``staff`` never."""
+    if document.redacted or not member_role_admitted(document):
+        return False
+    if document.visibility == "shared":
+        return True
+    return (document.visibility == "company" and user.company_id is not None
+            and document.pack.company_id == user.company_id)
+
+
+def can_review_feedback(user: User) -> bool:
+    return bool(user.is_authenticated and user.roles & REVIEW_FEEDBACK_ROLES)
+
+
+def feedback_for_review(user: User, feedback_id: int):
+    feedback = (Feedback.get_or_none((Feedback.id == feedback_id) & (Feedback.rating == "not_helpful"))
+                if can_review_feedback(user) else None)
+    if feedback is None:
+        raise NotFound(feedback_id)
+    return feedback

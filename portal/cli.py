@@ -9,20 +9,9 @@ from pathlib import Path
 
 import click
 
-from portal import create_app
+from portal.cli_support import app_context, echo_listing, fail
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-
-
-def _app():
-    app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
-    app.app_context().push()
-    return app
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -37,7 +26,7 @@ def init():
     from portal.migrate import migrate
     from portal.models import User
 
-    app = _app()
+    app = app_context()
     ran = migrate(app.config["DATABASE"])
     click.echo(f"migrations applied: {', '.join(ran) if ran else 'none (up to date)'}")
     email, password = app.config["CAIRN_ADMIN_EMAIL"], app.config["CAIRN_ADMIN_PASSWORD"]
@@ -45,7 +34,7 @@ def init():
         try:
             create_user(email, password, {"PlatformAdmin"})
         except UserError as error:
-            _fail(str(error))
+            fail(str(error))
         click.echo(f"created PlatformAdmin {email}")
 
 
@@ -63,13 +52,13 @@ def users_create(email, roles, company):
     """Create a user; the password is read from standard input."""
     from portal.auth.services import UserError, create_user
 
-    _app()
+    app_context()
     password = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else click.prompt(
         "Password", hide_input=True, confirmation_prompt=True)
     try:
         user = create_user(email, password, set(roles), company)
     except UserError as error:
-        _fail(str(error))
+        fail(str(error))
     click.echo(f"created {user.email} ({', '.join(sorted(user.roles))})")
 
 
@@ -89,11 +78,11 @@ def packs_create(slug, title, kind, company, description):
     from portal.errors import Refused
     from portal.packs.services import create_pack
 
-    _app()
+    app_context()
     try:
         pack = create_pack(slug, title, kind, company, description)
     except Refused as refusal:
-        _fail(refusal.message)
+        fail(refusal.message)
     click.echo(f"created pack {pack.slug}")
 
 
@@ -104,14 +93,9 @@ def packs_list(as_json):
     from portal.models import Pack
     from portal.packs.services import packs_as_json
 
-    _app()
-    rows = packs_as_json(Pack.select().order_by(Pack.slug))
-    if as_json:
-        click.echo(json.dumps(rows))
-        return
-    for row in rows:
-        company = f" ({row['company']})" if row["company"] else ""
-        click.echo(f"{row['slug']:40} {row['kind']:8} {row['documents']:5}  {row['title']}{company}")
+    app_context()
+    echo_listing(packs_as_json(Pack.select().order_by(Pack.slug)), as_json,
+                 lambda row: f"{row['slug']:40} {row['kind']:8} {row['documents']:5}  {row['title']}")
 
 
 @main.command()
@@ -122,7 +106,7 @@ def ingest(pack, files, as_json):
     """Add files to a pack; exit 1 when any was refused."""
     from portal.documents.ingest_report import ingest_paths
 
-    _app()
+    app_context()
     any_refused = False
     for line in ingest_paths(pack, files):
         any_refused |= line["status"] == "refused"
@@ -147,11 +131,11 @@ def search(query, pack_slugs, limit, as_json):
     from portal.models import Pack
     from portal.search.service import search_packs
 
-    _app()
+    app_context()
     found = {p.slug: p for p in Pack.select().where(Pack.slug.in_(pack_slugs))}
     missing = [s for s in pack_slugs if s not in found]
     if missing:
-        _fail(f"no such pack: {', '.join(missing)}")
+        fail(f"no such pack: {', '.join(missing)}")
     results = search_packs([found[s] for s in pack_slugs], query, limit)
     if as_json:
         click.echo(json.dumps({"query": query, "hits": [h.as_json() for h in results.hits]}))
@@ -174,7 +158,7 @@ def index_rebuild():
     """Rebuild every pack index from the database."""
     from portal.search.service import rebuild_all
 
-    _app()
+    app_context()
     for slug, count in rebuild_all().items():
         click.echo(f"{slug}: {count} passages")
 
@@ -187,7 +171,7 @@ def seed_demo(if_empty):
     from portal.demo.seed import is_empty
     from portal.demo.seed import seed_demo as run_seed
 
-    _app()
+    app_context()
     if if_empty and not is_empty():
         click.echo("demo seed skipped: the database already has packs")
         return
@@ -210,12 +194,18 @@ def seed_demo(if_empty):
 @click.option("--no-cranfield", is_flag=True, help="Skip the Cranfield collection.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--details", is_flag=True, help="List every question that missed.")
-def evaluate(questions_path, current, cranfield_dir, no_cranfield, as_json, details):
-    """Retrieval quality: Recall@8 and nDCG@10 of a question set, Cranfield next to plain Lucene."""
+@click.option("--no-regressions", is_flag=True, help="Skip the regression cases recorded from answer feedback.")
+@click.option("--regressions-only", is_flag=True,
+              help="Run only the regression cases (this database): is each expected document in the top 8 now?")
+def evaluate(questions_path, current, cranfield_dir, no_cranfield, as_json, details, no_regressions,
+             regressions_only):
+    """Retrieval quality: Recall@8 and nDCG@10 of a question set, Cranfield next to plain Lucene, and the
+    regression cases recorded from answer feedback."""
     from portal.evaluation.runner import run_evaluation
 
     report = run_evaluation(Path(questions_path) if questions_path else None, current,
-                            None if no_cranfield else (Path(cranfield_dir) if cranfield_dir else "default"))
+                            None if no_cranfield else (Path(cranfield_dir) if cranfield_dir else "default"),
+                            regressions=not no_regressions, only_regressions=regressions_only)
     click.echo(json.dumps(report.as_json()) if as_json else report.as_text(details))
 
 
@@ -227,7 +217,6 @@ def serve(host, port):
     os.execvp(sys.executable, [
         sys.executable, "-m", "gunicorn", "--chdir", str(PROJECT_ROOT), "--workers", "1", "--threads", "8",
         "--timeout", "120", "--bind", f"{host}:{port}", "--access-logfile", "-", "app:app"])
-
 
 
 from portal.agents.cli import agents, ask  # noqa: E402  (the commands attach to ``main`` defined above)

@@ -304,3 +304,97 @@ class RunReference(BaseModel):
 
 
 ALL_MODELS = ALL_MODELS + (Agent, AgentGrant, AuditLog, Run, RunReference)
+
+
+# --- The support chat, answer feedback and regression cases (migrations/0003) -------
+
+
+class Conversation(BaseModel):
+    """A Member's chat with one agent; its turns are runs (``Run.conversation``)."""
+
+    user = ForeignKeyField(User, backref="conversations", on_delete="CASCADE")
+    agent = ForeignKeyField(Agent, null=True, backref="conversations", on_delete="SET NULL")
+    agent_slug = CharField(max_length=80)  # kept: the conversation outlives the agent
+    agent_name = CharField()
+    title = CharField()
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "conversation"
+
+    def turns(self):
+        return Run.select().where(Run.conversation == self).order_by(Run.created_at, Run.id)
+
+
+# A chat turn is a run; runs asked elsewhere (try page, `cairn ask`) have no conversation.
+Run._meta.add_field("conversation", ForeignKeyField(Conversation, null=True, backref="runs",
+                                                    on_delete="SET NULL"))
+
+
+class Feedback(BaseModel):
+    """One person's rating of one answer (unique per run and user), with its triage state.
+
+    ``reasons`` is a JSON list of reason keys (``portal.feedback.services.REASONS``).
+    """
+
+    run = ForeignKeyField(Run, backref="feedback", on_delete="CASCADE")
+    user = ForeignKeyField(User, null=True, backref="feedback", on_delete="SET NULL")
+    rating = CharField(max_length=16)
+    reasons_json = TextField(column_name="reasons", default="[]")
+    note = TextField(default="")
+    status = CharField(max_length=16, default="new")
+    reviewer_note = TextField(default="")
+    reviewed_by = ForeignKeyField(User, null=True, backref="reviewed_feedback", on_delete="SET NULL")
+    reviewed_at = DateTimeField(null=True)
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)  # when the rating was last given or changed
+
+    class Meta:
+        table_name = "feedback"
+        indexes = ((("run", "user"), True),)
+
+    @property
+    def reasons(self) -> list[str]:
+        return json.loads(self.reasons_json or "[]")
+
+
+class FeedbackTriage(BaseModel):
+    """One change of a feedback item's triage status or reviewer note: who, when, what."""
+
+    feedback = ForeignKeyField(Feedback, backref="triage_history", on_delete="CASCADE")
+    status = CharField(max_length=16)
+    note = TextField(default="")
+    actor = ForeignKeyField(User, null=True, on_delete="SET NULL")
+    actor_email = CharField()  # kept: the history still says who after the user is gone
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "feedback_triage"
+
+
+class RegressionCase(BaseModel):
+    """A question that should have found a document (or passage): `cairn eval` checks the agent's top 8.
+
+    ``document_pk`` and ``passage_id`` are plain integers, as in a receipt: the
+    case outlives edits and deletions, and reports them.
+    """
+
+    feedback = ForeignKeyField(Feedback, null=True, backref="regression_cases", on_delete="SET NULL")
+    agent = ForeignKeyField(Agent, null=True, backref="regression_cases", on_delete="SET NULL")
+    agent_slug = CharField(max_length=80)
+    question = TextField()
+    pack_slug = CharField()
+    document_pk = IntegerField()
+    document_id = CharField(max_length=80)
+    document_title = CharField()
+    passage_id = IntegerField(null=True)
+    passage_version = IntegerField(null=True)
+    created_by = ForeignKeyField(User, null=True, on_delete="SET NULL")
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "regression_case"
+
+
+ALL_MODELS = ALL_MODELS + (Conversation, Feedback, FeedbackTriage, RegressionCase)

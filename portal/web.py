@@ -18,6 +18,8 @@ home = Blueprint("home", __name__)
 def index():
     if access.can_read_packs(current_user):
         return redirect(url_for("packs.index"))
+    if access.can_use_chat(current_user):
+        return redirect(url_for("chat.index"))
     return render("home/member.html")
 
 
@@ -28,7 +30,9 @@ def healthz():
 
 def init_app(app) -> None:
     from portal.agents.views import bp as agents_bp
+    from portal.chat.views import bp as chat_bp
     from portal.documents.views import bp as documents_bp
+    from portal.feedback.views import bp as feedback_bp
     from portal.packs.views import bp as packs_bp
     from portal.runs.views import bp as runs_bp
 
@@ -38,6 +42,8 @@ def init_app(app) -> None:
     app.register_blueprint(documents_bp)
     app.register_blueprint(agents_bp)
     app.register_blueprint(runs_bp)
+    app.register_blueprint(chat_bp)
+    app.register_blueprint(feedback_bp)
 
     @app.context_processor
     def template_helpers():

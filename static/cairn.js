@@ -95,8 +95,48 @@
     });
   }
 
+  // The chat: Enter sends (Shift+Enter makes a new line); while the answer is made the pending block shows
+  // the question and the seconds elapsed; after the swap the newest answer is scrolled into view.
+  function enhanceChat() {
+    var timer = null;
+    document.body.addEventListener("keydown", function (event) {
+      var field = event.target;
+      if (event.key !== "Enter" || event.shiftKey || event.isComposing || !field.matches("textarea[data-enter-sends]")) { return; }
+      event.preventDefault();
+      if (field.value.trim() && field.form) { field.form.requestSubmit(); }
+    });
+    document.body.addEventListener("htmx:beforeRequest", function (event) {
+      if (event.target.id !== "ask-form") { return; }
+      var question = event.target.querySelector("textarea[name=question]");
+      var shown = document.querySelector("[data-pending-question]");
+      var elapsed = document.querySelector("[data-elapsed]");
+      if (shown && question) { shown.textContent = question.value; }
+      var started = Date.now();
+      clearInterval(timer);
+      timer = setInterval(function () {
+        if (!elapsed || !document.body.contains(elapsed)) { clearInterval(timer); return; }
+        elapsed.textContent = "(" + Math.round((Date.now() - started) / 1000) + " s)";
+      }, 1000);
+    });
+    // The chat is swapped whole (outerHTML): the new #chat is announced by htmx:load.
+    document.body.addEventListener("htmx:load", function (event) {
+      if (event.target.id !== "chat") { return; }
+      showLatestTurn(event.target);
+      var field = event.target.querySelector("textarea[data-enter-sends]");
+      if (field) { field.focus({ preventScroll: true }); }
+    });
+    var chat = document.getElementById("chat");
+    if (chat && !window.location.hash) { showLatestTurn(chat); }
+  }
+
+  function showLatestTurn(chat) {
+    var turns = chat.querySelectorAll(".turn");
+    if (turns.length > 1) { turns[turns.length - 1].scrollIntoView({ block: "start" }); }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     swapRefusals();
+    enhanceChat();
     document.querySelectorAll("form[data-upload-one-by-one]").forEach(enhanceUpload);
     confirmForms();
     scrollToCited();

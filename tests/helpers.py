@@ -42,3 +42,11 @@ def data_snapshot(app) -> dict:
     counts = {m.__name__: m.select().count() for m in ALL_MODELS}
     generations = {p.slug: p.index_generation for p in Pack.select()}
     return {"files": files, "rows": counts, "generations": generations}
+
+
+def signed_in_client(app, user, password: str = PASSWORD):
+    """A test client signed in as ``user`` (for users made in a test, beside the per-role ``client_as``)."""
+    client = app.test_client()
+    response = login(client, user.email, password)
+    assert response.status_code == 302, response.data
+    return client

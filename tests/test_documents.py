@@ -8,7 +8,7 @@ from helpers import data_snapshot, upload
 from portal.documents import services
 from portal.errors import Refused, VersionConflict
 from portal.models import REVISIONS_KEPT, Document, Passage, Revision
-from portal.search.service import indexes, search_packs
+from portal.search.service import search_packs
 
 RUNBOOK = b"""# IDoc backlog runbook
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import re
 import stat
 from pathlib import Path
 
 import pytest
 
 from helpers import POSTGRES_URL
-from portal import create_app, repair_indexes_at_start
+from portal import repair_indexes_at_start
 from portal.config import SETTINGS
 from portal.documents import services
 from portal.models import Pack

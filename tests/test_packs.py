@@ -102,3 +102,13 @@ def test_alternating_pack_sets_each_search_their_own_readers(app, pack, other_pa
         assert {h.pack for h in only_ops} == {"ops"} and len(only_ops) == 5
         assert {h.pack for h in only_other} == {"other"} and len(only_other) == 12
         assert len(both) == 17
+
+
+def test_result_snippets_read_as_prose():
+    from portal.packs.views import section, snippet
+
+    text = "Page 3\n## Fix\n\n- Restart the queue.\n- Reprocess with RBDAPP01.\nKeywords: idoc, queue\n"
+    assert snippet(text) == "Restart the queue. Reprocess with RBDAPP01."
+    assert snippet("word " * 200, length=20) == "word word word word …"
+    assert section("IDoc runbook > Fix > Queue", "IDoc runbook") == "Fix > Queue"
+    assert section("Other > Fix", "IDoc runbook") == "Other > Fix"

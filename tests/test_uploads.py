@@ -162,3 +162,18 @@ def test_real_fixture_through_the_whole_pipeline(app, pack, row):
         assert outcome.refused.reason == MANIFEST_REASONS[expected.split(":", 1)[1]]
         assert data_snapshot(app) == before
         assert Document.select().count() == 0
+
+
+def test_a_blocking_policy_refuses_and_stores_nothing(app, pack):
+    app.config["CAIRN_CLASSIFICATION_POLICY"] = [{"rule": "private_key", "decision": "block"},
+                                                 {"rule": "jwt", "decision": "review_required"}]
+    before = data_snapshot(app)
+    key = b"# Deploy notes\n\n-----BEGIN RSA PRIVATE KEY-----\nMIIEfakefakefake\n-----END RSA PRIVATE KEY-----\n"
+    blocked = services.upload_file(pack, "deploy-notes.md", key, None)
+    assert blocked.refused.reason == "classification_blocked"
+    assert "MIIEfakefakefake" not in blocked.refused.message and "private key" in blocked.refused.message
+    token = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5"
+             "MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+    review = services.upload_file(pack, "api-notes.md", f"# API\n\nUse {token} to call it.\n".encode(), None)
+    assert review.refused.reason == "review_required"
+    assert data_snapshot(app) == before

@@ -3,23 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-from portal import create_app
+from portal.cli_support import app_context, echo_listing, fail
 from portal.models import GROUNDING_MODES
-
-
-def _app():
-    app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
-    app.app_context().push()
-    return app
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
 
 
 @click.group()
@@ -39,11 +27,11 @@ def agents_create(slug, name, mode, company, grants, instructions):
     from portal.agents.services import create_agent
     from portal.errors import Refused
 
-    _app()
+    app_context()
     try:
         agent = create_agent(None, slug, name, mode, company, instructions, grants)
     except Refused as refusal:
-        _fail(refusal.message)
+        fail(refusal.message)
     packs = ", ".join(p.slug for p in agent.granted_packs()) or "no packs"
     click.echo(f"created agent {agent.slug} ({agent.mode}; {packs})")
 
@@ -55,14 +43,9 @@ def agents_list(as_json):
     from portal.agents.services import agents_as_json
     from portal.models import Agent
 
-    _app()
-    rows = agents_as_json(Agent.select().order_by(Agent.slug))
-    if as_json:
-        click.echo(json.dumps(rows))
-        return
-    for row in rows:
-        company = f" ({row['company']})" if row["company"] else ""
-        click.echo(f"{row['slug']:30} {row['mode']:9} {', '.join(row['packs']) or '-'}  {row['name']}{company}")
+    app_context()
+    echo_listing(agents_as_json(Agent.select().order_by(Agent.slug)), as_json,
+                 lambda row: f"{row['slug']:30} {row['mode']:9} {', '.join(row['packs']) or '-'}  {row['name']}")
 
 
 @click.command()
@@ -76,14 +59,14 @@ def ask(agent, question, as_json):
     from portal.runs.services import ask as ask_agent
     from portal.runs.services import run_as_json
 
-    _app()
+    app_context()
     found = Agent.get_or_none(Agent.slug == agent)
     if found is None:
-        _fail(f"no such agent: {agent}")
+        fail(f"no such agent: {agent}")
     try:
         run = ask_agent(found, None, question)
     except Refused as refusal:
-        _fail(refusal.message)
+        fail(refusal.message)
     record = run_as_json(run)
     if as_json:
         click.echo(json.dumps(record))

@@ -9,6 +9,7 @@ from pathlib import Path
 from portal import create_app
 from portal.evaluation import cranfield
 from portal.evaluation.questions import QuestionReport, evaluate_questions, load_questions
+from portal.evaluation.regressions import RegressionReport, evaluate_regression_cases
 
 DEFAULT_CRANFIELD = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "cranfield"
 
@@ -19,9 +20,15 @@ class EvaluationReport:
     questions: QuestionReport | None
     cranfield: cranfield.CranfieldResult | None
     cranfield_note: str = ""
+    regressions: RegressionReport | None = None
+    regressions_note: str = ""
 
     def as_json(self) -> dict:
         out = {"questions": None, "cranfield": None, "source": self.source}
+        if self.regressions is not None:
+            out["regressions"] = self.regressions.summary()
+        elif self.regressions_note:
+            out["regressions_note"] = self.regressions_note
         if self.questions is not None:
             out["questions"] = self.questions.summary()
         if self.cranfield is not None:
@@ -59,20 +66,35 @@ class EvaluationReport:
                 lines.append(f"  {name:11} {ours:6.3f}   {theirs if theirs is not None else '—':>6}")
         elif self.cranfield_note:
             lines.append(self.cranfield_note)
+        if self.regressions is not None:
+            lines += self.regressions.as_text()
+        elif self.regressions_note:
+            lines.append(self.regressions_note)
         return "\n".join(lines)
 
 
-def run_evaluation(questions_path: Path | None, current: bool, cranfield_dir) -> EvaluationReport:
+def run_evaluation(questions_path: Path | None, current: bool, cranfield_dir, regressions: bool = True,
+                   only_regressions: bool = False) -> EvaluationReport:
+    """The question set (on a fresh demo seed, or ``current``: this database), Cranfield, and the
+    regression cases recorded from answer feedback, which always live in this database."""
     from portal.demo.catalog import EVAL_QUESTIONS_PATH
 
+    if only_regressions:
+        cases, note = _regressions_on_this_database()
+        return EvaluationReport("this database", None, None, regressions=cases, regressions_note=note)
     questions = load_questions(questions_path or EVAL_QUESTIONS_PATH)
+    cases, cases_note = None, ""
     if current:
         app = create_app({"CAIRN_REPAIR_INDEX_ON_START": True})
         with app.app_context():
             report = evaluate_questions(questions)
+            if regressions:
+                cases, cases_note = _regression_cases_if_migrated(app)
         source = "this database"
     else:
         report, source = _on_fresh_seed(questions), "fresh demo seed"
+        if regressions:
+            cases, cases_note = _regressions_on_this_database()
     result, note = None, ""
     if cranfield_dir is not None:
         folder = DEFAULT_CRANFIELD if cranfield_dir == "default" else Path(cranfield_dir)
@@ -80,7 +102,29 @@ def run_evaluation(questions_path: Path | None, current: bool, cranfield_dir) ->
             result = cranfield.evaluate(folder, 0.9, 0.4)
         else:
             note = f"Cranfield skipped: no collection at {folder}"
-    return EvaluationReport(source, report, result, note)
+    return EvaluationReport(source, report, result, note, cases, cases_note)
+
+
+def _regressions_on_this_database() -> tuple[RegressionReport | None, str]:
+    """Run the regression cases of the configured database, without creating one where there is none."""
+    from portal.config import load_settings
+
+    url = load_settings({"SECRET_KEY": "eval"})["DATABASE_URL"]
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
+        return None, f"Regression cases skipped: there is no database at {url[len('sqlite:///'):]}"
+    app = create_app({"SECRET_KEY": "eval", "CAIRN_REPAIR_INDEX_ON_START": True})
+    with app.app_context():
+        outcome = _regression_cases_if_migrated(app)
+        app.extensions["cairn_indexes"].close()
+    return outcome
+
+
+def _regression_cases_if_migrated(app) -> tuple[RegressionReport | None, str]:
+    from portal.migrate import pending
+
+    if "0003_chat_feedback" in pending(app.config["DATABASE"]):
+        return None, "Regression cases skipped: the database is not migrated (run `cairn init`)."
+    return evaluate_regression_cases(), ""
 
 
 def _on_fresh_seed(questions) -> QuestionReport:

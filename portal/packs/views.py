@@ -9,9 +9,29 @@ from portal import access
 from portal.errors import NotFound, Refused
 from portal.packs.services import create_pack, live_document_counts
 from portal.rendering import render
+from portal.documents.render import PAGE_LINE_RE as PAGE_LINE
 from portal.search.service import search_packs
 
 bp = Blueprint("packs", __name__, url_prefix="/packs")
+
+
+@bp.app_template_filter("snippet")
+def snippet(text: str, length: int = 320) -> str:
+    """A passage as one line of prose for a result list: no heading, page or keyword lines."""
+    kept = [line.strip().lstrip("-*•> ").strip() for line in text.splitlines()
+            if line.strip() and not line.lstrip().startswith("#") and not PAGE_LINE.match(line.strip())
+            and not line.strip().startswith(("Keywords:", "|---", "---"))]
+    flat = " ".join(" ".join(kept).split())
+    return flat if len(flat) <= length else flat[:length].rsplit(" ", 1)[0] + " …"
+
+
+@bp.app_template_filter("section")
+def section(heading_path: str, title: str) -> str:
+    """The heading path without the document title it usually starts with."""
+    parts = [p for p in heading_path.split(" > ") if p]
+    if parts and parts[0].strip() == title.strip():
+        parts = parts[1:]
+    return " > ".join(parts)
 
 
 @bp.route("/")

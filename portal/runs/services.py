@@ -115,8 +115,7 @@ def ask(agent: Agent, user: User | None, question: str) -> Run:
     """Answer ``question`` as ``agent`` for ``user`` (None: the command line) and store the run."""
     question = checked_question(question)
     started = time.perf_counter()
-    results = search_packs(list(agent.granted_packs()), question, limit=CANDIDATES_PER_RUN)
-    hits = acceptable_hits(question, results.hits, REFERENCES_PER_RUN)
+    hits = issued_hits(agent, question)
     issued = _issue(hits) if hits else []
     retrieval_ms = _elapsed_ms(started)
     outcome = answer_question(agent.mode, question, agent.instructions, [i.reference for i in issued],
@@ -134,6 +133,12 @@ def ask(agent: Agent, user: User | None, question: str) -> Run:
         if rows:
             RunReference.insert_many(rows).execute()
     return run
+
+
+def issued_hits(agent: Agent, question: str) -> list[SearchHit]:
+    """The passages ``agent`` is given for ``question`` now: its top 8 acceptable hits, best first."""
+    results = search_packs(list(agent.granted_packs()), question, limit=CANDIDATES_PER_RUN)
+    return acceptable_hits(question, results.hits, REFERENCES_PER_RUN)
 
 
 def _issue(hits: list[SearchHit]) -> list[_Issued]:
@@ -255,8 +260,8 @@ def passage_preview(text: str | None) -> str | None:
     return preview.rstrip() + " …"
 
 
-def linked_answer(answer: str, cited: list[int]) -> Markup:
-    """The answer as HTML, each cited ``[n]`` a link to its source (``#source-n``) on the same page."""
+def linked_answer(answer: str, cited: list[int], sources_url: str = "") -> Markup:
+    """The answer as HTML, each cited ``[n]`` a link to its source (``#source-n``, on ``sources_url``)."""
     issued = set(cited)
 
     def link(match: re.Match) -> str:
@@ -265,7 +270,7 @@ def linked_answer(answer: str, cited: list[int]) -> Markup:
         for item in items:
             numbers = [int(x) for x in re.findall(r"\d+", item)]
             if numbers and numbers[0] in issued:
-                out.append(f'<a class="cite" href="#source-{numbers[0]}">{item}</a>')
+                out.append(f'<a class="cite" href="{escape(sources_url)}#source-{numbers[0]}">{item}</a>')
             else:
                 out.append(item)
         return "[" + "".join(out) + "]"

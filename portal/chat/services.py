@@ -1,0 +1,138 @@
+"""Conversations, asking within one, an answer's sources and the documents it cited.
+
+A chat turn is a run made by ``portal.runs.services.ask`` (same retrieval,
+grounding and receipt as the try page) and then tied to its conversation. The
+run is stored first and the conversation after, in a second short transaction,
+so the database is never locked while the model answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from portal import access
+from portal.db import database
+from portal.errors import NotFound
+from portal.models import Agent, Conversation, Document, Feedback, Passage, Revision, Run, RunReference, User, utcnow
+from portal.runs.services import Source, checked_question, linked_answer, run_sources
+from portal.runs.services import ask as ask_agent
+
+TITLE_CHARS = 80
+SIDEBAR_CONVERSATIONS = 20
+
+
+def offered_agents(user: User) -> list[Agent]:
+    return list(access.agents_offered_to(user).order_by(Agent.name))
+
+
+def conversations_of(user: User, limit: int | None = None) -> list[Conversation]:
+    query = (Conversation.select().where(Conversation.user == user.id)
+             .order_by(Conversation.updated_at.desc(), Conversation.id.desc()))
+    return list(query.limit(limit) if limit else query)
+
+
+def conversation_title(question: str) -> str:
+    """The first question, on one line, cut at a word boundary to at most 80 characters."""
+    line = " ".join(question.split())
+    if len(line) <= TITLE_CHARS:
+        return line
+    cut = line[:TITLE_CHARS - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+
+
+def start_conversation(user: User, agent: Agent, question: str) -> tuple[Conversation, Run]:
+    """Ask the first question; the conversation exists only once there is an answer."""
+    question = checked_question(question)
+    run = ask_agent(agent, user, question)
+    with database().atomic():
+        conversation = Conversation.create(user=user, agent=agent, agent_slug=agent.slug, agent_name=agent.name,
+                                           title=conversation_title(question), created_at=run.created_at,
+                                           updated_at=run.created_at)
+        Run.update(conversation=conversation).where(Run.id == run.id).execute()
+    run.conversation = conversation
+    return conversation, run
+
+
+def continue_conversation(user: User, conversation: Conversation, agent: Agent, question: str) -> Run:
+    run = ask_agent(agent, user, question)
+    with database().atomic():
+        Run.update(conversation=conversation).where(Run.id == run.id).execute()
+        Conversation.update(updated_at=utcnow()).where(Conversation.id == conversation.id).execute()
+    run.conversation = conversation
+    return run
+
+
+def agent_still_offered(user: User, conversation: Conversation) -> Agent | None:
+    """The conversation's agent if the member may still ask it (it exists and is offered to them)."""
+    if conversation.agent_id is None:
+        return None
+    try:
+        return access.agent_for_chat(user, conversation.agent_slug)
+    except NotFound:
+        return None
+
+
+@dataclass
+class Turn:
+    """One question and its answer as the chat shows them."""
+
+    run: Run
+    answer_html: Markup
+    feedback: Feedback | None
+
+
+def turns(user: User, conversation: Conversation, sources_url) -> list[Turn]:
+    """The conversation's runs, oldest first; ``sources_url(run)`` is where the answer's markers point."""
+    runs = list(conversation.turns())
+    ratings = {f.run_id: f for f in Feedback.select().where(
+        (Feedback.user == user.id) & Feedback.run.in_([r.id for r in runs]))} if runs else {}
+    return [Turn(run, linked_answer(run.answer, run.cited, sources_url(run)), ratings.get(run.id)) for run in runs]
+
+
+# --- An answer's source page and the documents it cited ------------------------------
+
+
+@dataclass
+class CitedSource:
+    source: Source
+    can_open: bool  # the document still exists and this member may open it from here
+
+
+def cited_sources(user: User, run: Run) -> list[CitedSource]:
+    """The passages the answer cited, as issued, each with whether its document can be opened."""
+    cited = [s for s in run_sources(run, user) if s.cited]
+    live = {d.id: d for d in Document.select().where(
+        Document.id.in_([s.reference.document_pk for s in cited]) & Document.deleted_at.is_null())} if cited else {}
+    return [CitedSource(s, s.reference.document_pk in live and access.member_role_admitted(
+        live[s.reference.document_pk])) for s in cited]
+
+
+@dataclass
+class CitedDocument:
+    """A document an answer cited, as it is now, with where the cited passage is in it."""
+
+    run: Run
+    reference: RunReference
+    document: Document
+    revision: Revision
+    passages: list[Passage]
+    highlighted: Passage | None  # the cited passage in the current text, when it is still there
+
+    @property
+    def changed(self) -> bool:
+        return self.reference.version != self.document.current_version
+
+
+def cited_document(user: User, run_id: int, n: int) -> CitedDocument:
+    """The current revision of the document reference ``n`` of the member's answer cited (else NotFound)."""
+    run, reference, document = access.cited_document_for_member(user, run_id, n)
+    revision = document.current_revision()
+    if revision is None:
+        raise NotFound(n)
+    passages = list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
+    highlighted = next((p for p in passages if p.id == reference.passage_id), None)
+    if highlighted is None and reference.text is not None:
+        highlighted = next((p for p in passages if p.text == reference.text), None)
+    return CitedDocument(run, reference, document, revision, passages, highlighted)

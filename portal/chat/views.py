@@ -1,0 +1,165 @@
+"""The support chat: start and continue conversations, an answer's source page, its cited documents."""
+
+from __future__ import annotations
+
+import io
+
+from flask import Blueprint, redirect, request, send_file, url_for
+from flask_login import current_user, login_required
+
+from portal import access, storage
+from portal.chat import services
+from portal.documents.render import PassageLines, numbered_lines, render_markdown
+from portal.errors import NotFound, Refused
+from portal.feedback.services import MAX_NOTE_CHARS, REASONS, rating_of
+from portal.models import Agent, Conversation, Figure, Run
+from portal.rendering import render, wants_fragment
+from portal.runs.services import MAX_QUESTION_CHARS, STATUS_LABELS
+
+bp = Blueprint("chat", __name__, url_prefix="/chat")
+
+# What every answer's rating widget needs (templates/feedback/_rating.html).
+RATING_CONTEXT = {"reasons": REASONS, "max_note_chars": MAX_NOTE_CHARS, "choosing": False, "form": {}}
+
+
+@bp.route("/")
+@login_required
+def index():
+    if not access.can_use_chat(current_user):
+        raise NotFound("chat")
+    agents = services.offered_agents(current_user)
+    return _chat_page(None, chosen=agents[0] if len(agents) == 1 else None, agents=agents)
+
+
+@bp.route("/agents/<slug>")
+@login_required
+def new(slug: str):
+    return _chat_page(None, chosen=access.agent_for_chat(current_user, slug))
+
+
+@bp.route("/", methods=["POST"])
+@login_required
+def start():
+    if not access.can_use_chat(current_user):
+        raise NotFound("chat")
+    question, slug = request.form.get("question", ""), request.form.get("agent", "")
+    if not slug:
+        return _chat_page(None, question=question, error="Choose an agent to ask. Nothing was sent.", status=422)
+    agent = access.agent_for_chat(current_user, slug)
+    try:
+        conversation, run = services.start_conversation(current_user, agent, question)
+    except Refused as refusal:
+        return _chat_page(None, chosen=agent, question=question, error=refusal.message, status=422)
+    return _answered(conversation, run)
+
+
+@bp.route("/<int:conversation_id>")
+@login_required
+def conversation(conversation_id: int):
+    return _chat_page(access.conversation_for_member(current_user, conversation_id))
+
+
+@bp.route("/<int:conversation_id>", methods=["POST"])
+@login_required
+def ask(conversation_id: int):
+    conversation = access.conversation_for_member(current_user, conversation_id)
+    agent = services.agent_still_offered(current_user, conversation)
+    if agent is None:
+        raise NotFound(conversation_id)
+    question = request.form.get("question", "")
+    try:
+        run = services.continue_conversation(current_user, conversation, agent, question)
+    except Refused as refusal:
+        return _chat_page(conversation, question=question, error=refusal.message, status=422)
+    return _answered(conversation, run)
+
+
+def _answered(conversation: Conversation, run: Run):
+    """With htmx the chat is swapped in place; without, the POST redirects (a reload never asks again)."""
+    address = url_for("chat.conversation", conversation_id=conversation.id)
+    if not wants_fragment():
+        return redirect(f"{address}#turn-{run.id}", code=303)
+    response = _chat_page(Conversation.get_by_id(conversation.id))
+    response.headers["HX-Push-Url"] = address
+    return response
+
+
+def _chat_page(conversation: Conversation | None, chosen: Agent | None = None, agents: list[Agent] | None = None,
+               question: str = "", error: str | None = None, status: int = 200):
+    agents = services.offered_agents(current_user) if agents is None else agents
+    context = {"conversation": conversation, "chosen": chosen, "agents": agents, "question": question,
+               "error": error, "max_question_chars": MAX_QUESTION_CHARS, "status_labels": STATUS_LABELS,
+               "conversations": services.conversations_of(current_user, services.SIDEBAR_CONVERSATIONS + 1),
+               "sidebar_size": services.SIDEBAR_CONVERSATIONS, **RATING_CONTEXT}
+    if conversation is not None:
+        context["turns"] = services.turns(current_user, conversation, _sources_url)
+        context["agent"] = services.agent_still_offered(current_user, conversation)
+    return render("chat/page.html", "chat/_chat.html", status=status, **context)
+
+
+def _sources_url(run: Run) -> str:
+    return url_for("chat.sources", run_id=run.id)
+
+
+@bp.route("/conversations")
+@login_required
+def conversations():
+    if not access.can_use_chat(current_user):
+        raise NotFound("chat")
+    return render("chat/conversations.html", conversations=services.conversations_of(current_user))
+
+
+# --- An answer's sources and the documents it cited ------------------------------------
+
+
+@bp.route("/answers/<int:run_id>/sources")
+@login_required
+def sources(run_id: int):
+    run = access.answer_for_member(current_user, run_id)
+    return render("chat/sources.html", run=run, cited=services.cited_sources(current_user, run),
+                  answer_html=services.linked_answer(run.answer, run.cited),
+                  feedback=rating_of(current_user, run), status_labels=STATUS_LABELS, **RATING_CONTEXT)
+
+
+@bp.route("/answers/<int:run_id>/sources/<int:n>/document")
+@login_required
+def document(run_id: int, n: int):
+    cited = services.cited_document(current_user, run_id, n)
+    highlight = (cited.highlighted.line_start, cited.highlighted.line_end) if cited.highlighted else None
+    view = "lines" if request.args.get("view") == "lines" else "formatted"
+    figure_numbers = {f.number for f in Figure.select(Figure.number).where(Figure.revision == cited.revision)}
+
+    def figure_url(number: int) -> str:
+        return url_for("chat.figure", run_id=run_id, n=n, number=number) if number in figure_numbers else ""
+
+    body = (numbered_lines(cited.revision.text, highlight) if view == "lines" else
+            render_markdown(cited.revision.text, [PassageLines(p.ordinal, p.line_start, p.line_end)
+                                                  for p in cited.passages], highlight, figure_url))
+    return render("chat/document.html", citation=cited, cited=cited.highlighted, document=cited.document,
+                  revision=cited.revision, receipt=cited.reference, run=cited.run, body=body, view=view,
+                  can_download=bool(cited.revision.original_path)
+                  and access.member_may_download(current_user, cited.document))
+
+
+@bp.route("/answers/<int:run_id>/sources/<int:n>/document/figures/<int:number>.webp")
+@login_required
+def figure(run_id: int, n: int, number: int):
+    """A figure of the cited document as it is now; no other document's or revision's figures."""
+    cited = services.cited_document(current_user, run_id, n)
+    found = Figure.get_or_none((Figure.revision == cited.revision) & (Figure.number == number))
+    if found is None:
+        raise NotFound(number)
+    response = send_file(io.BytesIO(storage.read(found.path)), mimetype="image/webp", max_age=3600)
+    response.headers["Cache-Control"] = "private, max-age=3600"
+    return response
+
+
+@bp.route("/answers/<int:run_id>/sources/<int:n>/document/original")
+@login_required
+def original(run_id: int, n: int):
+    """The original file, only when the document's reader visibility lets this member read it directly."""
+    cited = services.cited_document(current_user, run_id, n)
+    if not cited.revision.original_path or not access.member_may_download(current_user, cited.document):
+        raise NotFound(n)
+    return send_file(io.BytesIO(storage.read(cited.revision.original_path)), as_attachment=True,
+                     download_name=cited.revision.original_name, mimetype="application/octet-stream", max_age=0)

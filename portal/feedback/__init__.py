@@ -1,0 +1,1 @@
+"""Answer feedback: ratings of chat answers, their triage under Build, and regression cases."""

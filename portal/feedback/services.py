@@ -1,0 +1,348 @@
+"""Ratings of chat answers, the review list of Not helpful ones, triage and regression cases.
+
+The reasons, statuses and the note limit are defined here once; forms, pages,
+the CSV export and the tests read them from here.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from dataclasses import dataclass, field
+from math import ceil
+
+from peewee import JOIN, IntegrityError
+
+from portal.db import database
+from portal.errors import Refused
+from portal.models import (
+    Agent,
+    Company,
+    Document,
+    Feedback,
+    FeedbackTriage,
+    Pack,
+    Passage,
+    RegressionCase,
+    Revision,
+    Run,
+    User,
+    utcnow,
+)
+
+RATINGS = {"helpful": "Helpful", "not_helpful": "Not helpful"}
+REASONS = {
+    "incorrect": "Incorrect",
+    "incomplete": "Incomplete",
+    "irrelevant_sources": "Irrelevant sources",
+    "outdated": "Outdated",
+    "did_not_cite": "Did not cite",
+    "other": "Other",
+}
+STATUSES = {"new": "new", "in_review": "in review", "resolved": "resolved", "wont_fix": "won't fix"}
+MAX_NOTE_CHARS = 2_000
+PAGE_SIZE = 20
+EXCERPT_CHARS = 240
+REOPENED_NOTE = "The rating changed after review, so it is new again."
+
+
+# --- Rating an answer -------------------------------------------------------------------
+
+
+def checked_note(note: str | None, what: str = "A note") -> str:
+    note = (note or "").replace("\r\n", "\n").strip()
+    if len(note) > MAX_NOTE_CHARS:
+        raise Refused("note_too_long", f"{what} is at most {MAX_NOTE_CHARS:,} characters; this one has "
+                                       f"{len(note):,}. Nothing was saved.")
+    return note
+
+
+def checked_rating(rating: str, reasons, note: str | None) -> tuple[str, list[str], str]:
+    """(rating, reasons in their listed order, note); Not helpful needs a reason. Refused otherwise."""
+    if rating not in RATINGS:
+        raise Refused("bad_rating", "Rate the answer Helpful or Not helpful. Nothing was saved.")
+    if rating == "helpful":
+        return rating, [], ""
+    chosen = {r for r in reasons if r}
+    unknown = chosen - set(REASONS)
+    if unknown:
+        raise Refused("bad_reason", f"Unknown reason {', '.join(sorted(unknown))!r}; choose among "
+                                    f"{', '.join(r.lower() for r in REASONS.values())}. Nothing was saved.")
+    if not chosen:
+        raise Refused("no_reason", "Choose at least one reason why the answer was not helpful. Nothing was saved.")
+    return rating, [r for r in REASONS if r in chosen], checked_note(note)
+
+
+def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None = None) -> Feedback:
+    """Save ``user``'s one rating of ``run`` (a second call changes it); refuse a bad one, saving nothing.
+
+    A Not helpful rating whose content changes after a reviewer triaged it goes back to "new".
+    """
+    rating, reasons, note = checked_rating(rating, reasons, note)
+    now = utcnow()
+    with database().atomic():
+        feedback = Feedback.get_or_none((Feedback.run == run.id) & (Feedback.user == user.id))
+        if feedback is None:
+            try:
+                with database().atomic():
+                    return Feedback.create(run=run.id, user=user.id, rating=rating, reasons_json=json.dumps(reasons),
+                                           note=note, created_at=now, updated_at=now)
+            except IntegrityError:  # the same person rated in another request a moment ago
+                feedback = Feedback.get((Feedback.run == run.id) & (Feedback.user == user.id))
+        if (feedback.rating, feedback.reasons, feedback.note) == (rating, reasons, note):
+            return feedback
+        if rating == "not_helpful" and feedback.status != "new":
+            feedback.status = "new"
+            FeedbackTriage.create(feedback=feedback, status="new", note=REOPENED_NOTE, actor=user.id,
+                                  actor_email=user.email, created_at=now)
+        feedback.rating, feedback.reasons_json, feedback.note, feedback.updated_at = (
+            rating, json.dumps(reasons), note, now)
+        feedback.save()
+    return feedback
+
+
+def rating_of(user: User, run: Run) -> Feedback | None:
+    return Feedback.get_or_none((Feedback.run == run.id) & (Feedback.user == user.id))
+
+
+# --- The review list ----------------------------------------------------------------------
+
+
+@dataclass
+class ReviewFilters:
+    """The review list's filters, parsed once from the query string (page, list and CSV alike)."""
+
+    agent: str = ""
+    reason: str = ""
+    status: str = ""
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+    page: int = 1
+    problems: list[str] = field(default_factory=list)
+
+    def args(self, page: int | None = None) -> dict[str, str]:
+        """The filters as query arguments (empty ones left out), for links that keep them."""
+        out = {"agent": self.agent, "reason": self.reason, "status": self.status,
+               "from": self.date_from.isoformat() if self.date_from else "",
+               "to": self.date_to.isoformat() if self.date_to else ""}
+        if page and page > 1:
+            out["page"] = str(page)
+        return {k: v for k, v in out.items() if v}
+
+    @property
+    def active(self) -> bool:
+        return bool(self.args())
+
+
+def parse_filters(args) -> ReviewFilters:
+    """Read ``agent``, ``reason``, ``status``, ``from``, ``to`` (YYYY-MM-DD, UTC, inclusive) and ``page``.
+
+    An unknown reason or status, or a malformed date, is left out and named in ``problems``.
+    """
+    filters = ReviewFilters(agent=(args.get("agent") or "").strip()[:80])
+    for name, allowed in (("reason", REASONS), ("status", STATUSES)):
+        value = (args.get(name) or "").strip()
+        if value in allowed:
+            setattr(filters, name, value)
+        elif value:
+            filters.problems.append(f"There is no {name} {value[:40]!r}; that filter was not applied.")
+    for name, attribute in (("from", "date_from"), ("to", "date_to")):
+        value = (args.get(name) or "").strip()
+        if not value:
+            continue
+        try:
+            setattr(filters, attribute, dt.date.fromisoformat(value))
+        except ValueError:
+            filters.problems.append(f"{value[:40]!r} is not a date (YYYY-MM-DD); that filter was not applied.")
+    if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
+        filters.problems.append("The date range ends before it starts, so nothing can match.")
+    page = args.get("page") or "1"
+    filters.page = max(1, int(page)) if page.isdigit() else 1
+    return filters
+
+
+def review_query(filters: ReviewFilters):
+    """Not helpful ratings matching ``filters``, newest first, with their run and rater."""
+    rater = User.alias("rater")
+    query = (Feedback.select(Feedback, Run, rater, Company)
+             .join(Run, on=(Feedback.run == Run.id))
+             .switch(Feedback).join(rater, JOIN.LEFT_OUTER, on=(Feedback.user == rater.id), attr="user")
+             .join(Company, JOIN.LEFT_OUTER, on=(rater.company == Company.id))
+             .where(Feedback.rating == "not_helpful"))
+    if filters.agent:
+        query = query.where(Run.agent_slug == filters.agent)
+    if filters.reason:
+        # Reasons are stored as a JSON list of fixed keys, so the quoted key matches exactly one reason.
+        query = query.where(Feedback.reasons_json.contains(f'"{filters.reason}"'))
+    if filters.status:
+        query = query.where(Feedback.status == filters.status)
+    if filters.date_from:
+        query = query.where(Feedback.updated_at >= dt.datetime.combine(filters.date_from, dt.time()))
+    if filters.date_to:
+        query = query.where(Feedback.updated_at < dt.datetime.combine(filters.date_to + dt.timedelta(days=1),
+                                                                      dt.time()))
+    return query.order_by(Feedback.updated_at.desc(), Feedback.id.desc())
+
+
+@dataclass
+class ReviewPage:
+    items: list[Feedback]
+    total: int
+    page: int
+    pages: int
+
+    @property
+    def first(self) -> int:
+        return (self.page - 1) * PAGE_SIZE + 1 if self.total else 0
+
+    @property
+    def last(self) -> int:
+        return min(self.page * PAGE_SIZE, self.total)
+
+
+def review_page(filters: ReviewFilters) -> ReviewPage:
+    query = review_query(filters)
+    total = query.count()
+    pages = max(1, ceil(total / PAGE_SIZE))
+    page = min(filters.page, pages)
+    return ReviewPage(list(query.paginate(page, PAGE_SIZE)), total, page, pages)
+
+
+def agents_with_feedback() -> list[tuple[str, str]]:
+    """(slug, name) of every agent with a Not helpful answer, deleted agents included (runs keep both)."""
+    rows = (Run.select(Run.agent_slug, Run.agent_name).join(Feedback, on=(Feedback.run == Run.id))
+            .where(Feedback.rating == "not_helpful").distinct().tuples())
+    names: dict[str, str] = {}
+    for slug, name in rows:
+        names.setdefault(slug, name)
+    return sorted(names.items(), key=lambda item: item[1].lower())
+
+
+def answer_excerpt(answer: str) -> str:
+    line = " ".join(answer.split())
+    if len(line) <= EXCERPT_CHARS:
+        return line
+    cut = line[:EXCERPT_CHARS]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + " …"
+
+
+def reason_labels(feedback: Feedback) -> list[str]:
+    return [REASONS.get(r, r) for r in feedback.reasons]
+
+
+CSV_COLUMNS = ("feedback_id", "rated_at_utc", "agent", "agent_name", "question", "answer", "reasons", "note",
+               "rated_by", "company", "status", "reviewer_note", "reviewed_by", "reviewed_at_utc", "run_id")
+
+
+def export_csv(filters: ReviewFilters) -> str:
+    """Every item matching ``filters`` (not only one page) as CSV, one row per rating."""
+    items = list(review_query(filters))
+    reviewer_ids = {item.reviewed_by_id for item in items if item.reviewed_by_id}
+    reviewers = dict(User.select(User.id, User.email).where(User.id.in_(reviewer_ids)).tuples()) if reviewer_ids else {}
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    for item in items:
+        rater = item.user if item.user_id else None
+        writer.writerow([_csv_cell(value) for value in (
+            item.id, _iso(item.updated_at), item.run.agent_slug, item.run.agent_name, item.run.question,
+            item.run.answer, "; ".join(reason_labels(item)), item.note, rater.email if rater else "",
+            rater.company.name if rater and rater.company_id else "", STATUSES.get(item.status, item.status),
+            item.reviewer_note, reviewers.get(item.reviewed_by_id, ""), _iso(item.reviewed_at), item.run_id)])
+    return out.getvalue()
+
+
+def _csv_cell(value) -> str:
+    """Text that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` …) is prefixed with ``'``."""
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _iso(moment: dt.datetime | None) -> str:
+    return moment.replace(microsecond=0).isoformat() if moment else ""
+
+
+# --- Triage ---------------------------------------------------------------------------------
+
+
+def triage(actor: User, feedback: Feedback, status: str, note: str | None) -> Feedback:
+    """Set the status and reviewer note; every change is kept in the history with who and when."""
+    if status not in STATUSES:
+        raise Refused("bad_status", f"The status is one of: {', '.join(STATUSES.values())}. Nothing was saved.")
+    note = checked_note(note, "A reviewer note")
+    if (feedback.status, feedback.reviewer_note) == (status, note):
+        return feedback
+    now = utcnow()
+    with database().atomic():
+        feedback.status, feedback.reviewer_note, feedback.reviewed_by, feedback.reviewed_at = (
+            status, note, actor.id, now)
+        feedback.save(only=[Feedback.status, Feedback.reviewer_note, Feedback.reviewed_by, Feedback.reviewed_at])
+        FeedbackTriage.create(feedback=feedback, status=status, note=note, actor=actor.id, actor_email=actor.email,
+                              created_at=now)
+    return feedback
+
+
+def triage_history(feedback: Feedback) -> list[FeedbackTriage]:
+    return list(FeedbackTriage.select().where(FeedbackTriage.feedback == feedback)
+                .order_by(FeedbackTriage.created_at.desc(), FeedbackTriage.id.desc()))
+
+
+# --- Regression cases -------------------------------------------------------------------------
+
+
+def record_regression_case(actor: User, feedback: Feedback, document_pk: int,
+                           passage_id: int | None = None) -> RegressionCase:
+    """Record that the answer's question should have found this document (or this passage of it)."""
+    run = feedback.run
+    agent = Agent.get_or_none(Agent.id == run.agent_id) if run.agent_id else None
+    if agent is None:
+        raise Refused("agent_deleted", f"The agent {run.agent_name!r} was deleted, so there is no agent to run "
+                                       "this question against. Nothing was saved.")
+    document = Document.get_or_none((Document.id == document_pk) & Document.deleted_at.is_null())
+    if document is None:
+        raise Refused("no_document", "That document does not exist (any more). Nothing was saved.")
+    passage = None
+    if passage_id is not None:
+        passage = (Passage.select(Passage, Revision).join(Revision)
+                   .where((Passage.id == passage_id) & (Revision.document == document)
+                          & (Revision.version == document.current_version)).first())
+        if passage is None:
+            raise Refused("no_passage", "That passage is not in the document's current text. Nothing was saved.")
+    duplicate = RegressionCase.get_or_none(
+        (RegressionCase.feedback == feedback) & (RegressionCase.document_pk == document.id)
+        & (RegressionCase.passage_id.is_null() if passage is None else RegressionCase.passage_id == passage.id))
+    if duplicate is not None:
+        return duplicate
+    return RegressionCase.create(
+        feedback=feedback, agent=agent, agent_slug=agent.slug, question=run.question, pack_slug=document.pack.slug,
+        document_pk=document.id, document_id=document.doc_id, document_title=document.title,
+        passage_id=passage.id if passage else None, passage_version=passage.revision.version if passage else None,
+        created_by=actor.id)
+
+
+def document_by_name(pack_slug: str, doc_id: str) -> Document:
+    """The live document ``doc_id`` of pack ``pack_slug``, for naming an expected document by hand."""
+    document = (Document.select().join(Pack)
+                .where((Pack.slug == (pack_slug or "").strip()) & (Document.doc_id == (doc_id or "").strip())
+                       & Document.deleted_at.is_null()).first())
+    if document is None:
+        raise Refused("no_document", f"There is no document {doc_id.strip()!r} in the pack {pack_slug.strip()!r}. "
+                                     "Nothing was saved.")
+    return document
+
+
+def regression_cases_of(feedback: Feedback) -> list[RegressionCase]:
+    return list(RegressionCase.select().where(RegressionCase.feedback == feedback)
+                .order_by(RegressionCase.created_at, RegressionCase.id))
+
+
+def passages_of(cases: list[RegressionCase]) -> dict[int, Passage]:
+    """The recorded passages that still exist, by id, to say where each one is."""
+    ids = [c.passage_id for c in cases if c.passage_id is not None]
+    return {p.id: p for p in Passage.select().where(Passage.id.in_(ids))} if ids else {}
+
+
+def delete_regression_case(feedback: Feedback, case_id: int) -> None:
+    RegressionCase.delete().where((RegressionCase.id == case_id) & (RegressionCase.feedback == feedback)).execute()

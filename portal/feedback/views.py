@@ -1,0 +1,172 @@
+"""Rating an answer (Members), and Answer feedback under Build: the review list, CSV, triage, regression cases."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, flash, redirect, request, url_for
+from flask_login import current_user, login_required
+
+from portal import access
+from portal.errors import NotFound, Refused
+from portal.feedback import services
+from portal.models import Feedback, Pack, Run, utcnow
+from portal.rendering import render, wants_fragment
+from portal.runs.services import STATUS_LABELS, linked_answer
+from portal.search.service import search_packs
+
+bp = Blueprint("feedback", __name__)
+
+EXPECTED_SOURCE_HITS = 10
+
+
+# --- Rating (the answer's owner) ----------------------------------------------------------
+
+
+@bp.route("/chat/answers/<int:run_id>/feedback")
+@login_required
+def rating(run_id: int):
+    """The rating widget; ``?rating=not_helpful`` opens the reasons form (a page of its own without JS)."""
+    run = access.answer_for_member(current_user, run_id)
+    feedback = services.rating_of(current_user, run)
+    choosing = request.args.get("rating") == "not_helpful"
+    form = {"reasons": feedback.reasons if feedback else [], "note": feedback.note if feedback else ""}
+    return _rating(run, feedback, choosing, form)
+
+
+@bp.route("/chat/answers/<int:run_id>/feedback", methods=["POST"])
+@login_required
+def rate(run_id: int):
+    run = access.answer_for_member(current_user, run_id)
+    form = {"rating": request.form.get("rating", ""), "reasons": request.form.getlist("reasons"),
+            "note": request.form.get("note", "")}
+    try:
+        feedback = services.rate_answer(current_user, run, form["rating"], form["reasons"], form["note"])
+    except Refused as refusal:
+        return _rating(run, services.rating_of(current_user, run), True, form, refusal.message, 422)
+    if not wants_fragment():
+        flash("Thank you: your rating was saved.")
+        return redirect(_answer_address(run), code=303)
+    return _rating(run, feedback, False, form, saved=True)
+
+
+def _rating(run: Run, feedback: Feedback | None, choosing: bool, form: dict, error: str | None = None,
+            status: int = 200, saved: bool = False):
+    return render("feedback/rate.html", "feedback/_rating.html", status=status, run=run, feedback=feedback,
+                  choosing=choosing, form=form, error=error, saved=saved, reasons=services.REASONS,
+                  max_note_chars=services.MAX_NOTE_CHARS)
+
+
+def _answer_address(run: Run) -> str:
+    """Where the answer is shown: its place in the conversation (or its source page)."""
+    if run.conversation_id:
+        return url_for("chat.conversation", conversation_id=run.conversation_id) + f"#turn-{run.id}"
+    return url_for("chat.sources", run_id=run.id)
+
+
+# --- Answer feedback (reviewers) --------------------------------------------------------------
+
+
+def _reviewer():
+    if not access.can_review_feedback(current_user):
+        raise NotFound("feedback")
+
+
+@bp.route("/feedback/")
+@login_required
+def index():
+    _reviewer()
+    filters = services.parse_filters(request.args)
+    results = services.review_page(filters)
+    response = render("feedback/index.html", "feedback/_results.html", filters=filters, results=results,
+                      agents=services.agents_with_feedback(), reasons=services.REASONS, statuses=services.STATUSES,
+                      excerpt=services.answer_excerpt, reason_labels=services.reason_labels)
+    if wants_fragment():  # the address bar shows the filters as a clean, shareable link
+        response.headers["HX-Push-Url"] = url_for("feedback.index", **filters.args(results.page))
+    return response
+
+
+@bp.route("/feedback/export.csv")
+@login_required
+def export():
+    _reviewer()
+    filters = services.parse_filters(request.args)
+    name = f"answer-feedback-{utcnow():%Y%m%d-%H%M}.csv"
+    # A byte-order mark, so spreadsheet programs read the file as UTF-8.
+    return Response("\ufeff" + services.export_csv(filters), mimetype="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"})
+
+
+@bp.route("/feedback/<int:feedback_id>")
+@login_required
+def show(feedback_id: int):
+    feedback = access.feedback_for_review(current_user, feedback_id)
+    return _item_page(feedback)
+
+
+@bp.route("/feedback/<int:feedback_id>/triage", methods=["POST"])
+@login_required
+def update_triage(feedback_id: int):
+    feedback = access.feedback_for_review(current_user, feedback_id)
+    try:
+        services.triage(current_user, feedback, request.form.get("status", ""), request.form.get("reviewer_note"))
+    except Refused as refusal:
+        return _item_page(feedback, "feedback/_triage.html", triage_error=refusal.message,
+                          triage_form=request.form, status=422)
+    if not wants_fragment():
+        flash("Triage saved.")
+        return redirect(url_for("feedback.show", feedback_id=feedback.id), code=303)
+    return _item_page(Feedback.get_by_id(feedback.id), "feedback/_triage.html", triage_saved=True)
+
+
+@bp.route("/feedback/<int:feedback_id>/cases", methods=["POST"])
+@login_required
+def record_case(feedback_id: int):
+    feedback = access.feedback_for_review(current_user, feedback_id)
+    form = request.form
+    try:
+        document = services.document_by_name(form.get("pack", ""), form.get("doc_id", ""))
+        passage = form.get("passage_id", "")
+        services.record_regression_case(current_user, feedback, document.id,
+                                        int(passage) if passage.isdigit() else None)
+    except Refused as refusal:
+        return _item_page(feedback, "feedback/_cases.html", case_error=refusal.message, case_form=form, status=422)
+    if not wants_fragment():
+        flash("Regression case recorded: `cairn eval` now checks it.")
+        return redirect(url_for("feedback.show", feedback_id=feedback.id) + "#cases", code=303)
+    return _item_page(feedback, "feedback/_cases.html", case_saved=True)
+
+
+@bp.route("/feedback/<int:feedback_id>/cases/<int:case_id>/delete", methods=["POST"])
+@login_required
+def delete_case(feedback_id: int, case_id: int):
+    feedback = access.feedback_for_review(current_user, feedback_id)
+    services.delete_regression_case(feedback, case_id)
+    if not wants_fragment():
+        flash("Regression case removed.")
+        return redirect(url_for("feedback.show", feedback_id=feedback.id) + "#cases", code=303)
+    return _item_page(feedback, "feedback/_cases.html")
+
+
+def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 200, **extra):
+    """The feedback item; ``?q=`` searches for the source that should have answered (``scope``: agent or all)."""
+    run = feedback.run
+    agent_packs = list(run.agent.granted_packs()) if run.agent_id else []
+    scope = "all" if request.values.get("scope") == "all" or not agent_packs else "agent"
+    query = request.values.get("q")  # a search kept across recording one of its results
+    candidates = None
+    if query is not None and query.strip():
+        packs = agent_packs if scope == "agent" else list(Pack.select())
+        candidates = search_packs(packs, query[:2000], limit=EXPECTED_SOURCE_HITS)
+    cases = services.regression_cases_of(feedback)
+    context = {
+        "feedback": feedback, "run": run, "answer_html": linked_answer(run.answer, run.cited,
+                                                                       url_for("runs.show", run_id=run.id)),
+        "history": services.triage_history(feedback), "cases": cases, "case_passages": services.passages_of(cases),
+        "statuses": services.STATUSES, "reason_labels": services.reason_labels(feedback),
+        "max_note_chars": services.MAX_NOTE_CHARS, "status_labels": STATUS_LABELS, "agent_packs": agent_packs,
+        "all_packs": list(Pack.select().order_by(Pack.slug)), "scope": scope,
+        "query": run.question if query is None else query, "candidates": candidates,
+        "triage_form": {}, "case_form": {},
+    }
+    context.update(extra)
+    fragment = fragment or ("feedback/_cases.html" if request.args.get("q") is not None else None)
+    return render("feedback/show.html", fragment, status=status, **context)

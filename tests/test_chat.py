@@ -1,0 +1,419 @@
+"""The support chat: offered agents, conversations, source pages and the documents an answer cited.
+
+Every chat route is checked for every role, for another Member of the same
+company and for a Member of another company: all but the asker get the 404 of
+a missing thing.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from bs4 import BeautifulSoup
+
+from helpers import FIXTURES_DIR, PASSWORD, signed_in_client
+from portal import access
+from portal.agents.services import create_agent, update_agent
+from portal.auth.services import create_user
+from portal.chat.services import continue_conversation, conversation_title, start_conversation
+from portal.documents import services as documents
+from portal.models import Agent, Conversation, Document, Passage, Run
+from portal.packs.services import create_pack
+
+SPOOL = b"""# Spool overflow runbook
+
+## Symptoms
+
+Output requests pile up and SP01 shows thousands of entries.
+
+## Fix
+
+Run the report RSPO1041 to delete old spool requests.
+Then check the TemSe consistency in SP12.
+"""
+
+LOCKS = b"""# Lock entries runbook
+
+## Fix
+
+Delete stale lock entries in SM12 only after checking that the owner's session is gone.
+"""
+
+QUESTION = "How do I delete old spool requests?"
+FIGURE_QUESTION = "Which raster formats like PNG are kept?"
+STAFF = ("PlatformAdmin", "AgentBuilder", "Auditor")
+
+
+def _soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+@pytest.fixture
+def world(app, pack, users):
+    """A pack with two runbooks and a Word document with figures; agents for Acme, Globex and everyone."""
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+    documents.upload_file(pack, "lock-entries.md", LOCKS, None)
+    figures = documents.upload_file(pack, "mixed-images.docx",
+                                    (FIXTURES_DIR / "synthetic-mixed-image-formats.docx").read_bytes(), None)
+    return SimpleNamespace(
+        shared=create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"]),
+        acme=create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"]),
+        globex=create_agent(None, "globex-desk", "Globex desk", "preferred", "Globex", "", ["ops"]),
+        idle=create_agent(None, "acme-idle", "Acme idle", "open", "Acme Test Co", "", []),
+        figures=figures.document)
+
+
+@pytest.fixture
+def chat(world, users):
+    """The Member's conversation with the Acme desk: a runbook answer, then one citing the figures."""
+    conversation, first = start_conversation(users["Member"], world.acme, QUESTION)
+    second = continue_conversation(users["Member"], conversation, world.acme, FIGURE_QUESTION)
+    assert first.cited == [1] and first.references().first().document_id == "spool-overflow"
+    assert second.cited == [1] and second.references().first().document_id == "mixed-images"
+    return SimpleNamespace(conversation=conversation, run=first, figure_run=second)
+
+
+@pytest.fixture
+def strangers(app):
+    return {"colleague": create_user("colleague@example.test", PASSWORD, {"Member"}, "Acme Test Co"),
+            "other company": create_user("globex.member@example.test", PASSWORD, {"Member"}, "Globex")}
+
+
+@pytest.fixture
+def client_for(app, client_as, strangers):
+    """client_for(who): a role's client, or a "colleague" (same company) or "other company" Member's."""
+    def make(who):
+        return signed_in_client(app, strangers[who]) if who in strangers else client_as(who)
+    return make
+
+
+# --- offered agents ----------------------------------------------------------------------
+
+
+def test_members_are_offered_their_company_and_shared_agents_with_packs(app, world, users, strangers):
+    assert [a.slug for a in access.agents_offered_to(users["Member"]).order_by(Agent.slug)] == ["acme-desk", "ops-helper"]
+    assert [a.slug for a in access.agents_offered_to(strangers["other company"]).order_by(Agent.slug)] == [
+        "globex-desk", "ops-helper"]
+    app.config["CAIRN_OFFER_SHARED_AGENTS"] = False
+    assert [a.slug for a in access.agents_offered_to(users["Member"])] == ["acme-desk"]
+    for role in STAFF:
+        assert list(access.agents_offered_to(users[role])) == []
+
+
+def test_chat_page_lists_only_offered_agents(world, client_as):
+    page = _soup(client_as("Member").get("/chat/"))
+    assert [i["value"] for i in page.select("input[name=agent]")] == ["acme-desk", "ops-helper"]
+    assert "Globex" not in page.text and "acme-idle" not in str(page)
+
+
+def test_home_takes_members_to_the_chat_and_staff_to_packs(world, client_as):
+    assert client_as("Member").get("/").headers["Location"].endswith("/chat/")
+    assert client_as("Auditor").get("/").headers["Location"].endswith("/packs/")
+
+
+def test_navigation_shows_the_chat_to_members_and_answer_feedback_to_reviewers(world, client_as):
+    member = _soup(client_as("Member").get("/chat/")).select_one("nav")
+    assert [a.text for a in member.select("a")] == ["Support chat"]
+    for role in STAFF:
+        nav = _soup(client_as(role).get("/packs/")).select_one("nav")
+        assert nav.select_one(".nav-group-label").text == "Build"
+        assert nav.select_one(".nav-group a")["href"] == "/feedback/"
+        assert "Support chat" not in nav.text
+
+
+# --- the access matrix ----------------------------------------------------------------------
+
+WHO = ("Member", "colleague", "other company", "PlatformAdmin", "AgentBuilder", "Auditor", None)
+ANY_MEMBER = ("Member", "colleague", "other company")
+ACME = ("Member", "colleague")
+ASKER = ("Member",)
+
+# (method, path, data, who may, status when allowed); {c} conversation, {r} runbook answer, {f} figure answer
+CHAT_ROUTES = [
+    ("GET", "/chat/", None, ANY_MEMBER, 200),
+    ("GET", "/chat/conversations", None, ANY_MEMBER, 200),
+    ("GET", "/chat/agents/ops-helper", None, ANY_MEMBER, 200),
+    ("GET", "/chat/agents/acme-desk", None, ACME, 200),
+    ("GET", "/chat/agents/globex-desk", None, ("other company",), 200),
+    ("GET", "/chat/agents/acme-idle", None, (), 200),
+    ("POST", "/chat/", {"agent": "acme-desk", "question": QUESTION}, ACME, 303),
+    ("POST", "/chat/", {"agent": "globex-desk", "question": QUESTION}, ("other company",), 303),
+    ("GET", "/chat/{c}", None, ASKER, 200),
+    ("POST", "/chat/{c}", {"question": "stale lock entries"}, ASKER, 303),
+    ("GET", "/chat/answers/{r}/sources", None, ASKER, 200),
+    ("GET", "/chat/answers/{r}/sources/1/document", None, ASKER, 200),
+    ("GET", "/chat/answers/{f}/sources/1/document/figures/1.webp", None, ASKER, 200),
+    ("GET", "/chat/answers/{f}/sources/1/document/original", None, (), 200),  # visibility "staff": no download
+    ("GET", "/chat/answers/{r}/feedback", None, ASKER, 200),
+    ("POST", "/chat/answers/{r}/feedback", {"rating": "not_helpful", "reasons": "outdated"}, ASKER, 303),
+    ("GET", "/runs/{r}", None, ("Member",) + STAFF, 200),
+    # A member never reaches the pack, the staff viewer, another revision or another document's figures.
+    ("GET", "/packs/ops", None, STAFF, 200),
+    ("GET", "/packs/ops/documents/spool-overflow", None, STAFF, 200),
+    ("GET", "/packs/ops/documents/mixed-images/v1/figures/1.webp", None, STAFF, 200),
+    ("GET", "/packs/ops/documents/mixed-images/original", None, ("PlatformAdmin",), 200),
+    ("GET", "/chat/answers/{r}/sources/1/document/figures/1.webp", None, (), 200),
+    ("GET", "/chat/answers/{r}/sources/2/document", None, (), 200),  # issued, not cited
+    ("GET", "/chat/answers/{r}/sources/9/document", None, (), 200),
+    ("GET", "/chat/999999", None, (), 200),
+]
+
+
+@pytest.mark.parametrize("who", WHO, ids=[str(w) for w in WHO])
+@pytest.mark.parametrize("method, path, data, allowed, ok_status", CHAT_ROUTES,
+                         ids=[f"{r[0]} {r[1]}{' ' + str(r[2]) if r[2] else ''}" for r in CHAT_ROUTES])
+def test_chat_access_matrix(app, chat, client_for, who, method, path, data, allowed, ok_status):
+    assert len(list(chat.run.references())) >= 2
+    url = path.format(c=chat.conversation.id, r=chat.run.id, f=chat.figure_run.id)
+    if who is None:
+        response = app.test_client().open(url, method=method, data=data)
+        assert response.status_code == 302 and "/login" in response.headers["Location"]
+        return
+    response = client_for(who).open(url, method=method, data=data)
+    if who in allowed:
+        assert response.status_code == ok_status, response.get_data(as_text=True)[:400]
+    else:
+        assert response.status_code == 404
+
+
+def test_a_hidden_conversation_looks_like_a_missing_one(chat, client_for):
+    client = client_for("colleague")
+    hidden = client.get(f"/chat/{chat.conversation.id}").get_data(as_text=True)
+    assert hidden == client.get("/chat/999999").get_data(as_text=True)
+    assert client.get(f"/chat/answers/{chat.run.id}/sources").get_data(as_text=True) == hidden
+
+
+# --- asking ---------------------------------------------------------------------------------
+
+
+def test_first_question_starts_a_conversation_without_javascript(world, client_as, users):
+    client = client_as("Member")
+    response = client.post("/chat/", data={"agent": "acme-desk", "question": QUESTION})
+    conversation = Conversation.get()
+    run = Run.get()
+    assert response.status_code == 303
+    assert response.headers["Location"].endswith(f"/chat/{conversation.id}#turn-{run.id}")
+    assert (conversation.user_id, conversation.agent_slug, conversation.title) == (users["Member"].id, "acme-desk",
+                                                                                 QUESTION)
+    assert run.conversation_id == conversation.id and run.user_id == users["Member"].id
+    page = _soup(client.get(f"/chat/{conversation.id}"))
+    turn = page.select_one(f"#turn-{run.id}")
+    assert turn.select_one(".question").text == QUESTION
+    marker = turn.select_one(".answer a.cite")
+    assert (marker.text, marker["href"]) == ("1", f"/chat/answers/{run.id}/sources#source-1")
+    assert turn.select_one(".answer-sources a")["href"] == f"/chat/answers/{run.id}/sources"
+    assert page.select_one(".conversation-list a[aria-current]").text == QUESTION
+
+
+def test_asking_with_htmx_swaps_the_chat_and_pushes_its_address(chat, client_as):
+    client = client_as("Member")
+    page = _soup(client.get(f"/chat/{chat.conversation.id}"))
+    form = page.select_one("form#ask-form")
+    assert form["method"] == "post" and form["action"] == f"/chat/{chat.conversation.id}"
+    assert form["hx-post"] == form["action"] and form["hx-target"] == "#chat"
+    response = client.post(f"/chat/{chat.conversation.id}", data={"question": "stale lock entries"},
+                           headers={"HX-Request": "true"})
+    assert response.status_code == 200 and "HX-Request" in response.headers["Vary"]
+    assert response.headers["HX-Push-Url"] == f"/chat/{chat.conversation.id}"
+    body = response.get_data(as_text=True)
+    assert "<html" not in body
+    fragment = BeautifulSoup(body, "html.parser")
+    assert fragment.select_one("div#chat") is not None
+    questions = [q.text for q in fragment.select(".turn .bubble-question .question")]
+    assert questions == [QUESTION, FIGURE_QUESTION, "stale lock entries"]  # the conversation keeps its history
+    assert "SM12" in fragment.select(".turn .answer")[-1].text
+
+
+def test_starting_with_htmx_returns_the_new_conversation(world, client_as):
+    response = client_as("Member").post("/chat/", data={"agent": "ops-helper", "question": QUESTION},
+                                        headers={"HX-Request": "true"})
+    conversation = Conversation.get()
+    assert response.status_code == 200 and response.headers["HX-Push-Url"] == f"/chat/{conversation.id}"
+    fragment = BeautifulSoup(response.get_data(as_text=True), "html.parser")
+    assert fragment.select_one(".chat-head h1").text == QUESTION
+    assert fragment.select_one("form#ask-form")["action"] == f"/chat/{conversation.id}"
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+@pytest.mark.parametrize("question, message", [("  ", "the text was empty"), ("x" * 2001, "at most 2,000")])
+def test_an_empty_or_long_question_is_refused_and_nothing_is_stored(world, chat, client_as, htmx, question,
+                                                                   message):
+    headers = {"HX-Request": "true"} if htmx else {}
+    client = client_as("Member")
+    runs, conversations = Run.select().count(), Conversation.select().count()
+    for path, data in (("/chat/", {"agent": "acme-desk", "question": question}),
+                       (f"/chat/{chat.conversation.id}", {"question": question})):
+        response = client.post(path, data=data, headers=headers)
+        assert response.status_code == 422
+        assert ("<html" in response.get_data(as_text=True)) is not htmx
+        assert message in _soup(response).select_one(".error").text
+    assert (Run.select().count(), Conversation.select().count()) == (runs, conversations)
+
+
+def test_starting_without_choosing_an_agent_asks_for_one(world, client_as):
+    response = client_as("Member").post("/chat/", data={"question": QUESTION})
+    assert response.status_code == 422 and "Choose an agent" in _soup(response).select_one(".error").text
+    assert _soup(response).select_one("#question").text == QUESTION
+    assert Run.select().count() == 0
+
+
+def test_the_form_sends_on_enter_and_shows_progress_while_answering(chat, client_as):
+    page = _soup(client_as("Member").get(f"/chat/{chat.conversation.id}"))
+    form = page.select_one("form#ask-form")
+    assert form.select_one("textarea[name=question]").has_attr("data-enter-sends")
+    pending = page.select_one(form["hx-indicator"])
+    assert "Composing the answer… searching the packs" in pending.text
+    assert pending.select_one("progress") is not None and pending.select_one("[data-pending-question]") is not None
+
+
+def test_a_conversation_whose_agent_is_no_longer_offered_is_read_only(chat, client_as, users):
+    update_agent(None, chat.conversation.agent, name="Acme desk", mode="preferred", company_name="Globex",
+                 instructions="", pack_slugs=["ops"])
+    client = client_as("Member")
+    page = _soup(client.get(f"/chat/{chat.conversation.id}"))
+    assert page.select_one("form#ask-form") is None
+    assert "no longer offered" in page.select_one(".notice").text
+    assert len(page.select(".turn")) == 2
+    assert client.post(f"/chat/{chat.conversation.id}", data={"question": "spool"}).status_code == 404
+
+
+def test_conversation_titles_are_one_line_and_short():
+    assert conversation_title("How do I\n  fix it?") == "How do I fix it?"
+    title = conversation_title("word " * 40)
+    assert len(title) <= 80 and title.endswith("…")
+
+
+# --- the source page -------------------------------------------------------------------------
+
+
+def test_source_page_lists_the_cited_passages_with_pack_title_section_and_text(chat, client_as):
+    run = chat.run
+    page = _soup(client_as("Member").get(f"/chat/answers/{run.id}/sources"))
+    assert page.select_one(".question").text == QUESTION
+    assert page.select_one(".answer a.cite")["href"] == "#source-1"
+    sources = page.select("ol.sources > li")
+    assert [s["id"] for s in sources] == [f"source-{n}" for n in run.cited]  # the cited ones only
+    first = sources[0]
+    assert first.select_one(".source-label").text == "[1] Operations — Spool overflow runbook (section Spool overflow runbook > Fix)"
+    assert "RSPO1041" in first.select_one(".passage-text").text
+    assert first.select_one("a.open-document")["href"] == f"/chat/answers/{run.id}/sources/1/document"
+    assert page.select_one("#rating-%d" % run.id) is not None
+
+
+def test_source_page_shows_figures_through_the_run(chat, client_as):
+    client = client_as("Member")
+    source = _soup(client.get(f"/chat/answers/{chat.figure_run.id}/sources")).select_one("#source-1")
+    thumbnail = source.select_one("img.thumbnail")
+    assert thumbnail["src"] == f"/runs/{chat.figure_run.id}/sources/1/figures/1.webp"
+    assert client.get(thumbnail["src"]).mimetype == "image/webp"
+
+
+# --- the cited document, read-only ---------------------------------------------------------------
+
+
+def test_cited_document_opens_read_only_with_the_passage_highlighted(chat, client_as):
+    client = client_as("Member")
+    page = _soup(client.get(f"/chat/answers/{chat.run.id}/sources/1/document"))
+    assert page.select_one("h1").text == "Spool overflow runbook"
+    assert page.select_one(".cited-passage h2").text == "Cited passage"
+    assert "RSPO1041" in page.select_one(".cited-passage .passage-text").text
+    assert any("RSPO1041" in c.text for c in page.select(".doc-body .cited"))
+    toolbar = page.select_one(".toolbar").text
+    assert "Edit" not in toolbar and "Delete" not in toolbar and "Download" not in toolbar
+    assert page.select("form") == [page.select_one("form.signout")]  # nothing to change here
+    assert page.select_one(".revisions") is None and "/packs/" not in str(page.select_one("main"))
+    lines = _soup(client.get(f"/chat/answers/{chat.run.id}/sources/1/document?view=lines"))
+    assert any("RSPO1041" in row.text for row in lines.select("table.numbered tr.cited"))
+
+
+def test_cited_document_shows_figures_in_place_through_the_answer(chat, client_as):
+    client = client_as("Member")
+    run = chat.figure_run
+    page = _soup(client.get(f"/chat/answers/{run.id}/sources/1/document"))
+    images = page.select(".doc-body .figure img")
+    assert [i["src"] for i in images] == [f"/chat/answers/{run.id}/sources/1/document/figures/{n}.webp"
+                                          for n in (1, 2, 3, 4)]
+    figure = client.get(images[0]["src"])
+    assert figure.status_code == 200 and figure.data[:4] == b"RIFF"
+    assert client.get(f"/chat/answers/{run.id}/sources/1/document/figures/5.webp").status_code == 404
+
+
+def test_only_the_current_revision_is_shown_and_a_change_is_said(chat, client_as, users):
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    changed = SPOOL.decode().replace("Output requests pile up", "Output requests keep piling up")
+    documents.edit_text(spool, changed, 1, users["PlatformAdmin"])
+    client = client_as("Member")
+    url = f"/chat/answers/{chat.run.id}/sources/1/document"
+    page = _soup(client.get(url))
+    assert "version 2" in page.select_one(".doc-head").text
+    notice = page.select_one(".changed-since-run").text
+    assert "changed since your answer" in notice and "version 1" in notice and "highlighted" in notice
+    assert "keep piling up" in page.select_one(".doc-body").text
+    assert client.get(url + "?version=1").get_data(as_text=True).count("keep piling up") >= 1  # no way to v1
+    assert "changed since this answer" in _soup(client.get(f"/chat/answers/{chat.run.id}/sources")).select_one(
+        "#source-1").text
+
+    documents.edit_text(Document.get_by_id(spool.id), changed.replace("RSPO1041", "RSPO1099"), 2, None)
+    page = _soup(client.get(url))
+    assert "no longer in the current text" in page.select_one(".changed-since-run").text
+    assert page.select(".doc-body .cited") == []
+    assert "RSPO1041" in page.select_one(".cited-passage .passage-text").text
+
+
+def test_a_deleted_document_cannot_be_opened(chat, client_as):
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    documents.delete_document(spool, 1)
+    client = client_as("Member")
+    source = _soup(client.get(f"/chat/answers/{chat.run.id}/sources")).select_one("#source-1")
+    assert source.select_one("a.open-document") is None and "deleted" in source.text
+    assert source.select_one(".passage-unavailable").text == "Passage unavailable for this source."
+    assert client.get(f"/chat/answers/{chat.run.id}/sources/1/document").status_code == 404
+
+
+def test_reader_roles_without_member_close_the_cited_document(chat, client_as):
+    Document.update(reader_roles_csv="Auditor").where(Document.doc_id == "spool-overflow").execute()
+    client = client_as("Member")
+    assert _soup(client.get(f"/chat/answers/{chat.run.id}/sources")).select_one("#source-1 a.open-document") is None
+    assert client.get(f"/chat/answers/{chat.run.id}/sources/1/document").status_code == 404
+
+
+@pytest.mark.parametrize("visibility, pack_company, offered", [
+    ("staff", None, False), ("shared", None, True), ("company", "Acme Test Co", True), ("company", "Globex", False),
+])
+def test_the_original_is_offered_only_when_reader_visibility_allows(chat, client_as, visibility, pack_company,
+                                                                     offered):
+    document = chat.figure_run.references().first()
+    update = {Document.visibility: visibility}
+    Document.update(update).where(Document.id == document.document_pk).execute()
+    if pack_company:
+        company_pack = create_pack(f"{pack_company.split()[0].lower()}-pack", "Company pack", "company", pack_company)
+        Document.update(pack=company_pack).where(Document.id == document.document_pk).execute()
+    client = client_as("Member")
+    url = f"/chat/answers/{chat.figure_run.id}/sources/1/document"
+    buttons = [a.text for a in _soup(client.get(url)).select(".toolbar a")]
+    assert ("Download the original" in buttons) is offered
+    response = client.get(url + "/original")
+    if offered:
+        expected = (FIXTURES_DIR / "synthetic-mixed-image-formats.docx").read_bytes()
+        assert response.status_code == 200 and response.data == expected
+    else:
+        assert response.status_code == 404
+
+
+def test_a_redacted_document_offers_no_download(app, world, users):
+    document = Document.get(Document.doc_id == "mixed-images")
+    document.visibility, document.redacted = "shared", True
+    assert not access.member_may_download(users["Member"], document)
+
+
+def test_another_members_citation_does_not_open_for_me(chat, client_for):
+    """Even with the same document cited, the route is tied to the asker's own answer."""
+    client = client_for("colleague")
+    conversation_of_colleague = client.post("/chat/", data={"agent": "acme-desk", "question": QUESTION})
+    assert conversation_of_colleague.status_code == 303
+    own = Run.select().order_by(Run.id.desc()).get()
+    assert client.get(f"/chat/answers/{own.id}/sources/1/document").status_code == 200
+    assert client.get(f"/chat/answers/{chat.run.id}/sources/1/document").status_code == 404
+    passage = Passage.get_by_id(own.references().first().passage_id)
+    assert client.get(f"/packs/ops/documents/spool-overflow?passage={passage.id}").status_code == 404

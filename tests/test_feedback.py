@@ -1,0 +1,502 @@
+"""Answer feedback: rating an answer, the Answer feedback review page (filters, pages, CSV, triage)
+and regression cases with `cairn eval`."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from peewee import IntegrityError
+
+from helpers import PASSWORD, POSTGRES_URL, signed_in_client
+from portal.agents.services import create_agent, delete_agent, update_agent
+from portal.auth.services import create_user
+from portal.chat.services import continue_conversation, start_conversation
+from portal.documents import services as documents
+from portal.errors import Refused
+from portal.evaluation.regressions import evaluate_regression_cases
+from portal.feedback import services
+from portal.feedback.services import MAX_NOTE_CHARS, REASONS, STATUSES
+from portal.models import Document, Feedback, FeedbackTriage, Passage, RegressionCase
+
+SPOOL = b"""# Spool overflow runbook
+
+## Fix
+
+Run the report RSPO1041 to delete old spool requests.
+Then check the TemSe consistency in SP12.
+"""
+LOCKS = b"""# Lock entries runbook
+
+## Fix
+
+Delete stale lock entries in SM12 only after checking that the owner's session is gone.
+"""
+CERTS = b"""# Certificate expiry runbook
+
+## Renew
+
+Renew the expired SSL client certificate in STRUST and restart the ICM.
+"""
+QUESTION = "How do I delete old spool requests?"
+REVIEWERS = ("PlatformAdmin", "AgentBuilder", "Auditor")
+
+
+def _soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+@pytest.fixture
+def agents(app, pack, other_pack):
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+    documents.upload_file(pack, "lock-entries.md", LOCKS, None)
+    documents.upload_file(other_pack, "certificate-expiry.md", CERTS, None)
+    return {"acme": create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"]),
+            "shared": create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"])}
+
+
+@pytest.fixture
+def answer(agents, users):
+    """The Member's first chat answer (from the Acme desk)."""
+    return start_conversation(users["Member"], agents["acme"], QUESTION)[1]
+
+
+@pytest.fixture
+def not_helpful(answer, users):
+    return services.rate_answer(users["Member"], answer, "not_helpful", ["incorrect", "outdated"],
+                                "It should have named SP01 first.")
+
+
+# --- rating ------------------------------------------------------------------------------------
+
+
+def test_helpful_with_htmx_swaps_the_widget(answer, client_as, users):
+    client = client_as("Member")
+    widget = _soup(client.get(f"/chat/{answer.conversation_id}")).select_one(f"#rating-{answer.id}")
+    form = widget.select_one("form.rate-buttons")
+    assert form["action"] == form["hx-post"] == f"/chat/answers/{answer.id}/feedback"
+    response = client.post(form["action"], data={"rating": "helpful"}, headers={"HX-Request": "true"})
+    assert response.status_code == 200 and "<html" not in response.get_data(as_text=True)
+    swapped = _soup(response).select_one(f"#rating-{answer.id}")
+    assert swapped["data-rating"] == "helpful"
+    assert swapped.select_one(".rate-helpful")["aria-pressed"] == "true"
+    assert "You rated this answer Helpful" in swapped.select_one(".rated").text
+    feedback = Feedback.get()
+    assert (feedback.run_id, feedback.user_id, feedback.rating, feedback.reasons, feedback.note) == (
+        answer.id, users["Member"].id, "helpful", [], "")
+
+
+def test_not_helpful_asks_for_reasons_and_a_note(answer, client_as):
+    client = client_as("Member")
+    link = _soup(client.get(f"/chat/{answer.conversation_id}")).select_one(f"#rating-{answer.id} a.rate-not-helpful")
+    assert link["href"] == link["hx-get"] == f"/chat/answers/{answer.id}/feedback?rating=not_helpful"
+    form = _soup(client.get(link["href"], headers={"HX-Request": "true"})).select_one("form.not-helpful-form")
+    assert [i["value"] for i in form.select("input[name=reasons]")] == list(REASONS)
+    assert [label.text.strip() for label in form.select("fieldset label")] == [
+        "Incorrect", "Incomplete", "Irrelevant sources", "Outdated", "Did not cite", "Other"]
+    assert form.select_one("textarea[name=note]")["maxlength"] == str(MAX_NOTE_CHARS)
+    response = client.post(form["action"], data={"rating": "not_helpful", "reasons": ["did_not_cite", "incorrect"],
+                                                 "note": "Cites the wrong runbook."}, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert "Not helpful: incorrect, did not cite." in _soup(response).select_one(".rated").text
+    feedback = Feedback.get()
+    assert (feedback.rating, feedback.reasons, feedback.note) == ("not_helpful", ["incorrect", "did_not_cite"],
+                                                                 "Cites the wrong runbook.")
+
+
+def test_rating_works_without_javascript(answer, client_as):
+    client = client_as("Member")
+    page = client.get(f"/chat/answers/{answer.id}/feedback?rating=not_helpful")
+    assert "<html" in page.get_data(as_text=True) and _soup(page).select_one("form.not-helpful-form") is not None
+    response = client.post(f"/chat/answers/{answer.id}/feedback", data={"rating": "not_helpful", "reasons": "other"})
+    assert response.status_code == 303
+    assert response.headers["Location"].endswith(f"/chat/{answer.conversation_id}#turn-{answer.id}")
+    assert Feedback.get().reasons == ["other"]
+
+
+def test_one_rating_per_person_per_answer_and_it_can_change(answer, users):
+    member = users["Member"]
+    services.rate_answer(member, answer, "helpful")
+    services.rate_answer(member, answer, "not_helpful", ["incomplete"], "Half of it.")
+    services.rate_answer(member, answer, "not_helpful", ["incomplete"], "Half of it.")
+    assert Feedback.select().count() == 1
+    assert Feedback.get().rating == "not_helpful"
+    services.rate_answer(member, answer, "helpful", ["incomplete"], "ignored")
+    assert (Feedback.get().rating, Feedback.get().reasons, Feedback.get().note) == ("helpful", [], "")
+    with pytest.raises(IntegrityError):
+        Feedback.create(run=answer.id, user=member.id, rating="helpful")
+
+
+INVALID = [
+    ({"rating": "not_helpful"}, "no_reason", "Choose at least one reason"),
+    ({"rating": "not_helpful", "reasons": "incorrect", "note": "x" * (MAX_NOTE_CHARS + 1)}, "note_too_long",
+     "at most 2,000 characters"),
+    ({"rating": "not_helpful", "reasons": ["incorrect", "rude"]}, "bad_reason", "Unknown reason"),
+    ({"rating": "meh"}, "bad_rating", "Helpful or Not helpful"),
+]
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+@pytest.mark.parametrize("form, reason, message", INVALID, ids=[i[1] for i in INVALID])
+def test_invalid_feedback_is_refused_and_nothing_is_saved(answer, client_as, users, htmx, form, reason, message):
+    client = client_as("Member")
+    headers = {"HX-Request": "true"} if htmx else {}
+    response = client.post(f"/chat/answers/{answer.id}/feedback", data=form, headers=headers)
+    assert response.status_code == 422
+    assert ("<html" in response.get_data(as_text=True)) is not htmx
+    page = _soup(response)
+    assert message in page.select_one(".not-helpful-form .error").text
+    assert "Nothing was saved" in page.select_one(".error").text
+    assert Feedback.select().count() == 0
+    if form.get("reasons"):  # what was typed stays in the form
+        assert page.select_one("input[value=incorrect]").has_attr("checked")
+
+    services.rate_answer(users["Member"], answer, "helpful")
+    with pytest.raises(Refused) as refused:
+        services.rate_answer(users["Member"], answer, form["rating"], [form["reasons"]] if isinstance(
+            form.get("reasons"), str) else form.get("reasons", []), form.get("note"))
+    assert refused.value.reason == reason
+    assert (Feedback.select().count(), Feedback.get().rating) == (1, "helpful")  # the earlier rating stands
+
+
+def test_a_note_at_the_limit_is_kept_and_line_breaks_count_once(answer, users):
+    note = ("y" * 999 + "\r\n") * 2  # 2,000 characters once the browser's CRLF is read as one line break
+    feedback = services.rate_answer(users["Member"], answer, "not_helpful", ["other"], note)
+    assert len(feedback.note) == MAX_NOTE_CHARS - 1 and "\r" not in feedback.note
+
+
+# --- the review page ----------------------------------------------------------------------------
+
+
+def _rated(users, agent, question, reasons, when=None, note="", user=None):
+    conversation, run = start_conversation(user or users["Member"], agent, question)
+    feedback = services.rate_answer(user or users["Member"], run, "not_helpful", reasons, note)
+    if when:
+        Feedback.update(updated_at=when).where(Feedback.id == feedback.id).execute()
+    return Feedback.get_by_id(feedback.id)
+
+
+@pytest.fixture
+def reviewed(agents, users):
+    """Three Not helpful answers on different days and agents, one Helpful one."""
+    items = {
+        "old": _rated(users, agents["acme"], "spool requests pile up", ["incorrect"], dt.datetime(2026, 3, 1, 9),
+                      "=HYPERLINK(\"http://evil.test\")"),
+        "mid": _rated(users, agents["shared"], "stale lock entries", ["incomplete", "outdated"],
+                      dt.datetime(2026, 3, 10, 12), "Missing the SM12 check."),
+        "new": _rated(users, agents["acme"], "TemSe consistency", ["outdated"], dt.datetime(2026, 3, 20, 18)),
+    }
+    conversation, run = start_conversation(users["Member"], agents["acme"], "RSPO1041")
+    services.rate_answer(users["Member"], run, "helpful")
+    return items
+
+
+def test_review_list_shows_not_helpful_answers_newest_first(reviewed, client_as, users):
+    page = _soup(client_as("AgentBuilder").get("/feedback/"))
+    items = page.select(".feedback-item")
+    assert [int(i["data-feedback"]) for i in items] == [reviewed[k].id for k in ("new", "mid", "old")]
+    mid = items[1]
+    assert mid.select_one(".feedback-question a").text == "stale lock entries"
+    assert mid.select_one(".feedback-question a")["href"] == f"/feedback/{reviewed['mid'].id}"
+    assert "SM12" in mid.select_one(".feedback-answer").text
+    assert [r.text for r in mid.select(".reason")] == ["Incomplete", "Outdated"]
+    assert mid.select_one(".feedback-note").text == "Missing the SM12 check."
+    meta = mid.select_one(".feedback-meta").text
+    assert "Ops helper" in meta and users["Member"].email in meta and "(Acme Test Co)" in meta
+    assert "2026-03-10 12:00 UTC" in meta and "new" in mid.select_one(".triage").text
+    assert mid.select_one(f"a[href='/runs/{reviewed['mid'].run_id}']") is not None
+    assert page.select_one(".result-count").text == "3 answers"
+
+
+FILTERS = [
+    ("agent=ops-helper", ["mid"]),
+    ("reason=outdated", ["new", "mid"]),
+    ("reason=incorrect", ["old"]),
+    ("status=new", ["new", "mid", "old"]),
+    ("status=resolved", []),
+    ("from=2026-03-10", ["new", "mid"]),
+    ("to=2026-03-10", ["mid", "old"]),
+    ("from=2026-03-02&to=2026-03-19", ["mid"]),
+    ("agent=acme-desk&reason=outdated", ["new"]),
+]
+
+
+@pytest.mark.parametrize("query, expected", FILTERS, ids=[f[0] for f in FILTERS])
+def test_filters(reviewed, client_as, query, expected):
+    page = _soup(client_as("Auditor").get(f"/feedback/?{query}"))
+    assert [int(i["data-feedback"]) for i in page.select(".feedback-item")] == [reviewed[k].id for k in expected]
+    export = page.select_one("a.export-csv")["href"]
+    assert export.startswith("/feedback/export.csv")
+    rows = list(csv.DictReader(io.StringIO(client_as("Auditor").get(export).get_data(as_text=True).lstrip("\ufeff"))))
+    assert [int(r["feedback_id"]) for r in rows] == [reviewed[k].id for k in expected]
+
+
+def test_filter_form_updates_the_list_in_place_and_the_address(reviewed, client_as):
+    client = client_as("PlatformAdmin")
+    page = _soup(client.get("/feedback/?reason=outdated"))
+    form = page.select_one("form#feedback-filters")
+    assert form["method"] == "get" and form["action"] == "/feedback/"
+    assert form["hx-get"] == "/feedback/" and form["hx-target"] == "#feedback-results" and form["hx-push-url"] == "true"
+    assert page.select_one("#filter-reason option[selected]")["value"] == "outdated"
+    response = client.get("/feedback/?agent=acme-desk&reason=outdated&status=&from=&to=",
+                          headers={"HX-Request": "true"})
+    assert response.status_code == 200 and "<html" not in response.get_data(as_text=True)
+    assert "HX-Request" in response.headers["Vary"]
+    assert response.headers["HX-Push-Url"] == "/feedback/?agent=acme-desk&reason=outdated"
+    assert [int(i["data-feedback"]) for i in _soup(response).select(".feedback-item")] == [reviewed["new"].id]
+    restore = client.get("/feedback/?reason=outdated", headers={"HX-Request": "true", "HX-History-Restore-Request": "true"})
+    assert "<html" in restore.get_data(as_text=True)  # Back restores the whole page
+
+
+def test_bad_filter_values_are_named_and_not_applied(reviewed, client_as):
+    page = _soup(client_as("Auditor").get("/feedback/?reason=rude&status=done&from=2026-13-01"))
+    problems = [p.text for p in page.select(".filter-problem")]
+    assert len(problems) == 3 and "'rude'" in problems[0] and "YYYY-MM-DD" in problems[2]
+    assert len(page.select(".feedback-item")) == 3
+
+
+def test_pages_of_twenty_keep_the_filters(agents, users, client_as):
+    for n in range(25):
+        _rated(users, agents["acme"], f"spool question {n}", ["incorrect"],
+               dt.datetime(2026, 3, 1) + dt.timedelta(hours=n))
+    client = client_as("Auditor")
+    first = _soup(client.get("/feedback/?reason=incorrect"))
+    assert len(first.select(".feedback-item")) == 20 and first.select_one(".result-count").text == "1–20 of 25"
+    older = first.select_one(".pager a[rel=next]")
+    assert older["href"] == older["hx-get"] == "/feedback/?reason=incorrect&page=2"
+    second = _soup(client.get(older["href"]))
+    assert len(second.select(".feedback-item")) == 5 and second.select_one(".result-count").text == "21–25 of 25"
+    assert second.select_one(".pager a[rel=prev]")["href"] == "/feedback/?reason=incorrect"
+    assert "spool question 0" in second.select(".feedback-question")[-1].text  # oldest last
+    assert len(list(csv.reader(io.StringIO(client.get("/feedback/export.csv?reason=incorrect")
+                                           .get_data(as_text=True))))) == 26  # every row, not one page
+
+
+def test_csv_export(reviewed, client_as, users):
+    response = client_as("AgentBuilder").get("/feedback/export.csv")
+    assert response.mimetype == "text/csv"
+    assert response.headers["Content-Disposition"].startswith('attachment; filename="answer-feedback-')
+    text = response.get_data(as_text=True)
+    assert text.startswith("\ufeff")
+    rows = list(csv.DictReader(io.StringIO(text.lstrip("\ufeff"))))
+    assert list(rows[0]) == list(services.CSV_COLUMNS)
+    old = rows[-1]
+    assert (old["agent"], old["question"], old["reasons"], old["rated_by"], old["company"], old["status"]) == (
+        "acme-desk", "spool requests pile up", "Incorrect", users["Member"].email, "Acme Test Co", "new")
+    assert old["note"] == "'=HYPERLINK(\"http://evil.test\")"  # a spreadsheet must not run it
+    assert old["rated_at_utc"] == "2026-03-01T09:00:00" and old["run_id"] == str(reviewed["old"].run_id)
+
+
+# --- triage -----------------------------------------------------------------------------------
+
+
+def test_triage_records_status_note_who_and_when(not_helpful, client_as, users):
+    client = client_as("Auditor")
+    page = _soup(client.get(f"/feedback/{not_helpful.id}"))
+    detail = page.select_one(".feedback-detail").text
+    assert QUESTION in detail and "It should have named SP01 first." in detail and "Incorrect" in detail
+    assert page.select_one("a.run-link")["href"] == f"/runs/{not_helpful.run_id}"
+    form = page.select_one("#triage form")
+    assert form["hx-post"] == form["action"] == f"/feedback/{not_helpful.id}/triage"
+    assert [o["value"] for o in form.select("option")] == list(STATUSES)
+    response = client.post(form["action"], data={"status": "in_review", "reviewer_note": "Checking SP01."},
+                           headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    triage = _soup(response).select_one("section#triage")
+    assert "in review" in triage.select_one(".triage-state .badge").text
+    assert users["Auditor"].email in triage.select_one(".triage-state").text
+    assert "in review — Checking SP01." in triage.select_one(".triage-history li").text
+    client_as("AgentBuilder").post(form["action"], data={"status": "wont_fix", "reviewer_note": "Works as designed."})
+    feedback = Feedback.get_by_id(not_helpful.id)
+    assert (feedback.status, feedback.reviewer_note, feedback.reviewed_by_id) == (
+        "wont_fix", "Works as designed.", users["AgentBuilder"].id)
+    assert feedback.reviewed_at is not None
+    history = [(h.status, h.actor_email) for h in services.triage_history(feedback)]
+    assert history == [("wont_fix", users["AgentBuilder"].email), ("in_review", users["Auditor"].email)]
+    assert [int(i["data-feedback"]) for i in _soup(client.get("/feedback/?status=wont_fix"))
+            .select(".feedback-item")] == [feedback.id]
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"status": "done"}, "The status is one of"),
+    ({"status": "resolved", "reviewer_note": "z" * (MAX_NOTE_CHARS + 1)}, "at most 2,000 characters"),
+])
+def test_invalid_triage_is_refused_and_nothing_is_saved(not_helpful, client_as, data, message):
+    response = client_as("PlatformAdmin").post(f"/feedback/{not_helpful.id}/triage", data=data,
+                                               headers={"HX-Request": "true"})
+    assert response.status_code == 422 and message in _soup(response).select_one("#triage .error").text
+    assert FeedbackTriage.select().count() == 0 and Feedback.get_by_id(not_helpful.id).status == "new"
+
+
+def test_a_changed_rating_after_review_is_new_again(not_helpful, users):
+    services.triage(users["Auditor"], not_helpful, "resolved", "Fixed the runbook.")
+    services.rate_answer(users["Member"], not_helpful.run, "not_helpful", ["incomplete"], "Still missing a step.")
+    feedback = Feedback.get_by_id(not_helpful.id)
+    assert feedback.status == "new"
+    assert services.triage_history(feedback)[0].note == services.REOPENED_NOTE
+
+
+# --- who may review ----------------------------------------------------------------------------
+
+WHO = ("PlatformAdmin", "AgentBuilder", "Auditor", "Member", "colleague", "other company", None)
+REVIEW_ROUTES = [
+    ("GET", "/feedback/", None, 200),
+    ("GET", "/feedback/?reason=incorrect&status=new", None, 200),
+    ("GET", "/feedback/export.csv", None, 200),
+    ("GET", "/feedback/{f}", None, 200),
+    ("GET", "/feedback/{f}?q=spool+requests&scope=all", None, 200),
+    ("POST", "/feedback/{f}/triage", {"status": "in_review", "reviewer_note": "ok"}, 303),
+    ("POST", "/feedback/{f}/cases", {"pack": "ops", "doc_id": "spool-overflow"}, 303),
+    ("POST", "/feedback/{f}/cases/{c}/delete", None, 303),
+    ("GET", "/feedback/999999", None, None),
+    ("GET", "/feedback/{h}", None, None),  # rated Helpful: not an item to review
+]
+
+
+@pytest.mark.parametrize("who", WHO, ids=[str(w) for w in WHO])
+@pytest.mark.parametrize("method, path, data, ok_status", REVIEW_ROUTES,
+                         ids=[f"{r[0]} {r[1]}" for r in REVIEW_ROUTES])
+def test_review_access_matrix(app, not_helpful, agents, users, client_as, who, method, path, data, ok_status):
+    helpful = services.rate_answer(users["Member"], start_conversation(users["Member"], agents["acme"], "SP12")[1],
+                                   "helpful")
+    case = services.record_regression_case(users["PlatformAdmin"], not_helpful,
+                                           Document.get(Document.doc_id == "lock-entries").id)
+    url = path.format(f=not_helpful.id, c=case.id, h=helpful.id)
+    strangers = {"colleague": ("colleague@example.test", "Acme Test Co"),
+                 "other company": ("globex.member@example.test", "Globex")}
+    if who is None:
+        client = app.test_client()
+    elif who in strangers:
+        client = signed_in_client(app, create_user(strangers[who][0], PASSWORD, {"Member"}, strangers[who][1]))
+    else:
+        client = client_as(who)
+    response = client.open(url, method=method, data=data)
+    if who is None:
+        assert response.status_code == 302 and "/login" in response.headers["Location"]
+    elif who in REVIEWERS and ok_status:
+        assert response.status_code == ok_status, response.get_data(as_text=True)[:400]
+    else:
+        assert response.status_code == 404
+
+
+# --- regression cases -----------------------------------------------------------------------------
+
+
+def test_a_reviewer_finds_and_records_the_expected_passage(not_helpful, client_as, users):
+    client = client_as("AgentBuilder")
+    page = _soup(client.get(f"/feedback/{not_helpful.id}"))
+    search = page.select_one("#cases form.source-search")
+    assert search["hx-get"] == f"/feedback/{not_helpful.id}" and search.select_one("input[name=q]")["value"] == QUESTION
+    results = client.get(f"/feedback/{not_helpful.id}?q=stale+lock+entries&scope=agent", headers={"HX-Request": "true"})
+    fragment = _soup(results)
+    assert fragment.select_one("section#cases") is not None and "<html" not in results.get_data(as_text=True)
+    candidate = fragment.select_one(".candidate")
+    assert "lock-entries" in candidate.text
+    form = candidate.select_one("form")
+    data = {i["name"]: i["value"] for i in form.select("input[type=hidden]") if i["name"] != "csrf_token"}
+    passage_button = form.select_one("button[name=passage_id]")
+    response = client.post(form["action"], data={**data, "passage_id": passage_button["value"]},
+                           headers={"HX-Request": "true"})
+    assert response.status_code == 200 and "Recorded" in _soup(response).select_one("#cases .flash").text
+    case = RegressionCase.get()
+    lock = Document.get(Document.doc_id == "lock-entries")
+    assert (case.feedback_id, case.agent_slug, case.question, case.pack_slug, case.document_id,
+            case.document_pk, case.passage_id, case.passage_version, case.created_by_id) == (
+        not_helpful.id, "acme-desk", QUESTION, "ops", "lock-entries", lock.id, int(passage_button["value"]), 1,
+        users["AgentBuilder"].id)
+    assert Passage.get_by_id(case.passage_id).revision.document_id == lock.id
+    shown = _soup(client.get(f"/feedback/{not_helpful.id}")).select_one(".case")
+    assert "lock-entries" in shown.text and users["AgentBuilder"].email in shown.text
+    client.post(f"/feedback/{not_helpful.id}/cases", data={**data, "passage_id": passage_button["value"]})
+    assert RegressionCase.select().count() == 1  # recording it again changes nothing
+
+
+def test_naming_a_document_by_hand_and_removing_a_case(not_helpful, client_as):
+    client = client_as("PlatformAdmin")
+    response = client.post(f"/feedback/{not_helpful.id}/cases", data={"pack": "other", "doc_id": "nope"})
+    assert response.status_code == 422 and "no document 'nope'" in _soup(response).select_one("#cases .error").text
+    assert RegressionCase.select().count() == 0
+    response = client.post(f"/feedback/{not_helpful.id}/cases", data={"pack": "other", "doc_id": "certificate-expiry"})
+    assert response.status_code == 303 and response.headers["Location"].endswith(f"/feedback/{not_helpful.id}#cases")
+    case = RegressionCase.get()
+    assert (case.pack_slug, case.document_id, case.passage_id) == ("other", "certificate-expiry", None)
+    client.post(f"/feedback/{not_helpful.id}/cases/{case.id}/delete")
+    assert RegressionCase.select().count() == 0
+
+
+def test_no_case_without_an_agent(not_helpful, agents, users):
+    delete_agent(None, agents["acme"])
+    with pytest.raises(Refused) as refused:
+        services.record_regression_case(users["Auditor"], Feedback.get_by_id(not_helpful.id),
+                                        Document.get(Document.doc_id == "spool-overflow").id)
+    assert refused.value.reason == "agent_deleted" and RegressionCase.select().count() == 0
+
+
+def test_eval_reports_whether_each_expected_document_is_in_the_top_8(not_helpful, agents, users):
+    reviewer, member, acme = users["AgentBuilder"], users["Member"], agents["acme"]
+    conversation = not_helpful.run.conversation
+
+    def rated(question):
+        return services.rate_answer(member, continue_conversation(member, conversation, acme, question),
+                                    "not_helpful", ["incomplete"])
+
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    spool_passage = Passage.get_by_id(not_helpful.run.references().first().passage_id)
+    assert spool_passage.revision.document_id == spool.id
+    found = services.record_regression_case(reviewer, not_helpful, spool.id, spool_passage.id)
+    certificates = Document.get(Document.doc_id == "certificate-expiry")  # in "other", not granted to the agent
+    missed = services.record_regression_case(reviewer, rated("How do I renew an expired SSL client certificate?"),
+                                             certificates.id)
+    locks = Document.get(Document.doc_id == "lock-entries")
+    gone = services.record_regression_case(reviewer, rated("stale lock entries"), locks.id)
+    documents.delete_document(locks, 1)
+
+    report = evaluate_regression_cases()
+    outcomes = {o.case_id: o for o in report.outcomes}
+    assert (outcomes[found.id].found, outcomes[found.id].rank, outcomes[found.id].passage_issued) == (True, 1, True)
+    assert (outcomes[missed.id].found, outcomes[missed.id].rank, outcomes[missed.id].skipped) == (False, None, "")
+    assert outcomes[gone.id].skipped == "the expected document was deleted"
+    summary = report.summary()
+    assert (summary["cases"], summary["found"], summary["missed"], summary["skipped"]) == (3, 1, 1, 1)
+    text = "\n".join(report.as_text())
+    assert "found at 1, passage issued" in text and "MISSED" in text and "other/certificate-expiry" in text
+
+    update_agent(None, acme, name="Acme desk", mode="preferred", company_name="Acme Test Co", instructions="",
+                 pack_slugs=["ops", "other"])  # the fix: grant the pack that holds the answer
+    assert next(o for o in evaluate_regression_cases().outcomes if o.case_id == missed.id).rank == 1
+
+
+def test_cairn_eval_runs_the_regression_cases_of_this_database(app, not_helpful, users, tmp_path):
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    services.record_regression_case(users["Auditor"], not_helpful, spool.id)
+    env = {**os.environ, "CAIRN_DATA_DIR": app.config["CAIRN_DATA_DIR"]}
+    env.pop("DATABASE_URL", None)
+    if POSTGRES_URL:
+        env["DATABASE_URL"] = POSTGRES_URL
+    result = subprocess.run([sys.executable, "-m", "portal.cli", "eval", "--regressions-only", "--json"], env=env,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)["regressions"]
+    assert (report["cases"], report["found"], report["missed"], report["top_k"]) == (1, 1, 0, 8)
+    assert report["items"][0]["expected"] == "ops/spool-overflow" and report["items"][0]["rank"] == 1
+    text = subprocess.run([sys.executable, "-m", "portal.cli", "eval", "--regressions-only"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=180).stdout
+    assert "1 cases, 1 found in the agent's top 8" in text
+
+
+def test_cairn_eval_without_a_database_says_so(tmp_path):
+    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "nothing-here")}
+    env.pop("DATABASE_URL", None)
+    result = subprocess.run([sys.executable, "-m", "portal.cli", "eval", "--regressions-only", "--json"], env=env,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    assert "there is no database" in json.loads(result.stdout)["regressions_note"]
+    assert not (Path(tmp_path) / "nothing-here" / "cairn.db").exists()
