@@ -13,6 +13,7 @@ from portal.answers.citations import validate_citations
 from portal.answers.extractive import (
     NO_EVIDENCE_ANSWER,
     extractive_answer,
+    extractive_sentences,
     simple_tokenize,
     split_sentences,
 )
@@ -568,3 +569,18 @@ def test_extractive_cites_only_its_sources_even_when_a_sentence_quotes_a_marker(
 def test_unknown_mode_is_refused(references):
     with pytest.raises(ValueError):
         run("creative", references, None)
+
+
+def test_prose_beats_a_table_row_with_the_same_words():
+    table = make_ref(1, "| Job | Start |\n|---|---|\n| nightly billing run | starts at 02:30 |")
+    prose = make_ref(2, "The nightly billing run starts at 02:30.")
+    chosen = extractive_sentences("When does the nightly billing run start?", [table, prose], max_sentences=1)
+    assert chosen == [("The nightly billing run starts at 02:30.", 2)]
+
+
+def test_a_sentence_is_found_through_its_heading_and_document_title():
+    digest = make_ref(1, "## Root cause\n\nThe RFC user was locked after a password rotation.",
+                      document_title="INC-2026-0266: BW extraction failed", heading_path="INC-2026-0266 > Root cause")
+    other = make_ref(2, "## Fix\n\nThe INC-2026-0291 check used the certificate list.", document_title="INC-2026-0291")
+    chosen = extractive_sentences("What was the root cause of INC-2026-0266?", [other, digest], max_sentences=1)
+    assert chosen == [("The RFC user was locked after a password rotation.", 1)]

@@ -21,6 +21,8 @@ NO_EVIDENCE_ANSWER = "No evidence found in the granted packs for this question."
 MIN_SHARE_OF_BEST = 0.5
 # How much a question term counts when it is in a sentence's heading or title, not the sentence.
 CONTEXT_WEIGHT = 0.5
+# A table row is evidence but reads badly as a sentence of an answer: prose wins a near tie.
+TABLE_ROW_WEIGHT = 0.5
 
 _SENTENCE_ENDINGS = tuple(".!?…:;)\"'”’")
 
@@ -188,6 +190,7 @@ class _Candidate:
     order: tuple[int, int]  # (reference position, sentence position): the tie-break
     terms: frozenset[str]
     context: frozenset[str]  # terms of its heading, the passage's heading path and document title
+    weight: float = 1.0
 
 
 def _is_answerable(sentence: str) -> bool:
@@ -228,7 +231,9 @@ def extractive_sentences(
             if _is_answerable(sentence):
                 terms = frozenset(tokenize(sentence))
                 context = frozenset(tokenize(f"{around} {heading}")) - terms
-                candidates.append(_Candidate(sentence, ref.n, (ref_position, sentence_position), terms, context))
+                weight = TABLE_ROW_WEIGHT if " | " in sentence else 1.0
+                candidates.append(_Candidate(sentence, ref.n, (ref_position, sentence_position), terms, context,
+                                             weight))
     document_frequency = {
         term: sum(1 for c in candidates if term in c.terms or term in c.context) for term in question_terms
     }
@@ -237,8 +242,9 @@ def extractive_sentences(
         for term, df in document_frequency.items()
         if df
     }
-    scored = [(sum(idf[t] for t in c.terms & idf.keys()) + CONTEXT_WEIGHT * sum(idf[t] for t in c.context & idf.keys()),
-               c) for c in candidates]
+    scored = [(c.weight * (sum(idf[t] for t in c.terms & idf.keys())
+                           + CONTEXT_WEIGHT * sum(idf[t] for t in c.context & idf.keys())), c)
+              for c in candidates]
     scored = [(score, c) for score, c in scored if score > 0]
     if not scored:
         return []
