@@ -12,7 +12,9 @@ from types import SimpleNamespace
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import FIXTURES_DIR, PASSWORD, signed_in_client
+from resources.make_fixtures import mixed_images_docx
+
+from helpers import PASSWORD, signed_in_client
 from portal import access
 from portal.agents.services import create_agent, update_agent
 from portal.auth.services import create_user
@@ -42,6 +44,9 @@ Delete stale lock entries in SM12 only after checking that the owner's session i
 
 QUESTION = "How do I delete old spool requests?"
 FIGURE_QUESTION = "Which raster formats like PNG are kept?"
+
+
+MIXED_IMAGES_DOCX = mixed_images_docx()
 STAFF = ("PlatformAdmin", "AgentBuilder", "Auditor")
 
 
@@ -54,8 +59,7 @@ def world(app, pack, users):
     """A pack with two runbooks and a Word document with figures; agents for Acme, Globex and everyone."""
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
     documents.upload_file(pack, "lock-entries.md", LOCKS, None)
-    figures = documents.upload_file(pack, "mixed-images.docx",
-                                    (FIXTURES_DIR / "synthetic-mixed-image-formats.docx").read_bytes(), None)
+    figures = documents.upload_file(pack, "mixed-images.docx", MIXED_IMAGES_DOCX, None)
     return SimpleNamespace(
         shared=create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"]),
         acme=create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"]),
@@ -395,8 +399,7 @@ def test_the_original_is_offered_only_when_reader_visibility_allows(chat, client
     assert ("Download the original" in buttons) is offered
     response = client.get(url + "/original")
     if offered:
-        expected = (FIXTURES_DIR / "synthetic-mixed-image-formats.docx").read_bytes()
-        assert response.status_code == 200 and response.data == expected
+        assert response.status_code == 200 and response.data == MIXED_IMAGES_DOCX
     else:
         assert response.status_code == 404
 

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import FIXTURES_DIR, login
+from resources.make_fixtures import mixed_images_docx
+
+from helpers import login
 from portal.agents.services import create_agent, update_agent
 from portal.answers.extractive import NO_EVIDENCE_ANSWER
 from portal.answers.grounding import (
@@ -326,8 +328,7 @@ def test_receipt_after_deletion_keeps_its_place_but_not_the_text(corpus, users, 
 
 
 def _figure_corpus(pack):
-    data = (FIXTURES_DIR / "synthetic-mixed-image-formats.docx").read_bytes()
-    outcome = documents.upload_file(pack, "mixed-images.docx", data, None)
+    outcome = documents.upload_file(pack, "mixed-images.docx", mixed_images_docx(), None)
     assert outcome.accepted
     return outcome.document
 

@@ -222,3 +222,21 @@ def encrypted_docx(plain: bytes, password: str = "Passw0rd!") -> bytes:
     out = io.BytesIO()
     OOXMLFile(io.BytesIO(plain)).encrypt(password, out)
     return out.getvalue()
+
+
+def mixed_images_docx() -> bytes:
+    """A Word file with four kept raster pictures, each with alt text (the suite's own stand-in
+    for the shared synthetic-mixed-image-formats.docx)."""
+
+    def build(document):
+        document.add_heading("Mixed image formats", level=1)
+        document.add_paragraph("This document embeds four pictures, each with alt text. Raster PNG, JPEG "
+                               "and GIF pictures are kept.")
+        for fmt, color, alt in (("PNG", (220, 40, 40), "Alt: red PNG rectangle"),
+                                ("JPEG", (40, 60, 220), "Alt: blue JPEG rectangle"),
+                                ("GIF", (230, 210, 40), "Alt: yellow GIF rectangle"),
+                                ("PNG", (140, 50, 200), "Alt: purple PNG rectangle")):
+            add_picture(document, image_bytes(96, 64, fmt, color=color), alt=alt)
+        document.add_paragraph("End of document.")
+
+    return docx_bytes(build)
