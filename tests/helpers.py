@@ -13,6 +13,26 @@ PASSWORD = "correct horse battery"
 ROLES = ("PlatformAdmin", "AgentBuilder", "Auditor", "Member")
 POSTGRES_URL = os.environ.get("CAIRN_TEST_DATABASE_URL")
 
+# Two small runbooks the answer, chat and feedback tests ask about.
+SPOOL = b"""# Spool overflow runbook
+
+## Symptoms
+
+Output requests pile up and SP01 shows thousands of entries.
+
+## Fix
+
+Run the report RSPO1041 to delete old spool requests.
+Then check the TemSe consistency in SP12.
+"""
+
+LOCKS = b"""# Lock entries runbook
+
+## Fix
+
+Delete stale lock entries in SM12 only after checking that the owner's session is gone.
+"""
+
 
 def empty_postgres(url: str) -> None:
     from playhouse.db_url import connect

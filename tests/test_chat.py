@@ -14,7 +14,7 @@ from bs4 import BeautifulSoup
 
 from resources.make_fixtures import mixed_images_docx
 
-from helpers import PASSWORD, signed_in_client
+from helpers import LOCKS, PASSWORD, SPOOL, signed_in_client
 from portal import access
 from portal.agents.services import create_agent, update_agent
 from portal.auth.services import create_user
@@ -23,24 +23,6 @@ from portal.documents import services as documents
 from portal.models import Agent, Conversation, Document, Passage, Run
 from portal.packs.services import create_pack
 
-SPOOL = b"""# Spool overflow runbook
-
-## Symptoms
-
-Output requests pile up and SP01 shows thousands of entries.
-
-## Fix
-
-Run the report RSPO1041 to delete old spool requests.
-Then check the TemSe consistency in SP12.
-"""
-
-LOCKS = b"""# Lock entries runbook
-
-## Fix
-
-Delete stale lock entries in SM12 only after checking that the owner's session is gone.
-"""
 
 QUESTION = "How do I delete old spool requests?"
 FIGURE_QUESTION = "Which raster formats like PNG are kept?"

@@ -16,7 +16,7 @@ import pytest
 from bs4 import BeautifulSoup
 from peewee import IntegrityError
 
-from helpers import PASSWORD, POSTGRES_URL, signed_in_client
+from helpers import LOCKS, PASSWORD, POSTGRES_URL, signed_in_client
 from portal.agents.services import create_agent, delete_agent, update_agent
 from portal.auth.services import create_user
 from portal.chat.services import continue_conversation, start_conversation
@@ -33,12 +33,6 @@ SPOOL = b"""# Spool overflow runbook
 
 Run the report RSPO1041 to delete old spool requests.
 Then check the TemSe consistency in SP12.
-"""
-LOCKS = b"""# Lock entries runbook
-
-## Fix
-
-Delete stale lock entries in SM12 only after checking that the owner's session is gone.
 """
 CERTS = b"""# Certificate expiry runbook
 

@@ -17,7 +17,7 @@ from bs4 import BeautifulSoup
 
 from resources.make_fixtures import mixed_images_docx
 
-from helpers import login
+from helpers import LOCKS, SPOOL, login
 from portal.agents.services import create_agent, update_agent
 from portal.answers.extractive import NO_EVIDENCE_ANSWER
 from portal.answers.grounding import (
@@ -35,24 +35,6 @@ from portal.runs.services import PREVIEW_LINES, acceptable_hits, ask, content_te
 from portal.search.service import SearchHit, search_packs
 from tests.fake_openai import FakeOpenAI
 
-SPOOL = b"""# Spool overflow runbook
-
-## Symptoms
-
-Output requests pile up and SP01 shows thousands of entries.
-
-## Fix
-
-Run the report RSPO1041 to delete old spool requests.
-Then check the TemSe consistency in SP12.
-"""
-
-LOCKS = b"""# Lock entries runbook
-
-## Fix
-
-Delete stale lock entries in SM12 only after checking that the owner's session is gone.
-"""
 
 EVIDENCE_QUESTION = "How do I delete old spool requests?"
 NO_EVIDENCE_QUESTION = "payroll antarctica"
