@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from portal.evaluation.metrics import average_precision, ndcg_at, recall_at
+from portal.evaluation.questions import load_questions, question_problem
 
 
 def test_metrics():
@@ -18,6 +19,40 @@ def test_metrics():
     assert ndcg_at(["b", "a"], {"a": 1.0}, 10) == pytest.approx(1 / 1.5849625)
     assert ndcg_at(["x"], {}, 10) == 0.0
     assert average_precision(["a", "x", "b"], {"a", "b"}) == pytest.approx((1 + 2 / 3) / 2)
+
+
+ANSWERABLE = {"id": "a", "question": "Which report deletes old spool requests?", "kind": "procedure",
+              "packs": ["notes"], "expected": ["spool"], "answer_contains": ["RSPO1041"], "split": "tune"}
+UNANSWERABLE = {"id": "u", "question": "What is the resolution target for P5 tickets?", "kind": "unanswerable",
+                "packs": ["notes"], "expected": [], "answer_contains": [], "split": "check", "adjacent": True}
+
+
+@pytest.mark.parametrize("question, problem", [
+    (ANSWERABLE, None),
+    (UNANSWERABLE, None),
+    ({**ANSWERABLE, "kind": "table_row"}, None),
+    ({key: value for key, value in ANSWERABLE.items() if key != "split"}, None),
+    ({key: value for key, value in ANSWERABLE.items() if key != "answer_contains"}, "lacks answer_contains"),
+    ({**ANSWERABLE, "answer_contains": []}, "needs 1 to 3"),
+    ({**ANSWERABLE, "answer_contains": ["a", "b", "c", "d"]}, "needs 1 to 3"),
+    ({**ANSWERABLE, "answer_contains": [""]}, "non-empty strings"),
+    ({**ANSWERABLE, "expected": []}, "expects no document"),
+    ({**ANSWERABLE, "kind": "trivia"}, "unknown kind"),
+    ({**ANSWERABLE, "split": "train"}, "unknown split"),
+    ({**ANSWERABLE, "adjacent": True}, "adjacent"),
+    ({**UNANSWERABLE, "answer_contains": ["P5"]}, "is unanswerable but"),
+    ({**UNANSWERABLE, "expected": ["spool"]}, "is unanswerable but"),
+])
+def test_question_rules(question, problem):
+    found = question_problem(question)
+    assert (found is None) if problem is None else (problem in found), found
+
+
+def test_load_questions_names_the_question_it_refuses(tmp_path):
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps([ANSWERABLE, {**UNANSWERABLE, "id": "u7", "kind": "unanswerable", "expected": ["x"]}]))
+    with pytest.raises(ValueError, match="question u7 is unanswerable"):
+        load_questions(path)
 
 
 def test_cairn_eval_on_a_small_corpus(tmp_path):
@@ -32,11 +67,11 @@ def test_cairn_eval_on_a_small_corpus(tmp_path):
     assert run("ingest", "notes", str(tmp_path / "spool.md"), str(tmp_path / "locks.md")).returncode == 0
     questions = [
         {"id": "a", "question": "Which report deletes old spool requests?", "kind": "exact_id",
-         "packs": ["notes"], "expected": ["spool"]},
+         "packs": ["notes"], "expected": ["spool"], "answer_contains": ["RSPO1041"], "split": "tune"},
         {"id": "b", "question": "Where do I see orphaned locks?", "kind": "paraphrase",
-         "packs": ["notes"], "expected": ["locks"]},
+         "packs": ["notes"], "expected": ["locks"], "answer_contains": ["SM12"], "split": "check"},
         {"id": "c", "question": "What does the canteen cook on Fridays?", "kind": "unanswerable",
-         "packs": ["notes"], "expected": []},
+         "packs": ["notes"], "expected": [], "answer_contains": [], "adjacent": False},
     ]
     (tmp_path / "questions.json").write_text(json.dumps(questions))
     result = run("eval", "--questions", str(tmp_path / "questions.json"), "--current", "--no-cranfield", "--json")
