@@ -17,6 +17,12 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main():
     """Cairn: knowledge packs, BM25 search and cited answers."""
+    from portal.config import ConfigError, check_settings, environment_settings
+
+    try:
+        check_settings(environment_settings())
+    except ConfigError as error:
+        fail(f"{error}\nCairn does not start until this setting is fixed.")
 
 
 @main.command()

@@ -66,13 +66,37 @@ SETTINGS: tuple[Setting, ...] = (
 SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
 
 
-def load_settings(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Defaults, then the environment, then explicit overrides."""
+class ConfigError(ValueError):
+    """A setting has a value the portal cannot run with; the message names the setting."""
+
+
+def environment_settings() -> dict[str, Any]:
+    """Defaults, then the environment; touches no file (commands check these before they start)."""
     values: dict[str, Any] = {}
     for setting in SETTINGS:
         raw = os.environ.get(setting.name)
-        values[setting.name] = setting.parse(raw) if raw not in (None, "") else setting.default
+        try:
+            values[setting.name] = setting.parse(raw) if raw not in (None, "") else setting.default
+        except ValueError as error:
+            raise ConfigError(f"{setting.name}: {error}") from None
+    return values
+
+
+def check_settings(values: dict[str, Any]) -> None:
+    """Refuse, at start, settings that would otherwise fail later (every ingest, for a bad policy)."""
+    from portal.ingest.classify import Policy
+
+    try:
+        Policy.from_config(values.get("CAIRN_CLASSIFICATION_POLICY"))
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"CAIRN_CLASSIFICATION_POLICY: {error}") from None
+
+
+def load_settings(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Defaults, then the environment, then explicit overrides; checked (``ConfigError``)."""
+    values = environment_settings()
     values.update(overrides or {})
+    check_settings(values)
     data_dir = Path(values["CAIRN_DATA_DIR"]).resolve()
     values["CAIRN_DATA_DIR"] = str(data_dir)
     if not values.get("DATABASE_URL"):
