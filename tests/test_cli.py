@@ -93,3 +93,19 @@ def test_a_bad_classification_policy_stops_every_command_with_a_message(cli, tmp
     assert result.returncode == 2
     assert "CAIRN_CLASSIFICATION_POLICY: unknown classification rule(s): privat_key" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_the_run_sequence_never_seeds_the_demo_into_a_deployment_with_its_own_administrator(cli, tmp_path):
+    """scripts/run after `cairn init` with your own administrator: no demo administrator, and it says why."""
+    skipped = cli("seed-demo", "--if-empty")
+    assert "demo seed skipped: the database is not empty" in skipped.stdout
+    refused = cli("seed-demo", ok=False)
+    assert refused.returncode == 1
+    assert "users of its own (root@example.test)" in refused.stderr and "--force" in refused.stderr
+    assert json.loads(cli("packs", "list", "--json").stdout) == []
+    from playhouse.db_url import connect
+
+    db = connect(os.environ.get("CAIRN_TEST_DATABASE_URL") or f"sqlite:///{tmp_path / 'data' / 'cairn.db'}")
+    emails = [row[0] for row in db.execute_sql('SELECT email FROM "user"').fetchall()]
+    db.close()
+    assert emails == ["root@example.test"]
