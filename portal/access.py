@@ -8,7 +8,8 @@ from __future__ import annotations
 from flask import current_app
 
 from portal.errors import NotFound
-from portal.models import Agent, AgentGrant, Conversation, Document, Feedback, Pack, Run, RunReference, User
+from portal.models import (Agent, AgentGrant, Conversation, Document, Feedback, Pack, RegressionCase, Run,
+                           RunReference, User)
 
 READ_PACK_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
 MANAGE_DOCUMENT_ROLES = frozenset({"PlatformAdmin"})
@@ -130,6 +131,8 @@ def source_document_for_reading(user: User, document_pk: int) -> Document | None
 
 CHAT_ROLES = frozenset({"Member"})
 REVIEW_FEEDBACK_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
+# Reviewers triage and record cases; removing someone else's case is administration.
+REMOVE_ANY_CASE_ROLES = frozenset({"PlatformAdmin"})
 
 
 def can_use_chat(user: User) -> bool:
@@ -213,3 +216,18 @@ def feedback_for_review(user: User, feedback_id: int):
     if feedback is None:
         raise NotFound(feedback_id)
     return feedback
+
+
+def can_remove_case(user: User, case: RegressionCase) -> bool:
+    """A regression case is removed by the reviewer who recorded it, or by a PlatformAdmin."""
+    if not can_review_feedback(user):
+        return False
+    return bool(user.roles & REMOVE_ANY_CASE_ROLES) or (case.created_by_id is not None
+                                                         and case.created_by_id == user.id)
+
+
+def case_for_removing(user: User, feedback: Feedback, case_id: int) -> RegressionCase:
+    case = RegressionCase.get_or_none((RegressionCase.id == case_id) & (RegressionCase.feedback == feedback))
+    if case is None or not can_remove_case(user, case):
+        raise NotFound(case_id)
+    return case

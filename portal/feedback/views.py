@@ -139,7 +139,7 @@ def record_case(feedback_id: int):
 @login_required
 def delete_case(feedback_id: int, case_id: int):
     feedback = access.feedback_for_review(current_user, feedback_id)
-    services.delete_regression_case(feedback, case_id)
+    services.delete_regression_case(access.case_for_removing(current_user, feedback, case_id))
     if not wants_fragment():
         flash("Regression case removed.")
         return redirect(url_for("feedback.show", feedback_id=feedback.id) + "#cases", code=303)
