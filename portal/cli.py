@@ -68,6 +68,26 @@ def users_create(email, roles, company):
     click.echo(f"created {user.email} ({', '.join(sorted(user.roles))})")
 
 
+@users.command("set-password")
+@click.argument("email")
+def users_set_password(email):
+    """Give a user a new password (read from standard input); every session of that user ends."""
+    from portal.auth.services import UserError, set_password
+    from portal.models import User
+
+    app_context()
+    user = User.by_email(email)
+    if user is None:
+        fail(f"no user {email}")
+    password = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else click.prompt(
+        "New password", hide_input=True, confirmation_prompt=True)
+    try:
+        set_password(user, password)
+    except UserError as error:
+        fail(str(error))
+    click.echo(f"new password set for {user.email}; every earlier session of it has ended")
+
+
 @main.group()
 def packs():
     """Manage packs."""

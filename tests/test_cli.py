@@ -109,3 +109,18 @@ def test_the_run_sequence_never_seeds_the_demo_into_a_deployment_with_its_own_ad
     emails = [row[0] for row in db.execute_sql('SELECT email FROM "user"').fetchall()]
     db.close()
     assert emails == ["root@example.test"]
+
+
+def test_set_password_replaces_the_password(cli, tmp_path):
+    assert "new password set for root@example.test" in cli("users", "set-password", "root@example.test",
+                                                           stdin="another long password\n").stdout
+    short = cli("users", "set-password", "root@example.test", stdin="short\n", ok=False)
+    assert short.returncode == 2 and "at least 8 characters" in short.stderr
+    assert cli("users", "set-password", "nobody@example.test", stdin="long enough\n", ok=False).returncode == 2
+    from werkzeug.security import check_password_hash
+    from playhouse.db_url import connect
+
+    db = connect(os.environ.get("CAIRN_TEST_DATABASE_URL") or f"sqlite:///{tmp_path / 'data' / 'cairn.db'}")
+    (hashed,) = db.execute_sql('SELECT password_hash FROM "user"').fetchone()
+    db.close()
+    assert check_password_hash(hashed, "another long password")
