@@ -8,11 +8,14 @@ from __future__ import annotations
 from flask import current_app
 
 from portal.errors import NotFound
+from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT, SearchResults, search_packs
 from portal.models import (Agent, AgentGrant, Conversation, Document, Feedback, Pack, RegressionCase, Run,
                            RunReference, User)
 
 READ_PACK_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
 MANAGE_DOCUMENT_ROLES = frozenset({"PlatformAdmin"})
+# SPEC 2: a document's reader roles narrow reading to exact role matches; these roles bypass them.
+BYPASS_READER_ROLES = frozenset({"PlatformAdmin"})
 
 
 def can_read_packs(user: User) -> bool:
@@ -42,12 +45,52 @@ def pack_for_managing(user: User, slug: str) -> Pack:
     return pack_for_reading(user, slug)
 
 
+def staff_role_admitted(user: User, document: Document) -> bool:
+    """Whether a staff reader holds one of the document's reader roles (none listed: every staff reader).
+
+    Exact matches only: the staff role the user reads packs by must be in the
+    list; PlatformAdmin bypasses the list for administration.
+    """
+    roles = document.reader_roles
+    if not roles or user.roles & BYPASS_READER_ROLES:
+        return True
+    return bool(roles & user.roles & READ_PACK_ROLES)
+
+
 def document_for_reading(user: User, pack: Pack, doc_id: str) -> Document:
     document = Document.get_or_none(
         (Document.pack == pack) & (Document.doc_id == doc_id) & Document.deleted_at.is_null())
-    if document is None:
+    if document is None or not staff_role_admitted(user, document):
         raise NotFound(doc_id)
     return document
+
+
+def readable_documents(user: User, pack: Pack) -> list[Document]:
+    """The pack's live documents that ``user`` may open (the pack page's list)."""
+    return [d for d in pack.live_documents() if staff_role_admitted(user, d)]
+
+
+def hidden_documents(user: User, packs) -> set[tuple[str, str]]:
+    """(pack slug, document id) of live documents in ``packs`` whose reader roles leave ``user`` out."""
+    restricted = (Document.select(Document, Pack).join(Pack)
+                  .where(Document.pack.in_([p.id for p in packs]) & Document.deleted_at.is_null()
+                         & (Document.reader_roles_csv != "")))
+    return {(d.pack.slug, d.doc_id) for d in restricted if not staff_role_admitted(user, d)}
+
+
+def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT) -> SearchResults:
+    """A staff reader's search of ``packs``: no passage of a document its reader roles hide from them.
+
+    Hidden documents are rare, so only then are more hits fetched and filtered
+    (at most ``MAX_LIMIT``: a query whose best 50 passages are all hidden finds less).
+    """
+    packs = list(packs)
+    hidden = hidden_documents(user, packs) if packs else set()
+    if not hidden:
+        return search_packs(packs, query, limit)
+    results = search_packs(packs, query, MAX_LIMIT)
+    hits = [h for h in results.hits if (h.pack, h.document_id) not in hidden][:limit]
+    return SearchResults(query=results.query, hits=hits, no_evidence=not hits)
 
 
 # --- Agents and runs ------------------------------------------------------------
@@ -192,7 +235,7 @@ def cited_document_for_member(user: User, run_id: int, n: int):
 
 
 def member_role_admitted(document: Document) -> bool:
-    roles = {r for r in document.reader_roles_csv.split(",") if r}
+    roles = document.reader_roles
     return not roles or "Member" in roles
 
 

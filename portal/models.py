@@ -143,6 +143,11 @@ class Document(BaseModel):
     def is_deleted(self) -> bool:
         return self.deleted_at is not None
 
+    @property
+    def reader_roles(self) -> frozenset[str]:
+        """The optional list of roles that may read it (empty: every role its visibility admits)."""
+        return frozenset(r for r in self.reader_roles_csv.split(",") if r)
+
     def current_revision(self) -> "Revision | None":
         return (Revision.select()
                 .where((Revision.document == self) & (Revision.version == self.current_version))
