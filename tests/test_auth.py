@@ -220,3 +220,25 @@ def test_a_bad_sign_in_limit_stops_the_portal_at_start(tmp_path):
     with pytest.raises(ConfigError, match="CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT: 'ten' is not a limit"):
         create_app({"CAIRN_DATA_DIR": str(tmp_path / "d"), "SECRET_KEY": "x",
                     "CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT": "ten"})
+
+
+def test_behind_a_trusted_proxy_the_address_limit_counts_the_client(tmp_path):
+    if POSTGRES_URL:
+        empty_postgres(POSTGRES_URL)
+    app = create_app({"CAIRN_DATA_DIR": str(tmp_path / "proxied"), "SECRET_KEY": "x", "WTF_CSRF_ENABLED": False,
+                      "CAIRN_REPAIR_INDEX_ON_START": False, "DATABASE_URL": POSTGRES_URL or None,
+                      "CAIRN_PROXIES": 1, "CAIRN_SIGN_IN_LIMIT_PER_ADDRESS": "2 per 15 minutes"})
+    with app.app_context():
+        from portal.migrate import migrate
+
+        migrate(app.config["DATABASE"])
+    client = app.test_client()
+
+    def attempt(client_address: str) -> int:
+        return client.post("/login", data={"email": "x@example.test", "password": "wrong password"},
+                           headers={"X-Forwarded-For": client_address}).status_code
+
+    assert [attempt("198.51.100.1") for _ in range(3)] == [401, 401, 429]
+    assert attempt("198.51.100.2") == 401  # another client behind the same proxy is not blocked
+    app.extensions["cairn_indexes"].close()
+    app.config["DATABASE"].close()
