@@ -28,7 +28,12 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         WTF_CSRF_TIME_LIMIT=None,
     )
 
+    from werkzeug.middleware.proxy_fix import ProxyFix
+
     from portal import auth, db, errors_web, web
+
+    if settings["CAIRN_PROXIES"]:  # the real client address, for the sign-in limits and the logs
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings["CAIRN_PROXIES"], x_proto=settings["CAIRN_PROXIES"])
     from portal.search import service as search_service
 
     db.init_app(app)

@@ -8,11 +8,15 @@ import sys
 import click
 
 from portal import create_app
+from portal.config import ConfigError
 
 
 def app_context():
     """An app with its context pushed; commands never repair indexes at start (the server does)."""
-    app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
+    try:
+        app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
+    except ConfigError as error:
+        fail(str(error))
     app.app_context().push()
     return app
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import secrets
 
 from flask_login import UserMixin
 from peewee import (
@@ -31,6 +32,10 @@ REVISIONS_KEPT = 10
 DOCUMENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 
 
+def new_session_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
@@ -49,9 +54,24 @@ class User(UserMixin, BaseModel):
     company = ForeignKeyField(Company, null=True, backref="users", on_delete="SET NULL")
     active = BooleanField(default=True)
     created_at = DateTimeField(default=utcnow)
+    # What the session cookie names (flask-login's "alternative id"); replaced on
+    # sign-out and on a new password, which ends every session issued before.
+    session_token = CharField(max_length=64, unique=True, default=new_session_token)
 
     class Meta:
         table_name = "user"
+
+    def get_id(self) -> str:  # flask-login: the cookie stores this, never the row id
+        return self.session_token
+
+    def end_every_session(self) -> None:
+        """Give the user a new session token, so no cookie issued before signs anyone in."""
+        self.session_token = new_session_token()
+        User.update(session_token=self.session_token).where(User.id == self.id).execute()
+
+    @classmethod
+    def by_session_token(cls, token: str) -> "User | None":
+        return cls.get_or_none(cls.session_token == token) if token else None
 
     @property
     def roles(self) -> frozenset[str]:
@@ -122,6 +142,11 @@ class Document(BaseModel):
     @property
     def is_deleted(self) -> bool:
         return self.deleted_at is not None
+
+    @property
+    def reader_roles(self) -> frozenset[str]:
+        """The optional list of roles that may read it (empty: every role its visibility admits)."""
+        return frozenset(r for r in self.reader_roles_csv.split(",") if r)
 
     def current_revision(self) -> "Revision | None":
         return (Revision.select()

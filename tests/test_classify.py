@@ -265,3 +265,18 @@ def test_a_large_document_is_classified():
             + f"key {AWS_KEY_ID}\n")[:400_000]
     result = classify(text, "t", "f.md")
     assert result.decision == "redact" and len(result.findings) == 1
+
+
+def test_the_portal_refuses_to_start_with_an_unknown_rule_in_the_policy(tmp_path, monkeypatch):
+    from portal import create_app
+    from portal.config import ConfigError
+
+    monkeypatch.setenv("CAIRN_CLASSIFICATION_POLICY", '[{"rule": "privat_key", "decision": "block"}]')
+    with pytest.raises(ConfigError, match=r"CAIRN_CLASSIFICATION_POLICY: unknown classification rule\(s\): "
+                                          r"privat_key"):
+        create_app({"CAIRN_DATA_DIR": str(tmp_path / "data"), "SECRET_KEY": "x",
+                    "CAIRN_REPAIR_INDEX_ON_START": False})
+    monkeypatch.setenv("CAIRN_CLASSIFICATION_POLICY", "[{not json")
+    with pytest.raises(ConfigError, match="CAIRN_CLASSIFICATION_POLICY: "):
+        create_app({"CAIRN_DATA_DIR": str(tmp_path / "data"), "SECRET_KEY": "x",
+                    "CAIRN_REPAIR_INDEX_ON_START": False})

@@ -349,7 +349,7 @@ REVIEW_ROUTES = [
     ("GET", "/feedback/{f}?q=spool+requests&scope=all", None, 200),
     ("POST", "/feedback/{f}/triage", {"status": "in_review", "reviewer_note": "ok"}, 303),
     ("POST", "/feedback/{f}/cases", {"pack": "ops", "doc_id": "spool-overflow"}, 303),
-    ("POST", "/feedback/{f}/cases/{c}/delete", None, 303),
+    ("POST", "/feedback/{f}/cases/{c}/delete", None, 303),  # the case is the PlatformAdmin's own
     ("GET", "/feedback/999999", None, None),
     ("GET", "/feedback/{h}", None, None),  # rated Helpful: not an item to review
 ]
@@ -373,12 +373,36 @@ def test_review_access_matrix(app, not_helpful, agents, users, client_as, who, m
     else:
         client = client_as(who)
     response = client.open(url, method=method, data=data)
+    allowed = ("PlatformAdmin",) if path.endswith("/delete") else REVIEWERS
     if who is None:
         assert response.status_code == 302 and "/login" in response.headers["Location"]
-    elif who in REVIEWERS and ok_status:
+    elif who in allowed and ok_status:
         assert response.status_code == ok_status, response.get_data(as_text=True)[:400]
     else:
         assert response.status_code == 404
+
+
+@pytest.mark.parametrize(("author", "remover", "removed"), [
+    ("Auditor", "Auditor", True),
+    ("Auditor", "PlatformAdmin", True),
+    ("Auditor", "AgentBuilder", False),
+    ("Auditor", "another Auditor", False),
+    ("AgentBuilder", "Auditor", False),
+    ("PlatformAdmin", "Auditor", False),
+])
+def test_only_the_author_or_a_platform_admin_removes_a_case(app, not_helpful, users, client_as, author, remover,
+                                                            removed):
+    case = services.record_regression_case(users[author], not_helpful,
+                                           Document.get(Document.doc_id == "lock-entries").id)
+    client = (signed_in_client(app, create_user("auditor2@example.test", PASSWORD, {"Auditor"}))
+              if remover == "another Auditor" else client_as(remover))
+    page = _soup(client.get(f"/feedback/{not_helpful.id}"))
+    assert bool(page.select(f'.case[data-case="{case.id}"] form')) is removed
+    triage = client.post(f"/feedback/{not_helpful.id}/triage", data={"status": "in_review", "reviewer_note": ""})
+    assert triage.status_code == 303  # every reviewer still triages
+    response = client.post(f"/feedback/{not_helpful.id}/cases/{case.id}/delete")
+    assert response.status_code == (303 if removed else 404)
+    assert (RegressionCase.get_or_none(RegressionCase.id == case.id) is None) is removed
 
 
 # --- regression cases -----------------------------------------------------------------------------

@@ -32,8 +32,8 @@ def upload(slug: str):
     status = 200 if all(o.accepted for o in outcomes) else 422
     if wants_fragment():
         return render("packs/show.html", "documents/_upload_outcomes.html", status=status, pack=pack,
-                      outcomes=outcomes, documents=list(pack.live_documents()))
-    return render("packs/show.html", status=status, pack=pack, documents=list(pack.live_documents()),
+                      outcomes=outcomes, documents=access.readable_documents(current_user, pack))
+    return render("packs/show.html", status=status, pack=pack, documents=access.readable_documents(current_user, pack),
                   query="", results=None, outcomes=outcomes)
 
 

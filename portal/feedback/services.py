@@ -344,5 +344,5 @@ def passages_of(cases: list[RegressionCase]) -> dict[int, Passage]:
     return {p.id: p for p in Passage.select().where(Passage.id.in_(ids))} if ids else {}
 
 
-def delete_regression_case(feedback: Feedback, case_id: int) -> None:
-    RegressionCase.delete().where((RegressionCase.id == case_id) & (RegressionCase.feedback == feedback)).execute()
+def delete_regression_case(case: RegressionCase) -> None:
+    RegressionCase.delete().where(RegressionCase.id == case.id).execute()

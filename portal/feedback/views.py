@@ -11,7 +11,6 @@ from portal.feedback import services
 from portal.models import Feedback, Pack, Run, utcnow
 from portal.rendering import render, wants_fragment
 from portal.runs.services import STATUS_LABELS, linked_answer
-from portal.search.service import search_packs
 
 bp = Blueprint("feedback", __name__)
 
@@ -139,7 +138,7 @@ def record_case(feedback_id: int):
 @login_required
 def delete_case(feedback_id: int, case_id: int):
     feedback = access.feedback_for_review(current_user, feedback_id)
-    services.delete_regression_case(feedback, case_id)
+    services.delete_regression_case(access.case_for_removing(current_user, feedback, case_id))
     if not wants_fragment():
         flash("Regression case removed.")
         return redirect(url_for("feedback.show", feedback_id=feedback.id) + "#cases", code=303)
@@ -155,7 +154,7 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
     candidates = None
     if query is not None and query.strip():
         packs = agent_packs if scope == "agent" else list(Pack.select())
-        candidates = search_packs(packs, query[:2000], limit=EXPECTED_SOURCE_HITS)
+        candidates = access.search_for_reader(current_user, packs, query[:2000], limit=EXPECTED_SOURCE_HITS)
     cases = services.regression_cases_of(feedback)
     context = {
         "feedback": feedback, "run": run, "answer_html": linked_answer(run.answer, run.cited,
