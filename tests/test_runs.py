@@ -20,8 +20,11 @@ from resources.make_fixtures import mixed_images_docx
 from helpers import LOCKS, SPOOL, login
 from portal.agents.services import create_agent, update_agent
 from portal.answers.extractive import NO_EVIDENCE_ANSWER
+from portal.answers.prompt import CANNOT_ANSWER
 from portal.answers.grounding import (
     CITES_NONE_WARNING,
+    MODEL_FOUND_NO_ANSWER_WARNING,
+    MODEL_ONLY_WARNING,
     NO_PASSAGE_WARNING,
     NOT_ACCEPTED_ANSWER,
     NOT_ACCEPTED_WARNING,
@@ -113,8 +116,8 @@ PRINTING_FAQ = b"# Printing FAQ\n\nHow do I print a label? Print the labels agai
 
 @pytest.mark.parametrize("question", ["How do I fly to the moon?", "What happens after the weekend?"])
 @pytest.mark.parametrize("mode, status, requests, warnings", [
-    ("open", "completed", 1, []),
-    ("preferred", "completed_with_warning", 1, [NO_PASSAGE_WARNING]),
+    ("open", "completed_with_warning", 1, [MODEL_ONLY_WARNING]),
+    ("preferred", "completed_with_warning", 0, [NO_PASSAGE_WARNING]),
     ("required", "stopped", 0, [NO_PASSAGE_WARNING]),
 ])
 def test_passages_sharing_only_question_words_or_stopwords_are_not_evidence(
@@ -186,45 +189,57 @@ def test_extractive_modes(corpus, mode, evidence, status, warnings, answer):
 FALLBACK_500 = "model call failed (HTTP 500); answered from the evidence instead"
 REMOVED_1 = "removed citation [1]: no such reference"
 
-# mode, evidence, model behaviour, status, model requests, warnings, answer check
+# mode, evidence, model behaviour, status, model requests, warnings, answer check, answer basis
 MODEL_CASES = [
-    ("open", True, "cites", "completed", 1, [], "model"),
-    ("open", True, "cites_none", "completed", 1, [], "model"),
-    ("open", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive"),
-    ("open", False, "cites", "completed_with_warning", 1, [REMOVED_1], "model"),
-    ("open", False, "cites_none", "completed", 1, [], "model"),
-    ("open", False, "fails", "completed_with_warning", 1, [FALLBACK_500], NO_EVIDENCE_ANSWER),
-    ("preferred", True, "cites", "completed", 1, [], "model"),
-    ("preferred", True, "cites_none", "completed_with_warning", 1, [CITES_NONE_WARNING], "model"),
-    ("preferred", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive"),
-    ("preferred", False, "cites", "completed_with_warning", 1, [NO_PASSAGE_WARNING, REMOVED_1], "model"),
-    ("preferred", False, "cites_none", "completed_with_warning", 1, [NO_PASSAGE_WARNING], "model"),
-    ("preferred", False, "fails", "completed_with_warning", 1, [NO_PASSAGE_WARNING, FALLBACK_500],
-     NO_EVIDENCE_ANSWER),
-    ("required", True, "cites", "completed", 1, [], "model"),
-    ("required", True, "cites_none", "stopped", 1, [NOT_ACCEPTED_WARNING], NOT_ACCEPTED_ANSWER),
-    ("required", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive"),
-    ("required", False, "cites", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER),
-    ("required", False, "cites_none", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER),
-    ("required", False, "fails", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER),
+    ("open", True, "cites", "completed", 1, [], "model", "documents"),
+    ("open", True, "cites_none", "completed", 1, [], "model", "documents"),
+    ("open", True, "cannot", "completed_with_warning", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("open", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive", "documents"),
+    ("open", False, "cites", "completed_with_warning", 1, [REMOVED_1, MODEL_ONLY_WARNING], "model", "model_only"),
+    ("open", False, "cites_none", "completed_with_warning", 1, [MODEL_ONLY_WARNING], "model", "model_only"),
+    ("open", False, "cannot", "completed_with_warning", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("open", False, "fails", "completed_with_warning", 1, [FALLBACK_500], NO_EVIDENCE_ANSWER, "no_evidence"),
+    ("preferred", True, "cites", "completed", 1, [], "model", "documents"),
+    ("preferred", True, "cites_none", "completed_with_warning", 1, [CITES_NONE_WARNING], "model", "documents"),
+    ("preferred", True, "cannot", "completed_with_warning", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("preferred", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive", "documents"),
+    # No evidence: the fixed answer, and the model is not called (it could only answer on its own).
+    ("preferred", False, "cites", "completed_with_warning", 0, [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("preferred", False, "cites_none", "completed_with_warning", 0, [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("preferred", False, "fails", "completed_with_warning", 0, [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("required", True, "cites", "completed", 1, [], "model", "documents"),
+    ("required", True, "cites_none", "stopped", 1, [NOT_ACCEPTED_WARNING], NOT_ACCEPTED_ANSWER, "not_accepted"),
+    ("required", True, "cannot", "stopped", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER, "no_evidence"),
+    ("required", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive", "documents"),
+    ("required", False, "cites", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER, "no_evidence"),
+    ("required", False, "cites_none", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER, "no_evidence"),
+    ("required", False, "fails", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER, "no_evidence"),
 ]
 
 MODEL_REPLIES = {
     "cites": "Run RSPO1041 to delete them [1].",
     "cites_none": "Run RSPO1041 to delete them.",
+    "cannot": CANNOT_ANSWER,
 }
 
 
-@pytest.mark.parametrize("mode, evidence, behaviour, status, requests, warnings, answer", MODEL_CASES,
+@pytest.mark.parametrize("mode, evidence, behaviour, status, requests, warnings, answer, basis", MODEL_CASES,
                          ids=[f"{c[0]}-{'evidence' if c[1] else 'no-evidence'}-{c[2]}" for c in MODEL_CASES])
-def test_modes_with_a_model(corpus, fake_model, mode, evidence, behaviour, status, requests, warnings, answer):
+def test_modes_with_a_model(corpus, fake_model, mode, evidence, behaviour, status, requests, warnings, answer,
+                            basis):
     if behaviour == "fails":
         fake_model.fail_with_status(500)
     else:
         fake_model.reply(MODEL_REPLIES[behaviour])
     run = ask(make_agent(mode), None, EVIDENCE_QUESTION if evidence else NO_EVIDENCE_QUESTION)
     assert len(fake_model.requests) == requests
-    assert (run.status, run.warnings, run.model_called) == (status, warnings, requests == 1)
+    assert (run.status, run.warnings, run.model_called, run.answer_basis) == (status, warnings, requests == 1, basis)
     if answer == "model":
         expected = MODEL_REPLIES[behaviour]
         if not evidence and behaviour == "cites":
@@ -236,6 +251,7 @@ def test_modes_with_a_model(corpus, fake_model, mode, evidence, behaviour, statu
     else:
         assert run.answer == answer and run.cited == []
     assert run.references().count() == (len(search_packs([corpus], EVIDENCE_QUESTION).hits) if evidence else 0)
+    assert run.searched_packs == [{"slug": "ops", "title": "Operations"}]
 
 
 def test_the_model_gets_labelled_untrusted_evidence_and_the_question(corpus, fake_model):
@@ -567,15 +583,19 @@ def test_cli_ask_prints_the_run_as_json(tmp_path):
     cli("ingest", "runbooks", str(runbook))
     cli("agents", "create", "helper", "--name", "Helper", "--mode", "required", "--grant", "runbooks")
     record = json.loads(cli("ask", "helper", EVIDENCE_QUESTION, "--json").stdout)
-    assert set(record) == {"run_id", "agent", "mode", "status", "warnings", "answer", "references", "cited"}
+    assert set(record) == {"run_id", "agent", "mode", "status", "warnings", "answer", "answer_basis",
+                           "searched_packs", "references", "cited"}
     assert (record["agent"], record["mode"], record["status"], record["warnings"]) == (
         "helper", "required", "completed", [])
+    assert (record["answer_basis"], record["searched_packs"]) == (
+        "documents", [{"slug": "runbooks", "title": "Runbooks"}])
     assert record["cited"] == [1] and "RSPO1041" in record["answer"]
     first = record["references"][0]
     assert set(first) == {"n", "passage_id", "document_id", "version", "page", "text"}
     assert (first["n"], first["document_id"], first["version"], first["page"]) == (1, "spool-overflow", 1, None)
     stopped = json.loads(cli("ask", "helper", NO_EVIDENCE_QUESTION, "--json").stdout)
     assert (stopped["status"], stopped["references"], stopped["cited"]) == ("stopped", [], [])
-    assert stopped["answer"] == STOPPED_NO_PASSAGE_ANSWER
+    assert stopped["answer"] == STOPPED_NO_PASSAGE_ANSWER and stopped["answer_basis"] == "no_evidence"
     assert "completed (required mode)" in cli("ask", "helper", EVIDENCE_QUESTION).stdout
+    assert "searched: Runbooks\n" in cli("ask", "helper", NO_EVIDENCE_QUESTION).stdout
     assert cli("ask", "nobody", "question", ok=False).returncode == 2
