@@ -432,6 +432,111 @@ def test_run_record_shows_question_answer_markers_warnings_and_sources(corpus, c
     assert "stopped" in text and "the model was not called" in text
 
 
+def test_run_record_shows_a_no_evidence_run_as_a_note_with_the_packs_searched(corpus, fake_model, client_as):
+    run = ask(make_agent("preferred", packs=("ops", "other")), None, NO_EVIDENCE_QUESTION)
+    assert fake_model.requests == [] and (run.model, run.model_called) == ("fake-gpt", False)
+    page = _soup(client_as("Auditor").get(f"/runs/{run.id}"))
+    note = page.select_one(".no-evidence-answer")
+    assert note["role"] == "note" and page.select_one(f"#{note['aria-labelledby']}").text.strip() == (
+        "No evidence found")
+    assert note.select_one(".answer").text == NO_EVIDENCE_ANSWER and note.select("a.cite") == []
+    assert [p.text for p in note.select(".searched-pack")] == ["Operations", "Other pack"]
+    assert note.select_one(".other-agents") is None  # other agents are offered to members in the chat
+    meta = page.select_one(".run-meta").text
+    assert "model fake-gpt" in meta and "the model was not called" in meta
+    assert [li.text for li in page.select(".warnings li")] == [NO_PASSAGE_WARNING]
+    listed = _soup(client_as("Auditor").get("/runs/")).select_one("table.runs .basis-no_evidence")
+    assert listed.text == "No evidence found"
+
+    nothing_granted = ask(make_agent("required", packs=()), None, EVIDENCE_QUESTION)
+    note = _soup(client_as("Auditor").get(f"/runs/{nothing_granted.id}")).select_one(".no-evidence-answer")
+    assert note.select_one(".answer").text == STOPPED_NO_PASSAGE_ANSWER
+    assert note.select_one(".searched").text == "Nothing was searched: no pack is granted to Required agent."
+
+
+def test_run_record_marks_a_model_only_answer(corpus, fake_model, client_as):
+    fake_model.reply("Payroll is paid monthly.")
+    run = ask(make_agent("open"), None, NO_EVIDENCE_QUESTION)
+    assert (run.answer_basis, run.warnings) == ("model_only", [MODEL_ONLY_WARNING])
+    page = _soup(client_as("Auditor").get(f"/runs/{run.id}"))
+    mark = page.select_one(".model-only-note")
+    assert mark["role"] == "note" and "Not based on the documents." in mark.text and "Operations" in mark.text
+    assert page.select_one(".answer.is-model-only").text == "Payroll is paid monthly."
+    assert page.select_one(".no-evidence-answer") is None
+    assert [li.text for li in page.select(".warnings li")] == [MODEL_ONLY_WARNING]
+    listed = _soup(client_as("Auditor").get("/runs/")).select_one("table.runs .basis-model_only")
+    assert listed.text == "Not based on the documents"
+
+
+def test_try_page_shows_a_no_evidence_run_as_a_note(corpus, client_as):
+    make_agent("preferred", slug="helper")
+    response = client_as("AgentBuilder").post("/agents/helper/try", data={"question": NO_EVIDENCE_QUESTION},
+                                              headers={"HX-Request": "true"})
+    note = BeautifulSoup(response.get_data(as_text=True), "html.parser").select_one(".no-evidence-answer")
+    assert note.select_one(".answer").text == NO_EVIDENCE_ANSWER
+    assert [p.text for p in note.select(".searched-pack")] == ["Operations"]
+
+
+def test_migration_0005_reads_what_existing_runs_rest_on_and_gives_them_their_agents_packs(tmp_path, monkeypatch):
+    """Runs and cases stored before 0005 are read forward; works on SQLite and PostgreSQL."""
+    import datetime as dt
+
+    from playhouse.db_url import connect
+
+    from helpers import POSTGRES_URL, empty_postgres
+    from portal import migrate as migrations
+
+    if POSTGRES_URL:
+        empty_postgres(POSTGRES_URL)
+    db = connect(POSTGRES_URL or f"sqlite:///{tmp_path / 'old.db'}")
+    everything = migrations.available()
+    monkeypatch.setattr(migrations, "available", lambda: [p for p in everything if p.stem < "0005"])
+    migrations.migrate(db)
+    now, q = dt.datetime(2026, 11, 1, 9), db.param
+
+    def insert(table: str, **values) -> int:
+        columns = ", ".join(values)
+        sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join([q] * len(values))})"
+        if POSTGRES_URL:
+            return db.execute_sql(sql + " RETURNING id", tuple(values.values())).fetchone()[0]
+        return db.execute_sql(sql, tuple(values.values())).lastrowid
+
+    ops = insert("pack", slug="ops", title="Operations", created_at=now)
+    other = insert("pack", slug="other", title="Other pack", created_at=now)
+    agent = insert("agent", slug="desk", name="Desk", created_at=now, updated_at=now)
+    for pack_id in (other, ops):
+        insert("agent_grant", agent_id=agent, pack_id=pack_id, created_at=now)
+
+    def old_run(answer, status="completed", model="extractive", model_called=False, agent_id=agent):
+        return insert("run", agent_id=agent_id, agent_slug="desk", agent_name="Desk", question="q", answer=answer,
+                      status=status, mode="preferred", model=model, model_called=model_called, created_at=now)
+
+    cited = old_run("Run RSPO1041 [1].")
+    insert("run_reference", run_id=cited, n=1, passage_id=1, pack_slug="ops", pack_title="Operations", document_pk=1,
+           document_id="spool", document_title="Spool", version=1, line_start=1, line_end=2)
+    no_evidence = old_run(NO_EVIDENCE_ANSWER, "completed_with_warning")
+    stopped = old_run(STOPPED_NO_PASSAGE_ANSWER, "stopped")
+    rejected = old_run(NOT_ACCEPTED_ANSWER, "stopped", "fake-gpt", True)
+    model_only = old_run("The model's own words.", "completed_with_warning", "fake-gpt", True)
+    fell_back = old_run(NO_EVIDENCE_ANSWER, "completed_with_warning", "extractive", True)
+    orphan = old_run("Run RSPO1041.", agent_id=None)
+    insert("regression_case", agent_slug="desk", question="q", pack_slug="ops", document_pk=1, document_id="spool",
+           document_title="Spool", created_at=now)
+
+    monkeypatch.setattr(migrations, "available", lambda: everything)
+    assert "0005_answer_basis" in migrations.migrate(db)
+    rows = {row[0]: row[1:] for row in db.execute_sql("SELECT id, answer_basis, searched_packs FROM run")}
+    both = [{"slug": "ops", "title": "Operations"}, {"slug": "other", "title": "Other pack"}]
+    expected = {cited: "documents", no_evidence: "no_evidence", stopped: "no_evidence", rejected: "not_accepted",
+                model_only: "model_only", fell_back: "no_evidence", orphan: "documents"}
+    assert {run: basis for run, (basis, _) in rows.items()} == expected
+    assert {run: json.loads(packs) for run, (_, packs) in rows.items()} == {
+        run: ([] if run == orphan else both) for run in expected}
+    assert db.execute_sql("SELECT kind FROM regression_case").fetchall() == [("expected_source",)]
+    insert("regression_case", agent_slug="desk", question="karaoke?", kind="no_evidence", created_at=now)
+    db.close()
+
+
 def test_long_passage_shows_its_first_six_lines_until_opened(app, pack, client_as):
     lines = [f"Step {n}: restart the spool server number {n} and check it." for n in range(1, 13)]
     documents.upload_file(pack, "long-steps.md", ("# Long steps\n\n" + "\n".join(lines) + "\n").encode(), None)
