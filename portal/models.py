@@ -274,6 +274,10 @@ class Run(BaseModel):
     warnings_json = TextField(column_name="warnings", default="[]")
     timings_json = TextField(column_name="timings", default="{}")
     cited_json = TextField(column_name="cited", default="[]")
+    # What the answer rests on: a key of portal.answers.grounding.ANSWER_BASES.
+    answer_basis = CharField(max_length=16, default="documents")
+    # The packs searched ({"slug", "title"}) as they were then: grants and titles change later.
+    searched_packs_json = TextField(column_name="searched_packs", default="[]")
     created_at = DateTimeField(default=utcnow)
 
     class Meta:
@@ -290,6 +294,10 @@ class Run(BaseModel):
     @property
     def cited(self) -> list[int]:
         return json.loads(self.cited_json or "[]")
+
+    @property
+    def searched_packs(self) -> list[dict]:
+        return json.loads(self.searched_packs_json or "[]")
 
     def references(self):
         return RunReference.select().where(RunReference.run == self).order_by(RunReference.n)
@@ -399,7 +407,9 @@ class FeedbackTriage(BaseModel):
 
 
 class RegressionCase(BaseModel):
-    """A question that should have found a document (or passage): `cairn eval` checks the agent's top 8.
+    """A question `cairn eval` checks against its agent: it should find a document (or passage) in
+    the agent's top 8 (kind ``expected_source``), or it should get "no evidence" (kind ``no_evidence``,
+    which names no document).
 
     ``document_pk`` and ``passage_id`` are plain integers, as in a receipt: the
     case outlives edits and deletions, and reports them.
@@ -409,10 +419,11 @@ class RegressionCase(BaseModel):
     agent = ForeignKeyField(Agent, null=True, backref="regression_cases", on_delete="SET NULL")
     agent_slug = CharField(max_length=80)
     question = TextField()
-    pack_slug = CharField()
-    document_pk = IntegerField()
-    document_id = CharField(max_length=80)
-    document_title = CharField()
+    kind = CharField(max_length=16, default="expected_source")
+    pack_slug = CharField(null=True)
+    document_pk = IntegerField(null=True)
+    document_id = CharField(max_length=80, null=True)
+    document_title = CharField(null=True)
     passage_id = IntegerField(null=True)
     passage_version = IntegerField(null=True)
     created_by = ForeignKeyField(User, null=True, on_delete="SET NULL")

@@ -6,6 +6,7 @@ from flask import Blueprint, redirect, url_for
 from flask_login import current_user, login_required
 
 from portal import access
+from portal.answers.grounding import ANSWER_BASES
 from portal.rendering import htmx, render
 
 HTMX_VERSION = "2.0.8"
@@ -49,6 +50,7 @@ def init_app(app) -> None:
     def template_helpers():
         return {
             "access": access,
+            "answer_bases": ANSWER_BASES,
             "htmx_src": url_for("static", filename=f"vendor/htmx-{HTMX_VERSION}.min.js"),
         }
 

@@ -82,3 +82,26 @@ def test_cairn_eval_on_a_small_corpus(tmp_path):
     assert summary["no_evidence_share_of_unanswerable"] == 1.0
     text = run("eval", "--questions", str(tmp_path / "questions.json"), "--current", "--no-cranfield").stdout
     assert "Recall@8  1.000" in text and "no evidence found': 100%" in text
+
+
+def test_regression_report_counts_both_kinds_of_case():
+    from portal.evaluation.regressions import CaseOutcome, RegressionReport
+
+    report = RegressionReport([
+        CaseOutcome(1, 10, "desk", "How do I delete old spool requests?", "ops/spool", rank=2),
+        CaseOutcome(2, 11, "desk", "stale locks", "ops/locks"),
+        CaseOutcome(3, 12, "desk", "karaoke?", "no evidence", "no_evidence", said_no_evidence=True),
+        CaseOutcome(4, 13, "desk", "P4 target?", "no evidence", "no_evidence", said_no_evidence=False),
+        CaseOutcome(5, 14, "gone", "anything", "no evidence", "no_evidence", skipped="the agent was deleted"),
+    ])
+    summary = report.summary()
+    assert {k: summary[k] for k in ("cases", "passed", "failed", "skipped", "found", "missed", "said_no_evidence",
+                                    "answered_instead_of_no_evidence")} == {
+        "cases": 5, "passed": 2, "failed": 2, "skipped": 1, "found": 1, "missed": 1, "said_no_evidence": 1,
+        "answered_instead_of_no_evidence": 1}
+    assert [item["passed"] for item in summary["items"]] == [True, False, True, False, False]
+    lines = report.as_text()
+    assert lines[0].endswith("5 cases, 1 found in the agent's top 8, 1 missed, 1 said no evidence, "
+                             "1 answered instead of no evidence, 1 skipped")
+    assert "said no evidence" in lines[3] and "ANSWERED (expected no evidence)" in lines[4]
+    assert "→ no evidence" in lines[4] and "skipped (the agent was deleted)" in lines[5]

@@ -72,6 +72,9 @@ def ask(agent, question, as_json):
         click.echo(json.dumps(record))
         return
     click.echo(record["answer"])
+    if record["answer_basis"] == "no_evidence":
+        searched = ", ".join(p["title"] for p in record["searched_packs"]) or "no pack (none is granted)"
+        click.echo(f"searched: {searched}")
     if record["warnings"]:
         click.echo("")
         for warning in record["warnings"]:

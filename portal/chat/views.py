@@ -117,7 +117,7 @@ def conversations():
 def sources(run_id: int):
     run = access.answer_for_member(current_user, run_id)
     return render("chat/sources.html", run=run, cited=services.cited_sources(current_user, run),
-                  answer_html=services.linked_answer(run.answer, run.cited),
+                  answer_html=services.linked_answer(run.answer, run.cited), agents=services.offered_agents(current_user),
                   feedback=rating_of(current_user, run), status_labels=STATUS_LABELS, **RATING_CONTEXT)
 
 

@@ -122,7 +122,7 @@ def _regressions_on_this_database() -> tuple[RegressionReport | None, str]:
 def _regression_cases_if_migrated(app) -> tuple[RegressionReport | None, str]:
     from portal.migrate import pending
 
-    if "0003_chat_feedback" in pending(app.config["DATABASE"]):
+    if pending(app.config["DATABASE"]):  # the cases' table, or a column they need, is not there yet
         return None, "Regression cases skipped: the database is not migrated (run `cairn init`)."
     return evaluate_regression_cases(), ""
 

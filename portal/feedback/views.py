@@ -77,7 +77,8 @@ def index():
     results = services.review_page(filters)
     response = render("feedback/index.html", "feedback/_results.html", filters=filters, results=results,
                       agents=services.agents_with_feedback(), reasons=services.REASONS, statuses=services.STATUSES,
-                      excerpt=services.answer_excerpt, reason_labels=services.reason_labels)
+                      excerpt=services.answer_excerpt, reason_labels=services.reason_labels,
+                      cases=services.cases_by_feedback(results.items), case_summary=services.case_summary)
     if wants_fragment():  # the address bar shows the filters as a clean, shareable link
         response.headers["HX-Push-Url"] = url_for("feedback.index", **filters.args(results.page))
     return response
@@ -122,10 +123,13 @@ def record_case(feedback_id: int):
     feedback = access.feedback_for_review(current_user, feedback_id)
     form = request.form
     try:
-        document = services.document_by_name(form.get("pack", ""), form.get("doc_id", ""))
-        passage = form.get("passage_id", "")
-        services.record_regression_case(current_user, feedback, document.id,
-                                        int(passage) if passage.isdigit() else None)
+        if form.get("kind") == "no_evidence":
+            services.record_no_evidence_case(current_user, feedback)
+        else:
+            document = services.document_by_name(form.get("pack", ""), form.get("doc_id", ""))
+            passage = form.get("passage_id", "")
+            services.record_regression_case(current_user, feedback, document.id,
+                                            int(passage) if passage.isdigit() else None)
     except Refused as refusal:
         return _item_page(feedback, "feedback/_cases.html", case_error=refusal.message, case_form=form, status=422)
     if not wants_fragment():
@@ -161,6 +165,7 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
                                                                        url_for("runs.show", run_id=run.id)),
         "history": services.triage_history(feedback), "cases": cases, "case_passages": services.passages_of(cases),
         "statuses": services.STATUSES, "reason_labels": services.reason_labels(feedback),
+        "case_kinds": services.CASE_KINDS,
         "max_note_chars": services.MAX_NOTE_CHARS, "status_labels": STATUS_LABELS, "agent_packs": agent_packs,
         "all_packs": list(Pack.select().order_by(Pack.slug)), "scope": scope,
         "query": run.question if query is None else query, "candidates": candidates,

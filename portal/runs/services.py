@@ -4,7 +4,8 @@
 packs alone, at most 3 passages per document, "no evidence" when nothing
 matches), issues up to 8 acceptable passages as numbered references, lets
 ``portal.answers.grounding`` apply the agent's mode, and stores the run with its
-receipt (each issued passage exactly as issued) in one transaction.
+receipt (each issued passage exactly as issued), what its answer rests on and
+the packs it searched, in one transaction.
 
 A passage is acceptable when it shares a content term with the question. The
 search analyzer keeps question words ("how", "do", "i", "what"), so a question
@@ -25,12 +26,12 @@ from markupsafe import Markup, escape
 
 from portal import access
 from portal.answers.extractive import STOPWORDS
-from portal.answers.grounding import answer_question
+from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
 from portal.db import database
 from portal.errors import Refused
-from portal.models import Agent, Document, Figure, Passage, Revision, Run, RunReference, User
+from portal.models import Agent, Document, Figure, Pack, Passage, Revision, Run, RunReference, User
 from portal.search.analysis import analyze
 from portal.search.index import IndexedPassage, indexed_text
 from portal.search.service import SearchHit, search_packs
@@ -111,33 +112,59 @@ class _Issued:
     figures: list[dict]
 
 
-def ask(agent: Agent, user: User | None, question: str) -> Run:
-    """Answer ``question`` as ``agent`` for ``user`` (None: the command line) and store the run."""
-    question = checked_question(question)
+@dataclass
+class Answered:
+    """A question answered by an agent, not yet stored: what ``ask`` records as a run."""
+
+    outcome: Outcome
+    issued: list[_Issued]
+    searched: list[dict]  # the packs searched, {"slug", "title"}, as they were at the time
+    timings: dict[str, float]
+
+
+def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answered:
+    """Retrieval over the agent's granted packs and the grounded answer, stored nowhere.
+
+    ``ask`` stores what this returns; ``cairn eval``'s regression cases call it with no model.
+    """
     started = time.perf_counter()
-    hits = issued_hits(agent, question)
+    packs = list(agent.granted_packs())
+    hits = issued_hits(agent, question, packs)
     issued = _issue(hits) if hits else []
     retrieval_ms = _elapsed_ms(started)
     outcome = answer_question(agent.mode, question, agent.instructions, [i.reference for i in issued],
-                              no_evidence=not issued, client=model_client(), tokenize=content_terms)
+                              no_evidence=not issued, client=client, tokenize=content_terms)
     timings = {"retrieval_ms": retrieval_ms}
     timings.update((k, v) for k, v in outcome.timings.items() if k != "total_ms")
     timings["answer_ms"] = outcome.timings.get("total_ms", 0.0)
     timings["total_ms"] = _elapsed_ms(started)
+    return Answered(outcome, issued, [{"slug": p.slug, "title": p.title} for p in packs], timings)
+
+
+def ask(agent: Agent, user: User | None, question: str) -> Run:
+    """Answer ``question`` as ``agent`` for ``user`` (None: the command line) and store the run."""
+    question = checked_question(question)
+    answered = answer_for(agent, question, model_client())
+    outcome = answered.outcome
     with database().atomic():
         run = Run.create(agent=agent, agent_slug=agent.slug, agent_name=agent.name, user=user, question=question,
                          answer=outcome.answer, status=outcome.status, mode=agent.mode, model=outcome.model,
                          model_called=outcome.called_model, warnings_json=json.dumps(outcome.warnings),
-                         timings_json=json.dumps(timings), cited_json=json.dumps(outcome.cited))
-        rows = [_receipt_row(run, item) for item in issued]
+                         timings_json=json.dumps(answered.timings), cited_json=json.dumps(outcome.cited),
+                         answer_basis=outcome.basis, searched_packs_json=json.dumps(answered.searched))
+        rows = [_receipt_row(run, item) for item in answered.issued]
         if rows:
             RunReference.insert_many(rows).execute()
     return run
 
 
-def issued_hits(agent: Agent, question: str) -> list[SearchHit]:
-    """The passages ``agent`` is given for ``question`` now: its top 8 acceptable hits, best first."""
-    results = search_packs(list(agent.granted_packs()), question, limit=CANDIDATES_PER_RUN)
+def issued_hits(agent: Agent, question: str, packs: list[Pack] | None = None) -> list[SearchHit]:
+    """The passages ``agent`` is given for ``question`` now: its top 8 acceptable hits, best first.
+
+    ``packs``: its granted packs, when the caller has already read them.
+    """
+    packs = list(agent.granted_packs()) if packs is None else packs
+    results = search_packs(packs, question, limit=CANDIDATES_PER_RUN)
     return acceptable_hits(question, results.hits, REFERENCES_PER_RUN)
 
 
@@ -321,7 +348,8 @@ def run_as_json(run: Run) -> dict:
     """The run as ``cairn ask --json`` prints it."""
     return {
         "run_id": run.id, "agent": run.agent_slug, "mode": run.mode, "status": run.status,
-        "warnings": run.warnings, "answer": run.answer,
+        "warnings": run.warnings, "answer": run.answer, "answer_basis": run.answer_basis,
+        "searched_packs": run.searched_packs,
         "references": [{"n": r.n, "passage_id": r.passage_id, "document_id": r.document_id,
                         "version": r.version, "page": r.page, "text": r.text} for r in run.references()],
         "cited": run.cited,

@@ -174,3 +174,42 @@ def test_reviewer_filters_goes_back_triages_and_exports(page, pack, users):
     rows = list(csv.DictReader(io.StringIO(open(download.value.path(), encoding="utf-8-sig").read())))
     assert [(r["question"], r["status"], r["reviewer_note"]) for r in rows] == [
         (QUESTION, "in review", "Checking whether SP01 belongs first.")]
+
+
+def test_a_no_evidence_answer_looks_different_and_offers_another_agent_at_390_px(page, pack, users):
+    _agents(pack)
+    page.set_viewport_size({"width": 390, "height": 844})
+    sign_in(page, users["Member"].email, PASSWORD)
+    page.wait_for_url(re.compile(r"/chat/$"))
+    page.check("input[name=agent][value=acme-desk]")
+    page.fill("#question", QUESTION)
+    page.press("#question", "Enter")
+    page.wait_for_selector(".turn .answer a.cite")
+    page.fill("#question", "karaoke antarctica horoscope")
+    page.press("#question", "Enter")
+    note = page.locator(".turn:nth-child(2) .no-evidence-answer[role=note]")
+    expect(note).to_be_visible()
+    expect(note.locator(".evidence-note-title")).to_have_text("No evidence found")
+    expect(note.locator(".answer")).to_have_text("No evidence found in the granted packs for this question.")
+    expect(note.locator(".searched")).to_have_text(f"Searched: {pack.title}.")
+    assert note.locator("a.cite").count() == 0
+    assert page.locator(".turn:nth-child(2) .answer-sources").count() == 0
+    # Not the look of an answer: its own background and a dashed bubble.
+    styles = page.evaluate("""() => {
+        const [answered, none] = document.querySelectorAll('.turn .bubble-answer');
+        const note = none.querySelector('.no-evidence-answer');
+        return {answered: getComputedStyle(answered).borderStyle, none: getComputedStyle(none).borderStyle,
+                note: getComputedStyle(note).backgroundColor, page: getComputedStyle(document.body).backgroundColor};
+    }""")
+    assert styles["answered"] == "solid" and styles["none"] == "dashed" and styles["note"] != styles["page"]
+    # Nothing overflows a 390 px screen.
+    wide = page.evaluate("""() => [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 390)
+        .map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).slice(0, 30)""")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390, wide
+    box = note.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+    # The other agent the Member may ask is one tap away.
+    other = note.get_by_role("link", name="Ops helper")
+    other.click()
+    page.wait_for_url(re.compile(r"/chat/agents/ops-helper$"))
+    expect(page.locator("#question")).to_be_visible()
