@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import jsonify, request
 from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import BadRequest
 from werkzeug.exceptions import NotFound as HTTPNotFound
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -44,6 +45,10 @@ def init_app(app) -> None:
         return _problem(413, "Too large", f"The upload is larger than the {mb} MB limit per file, so it was "
                                           "not read. Upload large files one at a time, or split them.",
                         "too_large")
+
+    @app.errorhandler(BadRequest)
+    def bad_request(error: BadRequest):
+        return _problem(400, "Bad request", error.description, "bad_request")
 
     @app.errorhandler(CSRFError)
     def csrf_failed(_error):

@@ -51,6 +51,7 @@ STATUS_LABELS = {
 FIGURE_MARKER_RE = re.compile(r"\[Figure (\d+): ([^\]\n]*)\]")
 _ITEM = r"\d{1,4}(?:\s*[-–]\s*\d{1,4})?"
 _ANSWER_MARKER_RE = re.compile(rf"(?<!\w)\[\s*({_ITEM}(?:\s*[,;]\s*{_ITEM})*)\s*\](?!\()")
+_CITE_LINK = Markup('<a class="cite" href="{url}#source-{n}">{text}</a>')
 
 
 def checked_question(question: str) -> str:
@@ -270,11 +271,12 @@ def linked_answer(answer: str, cited: list[int], sources_url: str = "") -> Marku
         for item in items:
             numbers = [int(x) for x in re.findall(r"\d+", item)]
             if numbers and numbers[0] in issued:
-                out.append(f'<a class="cite" href="{escape(sources_url)}#source-{numbers[0]}">{item}</a>')
+                out.append(_CITE_LINK.format(url=sources_url, n=numbers[0], text=Markup(item)))
             else:
                 out.append(item)
         return "[" + "".join(out) + "]"
 
+    # ``item`` comes from the already escaped answer, so it is Markup; the URL is escaped by ``format``.
     return Markup(_ANSWER_MARKER_RE.sub(link, str(escape(answer))))
 
 
@@ -296,19 +298,19 @@ class RunCitation:
         return self.current_passage is not None and self.current_passage.id == self.reference.passage_id
 
 
-def citation_for_viewer(user: User, run_id: str | None, n: str | None, document: Document,
+def citation_for_viewer(user: User, run_id: int | None, n: int | None, document: Document,
                         passages: list[Passage]) -> RunCitation | None:
     """The receipt entry ``n`` of run ``run_id`` if ``user`` may see that run and it cites ``document``.
 
     Anything else (no such run, not visible, another document) gives None: the
     viewer then shows the document as if no run had been named.
     """
-    if not (run_id and n and run_id.isdigit() and n.isdigit()):
+    if run_id is None or n is None:
         return None
-    run = Run.get_or_none(Run.id == int(run_id))
+    run = Run.get_or_none(Run.id == run_id)
     if run is None or not access.can_see_run(user, run):
         return None
-    reference = RunReference.get_or_none((RunReference.run == run) & (RunReference.n == int(n)))
+    reference = RunReference.get_or_none((RunReference.run == run) & (RunReference.n == n))
     if reference is None or reference.document_pk != document.id or reference.text is None:
         return None
     current = next((p for p in passages if p.id == reference.passage_id), None)

@@ -9,6 +9,7 @@ from flask_login import current_user, login_required
 from peewee import JOIN
 
 from portal import access, storage
+from portal.numbers import query_page
 from portal.errors import NotFound
 from portal.models import Agent, Figure, Revision, Run, RunReference, User
 from portal.rendering import render
@@ -27,7 +28,7 @@ def index():
     agent_slug = request.args.get("agent", "")
     if agent_slug:
         query = query.where(Run.agent_slug == agent_slug)
-    page_number = max(1, request.args.get("page", 1, type=int))
+    page_number = query_page()
     runs = list(query.order_by(Run.created_at.desc(), Run.id.desc())
                 .limit(RUNS_PER_PAGE + 1).offset((page_number - 1) * RUNS_PER_PAGE))
     agents = list(Agent.select().order_by(Agent.name)) if access.can_view_agents(current_user) else []
