@@ -177,3 +177,55 @@ def test_a_blocking_policy_refuses_and_stores_nothing(app, pack):
     review = services.upload_file(pack, "api-notes.md", f"# API\n\nUse {token} to call it.\n".encode(), None)
     assert review.refused.reason == "review_required"
     assert data_snapshot(app) == before
+
+
+# --- File names (issue 9, item 9) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, named", [
+    ("note\x00.pdf", "U+0000"), ("escape\x1b[31m.pdf", "U+001B"), ("tab\there.pdf", "U+0009"),
+    ("invoice\u202egnp.pdf", "U+202E (RIGHT-TO-LEFT OVERRIDE)"), ("isolate\u2066x.pdf", "U+2066"),
+])
+def test_a_file_name_with_a_control_character_is_refused_naming_it(app, pack, client_as, name, named):
+    before = data_snapshot(app)
+    response = upload(client_as("PlatformAdmin"), "ops", name, pdf_with_figure(), "application/pdf")
+    assert response.status_code == 422
+    outcome = BeautifulSoup(response.data, "html.parser").select_one(".outcome")
+    assert outcome["data-reason"] == "bad_name"
+    assert named in outcome.text and "Rename the file" in outcome.text
+    assert "\x00" not in response.get_data(as_text=True) and "\u202e" not in response.get_data(as_text=True)
+    assert data_snapshot(app) == before
+
+
+def test_a_folder_in_the_file_name_is_dropped(app, pack, client_as):
+    response = upload(client_as("PlatformAdmin"), "ops", "../reports/2026/restart.pdf", pdf_with_figure(),
+                      "application/pdf")
+    assert response.status_code == 200
+    revision = Document.get(Document.doc_id == "restart").current_revision()
+    assert revision.original_name == "restart.pdf"
+
+
+def _disposition(response) -> dict[str, str]:
+    from werkzeug.http import parse_options_header
+
+    kind, options = parse_options_header(response.headers["Content-Disposition"])
+    assert kind == "attachment"
+    return options
+
+
+def test_downloads_carry_a_safe_file_name(app, pack, client_as):
+    admin = client_as("PlatformAdmin")
+    upload(admin, "ops", "h\u00e9llo report.pdf", pdf_with_figure(), "application/pdf")
+    download = admin.get("/packs/ops/documents/h-llo-report/original")
+    assert download.status_code == 200
+    assert "filename*=UTF-8''h%C3%A9llo%20report.pdf" in download.headers["Content-Disposition"]
+    assert _disposition(download)["filename"] == "h\u00e9llo report.pdf"
+
+    # A name stored before names were checked: served without folders, controls or direction marks.
+    revision = Document.get(Document.doc_id == "h-llo-report").current_revision()
+    Revision.update(original_name="..\\..\\etc/\x00bad\u202egnp\x1b.pdf").where(Revision.id == revision.id).execute()
+    download = admin.get("/packs/ops/documents/h-llo-report/original")
+    assert download.status_code == 200 and download.data == pdf_with_figure()
+    header = download.headers["Content-Disposition"]
+    assert not any(c in header for c in "\x00\x1b\u202e/\\") and "%E2%80%AE" not in header
+    assert _disposition(download)["filename"] == "badgnp.pdf"

@@ -19,6 +19,7 @@ from flask import current_app
 
 from portal import storage
 from portal.db import database
+from portal.documents.filenames import shown_name, upload_name
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.classify import Policy, classify, refuse_if_not_allowed
@@ -101,10 +102,11 @@ def upload_file(pack: Pack, filename: str, data: bytes, user: User | None,
     try:
         return _upload(pack, filename, data, user, content_type, expected_version)
     except Refused as refusal:
-        return UploadOutcome(filename=filename, refused=refusal)
+        return UploadOutcome(filename=shown_name(filename), refused=refusal)
 
 
 def _upload(pack, filename, data, user, content_type, expected_version) -> UploadOutcome:
+    filename = upload_name(filename)
     if len(data) > limits.MAX_FILE_BYTES:
         raise limits.refuse_too_large(len(data))
     document_id_for(filename)  # refuse an unusable name before reading anything

@@ -9,6 +9,7 @@ from flask_login import current_user, login_required
 
 from portal import access, storage
 from portal.documents import services
+from portal.documents.filenames import download_name
 from portal.documents.render import PassageLines, numbered_lines, render_markdown
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.models import Figure, Passage, Revision
@@ -113,7 +114,8 @@ def original(slug: str, doc_id: str):
     if not access.can_manage_documents(current_user) or revision is None or not revision.original_path:
         raise NotFound(doc_id)
     return send_file(io.BytesIO(storage.read(revision.original_path)), as_attachment=True,
-                     download_name=revision.original_name, mimetype="application/octet-stream", max_age=0)
+                     download_name=download_name(revision.original_name), mimetype="application/octet-stream",
+                     max_age=0)
 
 
 @bp.route("/<doc_id>/v<int:version>/figures/<int:number>.webp")
