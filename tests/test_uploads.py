@@ -4,6 +4,7 @@ redaction, deletion, and refusals that leave the data folder and database untouc
 from __future__ import annotations
 
 import csv
+import io
 
 import pytest
 from bs4 import BeautifulSoup
@@ -229,3 +230,35 @@ def test_downloads_carry_a_safe_file_name(app, pack, client_as):
     header = download.headers["Content-Disposition"]
     assert not any(c in header for c in "\x00\x1b\u202e/\\") and "%E2%80%AE" not in header
     assert _disposition(download)["filename"] == "badgnp.pdf"
+
+
+# --- Request limits (issue 9, item 13) ---------------------------------------------------------
+
+
+def test_a_form_of_more_than_1000_parts_is_refused_naming_that_limit(app, pack, client_as):
+    before = data_snapshot(app)
+    fields = {f"field{i}": "x" for i in range(1_000)}
+    response = client_as("PlatformAdmin").post(
+        "/packs/ops/documents", content_type="multipart/form-data",
+        data={**fields, "files": (io.BytesIO(b"# Note\n\ntext\n"), "note.md", "text/markdown")})
+    assert response.status_code == 413
+    message = BeautifulSoup(response.data, "html.parser").select_one("main").text
+    assert "more than 1,000 fields and files" in message and "4 MB" not in message
+    assert data_snapshot(app) == before
+
+
+def test_a_body_over_the_size_limit_still_names_the_4_mb_limit(app, pack, client_as):
+    response = upload(client_as("PlatformAdmin"), "ops", "huge.md", b"a" * (4 * 1024 * 1024 + 70 * 1024))
+    assert response.status_code == 413
+    assert "larger than the 4 MB limit per file" in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("content_type", ["application/x-www-form-urlencoded", "multipart/form-data"])
+def test_an_edited_text_longer_than_half_a_megabyte_is_not_refused_as_too_large(app, pack, client_as,
+                                                                                 content_type):
+    """Only the body's size and its number of parts limit a form: no field limit below the body's."""
+    services.upload_file(pack, "notes.md", b"# Notes\n\nshort\n", None)
+    text = "# Notes\n\n" + "\u00e9t\u00e9 " * 99_000  # 396,009 characters, 693 kB in UTF-8
+    response = client_as("PlatformAdmin").post("/packs/ops/documents/notes/edit", content_type=content_type,
+                                               data={"text": text, "expected_version": "1"})
+    assert response.status_code == 303, response.get_data(as_text=True)[:500]
