@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from flask import current_app
 from markupsafe import Markup, escape
 
-from portal import access
+from portal import access, storage
 from portal.answers.extractive import STOPWORDS
 from portal.answers.grounding import answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
 from portal.db import database
 from portal.errors import Refused
-from portal.models import Agent, Document, Figure, Passage, Revision, Run, RunReference, User
+from portal.models import Agent, Document, Figure, Passage, ReceiptFigure, Revision, Run, RunReference, User
 from portal.search.analysis import analyze
 from portal.search.index import IndexedPassage, indexed_text
 from portal.search.service import SearchHit, search_packs
@@ -176,13 +176,53 @@ def _receipt_row(run: Run, item: _Issued) -> dict:
 
 
 def forget_document_text(document_pk: int) -> None:
-    """A document was deleted: its receipts keep their place and numbers but lose its text and figure labels."""
+    """A document was deleted: its receipts keep their place and numbers but lose its text and figures.
+
+    The kept figures' files go with the document's folder."""
     RunReference.update(text=None).where(RunReference.document_pk == document_pk).execute()
+    ReceiptFigure.delete().where(ReceiptFigure.document_pk == document_pk).execute()
     for row in RunReference.select().where((RunReference.document_pk == document_pk)
                                            & (RunReference.figures_json != "[]")):
         row.figures_json = json.dumps([{"number": f["number"], "label": None, "figure_id": None}
                                        for f in row.figures])
         row.save(only=[RunReference.figures_json])
+
+
+def keep_cited_figures(document_pk: int, figures: list[Figure], folder: str) -> list[str]:
+    """Before ``figures`` go with their purged revision, copy those a receipt cites to ``folder``.
+
+    The receipt outlives later edits (SPEC 7), images included; only deleting the
+    document takes them. Returns the paths written.
+    """
+    if not figures:
+        return []
+    cited = {entry.get("figure_id") for row in RunReference.select(RunReference.figures_json)
+             .where((RunReference.document_pk == document_pk) & (RunReference.figures_json != "[]"))
+             for entry in row.figures}
+    written = []
+    for figure in figures:
+        if figure.id not in cited:
+            continue
+        path = f"{folder}/figure-{figure.id}.webp"
+        storage.write(path, storage.read(figure.path))
+        written.append(path)
+        ReceiptFigure.create(figure_id=figure.id, document_pk=document_pk, path=path, width=figure.width,
+                             height=figure.height)
+    return written
+
+
+def cited_figure_path(reference: RunReference, number: int) -> str | None:
+    """The file of figure ``number`` of a receipt entry: its revision's, else the copy the receipt kept."""
+    entry = next((f for f in reference.figures if f["number"] == number), None)
+    figure_id = entry.get("figure_id") if entry else None
+    if figure_id is None:
+        return None
+    found = (Figure.select(Figure.path).join(Revision)
+             .where((Figure.id == figure_id) & (Revision.document == reference.document_pk)).first())
+    if found is None:
+        found = ReceiptFigure.get_or_none((ReceiptFigure.figure_id == figure_id)
+                                          & (ReceiptFigure.document_pk == reference.document_pk))
+    return found.path if found else None
 
 
 def _elapsed_ms(since: float) -> float:
@@ -229,7 +269,9 @@ def run_sources(run: Run, user: User) -> list[Source]:
         .where(Passage.id.in_([r.passage_id for r in references])
                & (Revision.version == Document.current_version)))} if references else {}
     figure_ids = [f["figure_id"] for r in references for f in r.figures if f.get("figure_id")]
-    kept_figures = {f.id for f in Figure.select(Figure.id).where(Figure.id.in_(figure_ids))} if figure_ids else set()
+    kept_figures = ({f.id for f in Figure.select(Figure.id).where(Figure.id.in_(figure_ids))}
+                    | {k.figure_id for k in ReceiptFigure.select(ReceiptFigure.figure_id)
+                       .where(ReceiptFigure.figure_id.in_(figure_ids))}) if figure_ids else set()
     readable: dict[int, Document | None] = {}
     sources = []
     for ref in references:
