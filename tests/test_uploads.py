@@ -20,6 +20,7 @@ from resources.make_fixtures import (
 from helpers import FIXTURES_DIR, data_snapshot, upload
 from portal import storage
 from portal.documents import services
+from portal.documents.filenames import download_name
 from portal.models import Document, Figure, Passage, Revision
 
 MANIFEST_REASONS = {"scanned_pdf": "scanned_pdf", "encrypted_pdf": "encrypted", "encrypted_docx": "encrypted",
@@ -222,13 +223,14 @@ def test_downloads_carry_a_safe_file_name(app, pack, client_as):
     assert "filename*=UTF-8''h%C3%A9llo%20report.pdf" in download.headers["Content-Disposition"]
     assert _disposition(download)["filename"] == "h\u00e9llo report.pdf"
 
-    # A name stored before names were checked: served without folders, controls or direction marks.
+    # A name stored before names were checked (PostgreSQL never stored a NUL): served without
+    # folders, controls or direction marks.
     revision = Document.get(Document.doc_id == "h-llo-report").current_revision()
-    Revision.update(original_name="..\\..\\etc/\x00bad\u202egnp\x1b.pdf").where(Revision.id == revision.id).execute()
+    Revision.update(original_name="..\\..\\etc/\x01bad\u202egnp\x1b.pdf").where(Revision.id == revision.id).execute()
     download = admin.get("/packs/ops/documents/h-llo-report/original")
     assert download.status_code == 200 and download.data == pdf_with_figure()
     header = download.headers["Content-Disposition"]
-    assert not any(c in header for c in "\x00\x1b\u202e/\\") and "%E2%80%AE" not in header
+    assert not any(c in header for c in "\x01\x1b\u202e/\\") and "%E2%80%AE" not in header
     assert _disposition(download)["filename"] == "badgnp.pdf"
 
 
@@ -262,3 +264,10 @@ def test_an_edited_text_longer_than_half_a_megabyte_is_not_refused_as_too_large(
     response = client_as("PlatformAdmin").post("/packs/ops/documents/notes/edit", content_type=content_type,
                                                data={"text": text, "expected_version": "1"})
     assert response.status_code == 303, response.get_data(as_text=True)[:500]
+
+
+def test_download_name_rule():
+    assert download_name("C:\\Users\\me\\report.pdf") == "report.pdf"
+    assert download_name("../../etc/pass\x00wd\u202e.pdf") == "passwd.pdf"
+    assert download_name("\u200b\x00/") == "download" and download_name(None) == "download"
+    assert download_name(".hidden.md") == "hidden.md" and download_name("h\u00e9llo.pdf") == "h\u00e9llo.pdf"
