@@ -1,8 +1,8 @@
 """Whole numbers from addresses, query strings and forms: one rule for all of them.
 
 Ids, version numbers, reference numbers and page numbers are plain ASCII digits
-from 0 to ``MAX_NUMBER`` (pages start at 1), the largest value of an INTEGER column in PostgreSQL
-(SQLite's are wider). Anything else — a huge number, a sign, superscript or
+from 0 to ``MAX_NUMBER`` (pages start at 1), the largest value of an INTEGER
+column in PostgreSQL (SQLite's are wider). Anything else — a huge number, a sign, superscript or
 other non-ASCII digits, an empty value — names nothing, so it gets what a
 missing thing gets: in the path the 404 of a missing page; in the query
 string, ``None`` (the page then behaves as for an id that matches no row) or,

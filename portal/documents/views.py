@@ -46,7 +46,8 @@ def show(slug: str, doc_id: str):
     document = access.document_for_reading(current_user, pack, doc_id)
     revision = document.current_revision()
     passages = list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
-    cited = next((p for p in passages if p.id == query_number("passage")), None)
+    passage_id = query_number("passage")
+    cited = next((p for p in passages if p.id == passage_id), None)
     from_run = citation_for_viewer(current_user, query_number("run"), query_number("ref"), document, passages)
     if from_run is not None and cited is None:
         cited = from_run.current_passage

@@ -9,9 +9,9 @@ from flask_login import current_user, login_required
 from peewee import JOIN
 
 from portal import access, storage
-from portal.numbers import query_page
 from portal.errors import NotFound
 from portal.models import Agent, Run, RunReference, User
+from portal.numbers import query_page
 from portal.rendering import render
 from portal.runs import services
 
