@@ -23,8 +23,11 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         SESSION_COOKIE_SECURE=settings["CAIRN_SECURE_COOKIES"],
         REMEMBER_COOKIE_HTTPONLY=True,
         REMEMBER_COOKIE_SECURE=settings["CAIRN_SECURE_COOKIES"],
-        # The request body may carry one file at the limit plus the form around it.
+        # The request body may carry one file at the limit plus the form around it; one field
+        # (an edited text) may be as long as the body, so only these two limits refuse a form.
         MAX_CONTENT_LENGTH=_max_request_bytes(),
+        MAX_FORM_MEMORY_SIZE=_max_request_bytes(),
+        MAX_FORM_PARTS=_max_form_parts(),
         WTF_CSRF_TIME_LIMIT=None,
     )
 
@@ -50,6 +53,12 @@ def _max_request_bytes() -> int:
     from portal.ingest.limits import MAX_FILE_BYTES
 
     return MAX_FILE_BYTES + 64 * 1024
+
+
+def _max_form_parts() -> int:
+    from portal.ingest.limits import MAX_FORM_PARTS
+
+    return MAX_FORM_PARTS
 
 
 def repair_indexes_at_start(app: Flask) -> None:

@@ -336,7 +336,25 @@ class RunReference(BaseModel):
         return json.loads(self.figures_json or "[]")
 
 
-ALL_MODELS = ALL_MODELS + (Agent, AgentGrant, AuditLog, Run, RunReference)
+class ReceiptFigure(BaseModel):
+    """A figure a receipt cites, kept after its revision was purged (migrations/0006).
+
+    ``figure_id`` is the id the receipt's figure entry names (that figure row is
+    gone); ``path`` is the kept copy under the document's folder. Deleting the
+    document deletes both.
+    """
+
+    figure_id = IntegerField(unique=True)
+    document_pk = IntegerField(index=True)
+    path = CharField()  # relative to the data folder
+    width = IntegerField()
+    height = IntegerField()
+
+    class Meta:
+        table_name = "receipt_figure"
+
+
+ALL_MODELS = ALL_MODELS + (Agent, AgentGrant, AuditLog, Run, RunReference, ReceiptFigure)
 
 
 # --- The support chat, answer feedback and regression cases (migrations/0003) -------

@@ -44,6 +44,12 @@ def read(relative: str) -> bytes:
     return resolve(relative).read_bytes()
 
 
+def remove(relative: str) -> None:
+    """Remove one file (gone already is fine) and the folders it leaves empty."""
+    resolve(relative).unlink(missing_ok=True)
+    _prune_empty_parents(resolve(relative).parent)
+
+
 def remove_tree(relative: str) -> None:
     shutil.rmtree(resolve(relative), ignore_errors=True)
     _prune_empty_parents(resolve(relative).parent)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, redirect, url_for
 from flask_login import current_user, login_required
 
-from portal import access
+from portal import access, numbers
 from portal.answers.grounding import ANSWER_BASES
 from portal.rendering import htmx, render
 
@@ -37,6 +37,7 @@ def init_app(app) -> None:
     from portal.packs.views import bp as packs_bp
     from portal.runs.views import bp as runs_bp
 
+    numbers.init_app(app)
     htmx.init_app(app)
     app.register_blueprint(home)
     app.register_blueprint(packs_bp)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from resources.make_fixtures import mixed_images_docx
+from resources.make_fixtures import add_picture, docx_bytes, image_bytes, mixed_images_docx
 
 from helpers import LOCKS, SPOOL, login
 from portal.agents.services import create_agent, update_agent
@@ -33,7 +33,7 @@ from portal.answers.grounding import (
 from portal.auth.services import create_user
 from portal.documents import services as documents
 from portal.errors import Refused
-from portal.models import Document, Passage, Run, RunReference
+from portal.models import Document, Passage, Revision, Run, RunReference
 from portal.runs.services import PREVIEW_LINES, acceptable_hits, ask, content_terms, passage_preview
 from portal.search.service import SearchHit, search_packs
 from tests.fake_openai import FakeOpenAI
@@ -351,6 +351,46 @@ def test_figures_show_as_labels_with_thumbnails_until_the_document_is_deleted(ap
         "image no longer available"] * 4
     assert source.select_one("img") is None
     assert client.get(f"/runs/{run.id}/sources/1/figures/1.webp").status_code == 404
+
+
+def _new_word_revision(pack, n: int):
+    """Another revision of mixed-images.docx: other text, other pictures (the figure rows are new)."""
+    def build(document):
+        document.add_heading("Mixed image formats", level=1)
+        document.add_paragraph(f"Revision {n} of the picture notes.")
+        add_picture(document, image_bytes(40 + n, 30, "PNG", color=(n, 100, 100)), alt=f"Alt: picture {n}")
+
+    outcome = documents.upload_file(pack, "mixed-images.docx", docx_bytes(build), None)
+    assert outcome.accepted, outcome.refused
+
+
+def test_receipt_keeps_its_figures_after_ten_newer_revisions_purge_its_own(app, pack, users, client_as):
+    """SPEC 7: the receipt outlives later edits; only deleting the document takes its images."""
+    document = _figure_corpus(pack)
+    run = ask(make_agent("open"), users["AgentBuilder"], "Which raster formats like PNG are kept?")
+    client = client_as("AgentBuilder")
+    before = [client.get(f"/runs/{run.id}/sources/1/figures/{n}.webp").data for n in (1, 2, 3, 4)]
+    assert all(image[:4] == b"RIFF" for image in before)
+    for n in range(2, 13):  # versions 2..12: version 1, the one the run was given, is purged
+        _new_word_revision(pack, n)
+    assert not Revision.select().where((Revision.document == document) & (Revision.version == 1)).exists()
+
+    source = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1")
+    assert source.select(".image-gone") == []
+    thumbnails = [img["src"] for img in source.select("img.thumbnail")]
+    assert thumbnails == [f"/runs/{run.id}/sources/1/figures/{n}.webp" for n in (1, 2, 3, 4)]
+    after = [client.get(src) for src in thumbnails]
+    assert [(r.status_code, r.mimetype) for r in after] == [(200, "image/webp")] * 4
+    assert [r.data for r in after] == before
+    assert source.select_one(".figure-label").text == "Figure 1: Alt: red PNG rectangle"
+
+    documents.delete_document(Document.get_by_id(document.id), 12)  # deleting takes them after all
+    source = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1")
+    assert [f.select_one(".image-gone").text for f in source.select(".source-figure")] == [
+        "image no longer available"] * 4
+    assert client.get(f"/runs/{run.id}/sources/1/figures/1.webp").status_code == 404
+    files = Path(app.config["CAIRN_DATA_DIR"]) / "files"
+    assert not [p for p in files.rglob("*") if p.is_file()]
 
 
 # --- the run record ----------------------------------------------------------------

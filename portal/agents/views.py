@@ -9,6 +9,7 @@ from portal import access
 from portal.agents import services
 from portal.errors import NotFound, Refused
 from portal.models import Agent, AgentGrant, Company, Pack, Run
+from portal.numbers import query_number
 from portal.rendering import render, wants_fragment
 from portal.runs import services as runs
 
@@ -85,7 +86,7 @@ def delete(slug: str):
 @login_required
 def try_agent(slug: str):
     agent = access.agent_for_trying(current_user, slug)
-    run = _shown_run(agent, request.args.get("run"))
+    run = _shown_run(agent, query_number("run"))
     return _try_page(agent, run, question=run.question if run else "")
 
 
@@ -113,11 +114,11 @@ def _try_page(agent: Agent, run: Run | None, question: str, error: str | None = 
                   status_labels=runs.STATUS_LABELS)
 
 
-def _shown_run(agent: Agent, raw: str | None) -> Run | None:
+def _shown_run(agent: Agent, run_id: int | None) -> Run | None:
     """The run named in ``?run=`` when it is this agent's and the user may see it."""
-    if not raw or not raw.isdigit():
+    if run_id is None:
         return None
-    run = Run.get_or_none((Run.id == int(raw)) & (Run.agent == agent))
+    run = Run.get_or_none((Run.id == run_id) & (Run.agent == agent))
     return run if run is not None and access.can_see_run(current_user, run) else None
 
 

@@ -9,6 +9,7 @@ from flask_login import current_user, login_required
 
 from portal import access, storage
 from portal.chat import services
+from portal.documents.filenames import download_name
 from portal.documents.render import PassageLines, numbered_lines, render_markdown
 from portal.errors import NotFound, Refused
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, rating_of
@@ -162,4 +163,5 @@ def original(run_id: int, n: int):
     if not cited.revision.original_path or not access.member_may_download(current_user, cited.document):
         raise NotFound(n)
     return send_file(io.BytesIO(storage.read(cited.revision.original_path)), as_attachment=True,
-                     download_name=cited.revision.original_name, mimetype="application/octet-stream", max_age=0)
+                     download_name=download_name(cited.revision.original_name),
+                     mimetype="application/octet-stream", max_age=0)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -19,6 +20,7 @@ from flask import current_app
 
 from portal import storage
 from portal.db import database
+from portal.documents.filenames import shown_name, upload_name
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.classify import Policy, classify, refuse_if_not_allowed
@@ -35,7 +37,7 @@ from portal.models import (
     User,
     utcnow,
 )
-from portal.runs.services import forget_document_text
+from portal.runs.services import forget_document_text, keep_cited_figures
 from portal.search import service as search_service
 
 log = logging.getLogger(__name__)
@@ -101,10 +103,11 @@ def upload_file(pack: Pack, filename: str, data: bytes, user: User | None,
     try:
         return _upload(pack, filename, data, user, content_type, expected_version)
     except Refused as refusal:
-        return UploadOutcome(filename=filename, refused=refusal)
+        return UploadOutcome(filename=shown_name(filename), refused=refusal)
 
 
 def _upload(pack, filename, data, user, content_type, expected_version) -> UploadOutcome:
+    filename = upload_name(filename)
     if len(data) > limits.MAX_FILE_BYTES:
         raise limits.refuse_too_large(len(data))
     document_id_for(filename)  # refuse an unusable name before reading anything
@@ -150,7 +153,8 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
                                  images_not_kept=dict(extracted.images_not_kept))
 
     spans = split_passages(extracted.text, extracted.kind)
-    with database().atomic():
+    kept: list[str] = []
+    with _files_removed_on_failure(kept), database().atomic():
         document = existing or Document.create(pack=pack, doc_id=doc_id, title=title, kind=extracted.kind)
         version = _claim_next_version(document, current_version)
         folder = _revision_folder(document, version)
@@ -177,7 +181,7 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
             _create_passages(revision, spans)
             Document.update(title=title, kind=extracted.kind, redacted=redacted, updated_at=utcnow()).where(
                 Document.id == document.id).execute()
-            purged = _purge_old_revisions(document, version)
+            purged = _purge_old_revisions(document, version, kept)
             generation = _bump_generation(pack)
         except BaseException:
             storage.remove_tree(folder)
@@ -206,7 +210,8 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
     text_sha = sha256_hex(text)
     spans = split_passages(text, document.kind)
     pack = document.pack
-    with database().atomic():
+    kept: list[str] = []
+    with _files_removed_on_failure(kept), database().atomic():
         fresh = Document.get_by_id(document.id)
         if fresh.is_deleted or fresh.current_version != expected_version:
             raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
@@ -219,7 +224,7 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
         _create_passages(revision, spans)
         Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
             Document.id == fresh.id).execute()
-        purged = _purge_old_revisions(fresh, version)
+        purged = _purge_old_revisions(fresh, version, kept)
         generation = _bump_generation(pack)
     _remove_revision_folders(fresh, purged)
     search_service.reindex_document(pack, fresh.doc_id, generation)
@@ -265,14 +270,31 @@ def _create_passages(revision: Revision, spans) -> None:
         Passage.insert_many(rows[start:start + 500]).execute()
 
 
-def _purge_old_revisions(document: Document, newest: int) -> list[int]:
-    """Keep the newest REVISIONS_KEPT revisions; return the purged versions."""
+def _purge_old_revisions(document: Document, newest: int, kept: list[str]) -> list[int]:
+    """Keep the newest REVISIONS_KEPT revisions; return the purged versions.
+
+    Figures of purged revisions that a run receipt cites are copied into the receipts'
+    keeping first; their paths are added to ``kept`` (to remove should the transaction fail).
+    """
     oldest_kept = newest - REVISIONS_KEPT + 1
-    old = [r.version for r in Revision.select(Revision.version)
-           .where((Revision.document == document) & (Revision.version < oldest_kept))]
+    purged = (Revision.document == document) & (Revision.version < oldest_kept)
+    old = [r.version for r in Revision.select(Revision.version).where(purged)]
     if old:
-        Revision.delete().where((Revision.document == document) & (Revision.version < oldest_kept)).execute()
+        figures = list(Figure.select().join(Revision).where(purged))
+        kept += keep_cited_figures(document.id, figures, f"{_document_folder(document)}/receipts")
+        Revision.delete().where(purged).execute()
     return old
+
+
+@contextmanager
+def _files_removed_on_failure(paths: list[str]):
+    """Remove the files listed in ``paths`` when the block fails (its transaction did not commit)."""
+    try:
+        yield
+    except BaseException:
+        for path in paths:
+            storage.remove(path)
+        raise
 
 
 def _bump_generation(pack: Pack) -> int:

@@ -31,6 +31,7 @@ from portal.models import (
     User,
     utcnow,
 )
+from portal.numbers import page_number
 
 RATINGS = {"helpful": "Helpful", "not_helpful": "Not helpful"}
 REASONS = {
@@ -160,8 +161,7 @@ def parse_filters(args) -> ReviewFilters:
             filters.problems.append(f"{value[:40]!r} is not a date (YYYY-MM-DD); that filter was not applied.")
     if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
         filters.problems.append("The date range ends before it starts, so nothing can match.")
-    page = args.get("page") or "1"
-    filters.page = max(1, int(page)) if page.isdigit() else 1
+    filters.page = page_number(args.get("page"))
     return filters
 
 

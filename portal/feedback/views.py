@@ -9,6 +9,7 @@ from portal import access
 from portal.errors import NotFound, Refused
 from portal.feedback import services
 from portal.models import Feedback, Pack, Run, utcnow
+from portal.numbers import form_number
 from portal.rendering import render, wants_fragment
 from portal.runs.services import STATUS_LABELS, linked_answer
 
@@ -127,9 +128,8 @@ def record_case(feedback_id: int):
             services.record_no_evidence_case(current_user, feedback)
         else:
             document = services.document_by_name(form.get("pack", ""), form.get("doc_id", ""))
-            passage = form.get("passage_id", "")
             services.record_regression_case(current_user, feedback, document.id,
-                                            int(passage) if passage.isdigit() else None)
+                                            form_number("passage_id", optional=True))
     except Refused as refusal:
         return _item_page(feedback, "feedback/_cases.html", case_error=refusal.message, case_form=form, status=422)
     if not wants_fragment():

@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 from flask import current_app
 from markupsafe import Markup, escape
 
-from portal import access
+from portal import access, storage
 from portal.answers.extractive import STOPWORDS
 from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
 from portal.db import database
 from portal.errors import Refused
-from portal.models import Agent, Document, Figure, Pack, Passage, Revision, Run, RunReference, User
+from portal.models import Agent, Document, Figure, Pack, Passage, ReceiptFigure, Revision, Run, RunReference, User
 from portal.search.analysis import analyze
 from portal.search.index import IndexedPassage, indexed_text
 from portal.search.service import SearchHit, search_packs
@@ -52,6 +52,7 @@ STATUS_LABELS = {
 FIGURE_MARKER_RE = re.compile(r"\[Figure (\d+): ([^\]\n]*)\]")
 _ITEM = r"\d{1,4}(?:\s*[-–]\s*\d{1,4})?"
 _ANSWER_MARKER_RE = re.compile(rf"(?<!\w)\[\s*({_ITEM}(?:\s*[,;]\s*{_ITEM})*)\s*\](?!\()")
+_CITE_LINK = Markup('<a class="cite" href="{url}#source-{n}">{text}</a>')
 
 
 def checked_question(question: str) -> str:
@@ -202,13 +203,53 @@ def _receipt_row(run: Run, item: _Issued) -> dict:
 
 
 def forget_document_text(document_pk: int) -> None:
-    """A document was deleted: its receipts keep their place and numbers but lose its text and figure labels."""
+    """A document was deleted: its receipts keep their place and numbers but lose its text and figures.
+
+    The kept figures' files go with the document's folder."""
     RunReference.update(text=None).where(RunReference.document_pk == document_pk).execute()
+    ReceiptFigure.delete().where(ReceiptFigure.document_pk == document_pk).execute()
     for row in RunReference.select().where((RunReference.document_pk == document_pk)
                                            & (RunReference.figures_json != "[]")):
         row.figures_json = json.dumps([{"number": f["number"], "label": None, "figure_id": None}
                                        for f in row.figures])
         row.save(only=[RunReference.figures_json])
+
+
+def keep_cited_figures(document_pk: int, figures: list[Figure], folder: str) -> list[str]:
+    """Before ``figures`` go with their purged revision, copy those a receipt cites to ``folder``.
+
+    The receipt outlives later edits (SPEC 7), images included; only deleting the
+    document takes them. Returns the paths written.
+    """
+    if not figures:
+        return []
+    cited = {entry.get("figure_id") for row in RunReference.select(RunReference.figures_json)
+             .where((RunReference.document_pk == document_pk) & (RunReference.figures_json != "[]"))
+             for entry in row.figures}
+    written = []
+    for figure in figures:
+        if figure.id not in cited:
+            continue
+        path = f"{folder}/figure-{figure.id}.webp"
+        storage.write(path, storage.read(figure.path))
+        written.append(path)
+        ReceiptFigure.create(figure_id=figure.id, document_pk=document_pk, path=path, width=figure.width,
+                             height=figure.height)
+    return written
+
+
+def cited_figure_path(reference: RunReference, number: int) -> str | None:
+    """The file of figure ``number`` of a receipt entry: its revision's, else the copy the receipt kept."""
+    entry = next((f for f in reference.figures if f["number"] == number), None)
+    figure_id = entry.get("figure_id") if entry else None
+    if figure_id is None:
+        return None
+    found = (Figure.select(Figure.path).join(Revision)
+             .where((Figure.id == figure_id) & (Revision.document == reference.document_pk)).first())
+    if found is None:
+        found = ReceiptFigure.get_or_none((ReceiptFigure.figure_id == figure_id)
+                                          & (ReceiptFigure.document_pk == reference.document_pk))
+    return found.path if found else None
 
 
 def _elapsed_ms(since: float) -> float:
@@ -255,7 +296,9 @@ def run_sources(run: Run, user: User) -> list[Source]:
         .where(Passage.id.in_([r.passage_id for r in references])
                & (Revision.version == Document.current_version)))} if references else {}
     figure_ids = [f["figure_id"] for r in references for f in r.figures if f.get("figure_id")]
-    kept_figures = {f.id for f in Figure.select(Figure.id).where(Figure.id.in_(figure_ids))} if figure_ids else set()
+    kept_figures = ({f.id for f in Figure.select(Figure.id).where(Figure.id.in_(figure_ids))}
+                    | {k.figure_id for k in ReceiptFigure.select(ReceiptFigure.figure_id)
+                       .where(ReceiptFigure.figure_id.in_(figure_ids))}) if figure_ids else set()
     readable: dict[int, Document | None] = {}
     sources = []
     for ref in references:
@@ -297,11 +340,12 @@ def linked_answer(answer: str, cited: list[int], sources_url: str = "") -> Marku
         for item in items:
             numbers = [int(x) for x in re.findall(r"\d+", item)]
             if numbers and numbers[0] in issued:
-                out.append(f'<a class="cite" href="{escape(sources_url)}#source-{numbers[0]}">{item}</a>')
+                out.append(_CITE_LINK.format(url=sources_url, n=numbers[0], text=Markup(item)))
             else:
                 out.append(item)
         return "[" + "".join(out) + "]"
 
+    # ``item`` comes from the already escaped answer, so it is Markup; the URL is escaped by ``format``.
     return Markup(_ANSWER_MARKER_RE.sub(link, str(escape(answer))))
 
 
@@ -323,19 +367,19 @@ class RunCitation:
         return self.current_passage is not None and self.current_passage.id == self.reference.passage_id
 
 
-def citation_for_viewer(user: User, run_id: str | None, n: str | None, document: Document,
+def citation_for_viewer(user: User, run_id: int | None, n: int | None, document: Document,
                         passages: list[Passage]) -> RunCitation | None:
     """The receipt entry ``n`` of run ``run_id`` if ``user`` may see that run and it cites ``document``.
 
     Anything else (no such run, not visible, another document) gives None: the
     viewer then shows the document as if no run had been named.
     """
-    if not (run_id and n and run_id.isdigit() and n.isdigit()):
+    if run_id is None or n is None:
         return None
-    run = Run.get_or_none(Run.id == int(run_id))
+    run = Run.get_or_none(Run.id == run_id)
     if run is None or not access.can_see_run(user, run):
         return None
-    reference = RunReference.get_or_none((RunReference.run == run) & (RunReference.n == int(n)))
+    reference = RunReference.get_or_none((RunReference.run == run) & (RunReference.n == n))
     if reference is None or reference.document_pk != document.id or reference.text is None:
         return None
     current = next((p for p in passages if p.id == reference.passage_id), None)
