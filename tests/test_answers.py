@@ -145,18 +145,18 @@ def test_extractive_answer_puts_the_best_matching_sentence_first(references):
     assert answer.startswith("Reorder when stock falls below ten units. [1]")
 
 
-def test_extractive_orders_by_relevance_with_rarer_terms_weighing_more():
+def test_extractive_chooses_by_rarer_terms_and_cites_in_order_of_first_use():
     refs = [
         make_ref(1, "Hold the reset button to reset the router. The router sits in the hall."),
         make_ref(2, "The router password is printed on the label. Router lights blink green."),
-        make_ref(3, "A password reset link is emailed."),
+        make_ref(3, "A password reset link is emailed. The router is grey."),
     ]
-    parts = answer_parts(extractive_answer("How do I reset the router password?", refs))
-    assert parts[:3] == [
-        ("A password reset link is emailed.", 3),  # both rare terms
-        ("Hold the reset button to reset the router.", 1),  # one rare, one common: tie, earlier reference
-        ("The router password is printed on the label.", 2),
-    ]
+    weights = {"reset": 2.0, "router": 0.5, "password": 2.0}
+    parts = answer_parts(extractive_answer("How do I reset the router password?", refs, weights=weights))
+    # "reset" and "password" together beat either alone; the sentences follow the references' order
+    assert parts[-1] == ("A password reset link is emailed.", 3)
+    assert [n for _, n in parts] == sorted(n for _, n in parts)
+    assert "The router is grey." not in [s for s, _ in parts]
 
 
 def test_extractive_leaves_out_sentences_matching_only_a_common_term():
@@ -205,11 +205,20 @@ def test_extractive_unrelated_question_gets_the_no_evidence_answer(references):
     assert extractive_answer("When should stock be reordered?", []) == NO_EVIDENCE_ANSWER
 
 
+WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omicron".split()
+
+
 def test_extractive_answer_is_short():
-    text = " ".join(f"Pallet rule {i} applies to pallets." for i in range(12))
-    parts = answer_parts(extractive_answer("pallet rule", [make_ref(1, text)]))
+    text = " ".join(f"Pallet rule {word} applies." for word in WORDS)
+    question = " ".join(WORDS)
+    parts = answer_parts(extractive_answer(question, [make_ref(1, text)]))
     assert len(parts) == 4
-    assert len(answer_parts(extractive_answer("pallet rule", [make_ref(1, text)], max_sentences=2))) == 2
+    assert len(answer_parts(extractive_answer(question, [make_ref(1, text)], max_sentences=2))) == 2
+
+
+def test_extractive_leaves_out_a_sentence_repeating_only_what_is_already_covered():
+    text = " ".join(f"Pallet rule {i} applies to pallets." for i in range(12))
+    assert extractive_answer("pallet rule", [make_ref(1, text)]) == "Pallet rule 0 applies to pallets. [1]"
 
 
 def test_extractive_uses_the_injected_tokenizer():
@@ -237,7 +246,7 @@ def test_sentence_splitting_handles_markdown():
         "Step one (e.g. the router).",
         "Step two!",
         "Quoted advice here.",
-        "Port | 8080",
+        "Port; 8080",
         "Numbered item",
     ]
 
@@ -454,11 +463,10 @@ def test_evidence_and_provider_fails_falls_back_to_extractive(mode, script, what
     "mode, status, warnings",
     [
         ("open", "completed", []),
-        ("preferred", "completed_with_warning", [NO_PASSAGE_WARNING]),
     ],
 )
 @pytest.mark.parametrize("no_evidence_as", ["flag", "no-references"])
-def test_no_evidence_open_and_preferred_still_ask_the_model(
+def test_no_evidence_open_still_asks_the_model(
     mode, status, warnings, no_evidence_as, fake, chat_client, references
 ):
     fake.reply("The granted packs do not say.")
@@ -471,6 +479,14 @@ def test_no_evidence_open_and_preferred_still_ask_the_model(
     (request,) = fake.requests
     assert "No references" in request.system_prompt
     assert "Reorder when stock" not in request.system_prompt
+
+
+def test_no_evidence_preferred_says_so_without_calling_the_model(fake, chat_client, references):
+    fake.reply("Anything [1].")
+    for outcome in (run("preferred", references, chat_client, no_evidence=True), run("preferred", [], chat_client)):
+        assert (outcome.status, outcome.answer) == ("completed_with_warning", NO_EVIDENCE_ANSWER)
+        assert (outcome.cited, outcome.called_model, outcome.warnings) == ([], False, [NO_PASSAGE_WARNING])
+    assert fake.requests == []
 
 
 def test_no_evidence_required_stops_before_the_model(fake, chat_client, references):
@@ -487,7 +503,6 @@ def test_no_evidence_required_stops_before_the_model(fake, chat_client, referenc
     "mode, status, warnings",
     [
         ("open", "completed_with_warning", []),
-        ("preferred", "completed_with_warning", [NO_PASSAGE_WARNING]),
     ],
 )
 def test_no_evidence_and_provider_fails(mode, status, warnings, fake, references):

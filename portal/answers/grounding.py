@@ -4,8 +4,9 @@ Pure: references in, an ``Outcome`` out. Retrieval, the receipt and storage are
 the caller's.
 
 - **open** — the model gets the references and is not asked to cite.
-- **preferred** — asked to cite; completes with a warning when no acceptable
-  passage was found or the answer cites none.
+- **preferred** — asked to cite; completes with a warning when the answer
+  cites none. Without evidence it completes with a warning and the answer is
+  exactly ``NO_EVIDENCE_ANSWER``, citing nothing; no model is called.
 - **required** — stops before the model is called when no acceptable passage
   was found; an answer that cites none of its references is not accepted.
 
@@ -88,24 +89,28 @@ def answer_question(
     no_evidence: bool,
     client: ChatClient | None,
     tokenize: Tokenizer | None = None,
+    weights: dict[str, float] | None = None,
 ) -> Outcome:
     """Answer ``question`` from ``references`` under the agent's grounding ``mode``.
 
     ``no_evidence`` is retrieval's verdict that no acceptable passage was found;
     then no reference is issued to the model, whatever ``references`` holds.
-    ``tokenize`` is passed to the extractive answerer (the search analyzer in production).
+    ``no_evidence`` is the evidence check's verdict (``portal.answers.evidence``).
+    ``tokenize`` and ``weights`` (each question term's idf in the searched packs)
+    are passed to the extractive answerer (the search analyzer in production).
     """
     if mode not in MODES:
         raise ValueError(f"unknown grounding mode {mode!r}")
     run = _Run()
     issued = [] if no_evidence else list(references)
 
+    configured = client.model if client is not None else EXTRACTIVE
     if not issued and mode == "required":
         run.warnings.append(NO_PASSAGE_WARNING)
-        configured = client.model if client is not None else EXTRACTIVE
         return run.finish("stopped", STOPPED_NO_PASSAGE_ANSWER, [], configured, called_model=False)
     if not issued and mode == "preferred":
         run.warnings.append(NO_PASSAGE_WARNING)
+        return run.finish("completed", NO_EVIDENCE_ANSWER, [], configured, called_model=False)
 
     if client is not None:
         model_started = time.perf_counter()
@@ -118,7 +123,7 @@ def answer_question(
         if answer is not None:
             return _judge_model_answer(run, mode, answer, issued, client.model)
 
-    return _extractive(run, mode, question, issued, tokenize, called_model=client is not None)
+    return _extractive(run, mode, question, issued, tokenize, weights, called_model=client is not None)
 
 
 def _judge_model_answer(run: _Run, mode: str, answer: str, issued: list[Reference], model: str) -> Outcome:
@@ -134,11 +139,11 @@ def _judge_model_answer(run: _Run, mode: str, answer: str, issued: list[Referenc
 
 
 def _extractive(
-    run: _Run, mode: str, question: str, issued: list[Reference], tokenize, called_model: bool
+    run: _Run, mode: str, question: str, issued: list[Reference], tokenize, weights, called_model: bool
 ) -> Outcome:
     """The extractive answer: the model itself, or the stand-in for a failed one."""
     extractive_started = time.perf_counter()
-    chosen = extractive_sentences(question, issued, tokenize=tokenize)
+    chosen = extractive_sentences(question, issued, tokenize=tokenize, weights=weights)
     run.timings["extractive_ms"] = _elapsed_ms(extractive_started)
     if not chosen:
         if issued and mode != "open":
@@ -147,5 +152,5 @@ def _extractive(
         status = "stopped" if mode == "required" else "completed"
         return run.finish(status, NO_EVIDENCE_ANSWER, [], EXTRACTIVE, called_model)
     # Cited numbers come from the choice itself, not from parsing: a sentence may quote "[3]".
-    cited = sorted({n for _, n in chosen})
+    cited = list(dict.fromkeys(n for _, n in chosen))
     return run.finish("completed", format_extractive(chosen), cited, EXTRACTIVE, called_model)

@@ -1,7 +1,7 @@
 """Regression cases recorded from answer feedback: is the expected document in the agent's top 8 now?
 
 Each case is run the way a chat question is: the agent's granted packs, its
-acceptable hits, at most 8 (``portal.runs.services.issued_hits``). Nothing is
+issued passages, at most 8 (``portal.runs.ask.issued_hits``). Nothing is
 stored; no model is called.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from portal.models import Agent, Document, Passage, RegressionCase, Revision
-from portal.runs.services import REFERENCES_PER_RUN, issued_hits
+from portal.runs.ask import REFERENCES_PER_RUN, issued_hits
 
 
 @dataclass
