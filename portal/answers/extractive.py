@@ -13,8 +13,8 @@ punctuation of its own (a bullet).
 Units are weighed term by term (each question term's idf in the searched packs
 when the caller passes it), prefer what the question type asks for (when → a
 time or date, how many / how much / how long → a number, which job /
-transaction / message → an identifier, how do I → the steps of a numbered
-list, in order), and are chosen to cover every part of the question. The
+transaction / message → an identifier, how do I → the items of a list, in
+order), and are chosen to cover every part of the question. The
 answer gives them in passage order (``[n]`` ascending, in order of first use).
 """
 
@@ -30,7 +30,7 @@ NO_EVIDENCE_ANSWER = "No evidence found in the granted packs for this question."
 
 # A unit scoring below this share of the best unit's score is left out:
 # it usually matches only a common word of the question.
-MIN_SHARE_OF_BEST = 0.5
+MIN_SHARE_OF_BEST = 0.3
 # How much a question term counts when it is in a unit's heading, lead-in or title, not the unit.
 CONTEXT_WEIGHT = 0.5
 # A table row is evidence but reads worse than a sentence: prose wins a near tie.
@@ -39,9 +39,18 @@ TABLE_ROW_WEIGHT = 0.8
 TYPE_BONUS = 0.5
 # A question term already covered by a chosen unit counts this much for the next one: parts not yet
 # covered win, so every part of a question of several parts is answered.
-COVERED_WEIGHT = 0.3
+COVERED_WEIGHT = 0.6
 # The most steps of a procedure given.
 MAX_STEPS = 10
+# A unit's score is multiplied by (PASSAGE_BASE + its passage's share of the question's weight): a
+# sentence of a passage about the whole question beats one matching the same words elsewhere.
+PASSAGE_BASE = 0.5
+# ... and by 1 / (1 + RANK_DECAY * rank) of its reference (0 for the first): retrieval's order counts too.
+RANK_DECAY = 0.1
+# How much a question term counts when it is in the unit just before, under the same heading: the
+# sentence after the one naming the subject often carries the fact.
+NEIGHBOUR_WEIGHT = 0.3
+PASSAGE_POWER = 1.0
 
 _SENTENCE_ENDINGS = tuple(".!?…:;)\"'”’")
 
@@ -367,6 +376,7 @@ class _Candidate:
     terms: frozenset[str]
     context: frozenset[str]  # terms of its heading, lead-in, the passage's heading path and document title
     weight: float = 1.0
+    near: frozenset[str] = frozenset()  # terms of the unit before it under the same heading
     steps: list["_Candidate"] = field(default_factory=list)  # a procedure: its numbered items in order
 
 
@@ -397,7 +407,7 @@ def extractive_sentences(
     over the issued units. A unit carrying what the question type asks for
     scores ``TYPE_BONUS`` more. Units are taken greedily, terms already covered
     counting ``COVERED_WEIGHT``, while they score at least ``MIN_SHARE_OF_BEST``
-    of the first; for "how do I" the first may be a whole numbered list (the steps).
+    of the first; for "how do I" the first may be a whole list (the steps).
     Only units sharing a term with the question qualify.
     """
     tokenize = tokenize or simple_tokenize
@@ -421,13 +431,23 @@ def extractive_sentences(
                 weight *= 1 + TYPE_BONUS
             candidate = _Candidate(unit, ref.n, (ref_position, unit_position), terms, context, weight)
             candidates.append(candidate)
-            if unit.kind == "item" and unit.numbered:
+            if unit.kind == "item":
                 lists.setdefault((ref_position, unit.list_id), []).append(candidate)
 
     if weights is None:
         frequency = {t: sum(1 for c in candidates if t in c.terms or t in c.context) for t in question_terms}
         weights = {t: math.log(1 + len(candidates) / df) for t, df in frequency.items() if df}
     weights = {t: w for t, w in weights.items() if t in question_terms}
+    total = sum(weights.values()) or 1.0
+    in_passage: dict[int, set[str]] = {}
+    for c in candidates:
+        in_passage.setdefault(c.order[0], set()).update(c.terms | c.context)
+    for c in candidates:
+        share = sum(weights.get(t, 0.0) for t in in_passage[c.order[0]]) / total
+        c.weight *= (PASSAGE_BASE + share) ** PASSAGE_POWER / (1 + RANK_DECAY * c.order[0])
+    for before, c in zip(candidates, candidates[1:]):
+        if before.order[0] == c.order[0] and before.unit.heading == c.unit.heading:
+            c.near = before.terms - c.terms - c.context
 
     if asked == "steps":
         for items in lists.values():
@@ -436,12 +456,13 @@ def extractive_sentences(
                 terms = frozenset().union(*(i.terms for i in items))
                 context = first.context - terms
                 candidates.append(_Candidate(first.unit, first.n, first.order, terms, context,
-                                             1 + TYPE_BONUS, steps=items[:MAX_STEPS]))
+                                             (1 + TYPE_BONUS) * first.weight, steps=items[:MAX_STEPS]))
 
     def score(c: _Candidate, covered: set[str]) -> float:
         def w(t: str) -> float:
             return weights.get(t, 0.0) * (COVERED_WEIGHT if t in covered else 1.0)
-        return c.weight * (sum(w(t) for t in c.terms) + CONTEXT_WEIGHT * sum(w(t) for t in c.context))
+        return c.weight * (sum(w(t) for t in c.terms) + CONTEXT_WEIGHT * sum(w(t) for t in c.context)
+                           + NEIGHBOUR_WEIGHT * sum(w(t) for t in c.near))
 
     pool = [c for c in candidates if score(c, set()) > 0]
     chosen: list[_Candidate] = []

@@ -108,6 +108,8 @@ def evaluate_answers(questions: list[dict]) -> AnswerReport:
     report = AnswerReport()
     with database().atomic() as transaction:
         agents: dict[tuple[str, ...], Agent] = {}
+        if questions:  # warm up (the JVM, the readers) so the first question's latency is like the others'
+            ask(_evaluation_agent(-1, [packs[s] for s in questions[0]["packs"]]), None, questions[0]["question"])
         for question in questions:
             key = tuple(sorted(question["packs"]))
             if key not in agents:
@@ -128,7 +130,7 @@ def evaluate_answers(questions: list[dict]) -> AnswerReport:
 
 def _evaluation_agent(number: int, packs: list[Pack]) -> Agent:
     """A preferred-mode agent granted exactly ``packs`` (made directly: the evaluation may mix companies)."""
-    agent = Agent.create(slug=f"cairn-eval-{number}", name=f"Evaluation {number}", mode="preferred",
+    agent = Agent.create(slug=f"cairn-eval-{number + 1}", name=f"Evaluation {number + 1}", mode="preferred",
                          instructions="")
     for pack in packs:
         AgentGrant.create(agent=agent, pack=pack)
