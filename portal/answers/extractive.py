@@ -490,7 +490,10 @@ def extractive_sentences(
 
     out: list[tuple[str, int]] = []
     led: set[tuple[int, int]] = set()
+    lead_ins = {(m.order[0], m.unit.lead_in) for c in chosen for m in (c.steps or [c]) if m.unit.kind == "item"}
     for c in chosen:
+        if c.unit.kind == "prose" and not c.steps and (c.order[0], c.unit.text) in lead_ins:
+            continue  # it is given as the lead-in of its list
         for m in (c.steps or [c]):
             text = m.unit.text
             key = (m.order[0], m.unit.list_id)
