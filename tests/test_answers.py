@@ -154,9 +154,9 @@ def test_extractive_chooses_by_rarer_terms_and_cites_in_order_of_first_use():
     weights = {"reset": 2.0, "router": 0.5, "password": 2.0}
     parts = answer_parts(extractive_answer("How do I reset the router password?", refs, weights=weights))
     # "reset" and "password" together beat either alone; the sentences follow the references' order
-    assert parts[-1] == ("A password reset link is emailed.", 3)
+    assert ("A password reset link is emailed.", 3) in parts
     assert [n for _, n in parts] == sorted(n for _, n in parts)
-    assert "The router is grey." not in [s for s, _ in parts]
+    assert "The router sits in the hall." not in [s for s, _ in parts]
 
 
 def test_extractive_leaves_out_sentences_matching_only_a_common_term():

@@ -45,12 +45,9 @@ MAX_STEPS = 10
 # A unit's score is multiplied by (PASSAGE_BASE + its passage's share of the question's weight): a
 # sentence of a passage about the whole question beats one matching the same words elsewhere.
 PASSAGE_BASE = 0.5
-# ... and by 1 / (1 + RANK_DECAY * rank) of its reference (0 for the first): retrieval's order counts too.
-RANK_DECAY = 0.1
 # How much a question term counts when it is in the unit just before, under the same heading: the
 # sentence after the one naming the subject often carries the fact.
 NEIGHBOUR_WEIGHT = 0.3
-PASSAGE_POWER = 1.0
 
 _SENTENCE_ENDINGS = tuple(".!?…:;)\"'”’")
 
@@ -444,7 +441,7 @@ def extractive_sentences(
         in_passage.setdefault(c.order[0], set()).update(c.terms | c.context)
     for c in candidates:
         share = sum(weights.get(t, 0.0) for t in in_passage[c.order[0]]) / total
-        c.weight *= (PASSAGE_BASE + share) ** PASSAGE_POWER / (1 + RANK_DECAY * c.order[0])
+        c.weight *= PASSAGE_BASE + share
     for before, c in zip(candidates, candidates[1:]):
         if before.order[0] == c.order[0] and before.unit.heading == c.unit.heading:
             c.near = before.terms - c.terms - c.context
