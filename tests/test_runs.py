@@ -580,7 +580,10 @@ def test_try_page_shows_only_runs_of_this_agent(corpus, client_as):
 
 
 def test_cli_ask_prints_the_run_as_json(tmp_path):
-    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data")}
+    # PYTHONPATH: the subprocess runs this checkout's code, whatever the installed package points at
+    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
+                                                       os.environ.get("PYTHONPATH")]))}
     env.pop("DATABASE_URL", None)
     if os.environ.get("CAIRN_TEST_DATABASE_URL"):
         from helpers import empty_postgres

@@ -14,7 +14,7 @@ import pytest
 from portal.search import jvm
 from portal.search.errors import IndexBusy
 from portal.search.index import IndexedPassage, IndexStore
-from portal.search.analysis import question_terms
+from portal.search.analysis import TermCache, content_terms, question_terms
 from portal.search.searcher import Hit, Searcher, SearchResult, analyze
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -480,3 +480,12 @@ def test_search_by_analyzed_terms_matches_the_text_query_and_gives_the_packs_sta
     assert both.passages == len(OPS_CORPUS) + 5 and both.doc_freqs["port"] == by_terms.doc_freqs["port"] + 5
     unknown = searcher.search(["ops"], "strudel", terms=["strudel"])
     assert unknown.no_evidence and unknown.doc_freqs == {"strudel": 0} and unknown.passages == len(OPS_CORPUS)
+
+
+def test_term_cache_analyses_many_texts_in_one_call_as_one_at_a_time():
+    texts = ["How do I restart the stuck jobs?", "", "Running dogs and cats.", "the and of",
+             "Post goods issue in VL02N (Z_PP_CONF_IDOC_PROCESS)", "What's it got to do with anything?"]
+    cache = TermCache()
+    cache.prefetch(texts)
+    assert [cache._terms[text] for text in texts] == [content_terms(text) for text in texts]
+    assert cache("Running dogs and cats.") == ["run", "dog", "cat"]

@@ -186,6 +186,7 @@ def choose(question: str, terms: Sequence[str], passages: int, doc_freqs: dict[s
         return Choice(False, weights=weights, uncovered=list(weights), unknown_names=unknown,
                       missing_identifiers=[" ".join(r) for r in runs])
     texts = [searched_text(hit) for hit in hits]
+    _prefetch(tokenize, texts)
     covered = [set(tokenize(text)) & weights.keys() for text in texts]
     shares = [sum(weights[t] for t in c) / total for c in covered]
     joined = _joined_share(covered, weights, total)
@@ -214,3 +215,10 @@ def _joined_share(covered: list[set[str]], weights: dict[str, float], total: flo
             break
         union |= covered[best]
     return sum(weights[t] for t in union) / total
+
+
+def _prefetch(tokenize: Tokenizer, texts: list[str]) -> None:
+    """Let a caching tokenizer (``analysis.TermCache``) analyse these texts in one call."""
+    prefetch = getattr(tokenize, "prefetch", None)
+    if prefetch is not None:
+        prefetch(texts)

@@ -416,9 +416,15 @@ def extractive_sentences(
 
     candidates: list[_Candidate] = []
     lists: dict[tuple[int, int], list[_Candidate]] = {}
+    units = {ref.n: _passage_units(ref.text) for ref in references}
+    prefetch = getattr(tokenize, "prefetch", None)  # a caching tokenizer analyses them all in one call
+    if prefetch is not None:
+        prefetch([u.text for us in units.values() for u in us]
+                 + [f"{ref.document_title or ''} {ref.heading_path or ''} {u.heading} {u.lead_in}"
+                    for ref in references for u in units[ref.n]])
     for ref_position, ref in enumerate(references):
         around = " ".join((ref.document_title or "", ref.heading_path or ""))
-        for unit_position, unit in enumerate(_passage_units(ref.text)):
+        for unit_position, unit in enumerate(units[ref.n]):
             if not _is_answerable(unit.text):
                 continue
             terms = frozenset(tokenize(unit.text))

@@ -27,7 +27,7 @@ from portal.answers.references import Reference
 from portal.db import database
 from portal.errors import Refused
 from portal.models import Agent, Conversation, Figure, Run, RunReference, User, utcnow
-from portal.search.analysis import content_terms, question_terms
+from portal.search.analysis import TermCache, question_terms
 from portal.search.service import SearchHit, search_packs
 
 REFERENCES_PER_RUN = evidence.REFERENCES_PER_RUN
@@ -72,7 +72,7 @@ def retrieve(agent: Agent, question: str, tokenize=None) -> Retrieval:
     terms = question_terms(question)
     results = search_packs(list(agent.granted_packs()), question, limit=evidence.CANDIDATES_PER_RUN, terms=terms)
     choice = evidence.choose(question, terms, results.passages, results.doc_freqs, results.hits,
-                             tokenize=tokenize or _memo(content_terms))
+                             tokenize=tokenize or TermCache())
     return Retrieval(choice, results.hits)
 
 
@@ -99,7 +99,7 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
     """
     question = checked_question(question)
     started = time.perf_counter()
-    tokenize = _memo(content_terms)  # shared: each text is analysed once per question
+    tokenize = TermCache()  # shared: each text is analysed once per question
     retrieval = retrieve(agent, question, tokenize)
     issued = _issue(retrieval.issued)
     retrieval_ms = _elapsed_ms(started)
@@ -158,18 +158,6 @@ def _receipt_row(run: Run, item: _Issued) -> dict:
             "document_title": ref.document_title, "version": ref.version, "page": ref.page,
             "heading_path": ref.heading_path, "line_start": ref.line_start, "line_end": ref.line_end,
             "text": ref.text, "figures_json": json.dumps(item.figures)}
-
-
-def _memo(tokenize):
-    """``tokenize`` remembering its answers for one question: a passage and its sentences are analysed once."""
-    seen: dict[str, list[str]] = {}
-
-    def remembered(text: str) -> list[str]:
-        if text not in seen:
-            seen[text] = tokenize(text)
-        return seen[text]
-
-    return remembered
 
 
 def _elapsed_ms(since: float) -> float:

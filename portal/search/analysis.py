@@ -87,3 +87,39 @@ def _analyzed_stopwords() -> frozenset[str]:
 def content_terms(text: str) -> list[str]:
     """The analyzed terms of any text (a question, a passage, a sentence) without stopwords."""
     return question_terms(text)
+
+
+# Joins texts analysed in one Java call; the analyzer keeps it as one term, which no text holds.
+_SEPARATOR = "zzqcairnsepzzq"
+
+
+class TermCache:
+    """``content_terms`` for one question's texts, each analysed once, many in one Java call.
+
+    Crossing into Java costs more than analysing a sentence, so ``prefetch``
+    analyses a batch of texts (a passage's sentences, the issued passages)
+    joined by a separator term and splits the result; a text is then answered
+    from the cache.
+    """
+
+    def __init__(self):
+        self._terms: dict[str, list[str]] = {}
+
+    def __call__(self, text: str) -> list[str]:
+        if text not in self._terms:
+            self._terms[text] = content_terms(text)
+        return self._terms[text]
+
+    def prefetch(self, texts) -> None:
+        wanted = [t for t in dict.fromkeys(texts) if t not in self._terms and _SEPARATOR not in t.casefold()]
+        if not wanted:
+            return
+        joined = f" {_SEPARATOR} ".join(wanted)
+        parts: list[list[str]] = [[]]
+        for term in content_terms(joined):
+            if term == _SEPARATOR:
+                parts.append([])
+            else:
+                parts[-1].append(term)
+        if len(parts) == len(wanted):
+            self._terms.update(zip(wanted, parts))
