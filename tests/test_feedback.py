@@ -471,7 +471,10 @@ def test_eval_reports_whether_each_expected_document_is_in_the_top_8(not_helpful
 def test_cairn_eval_runs_the_regression_cases_of_this_database(app, not_helpful, users, tmp_path):
     spool = Document.get(Document.doc_id == "spool-overflow")
     services.record_regression_case(users["Auditor"], not_helpful, spool.id)
-    env = {**os.environ, "CAIRN_DATA_DIR": app.config["CAIRN_DATA_DIR"]}
+    # PYTHONPATH: the subprocess runs this checkout's code, whatever the installed package points at
+    env = {**os.environ, "CAIRN_DATA_DIR": app.config["CAIRN_DATA_DIR"],
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
+                                                       os.environ.get("PYTHONPATH")]))}
     env.pop("DATABASE_URL", None)
     if POSTGRES_URL:
         env["DATABASE_URL"] = POSTGRES_URL
