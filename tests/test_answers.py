@@ -645,3 +645,9 @@ def test_extractive_reads_table_rows_with_their_header_and_lists_with_their_lead
     assert steps == ("Before the backlog is drained, check the following: Switch the partner profile to trigger by "
                      "background program. [1] Process with RBDAPP01 in packets of 50 to 200. [1] "
                      "Watch SM50 while the first packets run. [1]")
+
+
+def test_rows_of_a_table_whose_header_is_in_another_passage_keep_their_order():
+    text = "| Z_A | RBDAPP01 | Hourly |\n| Z_B | RSPO1041 | Daily 03:00 |\n| Z_C | SBAL_DELETE | Daily 04:00 |\n"
+    assert split_sentences(text) == ["Z_A; RBDAPP01; Hourly", "Z_B; RSPO1041; Daily 03:00",
+                                     "Z_C; SBAL_DELETE; Daily 04:00"]

@@ -187,6 +187,9 @@ def _blocks(text: str) -> list[_Block]:
             if header is None and first_row is None:
                 first_row = _cells(line)
             else:
+                if first_row is not None:  # no rule under it: a row of a table whose header is elsewhere
+                    blocks.append(_Block(_row_text(first_row, None), heading, "row"))
+                    first_row = None
                 blocks.append(_Block(_row_text(_cells(line), header), heading, "row"))
                 rows += 1
         elif _ONLY_FIGURES.match(line):
