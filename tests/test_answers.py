@@ -651,3 +651,21 @@ def test_rows_of_a_table_whose_header_is_in_another_passage_keep_their_order():
     text = "| Z_A | RBDAPP01 | Hourly |\n| Z_B | RSPO1041 | Daily 03:00 |\n| Z_C | SBAL_DELETE | Daily 04:00 |\n"
     assert split_sentences(text) == ["Z_A; RBDAPP01; Hourly", "Z_B; RSPO1041; Daily 03:00",
                                      "Z_C; SBAL_DELETE; Daily 04:00"]
+
+
+# --- the evidence check's names ---------------------------------------------------------
+
+
+def test_identifiers_a_question_names():
+    from portal.answers.evidence import identifier_runs, is_identifier, names
+
+    assert [t for t in ["INC-2026-0427", "VL02N", "TW30", "P4", "ZTW_EDI", "017", "51", "PFCG", "R26.07"]
+            if is_identifier(t)] == ["INC-2026-0427", "VL02N", "TW30", "P4", "ZTW_EDI", "017", "51", "PFCG", "R26.07"]
+    assert not any(is_identifier(t) for t in ["ERP", "KBP", "Poland", "goods", "4", "Why"])
+    assert identifier_runs("What does message ZTW_EDI 023 mean, and what of FS-SD-030 REQ-09?") == [
+        ["ZTW_EDI", "023"], ["FS-SD-030", "REQ-09"]]
+    # a three-letter code is an identifier only where the searched packs use it
+    assert identifier_runs("When does the KBP certificate expire in the ERP?", known=lambda t: t == "KBP") == [["KBP"]]
+    assert names("Job `Z_PP_CONF_IDOC_PROCESS` runs", "z_pp_conf_idoc_process")
+    assert not names("INC-2026-04270 and INC-2026-0412", "INC-2026-0427")
+    assert names("the field EXPOSURE of table ZTW_CRED_LOG", "ZTW_CRED_LOG-EXPOSURE")

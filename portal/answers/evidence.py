@@ -9,14 +9,20 @@ apple strudel" shares "good" (stemmed "goods") with goods-issue passages. Each
 informative term of the question (analyzer terms without stopwords) weighs its
 BM25 idf in the searched packs, so rare terms say more about the subject than
 common ones; a term that occurs nowhere in those packs (``strudel``, ``PFCG``)
-weighs the most a term can, and is uncovered by definition. A passage is
-evidence when the terms it contains (in its text, heading path or title) carry
-at least ``MIN_COVERAGE`` of the question's weight; a question of several
-parts may be covered by the best ``MAX_JOINED`` passages together, which must
-reach the higher ``MIN_JOINED_COVERAGE``. Identifiers the question names
-(incident and change numbers, transaction codes, job, message and document
-ids, numbers) must also occur verbatim, case aside, in a passage: a question
-about INC-2026-0427 is not answered by INC-2026-0412. The thresholds were
+weighs the most a term can, and is uncovered by definition. A passage covers
+the terms in its text, heading path or title. There is evidence when
+
+- the best ``MAX_JOINED`` passages together cover at least
+  ``MIN_JOINED_COVERAGE`` of the question's weight (a question of several parts
+  may be answered by several passages);
+- every identifier the question names (incident and change numbers,
+  transaction codes, job, message and document ids, numbers; adjacent ones as
+  one run, "ZTW_EDI 017") occurs verbatim, case aside, in one passage, and a
+  passage naming it covers at least ``MIN_ANCHORED_COVERAGE``: a question about
+  INC-2026-0427 is not answered by INC-2026-0412;
+- no capitalised name inside the question (Poland) is one the packs never use.
+
+The thresholds were
 calibrated on the tuning half of the demo question set; the distributions are
 in docs/retrieval-quality.md.
 
