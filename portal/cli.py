@@ -242,15 +242,18 @@ def seed_demo(if_empty, force):
 @click.option("--no-regressions", is_flag=True, help="Skip the regression cases recorded from answer feedback.")
 @click.option("--regressions-only", is_flag=True,
               help="Run only the regression cases (this database): is each expected document in the top 8 now?")
+@click.option("--split", type=click.Choice(["tune", "check"]),
+              help="Only the questions of this half of the question set.")
 def evaluate(questions_path, current, cranfield_dir, no_cranfield, as_json, details, no_regressions,
-             regressions_only):
-    """Retrieval quality: Recall@8 and nDCG@10 of a question set, Cranfield next to plain Lucene, and the
-    regression cases recorded from answer feedback."""
+             regressions_only, split):
+    """Retrieval and answer quality: Recall@8 and nDCG@10 of a question set, its answers through `ask`
+    (key fact stated, expected document cited, "no evidence" right and wrong, p95 latency), Cranfield
+    next to plain Lucene, and the regression cases recorded from answer feedback."""
     from portal.evaluation.runner import run_evaluation
 
     report = run_evaluation(Path(questions_path) if questions_path else None, current,
                             None if no_cranfield else (Path(cranfield_dir) if cranfield_dir else "default"),
-                            regressions=not no_regressions, only_regressions=regressions_only)
+                            regressions=not no_regressions, only_regressions=regressions_only, split=split)
     click.echo(json.dumps(report.as_json()) if as_json else report.as_text(details))
 
 

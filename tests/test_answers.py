@@ -151,18 +151,18 @@ def test_extractive_answer_puts_the_best_matching_sentence_first(references):
     assert answer.startswith("Reorder when stock falls below ten units. [1]")
 
 
-def test_extractive_orders_by_relevance_with_rarer_terms_weighing_more():
+def test_extractive_chooses_by_rarer_terms_and_cites_in_order_of_first_use():
     refs = [
         make_ref(1, "Hold the reset button to reset the router. The router sits in the hall."),
         make_ref(2, "The router password is printed on the label. Router lights blink green."),
-        make_ref(3, "A password reset link is emailed."),
+        make_ref(3, "A password reset link is emailed. The router is grey."),
     ]
-    parts = answer_parts(extractive_answer("How do I reset the router password?", refs))
-    assert parts[:3] == [
-        ("A password reset link is emailed.", 3),  # both rare terms
-        ("Hold the reset button to reset the router.", 1),  # one rare, one common: tie, earlier reference
-        ("The router password is printed on the label.", 2),
-    ]
+    weights = {"reset": 2.0, "router": 0.5, "password": 2.0}
+    parts = answer_parts(extractive_answer("How do I reset the router password?", refs, weights=weights))
+    # "reset" and "password" together beat either alone; the sentences follow the references' order
+    assert ("A password reset link is emailed.", 3) in parts
+    assert [n for _, n in parts] == sorted(n for _, n in parts)
+    assert "The router sits in the hall." not in [s for s, _ in parts]
 
 
 def test_extractive_leaves_out_sentences_matching_only_a_common_term():
@@ -211,11 +211,15 @@ def test_extractive_unrelated_question_gets_the_no_evidence_answer(references):
     assert extractive_answer("When should stock be reordered?", []) == NO_EVIDENCE_ANSWER
 
 
+WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omicron".split()
+
+
 def test_extractive_answer_is_short():
-    text = " ".join(f"Pallet rule {i} applies to pallets." for i in range(12))
-    parts = answer_parts(extractive_answer("pallet rule", [make_ref(1, text)]))
+    text = " ".join(f"Pallet rule {word} applies." for word in WORDS)
+    question = " ".join(WORDS)
+    parts = answer_parts(extractive_answer(question, [make_ref(1, text)]))
     assert len(parts) == 4
-    assert len(answer_parts(extractive_answer("pallet rule", [make_ref(1, text)], max_sentences=2))) == 2
+    assert len(answer_parts(extractive_answer(question, [make_ref(1, text)], max_sentences=2))) == 2
 
 
 def test_extractive_uses_the_injected_tokenizer():
@@ -243,7 +247,7 @@ def test_sentence_splitting_handles_markdown():
         "Step one (e.g. the router).",
         "Step two!",
         "Quoted advice here.",
-        "Port | 8080",
+        "Port; 8080",
         "Numbered item",
     ]
 
@@ -662,3 +666,78 @@ def test_a_sentence_is_found_through_its_heading_and_document_title():
     other = make_ref(2, "## Fix\n\nThe INC-2026-0291 check used the certificate list.", document_title="INC-2026-0291")
     chosen = extractive_sentences("What was the root cause of INC-2026-0266?", [other, digest], max_sentences=1)
     assert chosen == [("The RFC user was locked after a password rotation.", 1)]
+
+
+MARKDOWN_TEXT = """# Batch schedule
+
+## Jobs
+
+| Job | Start | Program |
+|---|---|---|
+| **Z_SD_BILLING_DUE_NIGHTLY** | Daily 02:30 | `RV60SBAT` |
+| Z_PP_CONF_IDOC_PROCESS | Every 5 minutes | RBDAPP01 |
+
+## Draining a backlog
+
+Before the backlog is drained, check the following:
+
+1. Switch the partner profile to **trigger by background program**.
+2. Process with `RBDAPP01` in packets of 50 to 200.
+3. Watch SM50 while the first packets run.
+
+See [the runbook](https://example.test/rb) for the __escalation__ path.
+"""
+
+
+@pytest.mark.parametrize("question", [
+    "When does Z_SD_BILLING_DUE_NIGHTLY start?",
+    "Which program does the job Z_PP_CONF_IDOC_PROCESS run?",
+    "How do I drain a backlog?",
+    "What is the escalation path in the runbook?",
+    "How many packets, and what do I watch in SM50?",
+])
+def test_extractive_never_writes_a_word_that_is_not_in_the_cited_passage(question):
+    refs = [make_ref(1, MARKDOWN_TEXT, heading_path="Batch schedule"), make_ref(2, DOCK_TEXT)]
+    answer = extractive_answer(question, refs)
+    assert answer != NO_EVIDENCE_ANSWER
+    cited = [int(n) for n in re.findall(r"\[(\d+)\]", answer)]
+    assert cited == sorted(cited)  # markers in order of first use
+    words = {ref.n: set(re.findall(r"[^\W_]+", ref.text.casefold())) for ref in refs}
+    for unit, n in re.findall(r"(.+?) \[(\d+)\]\.? ?", answer):
+        assert set(re.findall(r"[^\W_]+", unit.casefold())) <= words[int(n)], unit
+    for syntax in ("**", "__", "`", "|", "#", "](", "https"):
+        assert syntax not in answer
+
+
+def test_extractive_reads_table_rows_with_their_header_and_lists_with_their_lead_in():
+    refs = [make_ref(1, MARKDOWN_TEXT)]
+    assert extractive_answer("When does Z_SD_BILLING_DUE_NIGHTLY start?", refs).startswith(
+        "Job: Z_SD_BILLING_DUE_NIGHTLY; Start: Daily 02:30; Program: RV60SBAT [1].")
+    steps = extractive_answer("How do I drain a backlog?", refs)
+    assert steps == ("Before the backlog is drained, check the following: Switch the partner profile to trigger by "
+                     "background program. [1] Process with RBDAPP01 in packets of 50 to 200. [1] "
+                     "Watch SM50 while the first packets run. [1]")
+
+
+def test_rows_of_a_table_whose_header_is_in_another_passage_keep_their_order():
+    text = "| Z_A | RBDAPP01 | Hourly |\n| Z_B | RSPO1041 | Daily 03:00 |\n| Z_C | SBAL_DELETE | Daily 04:00 |\n"
+    assert split_sentences(text) == ["Z_A; RBDAPP01; Hourly", "Z_B; RSPO1041; Daily 03:00",
+                                     "Z_C; SBAL_DELETE; Daily 04:00"]
+
+
+# --- the evidence check's names ---------------------------------------------------------
+
+
+def test_identifiers_a_question_names():
+    from portal.answers.evidence import identifier_runs, is_identifier, names
+
+    assert [t for t in ["INC-2026-0427", "VL02N", "TW30", "P4", "ZTW_EDI", "017", "51", "PFCG", "R26.07"]
+            if is_identifier(t)] == ["INC-2026-0427", "VL02N", "TW30", "P4", "ZTW_EDI", "017", "51", "PFCG", "R26.07"]
+    assert not any(is_identifier(t) for t in ["ERP", "KBP", "Poland", "goods", "4", "Why"])
+    assert identifier_runs("What does message ZTW_EDI 023 mean, and what of FS-SD-030 REQ-09?") == [
+        ["ZTW_EDI", "023"], ["FS-SD-030", "REQ-09"]]
+    # a three-letter code is an identifier only where the searched packs use it
+    assert identifier_runs("When does the KBP certificate expire in the ERP?", known=lambda t: t == "KBP") == [["KBP"]]
+    assert names("Job `Z_PP_CONF_IDOC_PROCESS` runs", "z_pp_conf_idoc_process")
+    assert not names("INC-2026-04270 and INC-2026-0412", "INC-2026-0427")
+    assert names("the field EXPOSURE of table ZTW_CRED_LOG", "ZTW_CRED_LOG-EXPOSURE")

@@ -476,3 +476,14 @@ def test_another_members_citation_does_not_open_for_me(chat, client_for):
     assert client.get(f"/chat/answers/{chat.run.id}/sources/1/document").status_code == 404
     passage = Passage.get_by_id(own.references().first().passage_id)
     assert client.get(f"/packs/ops/documents/spool-overflow?passage={passage.id}").status_code == 404
+
+
+def test_a_chat_turn_is_stored_with_its_conversation_in_one_write(world, users):
+    conversation, first = start_conversation(users["Member"], world.acme, QUESTION)
+    stored = Conversation.get_by_id(conversation.id)
+    assert Run.get_by_id(first.id).conversation_id == conversation.id
+    # one transaction, one moment: the conversation is created and updated when its first run is stored
+    assert stored.created_at == stored.updated_at == Run.get_by_id(first.id).created_at
+    second = continue_conversation(users["Member"], stored, world.acme, FIGURE_QUESTION)
+    assert Conversation.get_by_id(conversation.id).updated_at == Run.get_by_id(second.id).created_at
+    assert [run.id for run in stored.turns()] == [first.id, second.id]

@@ -6,11 +6,14 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from portal.evaluation.metrics import average_precision, ndcg_at, recall_at
 from portal.evaluation.questions import load_questions, question_problem
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_metrics():
@@ -56,7 +59,9 @@ def test_load_questions_names_the_question_it_refuses(tmp_path):
 
 
 def test_cairn_eval_on_a_small_corpus(tmp_path):
-    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data")}
+    # PYTHONPATH: the subprocess runs this checkout's code, whatever the installed package points at
+    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     env.pop("DATABASE_URL", None)
     run = lambda *args: subprocess.run([sys.executable, "-m", "portal.cli", *args], env=env, cwd=tmp_path,
                                        capture_output=True, text=True, timeout=180)
@@ -80,8 +85,20 @@ def test_cairn_eval_on_a_small_corpus(tmp_path):
     assert summary["questions"] == 3
     assert summary["recall@8"] == 1.0 and summary["ndcg@10"] == 1.0
     assert summary["no_evidence_share_of_unanswerable"] == 1.0
+    answers = json.loads(result.stdout)["answers"]
+    assert (answers["questions"], answers["key_fact_stated"], answers["expected_document_cited"]) == (3, 1.0, 1.0)
+    assert (answers["unanswerable_no_evidence"], answers["answerable_wrongly_no_evidence"]) == (1.0, 0.0)
+    assert answers["ask_p95_ms"] > 0 and set(answers["by_split"]) == {"tune", "check", "unsplit"}
+    assert answers["by_kind"]["unanswerable"]["unanswerable_no_evidence"] == 1.0
     text = run("eval", "--questions", str(tmp_path / "questions.json"), "--current", "--no-cranfield").stdout
     assert "Recall@8  1.000" in text and "no evidence found': 100%" in text
+    assert "key fact stated (every answer_contains string, case-insensitive): 100%" in text
+    tune = json.loads(run("eval", "--questions", str(tmp_path / "questions.json"), "--current", "--no-cranfield",
+                          "--split", "tune", "--json").stdout)
+    assert (tune["split"], tune["questions"]["questions"], tune["answers"]["questions"]) == ("tune", 1, 1)
+    # the evaluation's agents and runs are not kept
+    listed = run("agents", "list").stdout
+    assert "cairn-eval" not in listed
 
 
 def test_regression_report_counts_both_kinds_of_case():

@@ -590,7 +590,10 @@ def test_cairn_eval_runs_the_regression_cases_of_this_database(app, not_helpful,
         users["Member"], not_helpful.run.conversation, not_helpful.run.agent, "karaoke antarctica horoscope"),
         "not_helpful", ["other"])
     services.record_no_evidence_case(users["Auditor"], off_topic)
-    env = {**os.environ, "CAIRN_DATA_DIR": app.config["CAIRN_DATA_DIR"]}
+    # PYTHONPATH: the subprocess runs this checkout's code, whatever the installed package points at
+    env = {**os.environ, "CAIRN_DATA_DIR": app.config["CAIRN_DATA_DIR"],
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
+                                                       os.environ.get("PYTHONPATH")]))}
     env.pop("DATABASE_URL", None)
     if POSTGRES_URL:
         env["DATABASE_URL"] = POSTGRES_URL

@@ -14,7 +14,7 @@ from portal.chat.services import start_conversation
 from portal.documents import services
 from portal.feedback.services import rate_answer, triage
 from portal.models import Document, Passage
-from portal.runs.services import ask
+from portal.runs.ask import ask
 
 HOSTILE = b"""# Handbook
 

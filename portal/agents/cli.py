@@ -56,7 +56,7 @@ def ask(agent, question, as_json):
     """Ask AGENT (its slug) a QUESTION; the run is stored like one asked in the browser."""
     from portal.errors import Refused
     from portal.models import Agent
-    from portal.runs.services import ask as ask_agent
+    from portal.runs.ask import ask as ask_agent
     from portal.runs.services import run_as_json
 
     app_context()

@@ -12,6 +12,7 @@ from portal.models import Agent, AgentGrant, Company, Pack, Run
 from portal.numbers import query_number
 from portal.rendering import render, wants_fragment
 from portal.runs import services as runs
+from portal.runs.ask import ask as ask_run
 
 bp = Blueprint("agents", __name__, url_prefix="/agents")
 
@@ -96,7 +97,7 @@ def ask(slug: str):
     agent = access.agent_for_trying(current_user, slug)
     question = request.form.get("question", "")
     try:
-        run = runs.ask(agent, current_user, question)
+        run = ask_run(agent, current_user, question)
     except Refused as refusal:
         return _try_page(agent, None, question=question, error=refusal.message, status=422)
     if not wants_fragment():

@@ -114,12 +114,15 @@ def answer_question(
     no_evidence: bool,
     client: ChatClient | None,
     tokenize: Tokenizer | None = None,
+    weights: dict[str, float] | None = None,
 ) -> Outcome:
     """Answer ``question`` from ``references`` under the agent's grounding ``mode``.
 
     ``no_evidence`` is retrieval's verdict that no acceptable passage was found;
     then no reference is issued to the model, whatever ``references`` holds.
-    ``tokenize`` is passed to the extractive answerer (the search analyzer in production).
+    ``no_evidence`` is the evidence check's verdict (``portal.answers.evidence``).
+    ``tokenize`` and ``weights`` (each question term's idf in the searched packs)
+    are passed to the extractive answerer (the search analyzer in production).
     """
     if mode not in MODES:
         raise ValueError(f"unknown grounding mode {mode!r}")
@@ -145,7 +148,7 @@ def answer_question(
         if answer is not None:
             return _judge_model_answer(run, mode, answer, issued, client.model)
 
-    return _extractive(run, mode, question, issued, tokenize, called_model=client is not None)
+    return _extractive(run, mode, question, issued, tokenize, weights, called_model=client is not None)
 
 
 def _judge_model_answer(run: _Run, mode: str, answer: str, issued: list[Reference], model: str) -> Outcome:
@@ -170,11 +173,11 @@ def _judge_model_answer(run: _Run, mode: str, answer: str, issued: list[Referenc
 
 
 def _extractive(
-    run: _Run, mode: str, question: str, issued: list[Reference], tokenize, called_model: bool
+    run: _Run, mode: str, question: str, issued: list[Reference], tokenize, weights, called_model: bool
 ) -> Outcome:
     """The extractive answer: the model itself, or the stand-in for a failed one."""
     extractive_started = time.perf_counter()
-    chosen = extractive_sentences(question, issued, tokenize=tokenize)
+    chosen = extractive_sentences(question, issued, tokenize=tokenize, weights=weights)
     run.timings["extractive_ms"] = _elapsed_ms(extractive_started)
     if not chosen:
         if issued and mode != "open":
@@ -183,5 +186,5 @@ def _extractive(
         status = "stopped" if mode == "required" else "completed"
         return run.finish(status, NO_EVIDENCE_ANSWER, [], EXTRACTIVE, called_model, NO_EVIDENCE)
     # Cited numbers come from the choice itself, not from parsing: a sentence may quote "[3]".
-    cited = sorted({n for _, n in chosen})
+    cited = list(dict.fromkeys(n for _, n in chosen))
     return run.finish("completed", format_extractive(chosen), cited, EXTRACTIVE, called_model)

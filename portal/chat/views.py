@@ -15,7 +15,8 @@ from portal.errors import NotFound, Refused
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, rating_of
 from portal.models import Agent, Conversation, Figure, Run
 from portal.rendering import render, wants_fragment
-from portal.runs.services import MAX_QUESTION_CHARS, STATUS_LABELS
+from portal.runs.ask import MAX_QUESTION_CHARS
+from portal.runs.services import STATUS_LABELS
 
 bp = Blueprint("chat", __name__, url_prefix="/chat")
 

@@ -2,7 +2,7 @@
 
 - **expected source**: is the expected document in the agent's top 8? Run the
   way a chat question is: the agent's granted packs, its acceptable hits, at
-  most 8 (``portal.runs.services.issued_hits``).
+  most 8 (``portal.runs.ask.issued_hits``).
 - **should have said no evidence**: does the agent's answer say "no evidence"
   now? The question goes through the whole ask path (``answer_for``: retrieval,
   the evidence check, the grounding mode) with no model, so the verdict does
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from portal.answers.grounding import NO_EVIDENCE
 from portal.models import Agent, Document, Passage, RegressionCase, Revision
-from portal.runs.services import REFERENCES_PER_RUN, answer_for, issued_hits
+from portal.runs.ask import REFERENCES_PER_RUN, answer_for, issued_hits
 
 NO_EVIDENCE_EXPECTED = "no evidence"
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from portal import create_app
 from portal.evaluation import cranfield
+from portal.evaluation.answers import AnswerReport, evaluate_answers
 from portal.evaluation.questions import QuestionReport, evaluate_questions, load_questions
 from portal.evaluation.regressions import RegressionReport, evaluate_regression_cases
 
@@ -22,6 +23,8 @@ class EvaluationReport:
     cranfield_note: str = ""
     regressions: RegressionReport | None = None
     regressions_note: str = ""
+    answers: AnswerReport | None = None
+    split: str | None = None
 
     def as_json(self) -> dict:
         out = {"questions": None, "cranfield": None, "source": self.source}
@@ -31,6 +34,9 @@ class EvaluationReport:
             out["regressions_note"] = self.regressions_note
         if self.questions is not None:
             out["questions"] = self.questions.summary()
+            out["split"] = self.split or "all"
+        if self.answers is not None:
+            out["answers"] = self.answers.summary()
         if self.cranfield is not None:
             c = self.cranfield
             out["cranfield"] = {"k1": c.k1, "b": c.b, "queries": c.queries, "ndcg@10": round(c.ndcg_at_10, 3),
@@ -44,7 +50,8 @@ class EvaluationReport:
         lines = []
         if self.questions is not None:
             s = self.questions.summary()
-            lines += [f"Question set ({self.source}): {s['questions']} questions",
+            lines += [f"Question set ({self.source}): {s['questions']} questions"
+                      + (f" (split {self.split})" if self.split else ""),
                       f"  Recall@8  {s['recall@8']:.3f}",
                       f"  nDCG@10   {s['ndcg@10']:.3f}",
                       f"  unanswerable questions answered 'no evidence found': "
@@ -57,6 +64,8 @@ class EvaluationReport:
                     if (o.expected and o.recall_at_8 < 1) or (not o.expected and not o.no_evidence):
                         lines.append(f"  miss {o.id} [{o.kind}] {o.question} — expected {o.expected}, "
                                      f"got {o.ranked[:3]}")
+        if self.answers is not None:
+            lines += _answer_lines(self.answers, details)
         if self.cranfield is not None:
             c = self.cranfield
             plain = cranfield.PLAIN_LUCENE.get((c.k1, c.b))
@@ -74,25 +83,28 @@ class EvaluationReport:
 
 
 def run_evaluation(questions_path: Path | None, current: bool, cranfield_dir, regressions: bool = True,
-                   only_regressions: bool = False) -> EvaluationReport:
-    """The question set (on a fresh demo seed, or ``current``: this database), Cranfield, and the
-    regression cases recorded from answer feedback, which always live in this database."""
+                   only_regressions: bool = False, split: str | None = None) -> EvaluationReport:
+    """The question set (on a fresh demo seed, or ``current``: this database) with its answers through
+    ``ask``, Cranfield, and the regression cases recorded from answer feedback, which always live in
+    this database. ``split``: only the questions of that half ("tune" or "check")."""
     from portal.demo.catalog import EVAL_QUESTIONS_PATH
 
     if only_regressions:
         cases, note = _regressions_on_this_database()
         return EvaluationReport("this database", None, None, regressions=cases, regressions_note=note)
     questions = load_questions(questions_path or EVAL_QUESTIONS_PATH)
+    if split:
+        questions = [q for q in questions if q.get("split") == split]
     cases, cases_note = None, ""
     if current:
         app = create_app({"CAIRN_REPAIR_INDEX_ON_START": True})
         with app.app_context():
-            report = evaluate_questions(questions)
+            report, answers = evaluate_questions(questions), evaluate_answers(questions)
             if regressions:
                 cases, cases_note = _regression_cases_if_migrated(app)
         source = "this database"
     else:
-        report, source = _on_fresh_seed(questions), "fresh demo seed"
+        (report, answers), source = _on_fresh_seed(questions), "fresh demo seed"
         if regressions:
             cases, cases_note = _regressions_on_this_database()
     result, note = None, ""
@@ -102,7 +114,7 @@ def run_evaluation(questions_path: Path | None, current: bool, cranfield_dir, re
             result = cranfield.evaluate(folder, 0.9, 0.4)
         else:
             note = f"Cranfield skipped: no collection at {folder}"
-    return EvaluationReport(source, report, result, note, cases, cases_note)
+    return EvaluationReport(source, report, result, note, cases, cases_note, answers, split)
 
 
 def _regressions_on_this_database() -> tuple[RegressionReport | None, str]:
@@ -127,7 +139,7 @@ def _regression_cases_if_migrated(app) -> tuple[RegressionReport | None, str]:
     return evaluate_regression_cases(), ""
 
 
-def _on_fresh_seed(questions) -> QuestionReport:
+def _on_fresh_seed(questions) -> tuple[QuestionReport, AnswerReport]:
     """Seed the demo into a throwaway data folder, so the figures do not depend on local edits."""
     from portal.demo.seed import seed_demo
     from portal.migrate import migrate
@@ -138,6 +150,37 @@ def _on_fresh_seed(questions) -> QuestionReport:
         with app.app_context():
             migrate(app.config["DATABASE"])
             seed_demo()
-            report = evaluate_questions(questions)
+            report, answers = evaluate_questions(questions), evaluate_answers(questions)
             app.extensions["cairn_indexes"].close()
-    return report
+    return report, answers
+
+
+def _percent(share: float | None) -> str:
+    return "   —" if share is None else f"{share:4.0%}"
+
+
+def _answer_lines(answers: AnswerReport, details: bool) -> list[str]:
+    """The answer-level figures, overall, per split and per kind."""
+    s = answers.summary()
+
+    def row(name: str, f: dict) -> str:
+        return (f"    {name:12} {f['questions']:3} questions  key fact {_percent(f['key_fact_stated'])}  "
+                f"cited {_percent(f['expected_document_cited'])}  "
+                f"no evidence: unanswerable {_percent(f['unanswerable_no_evidence'])}, "
+                f"answerable {_percent(f['answerable_wrongly_no_evidence'])}  p95 {f['ask_p95_ms']:.0f} ms")
+
+    lines = ["Answers through ask (a preferred-mode agent granted the question's packs, no model):",
+             f"  key fact stated (every answer_contains string, case-insensitive): "
+             f"{_percent(s['key_fact_stated'])} of answerable questions",
+             f"  an expected document cited: {_percent(s['expected_document_cited'])} of answerable questions",
+             f"  unanswerable answered 'no evidence': {_percent(s['unanswerable_no_evidence'])}",
+             f"  answerable wrongly answered 'no evidence': {_percent(s['answerable_wrongly_no_evidence'])}",
+             f"  ask p95: {s['ask_p95_ms']:.0f} ms"]
+    lines += [row(f"split {name}", f) for name, f in s["by_split"].items()]
+    lines += [row(kind, f) for kind, f in s["by_kind"].items()]
+    if details:
+        for o in answers.outcomes:
+            if o.answerable and not (o.key_fact_stated and o.expected_cited) or not o.answerable and not o.no_evidence:
+                lines.append(f"  answer {o.id} [{o.kind}] {o.question} — wanted {o.answer_contains or 'no evidence'}, "
+                             f"got {o.answer[:160]!r}")
+    return lines

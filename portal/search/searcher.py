@@ -10,6 +10,7 @@ shares no term with any passage gets an explicit "no evidence" result.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
@@ -61,11 +62,27 @@ class SearchResult:
     no_evidence: bool = True
     total_matches: int = 0
     total_is_exact: bool = True
+    # Set when the caller passed analyzed terms: the searched packs' own statistics for them
+    # (passages, and passages containing each term), as BM25 used them.
+    passages: int = 0
+    doc_freqs: dict[str, int] = field(default_factory=dict)
 
 
 def query_terms(query: str, limit: int) -> list[tuple[str, int]]:
     """The first ``limit`` distinct analyzed terms of ``query``, each with how often it occurs."""
     return list(Counter(analyze(query)).items())[:limit]
+
+
+def terms_query(terms: list[str]):
+    """A Lucene query matching any of these analyzed terms, a repeated term weighing as many times;
+    the same query ``build_query`` makes of a text, without analysing it again."""
+    classes = J()
+    should = classes.JBooleanClauseOccur.SHOULD
+    builder = classes.JBooleanQueryBuilder()
+    for term, count in list(Counter(terms).items())[:classes.JIndexSearcher.getMaxClauseCount()]:
+        query = classes.JTermQuery(classes.JTerm(FIELD_CONTENTS, term))
+        builder.add(classes.JBoostQuery(query, float(count)) if count > 1 else query, should)
+    return builder.build()
 
 
 def build_query(query: str):
@@ -119,12 +136,15 @@ class Searcher:
         self._pack_sets: OrderedDict[tuple, _PackSetSearcher] = OrderedDict()
 
     def search(
-        self, pack_slugs: list[str], query: str, limit: int = 8, per_document_cap: int = 3
+        self, pack_slugs: list[str], query: str, limit: int = 8, per_document_cap: int = 3,
+        terms: list[str] | None = None,
     ) -> SearchResult:
         """The best ``limit`` passages of ``pack_slugs`` for ``query``, at most ``per_document_cap`` per document.
 
         The cap is lifted when a single document is all that matches. Packs
-        without an index are skipped, as if empty.
+        without an index are skipped, as if empty. With ``terms`` (the query
+        already analyzed, see ``analysis.question_terms``) the query is built
+        from them and the result carries the packs' statistics for them.
         """
         if limit < 1 or per_document_cap < 1:
             raise ValueError("limit and per_document_cap must be at least 1")
@@ -136,7 +156,11 @@ class Searcher:
                 pack_set = self._pack_set(slugs)
                 if pack_set is None:
                     return SearchResult()
-                return pack_set.search(build_query(query), limit, per_document_cap)
+                if terms is None:
+                    return pack_set.search(build_query(query), limit, per_document_cap)
+                result = pack_set.search(terms_query(terms), limit, per_document_cap) if terms else SearchResult()
+                passages, doc_freqs = pack_set.statistics(terms)
+                return dataclasses.replace(result, passages=passages, doc_freqs=doc_freqs)
         except jvm.JavaException as error:
             raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
 
@@ -222,6 +246,12 @@ class _PackSetSearcher:
 
     def close(self) -> None:
         self._multi_reader.close()
+
+    def statistics(self, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """The passages in these packs, and how many contain each term (deleted ones until merged away)."""
+        classes = J()
+        reader = self._multi_reader
+        return reader.numDocs(), {term: reader.docFreq(classes.JTerm(FIELD_CONTENTS, term)) for term in set(terms)}
 
     def _offer_page(self, top, picker: _DiversityPicker) -> tuple[int, tuple[int, float] | None]:
         """Read a page of hits in one Java call and offer them to ``picker``.

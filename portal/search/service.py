@@ -11,7 +11,7 @@ import logging
 import threading
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask import current_app
@@ -41,6 +41,8 @@ class SearchHit:
     score: float
     text: str
     ordinal: int = 0  # position within its revision: the viewer's #passage-N anchor
+    document_pk: int = 0
+    revision_id: int = 0
 
     def as_json(self) -> dict:
         return {k: getattr(self, k) for k in (
@@ -53,6 +55,8 @@ class SearchResults:
     query: str
     hits: list[SearchHit]
     no_evidence: bool
+    passages: int = 0  # in the searched packs, with ``doc_freqs``: set when searched by analyzed terms
+    doc_freqs: dict[str, int] = field(default_factory=dict)
 
 
 class Indexes:
@@ -170,13 +174,18 @@ def repair_indexes() -> list[str]:
     return repaired
 
 
-def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT) -> SearchResults:
-    """BM25 over exactly these packs; hits come back as passages from the database."""
+def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
+                 terms: list[str] | None = None) -> SearchResults:
+    """BM25 over exactly these packs; hits come back as passages from the database.
+
+    ``terms``: the query already analyzed (``analysis.question_terms``); the
+    result then also carries the packs' statistics for them.
+    """
     limit = max(1, min(int(limit), MAX_LIMIT))
     by_slug = {p.slug: p for p in packs}
     if not query.strip() or not by_slug:
         return SearchResults(query=query, hits=[], no_evidence=True)
-    result = indexes().searcher.search(list(by_slug), query, limit=limit)
+    result = indexes().searcher.search(list(by_slug), query, limit=limit, terms=terms)
     rows = {p.id: p for p in (Passage.select(Passage, Revision, Document)
                               .join(Revision).join(Document)
                               .where(Passage.id.in_([h.passage_id for h in result.hits])))}
@@ -191,5 +200,7 @@ def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT) -> S
             passage_id=passage.id, document_id=document.doc_id, document_title=document.title,
             pack=pack.slug, pack_title=pack.title, version=passage.revision.version, page=passage.page,
             heading_path=passage.heading_path, line_start=passage.line_start, line_end=passage.line_end,
-            score=round(hit.score, 6), text=passage.text, ordinal=passage.ordinal))
-    return SearchResults(query=query, hits=hits, no_evidence=not hits)
+            score=round(hit.score, 6), text=passage.text, ordinal=passage.ordinal, document_pk=document.id,
+            revision_id=passage.revision.id))
+    return SearchResults(query=query, hits=hits, no_evidence=not hits, passages=result.passages,
+                         doc_freqs=result.doc_freqs)
