@@ -67,8 +67,10 @@ class Retrieval:
         return [self.hits[i] for i in self.choice.issued]
 
 
-def retrieve(agent: Agent, question: str, packs: list[Pack], tokenize=None) -> Retrieval:
-    """Search ``packs`` (the agent's granted packs) and apply the evidence check; nothing is stored."""
+def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, tokenize=None) -> Retrieval:
+    """Search the agent's granted packs (``packs``, when the caller has read them) and apply the evidence
+    check; nothing is stored."""
+    packs = list(agent.granted_packs()) if packs is None else packs
     terms = question_terms(question)
     results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms)
     choice = evidence.choose(question, terms, results.passages, results.doc_freqs, results.hits,
@@ -78,7 +80,7 @@ def retrieve(agent: Agent, question: str, packs: list[Pack], tokenize=None) -> R
 
 def issued_hits(agent: Agent, question: str) -> list[SearchHit]:
     """The passages ``agent`` is given for ``question`` now, best first (none without evidence)."""
-    return retrieve(agent, question, list(agent.granted_packs())).issued
+    return retrieve(agent, question).issued
 
 
 @dataclass
