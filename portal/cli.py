@@ -106,9 +106,9 @@ def ingest(pack, files, as_json):
     """Add files to a pack; exit 1 when any was refused."""
     from portal.documents.ingest_report import ingest_paths
 
-    app_context()
+    app_context(check_every_index=True)
     any_refused = False
-    for line in ingest_paths(pack, files):
+    for line in ingest_paths(pack, files):  # each line as soon as its file is stored (click.echo flushes)
         any_refused |= line["status"] == "refused"
         if as_json:
             click.echo(json.dumps(line))
@@ -131,7 +131,7 @@ def search(query, pack_slugs, limit, as_json):
     from portal.models import Pack
     from portal.search.service import search_packs
 
-    app_context()
+    app_context(check_every_index=True)
     found = {p.slug: p for p in Pack.select().where(Pack.slug.in_(pack_slugs))}
     missing = [s for s in pack_slugs if s not in found]
     if missing:

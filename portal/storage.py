@@ -2,13 +2,23 @@
 
 Paths stored in the database are relative to ``CAIRN_DATA_DIR/files`` and are
 never shown to anyone; files are served only through permission-checked views.
+
+Files are written before the transaction that names them commits. A process
+killed in between leaves files that no row names; ``sweep`` removes them at the
+next start. Writers hold a shared lock on ``CAIRN_DATA_DIR/files.lock`` for the
+whole transaction and ``sweep`` takes it exclusively, so it never mistakes the
+files of a transaction still running in another process for leftovers. The
+kernel releases the lock of a killed process.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from flask import current_app
@@ -57,3 +67,54 @@ def _prune_empty_parents(folder: Path) -> None:
         except OSError:
             return
         folder = folder.parent
+
+
+@contextmanager
+def writing() -> Iterator[None]:
+    """Hold the shared files lock while files are written for a transaction not committed yet."""
+    with _files_lock(fcntl.LOCK_SH):
+        yield
+
+
+def sweep(referenced: Callable[[], set[str]]) -> list[str] | None:
+    """Delete every file under the files folder that ``referenced()`` does not name; return them.
+
+    ``referenced`` is read once no transaction that writes files is running. Returns None
+    (and deletes nothing) when one is: the next start sweeps.
+    """
+    root = files_root()
+    if not root.is_dir():
+        return []
+    try:
+        with _files_lock(fcntl.LOCK_EX | fcntl.LOCK_NB):
+            named = referenced()
+            removed = []
+            for path in sorted(root.rglob("*")):
+                relative = path.relative_to(root).as_posix()
+                if path.is_file() and relative not in named:
+                    path.unlink(missing_ok=True)
+                    removed.append(relative)
+            for folder in sorted((p for p in root.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+                _remove_if_empty(folder)
+            return removed
+    except BlockingIOError:
+        return None
+
+
+@contextmanager
+def _files_lock(operation: int) -> Iterator[None]:
+    lock_path = Path(current_app.config["CAIRN_DATA_DIR"]) / "files.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, operation)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass

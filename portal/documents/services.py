@@ -1,9 +1,12 @@
 """Documents: upload, edit, delete, with revisions, passages and index updates.
 
-The database is the source of truth. Files are written before the database
-transaction and removed again if it fails; the Lucene index is updated after
-the commit and, should that fail, is repaired from the database (the pack's
-``index_generation`` tells that it is behind).
+The database is the source of truth. Files are written inside the database
+transaction, under ``storage.writing()``, and removed again if it fails; a
+process killed before it could remove them leaves files of no row, which the
+next start sweeps away. Every change lists its document as pending index work
+in the same transaction; the Lucene index is updated after the commit and,
+should that fail or the process die, catches up from that list
+(portal/search/service.py).
 """
 
 from __future__ import annotations
@@ -150,7 +153,7 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
                                  images_not_kept=dict(extracted.images_not_kept))
 
     spans = split_passages(extracted.text, extracted.kind)
-    with database().atomic():
+    with storage.writing(), database().atomic():
         document = existing or Document.create(pack=pack, doc_id=doc_id, title=title, kind=extracted.kind)
         version = _claim_next_version(document, current_version)
         folder = _revision_folder(document, version)
@@ -178,12 +181,12 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
             Document.update(title=title, kind=extracted.kind, redacted=redacted, updated_at=utcnow()).where(
                 Document.id == document.id).execute()
             purged = _purge_old_revisions(document, version)
-            generation = _bump_generation(pack)
+            search_service.record_index_change(pack, document.doc_id)
         except BaseException:
             storage.remove_tree(folder)
             raise
     _remove_revision_folders(document, purged)
-    search_service.reindex_document(pack, document.doc_id, generation)
+    search_service.reindex_document(pack)
     document = Document.get_by_id(document.id)
     return UploadOutcome(filename=filename, document=document, revision=revision, created=existing is None,
                          images_kept=len(extracted.figures), images_not_kept=dict(extracted.images_not_kept))
@@ -220,9 +223,9 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
         Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
             Document.id == fresh.id).execute()
         purged = _purge_old_revisions(fresh, version)
-        generation = _bump_generation(pack)
+        search_service.record_index_change(pack, fresh.doc_id)
     _remove_revision_folders(fresh, purged)
-    search_service.reindex_document(pack, fresh.doc_id, generation)
+    search_service.reindex_document(pack)
     return revision
 
 
@@ -240,10 +243,10 @@ def delete_document(document: Document, expected_version: int) -> None:
         versions = [r.version for r in Revision.select(Revision.version).where(Revision.document == document)]
         Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
         forget_document_text(document.id)  # run receipts keep their place, not the deleted text
-        generation = _bump_generation(pack)
+        search_service.record_index_change(pack, document.doc_id)
     _remove_revision_folders(document, versions)
     storage.remove_tree(_document_folder(document))
-    search_service.reindex_document(pack, document.doc_id, generation, delete_only=True)
+    search_service.reindex_document(pack)
 
 
 def _claim_next_version(document: Document, expected: int) -> int:
@@ -275,11 +278,6 @@ def _purge_old_revisions(document: Document, newest: int) -> list[int]:
     return old
 
 
-def _bump_generation(pack: Pack) -> int:
-    Pack.update(index_generation=Pack.index_generation + 1).where(Pack.id == pack.id).execute()
-    return Pack.get_by_id(pack.id).index_generation
-
-
 def _document_folder(document: Document) -> str:
     return f"packs/{document.pack_id}/documents/{document.id}"
 
@@ -291,3 +289,13 @@ def _revision_folder(document: Document, version: int) -> str:
 def _remove_revision_folders(document: Document, versions) -> None:
     for version in versions:
         storage.remove_tree(_revision_folder(document, version))
+
+
+def sweep_orphan_files() -> list[str] | None:
+    """Delete files under the data folder that no revision or figure names (left by a killed process)."""
+    def referenced() -> set[str]:
+        originals = Revision.select(Revision.original_path).where(Revision.original_path.is_null(False))
+        return ({path for (path,) in originals.tuples()}
+                | {path for (path,) in Figure.select(Figure.path).tuples()})
+
+    return storage.sweep(referenced)
