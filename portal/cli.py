@@ -22,13 +22,15 @@ def main():
 @main.command()
 def init():
     """Migrate the database; create the first PlatformAdmin from CAIRN_ADMIN_EMAIL/PASSWORD."""
+    from portal import repair_indexes_at_start
     from portal.auth.services import UserError, create_user
     from portal.migrate import migrate
     from portal.models import User
 
-    app = app_context()
+    app = app_context(repair=False)
     ran = migrate(app.config["DATABASE"])
     click.echo(f"migrations applied: {', '.join(ran) if ran else 'none (up to date)'}")
+    repair_indexes_at_start(app, check_every_index=False)
     email, password = app.config["CAIRN_ADMIN_EMAIL"], app.config["CAIRN_ADMIN_PASSWORD"]
     if email and password and User.by_email(email) is None:
         try:

@@ -10,14 +10,16 @@ import click
 from portal import create_app, repair_indexes_at_start
 
 
-def app_context(check_every_index: bool = False):
+def app_context(check_every_index: bool = False, repair: bool = True):
     """An app with its context pushed, once what a killed process left is repaired.
 
     Every command indexes pending index work and sweeps leftover files (cheap when there is
-    none); commands that search pass ``check_every_index`` to also rebuild a missing or lost index.
+    none); commands that search pass ``check_every_index`` to also rebuild a missing or lost
+    index. ``cairn init`` repairs itself, after migrating.
     """
     app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
-    repair_indexes_at_start(app, check_every_index=check_every_index)
+    if repair:
+        repair_indexes_at_start(app, check_every_index=check_every_index)
     app.app_context().push()
     return app
 

@@ -53,3 +53,95 @@ def test_missing_or_lagging_index_is_repaired_at_start(app, pack, other_pack):
     assert indexes().store.generation("other") == Pack.get(Pack.slug == "other").index_generation
     assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
     assert [h.document_id for h in search_packs([other_pack], "STRUST").hits] == ["b"]
+
+
+def _lose_index_writes(monkeypatch):
+    """Every index write fails, as if the process had been killed right after its database commit."""
+    from portal.search.errors import SearchError
+    from portal.search.index import IndexStore
+
+    def killed(self, pack_slug, plan):
+        raise SearchError("killed before the index was written")
+
+    monkeypatch.setattr(IndexStore, "update", killed)
+
+
+def test_a_change_whose_index_write_was_lost_is_indexed_by_the_next_write_to_the_pack(app, pack, monkeypatch):
+    from portal.models import PendingIndexUpdate
+
+    services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook.\n", None)
+    with monkeypatch.context() as patch:
+        _lose_index_writes(patch)
+        services.upload_file(pack, "b.md", b"# B\n\nCertificate expiry in STRUST.\n", None)
+    assert search_packs([pack], "STRUST").no_evidence
+    assert [row.doc_id for row in PendingIndexUpdate.select()] == ["b"]
+
+    services.upload_file(pack, "c.md", b"# C\n\nLock entries in SM12.\n", None)  # stamps the newest generation
+
+    assert [h.document_id for h in search_packs([pack], "STRUST").hits] == ["b"]
+    assert [h.document_id for h in search_packs([pack], "SM12").hits] == ["c"]
+    assert PendingIndexUpdate.select().count() == 0
+    assert indexes().store.generation("ops") == Pack.get_by_id(pack.id).index_generation
+
+
+def test_a_change_whose_index_write_was_lost_is_indexed_at_the_next_start(app, pack, monkeypatch):
+    services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook.\n", None)
+    with monkeypatch.context() as patch:
+        _lose_index_writes(patch)
+        document = services.upload_file(pack, "b.md", b"# B\n\nCertificate expiry in STRUST.\n", None).document
+        services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook, second edition.\n", None)
+        services.delete_document(services.Document.get(services.Document.doc_id == "a"), 2)
+        assert services.upload_file(pack, "b.md", b"# B\n\nCertificate expiry in STRUST.\n", None).unchanged
+    assert search_packs([pack], "STRUST").no_evidence
+
+    repair_indexes_at_start(app, check_every_index=False)  # what every `cairn` command does first
+
+    assert [h.document_id for h in search_packs([pack], "STRUST").hits] == [document.doc_id]
+    assert search_packs([pack], "spool").no_evidence
+    assert indexes().store.generation("ops") == Pack.get_by_id(pack.id).index_generation
+
+
+def test_an_index_older_than_its_pending_work_explains_is_rebuilt(app, pack):
+    """An index restored from an old backup: no pending row accounts for the generations it lacks."""
+    services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook.\n", None)
+    indexes().store.write("ops", delete_documents=["a"], generation=0)  # as it was before "a"
+    assert search_packs([pack], "spool").no_evidence
+
+    repair_indexes_at_start(app)
+
+    assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
+
+
+def test_files_a_killed_upload_left_are_swept_at_start_but_never_those_of_a_running_upload(app, pack):
+    from portal import storage
+
+    kept = services.upload_file(pack, "a.docx", _word_file_with_a_figure(), None)
+    assert kept.revision.original_path and kept.images_kept == 1
+    named = _files_on_disk(app)
+    storage.write("packs/1/documents/99/v1/figure-1.webp", b"left by a killed upload")
+    storage.write("packs/1/documents/99/v1/original.docx", b"left by a killed upload")
+    (storage.files_root() / "packs" / "1" / ".tmp-abc").write_bytes(b"half a file")
+
+    with storage.writing():  # another upload is between writing its files and committing
+        repair_indexes_at_start(app, check_every_index=False)
+        assert len(_files_on_disk(app)) == len(named) + 3
+
+    repair_indexes_at_start(app, check_every_index=False)
+
+    assert _files_on_disk(app) == named
+    assert not (storage.files_root() / "packs" / "1" / "documents" / "99").exists()
+
+
+def _files_on_disk(app) -> set[str]:
+    root = Path(app.config["CAIRN_DATA_DIR"]) / "files"
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+def _word_file_with_a_figure() -> bytes:
+    from resources.make_fixtures import add_picture, docx_bytes, image_bytes
+
+    def build(document):
+        document.add_paragraph("The message path of the spool service.")
+        add_picture(document, image_bytes(96, 64), alt="Message path")
+
+    return docx_bytes(build)
