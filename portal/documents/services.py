@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from flask import current_app
+from peewee import IntegrityError
 
 from portal import storage
 from portal.db import database
@@ -153,43 +154,70 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
                                  images_not_kept=dict(extracted.images_not_kept))
 
     spans = split_passages(extracted.text, extracted.kind)
-    with storage.writing(), database().atomic():
-        document = existing or Document.create(pack=pack, doc_id=doc_id, title=title, kind=extracted.kind)
-        version = _claim_next_version(document, current_version)
-        folder = _revision_folder(document, version)
-        written = []
-        try:
-            original_path = None
-            if extracted.original is not None:
-                suffix = PurePath(filename).suffix.lower()
-                original_path = f"{folder}/original{suffix}"
-                storage.write(original_path, extracted.original)
-                written.append(original_path)
-            revision = Revision.create(
-                document=document, version=version, text=extracted.text, sha256=text_sha,
-                original_name=filename, original_path=original_path, original_sha256=original_sha,
-                original_content_type=content_type, original_size=len(extracted.original or b"") or None,
-                pages=extracted.pages, images_not_kept=json.dumps(extracted.images_not_kept),
-                created_by=user)
-            for figure in extracted.figures:
-                path = f"{folder}/figure-{figure.number}.webp"
-                storage.write(path, figure.webp)
-                written.append(path)
-                Figure.create(revision=revision, number=figure.number, label=figure.label, path=path,
-                              width=figure.width, height=figure.height)
-            _create_passages(revision, spans)
-            Document.update(title=title, kind=extracted.kind, redacted=redacted, updated_at=utcnow()).where(
-                Document.id == document.id).execute()
-            purged = _purge_old_revisions(document, version)
-            search_service.record_index_change(pack, document.doc_id)
-        except BaseException:
-            storage.remove_tree(folder)
+    try:
+        with storage.writing(), database().atomic():
+            document, version = _claim_document(pack, existing, doc_id, title, extracted.kind, current_version)
+            purged, revision = _write_revision(document, version, filename, content_type, extracted, text_sha,
+                                               original_sha, spans, title, redacted, user)
+    except VersionConflict:
+        if expected_version is not None:
             raise
+        raise _refuse_concurrent_upload(filename, doc_id) from None
     _remove_revision_folders(document, purged)
     search_service.reindex_document(pack)
     document = Document.get_by_id(document.id)
     return UploadOutcome(filename=filename, document=document, revision=revision, created=existing is None,
                          images_kept=len(extracted.figures), images_not_kept=dict(extracted.images_not_kept))
+
+
+def _claim_document(pack, existing, doc_id, title, kind, current_version) -> tuple[Document, int]:
+    """Create the document (or take the existing one) and claim its next version; a concurrent
+    upload that did so first makes this raise ``VersionConflict``."""
+    if existing is None:
+        try:
+            with database().atomic():  # a savepoint: PostgreSQL's transaction survives the failed insert
+                existing = Document.create(pack=pack, doc_id=doc_id, title=title, kind=kind)
+        except IntegrityError:  # the same new name, stored by another upload a moment ago
+            raise VersionConflict(0, 1) from None
+    return existing, _claim_next_version(existing, current_version)
+
+
+def _refuse_concurrent_upload(filename: str, doc_id: str) -> Refused:
+    return Refused("conflict", f"{filename} was stored by another upload a moment ago (as {doc_id}); "
+                               "this copy was not stored. Open the document to check it, and upload again "
+                               "to make this file its next version.")
+
+
+def _write_revision(document, version, filename, content_type, extracted, text_sha, original_sha, spans, title,
+                    redacted, user) -> tuple[list[int], Revision]:
+    """Inside the upload's transaction: files, revision, figures, passages, purge and pending index work."""
+    folder = _revision_folder(document, version)
+    try:
+        original_path = None
+        if extracted.original is not None:
+            suffix = PurePath(filename).suffix.lower()
+            original_path = f"{folder}/original{suffix}"
+            storage.write(original_path, extracted.original)
+        revision = Revision.create(
+            document=document, version=version, text=extracted.text, sha256=text_sha,
+            original_name=filename, original_path=original_path, original_sha256=original_sha,
+            original_content_type=content_type, original_size=len(extracted.original or b"") or None,
+            pages=extracted.pages, images_not_kept=json.dumps(extracted.images_not_kept),
+            created_by=user)
+        for figure in extracted.figures:
+            path = f"{folder}/figure-{figure.number}.webp"
+            storage.write(path, figure.webp)
+            Figure.create(revision=revision, number=figure.number, label=figure.label, path=path,
+                          width=figure.width, height=figure.height)
+        _create_passages(revision, spans)
+        Document.update(title=title, kind=extracted.kind, redacted=redacted, updated_at=utcnow()).where(
+            Document.id == document.id).execute()
+        purged = _purge_old_revisions(document, version)
+        search_service.record_index_change(document.pack_id, document.doc_id)
+    except BaseException:
+        storage.remove_tree(folder)
+        raise
+    return purged, revision
 
 
 def edit_text(document: Document, text: str, expected_version: int, user: User | None) -> Revision:
@@ -223,7 +251,7 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
         Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
             Document.id == fresh.id).execute()
         purged = _purge_old_revisions(fresh, version)
-        search_service.record_index_change(pack, fresh.doc_id)
+        search_service.record_index_change(pack.id, fresh.doc_id)
     _remove_revision_folders(fresh, purged)
     search_service.reindex_document(pack)
     return revision
@@ -243,7 +271,7 @@ def delete_document(document: Document, expected_version: int) -> None:
         versions = [r.version for r in Revision.select(Revision.version).where(Revision.document == document)]
         Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
         forget_document_text(document.id)  # run receipts keep their place, not the deleted text
-        search_service.record_index_change(pack, document.doc_id)
+        search_service.record_index_change(pack.id, document.doc_id)
     _remove_revision_folders(document, versions)
     storage.remove_tree(_document_folder(document))
     search_service.reindex_document(pack)

@@ -158,15 +158,15 @@ def reindex_document(pack: Pack) -> None:
         catch_up(pack)
 
 
-def record_index_change(pack: Pack, doc_id: str) -> int:
+def record_index_change(pack_id: int, doc_id: str) -> int:
     """Bump the pack's generation and list ``doc_id`` as pending index work; return the new generation.
 
     Call it inside the transaction that changes the document's passages: the row then
     exists exactly when the change does.
     """
-    Pack.update(index_generation=Pack.index_generation + 1).where(Pack.id == pack.id).execute()
-    generation = Pack.select(Pack.index_generation).where(Pack.id == pack.id).scalar()
-    PendingIndexUpdate.create(pack=pack.id, doc_id=doc_id, generation=generation)
+    Pack.update(index_generation=Pack.index_generation + 1).where(Pack.id == pack_id).execute()
+    generation = Pack.select(Pack.index_generation).where(Pack.id == pack_id).scalar()
+    PendingIndexUpdate.create(pack=pack_id, doc_id=doc_id, generation=generation)
     return generation
 
 
