@@ -18,7 +18,13 @@ CREATE TABLE index_pending (
 );
 CREATE UNIQUE INDEX index_pending_pack_id_generation ON index_pending (pack_id, generation)
 """
+# Before this migration a killed ingest could leave an index stamped with the newest generation
+# but missing documents, and nothing can tell which. A generation that no pending row explains
+# makes the next check (server start, `cairn ingest`/`search`/`ask`) rebuild each existing
+# pack's index once.
+REBUILD_EVERY_INDEX = "UPDATE pack SET index_generation = index_generation + 1"
 
 
 def up(migrator, db):
     run_sql(db, SCHEMA)
+    db.execute_sql(REBUILD_EVERY_INDEX)

@@ -145,3 +145,21 @@ def _word_file_with_a_figure() -> bytes:
         add_picture(document, image_bytes(96, 64), alt="Message path")
 
     return docx_bytes(build)
+
+
+def test_upgrading_to_the_pending_index_work_rebuilds_indexes_an_old_crash_may_have_left_short(app, pack):
+    """Before migrations/0007 a killed ingest could leave an index stamped current but missing documents."""
+    import importlib.util
+
+    from portal.migrate import MIGRATIONS_DIR
+
+    spec = importlib.util.spec_from_file_location("migration_0007", MIGRATIONS_DIR / "0007_index_pending.py")
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+    services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook.\n", None)
+    indexes().store.write("ops", delete_documents=["a"], generation=Pack.get_by_id(pack.id).index_generation)
+    app.config["DATABASE"].execute_sql(migration.REBUILD_EVERY_INDEX)
+
+    repair_indexes_at_start(app)
+
+    assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
