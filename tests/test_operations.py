@@ -163,3 +163,26 @@ def test_upgrading_to_the_pending_index_work_rebuilds_indexes_an_old_crash_may_h
     repair_indexes_at_start(app)
 
     assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
+
+
+def test_many_pending_documents_are_caught_up_by_one_rebuild(app, pack, monkeypatch):
+    monkeypatch.setattr("portal.search.service.REBUILD_ABOVE_DOCUMENTS", 2)
+    services.upload_file(pack, "first.md", b"# First\n\nThe deltazulu checklist.\n", None)
+    with monkeypatch.context() as patch:
+        _lose_index_writes(patch)
+        for word in ("alpha", "bravo", "charlie"):
+            services.upload_file(pack, f"{word}.md", f"# {word}\n\nThe {word}zulu checklist.\n".encode(), None)
+    update, written = type(indexes().store).update, []
+
+    def recording(self, slug, plan):
+        written.append(update(self, slug, plan))
+        return written[-1]
+
+    monkeypatch.setattr(type(indexes().store), "update", recording)
+
+    repair_indexes_at_start(app, check_every_index=False)
+
+    assert [change.replace_all for change in written] == [True]
+    for word in ("alpha", "bravo", "charlie"):
+        assert [h.document_id for h in search_packs([pack], f"{word}zulu").hits] == [word]
+    assert [h.document_id for h in search_packs([pack], "deltazulu").hits] == ["first"]

@@ -164,7 +164,7 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
             raise
         raise _refuse_concurrent_upload(filename, doc_id) from None
     _remove_revision_folders(document, purged)
-    search_service.reindex_document(pack)
+    search_service.index_changes(pack)
     document = Document.get_by_id(document.id)
     return UploadOutcome(filename=filename, document=document, revision=revision, created=existing is None,
                          images_kept=len(extracted.figures), images_not_kept=dict(extracted.images_not_kept))
@@ -253,7 +253,7 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
         purged = _purge_old_revisions(fresh, version)
         search_service.record_index_change(pack.id, fresh.doc_id)
     _remove_revision_folders(fresh, purged)
-    search_service.reindex_document(pack)
+    search_service.index_changes(pack)
     return revision
 
 
@@ -274,7 +274,7 @@ def delete_document(document: Document, expected_version: int) -> None:
         search_service.record_index_change(pack.id, document.doc_id)
     _remove_revision_folders(document, versions)
     storage.remove_tree(_document_folder(document))
-    search_service.reindex_document(pack)
+    search_service.index_changes(pack)
 
 
 def _claim_next_version(document: Document, expected: int) -> int:

@@ -119,6 +119,7 @@ def current_passages(pack: Pack, doc_ids: list[str] | None = None):
 
 _batch = threading.local()
 BATCH_DOCUMENTS = 64  # a batched ingest makes its documents searchable at least every this many
+REBUILD_ABOVE_DOCUMENTS = 2000  # pending documents beyond which catching up rebuilds the pack instead
 
 
 @contextmanager
@@ -142,7 +143,7 @@ def batched_index_updates():
             catch_up(Pack.get_by_id(pack_id))
 
 
-def reindex_document(pack: Pack) -> None:
+def index_changes(pack: Pack) -> None:
     """Index the pack's pending changes after a commit (deferred inside ``batched_index_updates``).
 
     A failure is logged, never raised: the change is committed and its pending row stays,
@@ -210,6 +211,9 @@ def _plan(pack_id: int, slug: str, shown: int | None, rebuild: bool) -> IndexUpd
     if not rows:
         return None
     doc_ids = sorted({row.doc_id for row in rows})
+    if len(doc_ids) > REBUILD_ABOVE_DOCUMENTS:  # cheaper than deleting each, and no endless IN list
+        return IndexUpdate(generation=generation, add=current_passages(pack), replace_all=True,
+                           after_commit=forget_done_work)
     return IndexUpdate(generation=generation, add=list(current_passages(pack, doc_ids)),
                        delete_documents=doc_ids, after_commit=forget_done_work)
 
