@@ -16,17 +16,19 @@ import random
 import signal
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from helpers import POSTGRES_URL, empty_postgres
+from portal.models import Pack
 from resources.make_fixtures import add_picture, docx_bytes, image_bytes
 
 CAIRN = [sys.executable, "-m", "portal.cli"]
 WORKTREE = Path(__file__).resolve().parents[1]
-FILES = 40
-ROUNDS = 4
+FILES = 24
+ROUNDS = 3
 
 
 def unique_word(number: int) -> str:
@@ -35,10 +37,10 @@ def unique_word(number: int) -> str:
     return f"qz{letters}vq"
 
 
-def write_files(folder: Path) -> dict[str, str]:
+def write_files(folder: Path, count: int = FILES) -> dict[str, str]:
     """The files to ingest; returns document id → its unique word."""
     words = {}
-    for number in range(FILES):
+    for number in range(count):
         word = unique_word(number)
         doc_id = f"crash-{number:03d}"
         words[doc_id] = word
@@ -93,33 +95,54 @@ def ingest_until_killed(env, files: list[Path], stores_before_kill: int) -> list
     return lines
 
 
-def check_database_and_index(env, words: dict[str, str]) -> int:
-    """Every stored document is found by its word; files and rows match. Returns how many documents."""
+@contextmanager
+def portal_app(env):
+    """The portal on the test's data folder and database, in this process."""
     from portal import create_app
-    from portal.models import Document, Figure, Pack, Revision
-    from portal.search.service import indexes, search_packs
 
     app = create_app({"CAIRN_DATA_DIR": env["CAIRN_DATA_DIR"], "DATABASE_URL": env.get("DATABASE_URL"),
                       "SECRET_KEY": "test-secret", "CAIRN_REPAIR_INDEX_ON_START": False})
     try:
         with app.app_context():
-            pack = Pack.get(Pack.slug == "crash")
-            stored = [d.doc_id for d in Document.select().where(Document.pack == pack)]
-            missing = [doc_id for doc_id in stored
-                       if doc_id not in {hit.document_id for hit in search_packs([pack], words[doc_id]).hits}]
-            assert not missing, f"stored but not searchable: {missing}"
-
-            named = ({p for (p,) in Revision.select(Revision.original_path)
-                      .where(Revision.original_path.is_null(False)).tuples()}
-                     | {p for (p,) in Figure.select(Figure.path).tuples()})
-            root = Path(env["CAIRN_DATA_DIR"]) / "files"
-            on_disk = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()} if root.exists() else set()
-            assert on_disk - named == set(), "files that belong to no row"
-            assert named - on_disk == set(), "rows whose file is missing"
-            return len(stored)
+            yield app
     finally:
         app.extensions["cairn_indexes"].close()
         app.config["DATABASE"].close()
+
+
+def create_crash_pack(env) -> None:
+    from portal.migrate import migrate
+    from portal.packs.services import create_pack
+
+    with portal_app(env) as app:
+        migrate(app.config["DATABASE"])
+        create_pack("crash", "Crash test")
+
+
+def check_database_and_index(env, words: dict[str, str]) -> int:
+    """Every stored document is found by its word; files and rows match. Returns how many documents."""
+    from portal.models import Document, Figure, Revision
+    from portal.search.service import search_packs
+
+    with portal_app(env):
+        pack = Pack.get(Pack.slug == "crash")
+        stored = [d.doc_id for d in Document.select().where((Document.pack == pack)
+                                                             & Document.deleted_at.is_null())]
+        missing = [doc_id for doc_id in stored
+                   if doc_id not in {hit.document_id for hit in search_packs([pack], words[doc_id]).hits}]
+        assert not missing, f"stored but not searchable: {missing}"
+
+        named = ({p for (p,) in Revision.select(Revision.original_path)
+                  .where(Revision.original_path.is_null(False)).tuples()}
+                 | {p for (p,) in Figure.select(Figure.path).tuples()})
+        on_disk = files_on_disk(Path(env["CAIRN_DATA_DIR"]) / "files")
+        assert on_disk - named == set(), "files that belong to no row"
+        assert named - on_disk == set(), "rows whose file is missing"
+        return len(stored)
+
+
+def files_on_disk(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()} if root.exists() else set()
 
 
 def test_killed_ingests_leave_everything_committed_searchable_and_no_stray_files(env, tmp_path):
@@ -129,12 +152,11 @@ def test_killed_ingests_leave_everything_committed_searchable_and_no_stray_files
     folder.mkdir()
     words = write_files(folder)
     files = sorted(folder.iterdir())
-    cairn(env, "init")
-    cairn(env, "packs", "create", "crash", "--title", "Crash test")
+    create_crash_pack(env)
 
     stored = 0
     for round_number in range(ROUNDS):
-        kill_after = rng.randint(1, 8)  # at most 32 in all: each round is killed before the end
+        kill_after = rng.randint(1, 6)  # at most 18 in all: each round is killed before the end
         lines = ingest_until_killed(env, files, kill_after)
         assert all(line["status"] == "accepted" for line in lines), lines
         cairn(env, "packs", "list")  # any command catches up at start
@@ -146,3 +168,66 @@ def test_killed_ingests_leave_everything_committed_searchable_and_no_stray_files
     # The same ingest, run to its end, makes every accepted file searchable.
     cairn(env, "ingest", "crash", "--json", *map(str, files))
     assert check_database_and_index(env, words) == FILES, f"seed {seed}"
+
+
+# A child that stores one file (or deletes one document) and kills itself with SIGKILL at one exact step.
+KILLED_AT = """
+import os, signal, sys
+from portal import create_app
+
+def killed(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+step, path = sys.argv[1], sys.argv[2]
+app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
+with app.app_context():
+    from portal import storage
+    from portal.documents import services
+    from portal.models import Document, Pack
+    from portal.search import index, service
+
+    if step == "files written, transaction open":
+        services._create_passages = killed
+    elif step == "committed, index not written":
+        service.index_changes = killed
+    elif step == "index committed, its pending rows not deleted":
+        commit = index.IndexStore._commit
+        index.IndexStore._commit = staticmethod(lambda writer, generation: (commit(writer, generation), killed()))
+    elif step == "deleted, files not removed":
+        storage.remove_tree = killed
+    pack = Pack.get(Pack.slug == "crash")
+    if step.startswith("deleted"):
+        document = Document.get(Document.doc_id == os.path.splitext(os.path.basename(path))[0])
+        services.delete_document(document, document.current_version)
+    else:
+        with open(path, "rb") as handle:
+            services.upload_file(pack, os.path.basename(path), handle.read(), None)
+"""
+
+
+@pytest.mark.parametrize("step", ["files written, transaction open", "committed, index not written",
+                                  "index committed, its pending rows not deleted", "deleted, files not removed"])
+def test_a_process_killed_at_each_step_of_a_change_leaves_nothing_for_the_next_start_to_miss(env, tmp_path, step):
+    from portal.documents.services import upload_file
+
+    folder = tmp_path / "incoming"
+    folder.mkdir()
+    words = write_files(folder, count=2)
+    word_file, text_file = folder / "crash-000.docx", folder / "crash-001.md"  # number 0 has figures
+    create_crash_pack(env)
+    with portal_app(env):
+        pack = Pack.get(Pack.slug == "crash")
+        for path in [text_file, word_file] if step.startswith("deleted") else [text_file]:
+            assert upload_file(pack, path.name, path.read_bytes(), None).accepted
+
+    child = subprocess.run([sys.executable, "-c", KILLED_AT, step, str(word_file)], env=env, cwd=WORKTREE,
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    if step.startswith(("files written", "deleted")):
+        files = Path(env["CAIRN_DATA_DIR"]) / "files"
+        assert any(path.name.startswith("figure-") for path in files.rglob("*"))  # left behind, for now
+
+    cairn(env, "packs", "list")  # any command catches up at start
+
+    stored = check_database_and_index(env, words)
+    assert stored == (2 if step.startswith(("committed", "index committed")) else 1)

@@ -112,24 +112,27 @@ def test_an_index_older_than_its_pending_work_explains_is_rebuilt(app, pack):
     assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
 
 
-def test_files_a_killed_upload_left_are_swept_at_start_but_never_those_of_a_running_upload(app, pack):
+def test_the_sweep_keeps_named_files_leaves_unnoted_folders_and_waits_for_running_transactions(app, pack):
+    """A killed transaction's note names the folders it wrote; only unnamed files there are swept."""
     from portal import storage
 
     kept = services.upload_file(pack, "a.docx", _word_file_with_a_figure(), None)
     assert kept.revision.original_path and kept.images_kept == 1
     named = _files_on_disk(app)
-    storage.write("packs/1/documents/99/v1/figure-1.webp", b"left by a killed upload")
-    storage.write("packs/1/documents/99/v1/original.docx", b"left by a killed upload")
-    (storage.files_root() / "packs" / "1" / ".tmp-abc").write_bytes(b"half a file")
+    killed = storage.FileChanges(Path(app.config["CAIRN_DATA_DIR"]) / storage.NOTES_FOLDER / "4242-killed")
+    killed.write("packs/1/documents/99/v1/figure-1.webp", b"left by a killed upload")
+    killed.touches(str(Path(kept.revision.original_path).parent))  # a folder it noted but never changed
+    storage.write("packs/1/documents/77/v1/original.md", b"no note names it: not the sweep's to judge")
 
-    with storage.writing():  # another upload is between writing its files and committing
+    with storage.changing():  # another upload is between writing its files and committing
         repair_indexes_at_start(app, check_every_index=False)
-        assert len(_files_on_disk(app)) == len(named) + 3
+        assert "packs/1/documents/99/v1/figure-1.webp" in _files_on_disk(app)
 
     repair_indexes_at_start(app, check_every_index=False)
 
-    assert _files_on_disk(app) == named
+    assert _files_on_disk(app) == named | {"packs/1/documents/77/v1/original.md"}
     assert not (storage.files_root() / "packs" / "1" / "documents" / "99").exists()
+    assert not any((Path(app.config["CAIRN_DATA_DIR"]) / storage.NOTES_FOLDER).iterdir())
 
 
 def _files_on_disk(app) -> set[str]:

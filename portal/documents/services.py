@@ -1,9 +1,9 @@
 """Documents: upload, edit, delete, with revisions, passages and index updates.
 
 The database is the source of truth. Files are written inside the database
-transaction, under ``storage.writing()``, and removed again if it fails; a
-process killed before it could remove them leaves files of no row, which the
-next start sweeps away. Every change lists its document as pending index work
+transaction, under ``storage.changing()``, and removed again if it fails; the
+files of a process killed before it could remove them are swept at the next
+start. Every change lists its document as pending index work
 in the same transaction; the Lucene index is updated after the commit and,
 should that fail or the process die, catches up from that list
 (portal/search/service.py).
@@ -155,15 +155,17 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
 
     spans = split_passages(extracted.text, extracted.kind)
     try:
-        with storage.writing(), database().atomic():
-            document, version = _claim_document(pack, existing, doc_id, title, extracted.kind, current_version)
-            purged, revision = _write_revision(document, version, filename, content_type, extracted, text_sha,
-                                               original_sha, spans, title, redacted, user)
+        with storage.changing() as files:
+            with database().atomic():
+                document, version = _claim_document(pack, existing, doc_id, title, extracted.kind,
+                                                    current_version)
+                purged, revision = _write_revision(files, document, version, filename, content_type, extracted,
+                                                   text_sha, original_sha, spans, title, redacted, user)
+            _remove_revision_folders(document, purged)
     except VersionConflict:
         if expected_version is not None:
             raise
         raise _refuse_concurrent_upload(filename, doc_id) from None
-    _remove_revision_folders(document, purged)
     search_service.index_changes(pack)
     document = Document.get_by_id(document.id)
     return UploadOutcome(filename=filename, document=document, revision=revision, created=existing is None,
@@ -188,8 +190,8 @@ def _refuse_concurrent_upload(filename: str, doc_id: str) -> Refused:
                                "to make this file its next version.")
 
 
-def _write_revision(document, version, filename, content_type, extracted, text_sha, original_sha, spans, title,
-                    redacted, user) -> tuple[list[int], Revision]:
+def _write_revision(files: storage.FileChanges, document, version, filename, content_type, extracted, text_sha,
+                    original_sha, spans, title, redacted, user) -> tuple[list[int], Revision]:
     """Inside the upload's transaction: files, revision, figures, passages, purge and pending index work."""
     folder = _revision_folder(document, version)
     try:
@@ -197,7 +199,7 @@ def _write_revision(document, version, filename, content_type, extracted, text_s
         if extracted.original is not None:
             suffix = PurePath(filename).suffix.lower()
             original_path = f"{folder}/original{suffix}"
-            storage.write(original_path, extracted.original)
+            files.write(original_path, extracted.original)
         revision = Revision.create(
             document=document, version=version, text=extracted.text, sha256=text_sha,
             original_name=filename, original_path=original_path, original_sha256=original_sha,
@@ -206,13 +208,13 @@ def _write_revision(document, version, filename, content_type, extracted, text_s
             created_by=user)
         for figure in extracted.figures:
             path = f"{folder}/figure-{figure.number}.webp"
-            storage.write(path, figure.webp)
+            files.write(path, figure.webp)
             Figure.create(revision=revision, number=figure.number, label=figure.label, path=path,
                           width=figure.width, height=figure.height)
         _create_passages(revision, spans)
         Document.update(title=title, kind=extracted.kind, redacted=redacted, updated_at=utcnow()).where(
             Document.id == document.id).execute()
-        purged = _purge_old_revisions(document, version)
+        purged = _purge_old_revisions(document, version, files)
         search_service.record_index_change(document.pack_id, document.doc_id)
     except BaseException:
         storage.remove_tree(folder)
@@ -237,22 +239,23 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
     text_sha = sha256_hex(text)
     spans = split_passages(text, document.kind)
     pack = document.pack
-    with database().atomic():
-        fresh = Document.get_by_id(document.id)
-        if fresh.is_deleted or fresh.current_version != expected_version:
-            raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
-        current = fresh.current_revision()
-        if current and current.sha256 == text_sha:
-            raise Refused("unchanged", "The text is the same as the current version; no new revision was made.")
-        version = _claim_next_version(fresh, expected_version)
-        revision = Revision.create(document=fresh, version=version, text=text, sha256=text_sha,
-                                   created_by=user, original_name=current.original_name if current else None)
-        _create_passages(revision, spans)
-        Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
-            Document.id == fresh.id).execute()
-        purged = _purge_old_revisions(fresh, version)
-        search_service.record_index_change(pack.id, fresh.doc_id)
-    _remove_revision_folders(fresh, purged)
+    with storage.changing() as files:
+        with database().atomic():
+            fresh = Document.get_by_id(document.id)
+            if fresh.is_deleted or fresh.current_version != expected_version:
+                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+            current = fresh.current_revision()
+            if current and current.sha256 == text_sha:
+                raise Refused("unchanged", "The text is the same as the current version; no new revision was made.")
+            version = _claim_next_version(fresh, expected_version)
+            revision = Revision.create(document=fresh, version=version, text=text, sha256=text_sha,
+                                       created_by=user, original_name=current.original_name if current else None)
+            _create_passages(revision, spans)
+            Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
+                Document.id == fresh.id).execute()
+            purged = _purge_old_revisions(fresh, version, files)
+            search_service.record_index_change(pack.id, fresh.doc_id)
+        _remove_revision_folders(fresh, purged)  # a kill before this leaves them noted for the sweep
     search_service.index_changes(pack)
     return revision
 
@@ -260,20 +263,20 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
 def delete_document(document: Document, expected_version: int) -> None:
     """Remove text, revisions, passages, files and index entries; keep a tombstone."""
     pack = document.pack
-    with database().atomic():
-        changed = (Document.update(deleted_at=utcnow(), updated_at=utcnow())
-                   .where((Document.id == document.id) & (Document.current_version == expected_version)
-                          & Document.deleted_at.is_null())
-                   .execute())
-        if not changed:
-            fresh = Document.get_by_id(document.id)
-            raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
-        versions = [r.version for r in Revision.select(Revision.version).where(Revision.document == document)]
-        Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
-        forget_document_text(document.id)  # run receipts keep their place, not the deleted text
-        search_service.record_index_change(pack.id, document.doc_id)
-    _remove_revision_folders(document, versions)
-    storage.remove_tree(_document_folder(document))
+    with storage.changing() as files:
+        with database().atomic():
+            changed = (Document.update(deleted_at=utcnow(), updated_at=utcnow())
+                       .where((Document.id == document.id) & (Document.current_version == expected_version)
+                              & Document.deleted_at.is_null())
+                       .execute())
+            if not changed:
+                fresh = Document.get_by_id(document.id)
+                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+            files.touches(_document_folder(document))
+            Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
+            forget_document_text(document.id)  # run receipts keep their place, not the deleted text
+            search_service.record_index_change(pack.id, document.doc_id)
+        storage.remove_tree(_document_folder(document))  # a kill before this leaves it noted for the sweep
     search_service.index_changes(pack)
 
 
@@ -296,11 +299,13 @@ def _create_passages(revision: Revision, spans) -> None:
         Passage.insert_many(rows[start:start + 500]).execute()
 
 
-def _purge_old_revisions(document: Document, newest: int) -> list[int]:
-    """Keep the newest REVISIONS_KEPT revisions; return the purged versions."""
+def _purge_old_revisions(document: Document, newest: int, files: storage.FileChanges) -> list[int]:
+    """Keep the newest REVISIONS_KEPT revisions; return the purged versions (their folders noted in ``files``)."""
     oldest_kept = newest - REVISIONS_KEPT + 1
     old = [r.version for r in Revision.select(Revision.version)
            .where((Revision.document == document) & (Revision.version < oldest_kept))]
+    for version in old:
+        files.touches(_revision_folder(document, version))
     if old:
         Revision.delete().where((Revision.document == document) & (Revision.version < oldest_kept)).execute()
     return old
