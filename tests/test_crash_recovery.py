@@ -16,6 +16,7 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -76,22 +77,26 @@ def cairn(env, *args: str) -> subprocess.CompletedProcess:
 def ingest_until_killed(env, files: list[Path], stores_before_kill: int) -> list[dict]:
     """Run `cairn ingest` and SIGKILL it once it has printed ``stores_before_kill`` new stores.
 
-    Returns the lines it printed. Waits on the child's output only, never on time.
+    Returns the lines it printed. Waits on the child's output only, never on time; a child
+    that ends on its own (finished, or failed) fails the test with what it wrote to stderr.
     """
-    child = subprocess.Popen(CAIRN + ["ingest", "crash", "--json", *map(str, files)], env=env, cwd=WORKTREE,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-    lines, stores = [], 0
-    try:
-        for raw in child.stdout:
-            line = json.loads(raw)
-            lines.append(line)
-            stores += line["status"] == "accepted" and line["message"] is None
-            if stores >= stores_before_kill:
-                os.killpg(child.pid, signal.SIGKILL)  # its Word reader children too
-                break
-    finally:
-        child.stdout.close()
-        child.wait(timeout=60)
+    with tempfile.TemporaryFile() as stderr:
+        child = subprocess.Popen(CAIRN + ["ingest", "crash", "--json", *map(str, files)], env=env, cwd=WORKTREE,
+                                 stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
+        lines, stores = [], 0
+        try:
+            for raw in child.stdout:
+                line = json.loads(raw)
+                lines.append(line)
+                stores += line["status"] == "accepted" and line["message"] is None
+                if stores >= stores_before_kill:
+                    os.killpg(child.pid, signal.SIGKILL)  # its Word reader children too
+                    break
+        finally:
+            child.stdout.close()
+            child.wait(timeout=60)
+        stderr.seek(0)
+        assert child.returncode == -signal.SIGKILL, stderr.read().decode(errors="replace")
     return lines
 
 
