@@ -6,16 +6,18 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 CAIRN = [sys.executable, "-m", "portal.cli"]
+PROJECT = Path(__file__).resolve().parents[1]  # run this checkout's code, whatever is installed
 
 
 @pytest.fixture
 def cli(tmp_path):
     env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data"), "CAIRN_ADMIN_EMAIL": "root@example.test",
-           "CAIRN_ADMIN_PASSWORD": "long enough password"}
+           "CAIRN_ADMIN_PASSWORD": "long enough password", "PYTHONPATH": str(PROJECT)}
     env.pop("DATABASE_URL", None)
     if os.environ.get("CAIRN_TEST_DATABASE_URL"):
         env["DATABASE_URL"] = os.environ["CAIRN_TEST_DATABASE_URL"]
