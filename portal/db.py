@@ -41,6 +41,16 @@ SQLITE_PRAGMAS = {
 }
 
 
+class _ImmediateSqliteDatabase(SqliteDatabase):
+    """SQLite whose transactions begin IMMEDIATE unless told otherwise (see the module docstring).
+
+    Peewee 4 also takes ``lock_type`` in the constructor; overriding ``begin`` works on 3.x too.
+    """
+
+    def begin(self, lock_type=None):
+        super().begin(lock_type or "IMMEDIATE")
+
+
 def open_database(url: str) -> Database:
     """A peewee Database for ``url``, with the SQLite rules applied."""
     if url.startswith("sqlite:///"):
@@ -49,7 +59,7 @@ def open_database(url: str) -> Database:
         if not path.exists():
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
         os.chmod(path, 0o600)
-        return SqliteDatabase(str(path), pragmas=SQLITE_PRAGMAS, check_same_thread=False, lock_type="IMMEDIATE")
+        return _ImmediateSqliteDatabase(str(path), pragmas=SQLITE_PRAGMAS, check_same_thread=False)
     return connect_url(url)
 
 
