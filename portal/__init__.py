@@ -61,15 +61,27 @@ def _max_form_parts() -> int:
     return MAX_FORM_PARTS
 
 
-def repair_indexes_at_start(app: Flask) -> None:
-    """Rebuild indexes that are missing or behind the database, before serving."""
+def repair_indexes_at_start(app: Flask, *, check_every_index: bool = True) -> None:
+    """Catch up with what a killed process committed, before serving or running a command.
+
+    Indexes every change still listed as pending index work and sweeps files that no
+    row names. ``check_every_index`` also rebuilds an index that is missing, unreadable
+    or at a generation its pending work cannot explain; that starts the JVM, so
+    commands that never search skip it (the pending work alone needs it only when there is some).
+    """
+    from portal.documents.services import sweep_orphan_files
     from portal.migrate import pending
-    from portal.search.service import repair_indexes
+    from portal.search.service import index_pending_work, repair_indexes
 
     with app.app_context():
         if pending(app.config["DATABASE"]):
             log.warning("the database is not migrated yet: run `cairn init`; index repair skipped")
             return
-        repaired = repair_indexes()
+        repaired = repair_indexes() if check_every_index else index_pending_work()
+        swept = sweep_orphan_files()
     if repaired:
-        log.warning("rebuilt search indexes that were missing or behind: %s", ", ".join(repaired))
+        log.warning("search indexes caught up with the database: %s", ", ".join(repaired))
+    if swept:
+        log.warning("removed %d file(s) that no document names (left by an interrupted upload)", len(swept))
+    elif swept is None:
+        log.warning("another process is storing files: the sweep of leftover files waits for the next start")

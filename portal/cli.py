@@ -28,13 +28,15 @@ def main():
 @main.command()
 def init():
     """Migrate the database; create the first PlatformAdmin from CAIRN_ADMIN_EMAIL/PASSWORD."""
+    from portal import repair_indexes_at_start
     from portal.auth.services import UserError, create_user
     from portal.migrate import migrate
     from portal.models import User
 
-    app = app_context()
+    app = app_context(repair=False)
     ran = migrate(app.config["DATABASE"])
     click.echo(f"migrations applied: {', '.join(ran) if ran else 'none (up to date)'}")
+    repair_indexes_at_start(app, check_every_index=False)
     email, password = app.config["CAIRN_ADMIN_EMAIL"], app.config["CAIRN_ADMIN_PASSWORD"]
     if email and password and User.by_email(email) is None:
         try:
@@ -132,9 +134,9 @@ def ingest(pack, files, as_json):
     """Add files to a pack; exit 1 when any was refused."""
     from portal.documents.ingest_report import ingest_paths
 
-    app_context()
+    app_context(check_every_index=True)
     any_refused = False
-    for line in ingest_paths(pack, files):
+    for line in ingest_paths(pack, files):  # each line as soon as its file is stored (click.echo flushes)
         any_refused |= line["status"] == "refused"
         if as_json:
             click.echo(json.dumps(line))
@@ -157,7 +159,7 @@ def search(query, pack_slugs, limit, as_json):
     from portal.models import Pack
     from portal.search.service import search_packs
 
-    app_context()
+    app_context(check_every_index=True)
     found = {p.slug: p for p in Pack.select().where(Pack.slug.in_(pack_slugs))}
     missing = [s for s in pack_slugs if s not in found]
     if missing:

@@ -59,7 +59,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CAIRN_BM25_B", 0.4, "BM25 b (document-length normalisation).", float),
     Setting("CAIRN_JVM_HEAP", "1g", "Maximum Java heap for Lucene (-Xmx)."),
     Setting("CAIRN_REPAIR_INDEX_ON_START", True,
-            "At start, rebuild every pack index that is missing or behind the database.", _bool),
+            "At server start, index pending changes and rebuild every pack index that is missing or "
+            "behind the database (`cairn` commands always index pending changes).", _bool),
     Setting("CAIRN_CLASSIFICATION_POLICY", None,
             'JSON list of classification rules overriding the defaults, e.g. '
             '[{"rule": "private_key", "decision": "block"}].', _json),

@@ -106,9 +106,9 @@ class Pack(BaseModel):
     description = TextField(default="")
     kind = CharField(default="generic")
     company = ForeignKeyField(Company, null=True, backref="packs", on_delete="RESTRICT")
-    # Bumped in the same transaction as every change to the pack's passages; the
-    # Lucene index records the generation it was built to, so a lagging or
-    # missing index is detected at start and rebuilt from the database.
+    # Bumped in the same transaction as every change to the pack's passages, which
+    # also writes a PendingIndexUpdate with the new value; the Lucene index records
+    # the generation it shows, so a lagging, lost or missing index is detected.
     index_generation = IntegerField(default=0)
     created_at = DateTimeField(default=utcnow)
 
@@ -203,7 +203,23 @@ class Passage(BaseModel):
         indexes = ((("revision", "ordinal"), True),)
 
 
-ALL_MODELS = (Company, User, Pack, Document, Revision, Figure, Passage)
+class PendingIndexUpdate(BaseModel):
+    """A change to a pack's passages that its Lucene index may not show yet: the outbox of index work.
+
+    Written in the same transaction as the change, with the pack generation the change made; deleted
+    only after a Lucene commit that shows the document as the database has it (migrations/0007).
+    """
+
+    pack = ForeignKeyField(Pack, backref="pending_index_updates", on_delete="CASCADE")
+    doc_id = CharField(max_length=80)
+    generation = IntegerField()
+
+    class Meta:
+        table_name = "index_pending"
+        indexes = ((("pack", "generation"), True),)
+
+
+ALL_MODELS = (Company, User, Pack, Document, Revision, Figure, Passage, PendingIndexUpdate)
 
 
 # --- Agents, their grants, the audit log, runs and receipts (migrations/0002) -------

@@ -13,6 +13,7 @@ import pytest
 CAIRN = [sys.executable, "-m", "portal.cli"]
 # The commands run from a temporary folder: put this checkout first, not wherever `portal` is installed from.
 PROJECT_ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+PROJECT = Path(__file__).resolve().parents[1]  # run this checkout's code, whatever is installed
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ def ask(agent, question, as_json):
     from portal.runs.ask import ask as ask_agent
     from portal.runs.services import run_as_json
 
-    app_context()
+    app_context(check_every_index=True)
     found = Agent.get_or_none(Agent.slug == agent)
     if found is None:
         fail(f"no such agent: {agent}")

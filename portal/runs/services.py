@@ -42,7 +42,7 @@ def forget_document_text(document_pk: int) -> None:
         row.save(only=[RunReference.figures_json])
 
 
-def keep_cited_figures(document_pk: int, figures: list[Figure], folder: str) -> list[str]:
+def keep_cited_figures(document_pk: int, figures: list[Figure], folder: str, files: storage.FileChanges) -> list[str]:
     """Before ``figures`` go with their purged revision, copy those a receipt cites to ``folder``.
 
     The receipt outlives later edits (SPEC 7), images included; only deleting the
@@ -58,7 +58,7 @@ def keep_cited_figures(document_pk: int, figures: list[Figure], folder: str) -> 
         if figure.id not in cited:
             continue
         path = f"{folder}/figure-{figure.id}.webp"
-        storage.write(path, storage.read(figure.path))
+        files.write(path, storage.read(figure.path))
         written.append(path)
         ReceiptFigure.create(figure_id=figure.id, document_pk=document_pk, path=path, width=figure.width,
                              height=figure.height)

@@ -5,7 +5,10 @@ exactly the packs it may see and take its BM25 statistics from them alone.
 Every write opens a writer, commits and closes it again: the web server and a
 command-line process can then write in turn, Lucene's ``write.lock`` deciding
 who goes first. Each commit records the database generation it reflects, so a
-caller can tell whether an index is behind and rebuild it.
+caller can tell whether an index is behind and rebuild it. ``update`` lets the
+caller decide what to write only once it holds the lock and knows the generation
+the index shows: that is how the database's pending index work is drained
+without two processes overtaking each other (portal/search/service.py).
 """
 
 from __future__ import annotations
@@ -128,6 +131,22 @@ class _PassageDocument:
         return self.document
 
 
+@dataclass
+class IndexUpdate:
+    """What ``IndexStore.update`` writes in one commit, decided while the writer lock is held.
+
+    ``replace_all`` empties the index first (a rebuild); ``after_commit`` runs after the
+    commit, still under the lock (the caller deletes the work it has now done).
+    """
+
+    generation: int
+    add: Iterable[IndexedPassage] = ()
+    delete_documents: Iterable[str] = ()
+    replace_all: bool = False
+    after_commit: Callable[[], None] | None = None
+    added: int = 0  # set by ``update``: how many passages were added
+
+
 class IndexStore:
     """Writes the per-pack indexes under ``root``; holds no Java object between calls."""
 
@@ -185,6 +204,39 @@ class IndexStore:
                 count = self._add_all(writer, pack_slug, passages)
                 self._commit(writer, generation)
         return count
+
+    def update(self, pack_slug: str, plan: Callable[[int | None], IndexUpdate | None]) -> IndexUpdate | None:
+        """Call ``plan`` with the generation the index shows (None: no readable index) once this
+        process holds the pack's writer lock, and write what it returns in one commit.
+
+        Whatever ``plan`` reads from the database is therefore read after every earlier
+        writer has committed and before any later one starts. ``plan`` returning None
+        writes nothing. An index Lucene cannot read is discarded and ``plan`` gets None.
+        """
+        path = pack_index_path(self.root, pack_slug)
+        with self._pack_lock(pack_slug):
+            try:
+                writer = self._open_writer(pack_slug, path)
+                shown = self.generation(pack_slug)
+            except SearchError as error:
+                if getattr(error.__cause__, "classname", None) not in _UNREADABLE_INDEX:
+                    raise
+                writer, shown = self._open_writer_discarding_unreadable(pack_slug, path), None
+            with self._writing(pack_slug, writer):
+                change = plan(shown)
+                if change is None:
+                    return None
+                with jvm.java_lock:
+                    if change.replace_all:
+                        writer.getConfig().setRAMBufferSizeMB(BULK_RAM_BUFFER_MB)
+                        writer.deleteAll()
+                    for document_id in change.delete_documents:
+                        writer.deleteDocuments(J().JTermQuery(J().JTerm(FIELD_DOCUMENT_ID, document_id)))
+                change.added = self._add_all(writer, pack_slug, change.add)
+                self._commit(writer, change.generation)
+                if change.after_commit is not None:
+                    change.after_commit()
+        return change
 
     def generation(self, pack_slug: str) -> int | None:
         """The generation recorded by the last commit; None when there is no readable index."""
