@@ -1,6 +1,10 @@
 """Who may see and do what. Every view asks here; a "no" is a 404 (NotFound).
 
-Roles do not inherit each other: each rule names the roles it admits.
+``ACTIONS`` maps each action to the roles that may take it; ``can`` is the one
+check, and each kind of object has one lookup (``pack_for``, ``document_for``,
+``agent_for``, ``run_for``, ``feedback_for``, ``case_for``, and the member's own
+answers and conversations). Roles do not inherit each other: each action names
+the roles it admits.
 """
 
 from __future__ import annotations
@@ -12,37 +16,49 @@ from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT, SearchResults, searc
 from portal.models import (Agent, AgentGrant, Conversation, Document, Feedback, Pack, RegressionCase, Run,
                            RunReference, User)
 
-READ_PACK_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
-MANAGE_DOCUMENT_ROLES = frozenset({"PlatformAdmin"})
-# SPEC 2: a document's reader roles narrow reading to exact role matches; these roles bypass them.
-BYPASS_READER_ROLES = frozenset({"PlatformAdmin"})
+ADMIN, BUILDER, AUDITOR, MEMBER = "PlatformAdmin", "AgentBuilder", "Auditor", "Member"
+STAFF = frozenset({ADMIN, BUILDER, AUDITOR})
+
+# Every action and the roles that may take it; a user may if they hold any of them.
+ACTIONS: dict[str, frozenset[str]] = {
+    "packs.read": STAFF,
+    "documents.write": frozenset({ADMIN}),
+    # SPEC 2: a document's reader roles narrow reading to exact role matches; these roles bypass them.
+    "documents.bypass_reader_roles": frozenset({ADMIN}),
+    "agents.read": STAFF,
+    "agents.configure": frozenset({ADMIN, BUILDER}),
+    "agents.try": STAFF,
+    "runs.see_all": STAFF,
+    "chat.use": frozenset({MEMBER}),
+    "feedback.review": STAFF,
+    # Reviewers triage and record cases; removing someone else's case is administration.
+    "cases.remove_any": frozenset({ADMIN}),
+}
+# The support chat is for Members, who always belong to a company.
+COMPANY_ACTIONS = frozenset({"chat.use"})
 
 
-def can_read_packs(user: User) -> bool:
-    return bool(user.is_authenticated and user.roles & READ_PACK_ROLES)
-
-
-def can_manage_documents(user: User) -> bool:
-    return bool(user.is_authenticated and user.roles & MANAGE_DOCUMENT_ROLES)
+def can(user: User, action: str) -> bool:
+    """Whether ``user`` may take ``action`` (a key of ACTIONS); an unknown action is a KeyError, not a no."""
+    roles = ACTIONS[action]
+    if not user.is_authenticated or not user.roles & roles:
+        return False
+    return action not in COMPANY_ACTIONS or user.company_id is not None
 
 
 def readable_packs(user: User):
-    if not can_read_packs(user):
+    if not can(user, "packs.read"):
         return Pack.select().where(False)
     return Pack.select().order_by(Pack.title)
 
 
-def pack_for_reading(user: User, slug: str) -> Pack:
-    pack = Pack.get_or_none(Pack.slug == slug) if can_read_packs(user) else None
+def pack_for(user: User, slug: str, action: str = "packs.read") -> Pack:
+    """The pack, if ``user`` may read packs and take ``action`` (e.g. "documents.write") in it."""
+    allowed = can(user, "packs.read") and can(user, action)
+    pack = Pack.get_or_none(Pack.slug == slug) if allowed else None
     if pack is None:
         raise NotFound(slug)
     return pack
-
-
-def pack_for_managing(user: User, slug: str) -> Pack:
-    if not can_manage_documents(user):
-        raise NotFound(slug)
-    return pack_for_reading(user, slug)
 
 
 def staff_role_admitted(user: User, document: Document) -> bool:
@@ -52,12 +68,12 @@ def staff_role_admitted(user: User, document: Document) -> bool:
     list; PlatformAdmin bypasses the list for administration.
     """
     roles = document.reader_roles
-    if not roles or user.roles & BYPASS_READER_ROLES:
+    if not roles or can(user, "documents.bypass_reader_roles"):
         return True
-    return bool(roles & user.roles & READ_PACK_ROLES)
+    return bool(roles & user.roles & ACTIONS["packs.read"])
 
 
-def document_for_reading(user: User, pack: Pack, doc_id: str) -> Document:
+def document_for(user: User, pack: Pack, doc_id: str) -> Document:
     document = Document.get_or_none(
         (Document.pack == pack) & (Document.doc_id == doc_id) & Document.deleted_at.is_null())
     if document is None or not staff_role_admitted(user, document):
@@ -95,63 +111,31 @@ def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT)
 
 # --- Agents and runs ------------------------------------------------------------
 
-VIEW_AGENT_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
-MANAGE_AGENT_ROLES = frozenset({"PlatformAdmin", "AgentBuilder"})
-TRY_AGENT_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
-SEE_EVERY_RUN_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
-
-
-def can_view_agents(user: User) -> bool:
-    return bool(user.is_authenticated and user.roles & VIEW_AGENT_ROLES)
-
-
-def can_manage_agents(user: User) -> bool:
-    return bool(user.is_authenticated and user.roles & MANAGE_AGENT_ROLES)
-
-
-def can_try_agents(user: User) -> bool:
-    return bool(user.is_authenticated and user.roles & TRY_AGENT_ROLES)
-
-
-def can_see_every_run(user: User) -> bool:
-    return bool(user.is_authenticated and user.roles & SEE_EVERY_RUN_ROLES)
-
-
-def agent_for_viewing(user: User, slug: str):
-    agent = Agent.get_or_none(Agent.slug == slug) if can_view_agents(user) else None
+def agent_for(user: User, slug: str, action: str = "agents.read") -> Agent:
+    """The agent, if ``user`` may see agents and take ``action`` ("agents.configure", "agents.try") on it."""
+    allowed = can(user, "agents.read") and can(user, action)
+    agent = Agent.get_or_none(Agent.slug == slug) if allowed else None
     if agent is None:
         raise NotFound(slug)
     return agent
-
-
-def agent_for_managing(user: User, slug: str):
-    if not can_manage_agents(user):
-        raise NotFound(slug)
-    return agent_for_viewing(user, slug)
-
-
-def agent_for_trying(user: User, slug: str):
-    if not can_try_agents(user):
-        raise NotFound(slug)
-    return agent_for_viewing(user, slug)
 
 
 def can_see_run(user: User, run) -> bool:
     """A run is seen by its owner and by staff; nobody else."""
     if not user.is_authenticated:
         return False
-    return can_see_every_run(user) or (run.user_id is not None and run.user_id == user.id)
+    return can(user, "runs.see_all") or (run.user_id is not None and run.user_id == user.id)
 
 
 def visible_runs(user: User):
-    if can_see_every_run(user):
+    if can(user, "runs.see_all"):
         return Run.select()
     if not user.is_authenticated:
         return Run.select().where(False)
     return Run.select().where(Run.user == user.id)
 
 
-def run_for_viewing(user: User, run_id: int):
+def run_for(user: User, run_id: int):
     run = Run.get_or_none(Run.id == run_id)
     if run is None or not can_see_run(user, run):
         raise NotFound(run_id)
@@ -164,31 +148,20 @@ def source_document_for_reading(user: User, document_pk: int) -> Document | None
     if document is None:
         return None
     try:
-        pack = pack_for_reading(user, document.pack.slug)
-        return document_for_reading(user, pack, document.doc_id)
+        pack = pack_for(user, document.pack.slug)
+        return document_for(user, pack, document.doc_id)
     except NotFound:
         return None
 
 
 # --- Support chat, source pages and answer feedback ----------------------------------
 
-CHAT_ROLES = frozenset({"Member"})
-REVIEW_FEEDBACK_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
-# Reviewers triage and record cases; removing someone else's case is administration.
-REMOVE_ANY_CASE_ROLES = frozenset({"PlatformAdmin"})
-
-
-def can_use_chat(user: User) -> bool:
-    """The support chat is for Members, who always belong to a company."""
-    return bool(user.is_authenticated and user.roles & CHAT_ROLES and user.company_id is not None)
-
-
 def agents_offered_to(user: User):
     """Agents serving the member's company, and company-less ones when CAIRN_OFFER_SHARED_AGENTS is on.
 
     An agent with no granted pack can only answer "no evidence", so it is not offered.
     """
-    if not can_use_chat(user):
+    if not can(user, "chat.use"):
         return Agent.select().where(False)
     serves = Agent.company == user.company_id
     if current_app.config.get("CAIRN_OFFER_SHARED_AGENTS"):
@@ -204,7 +177,7 @@ def agent_for_chat(user: User, slug: str) -> Agent:
 
 
 def conversation_for_member(user: User, conversation_id: int):
-    conversation = Conversation.get_or_none(Conversation.id == conversation_id) if can_use_chat(user) else None
+    conversation = Conversation.get_or_none(Conversation.id == conversation_id) if can(user, "chat.use") else None
     if conversation is None or conversation.user_id != user.id:
         raise NotFound(conversation_id)
     return conversation
@@ -212,7 +185,7 @@ def conversation_for_member(user: User, conversation_id: int):
 
 def answer_for_member(user: User, run_id: int) -> Run:
     """A run the member asked: its source page, its cited documents and its rating are theirs alone."""
-    run = Run.get_or_none(Run.id == run_id) if can_use_chat(user) else None
+    run = Run.get_or_none(Run.id == run_id) if can(user, "chat.use") else None
     if run is None or run.user_id != user.id:
         raise NotFound(run_id)
     return run
@@ -236,7 +209,7 @@ def cited_document_for_member(user: User, run_id: int, n: int):
 
 def member_role_admitted(document: Document) -> bool:
     roles = document.reader_roles
-    return not roles or "Member" in roles
+    return not roles or MEMBER in roles
 
 
 def member_may_download(user: User, document: Document) -> bool:
@@ -249,13 +222,9 @@ def member_may_download(user: User, document: Document) -> bool:
             and document.pack.company_id == user.company_id)
 
 
-def can_review_feedback(user: User) -> bool:
-    return bool(user.is_authenticated and user.roles & REVIEW_FEEDBACK_ROLES)
-
-
-def feedback_for_review(user: User, feedback_id: int):
+def feedback_for(user: User, feedback_id: int):
     feedback = (Feedback.get_or_none((Feedback.id == feedback_id) & (Feedback.rating == "not_helpful"))
-                if can_review_feedback(user) else None)
+                if can(user, "feedback.review") else None)
     if feedback is None:
         raise NotFound(feedback_id)
     return feedback
@@ -263,13 +232,13 @@ def feedback_for_review(user: User, feedback_id: int):
 
 def can_remove_case(user: User, case: RegressionCase) -> bool:
     """A regression case is removed by the reviewer who recorded it, or by a PlatformAdmin."""
-    if not can_review_feedback(user):
+    if not can(user, "feedback.review"):
         return False
-    return bool(user.roles & REMOVE_ANY_CASE_ROLES) or (case.created_by_id is not None
+    return can(user, "cases.remove_any") or (case.created_by_id is not None
                                                          and case.created_by_id == user.id)
 
 
-def case_for_removing(user: User, feedback: Feedback, case_id: int) -> RegressionCase:
+def case_for(user: User, feedback: Feedback, case_id: int) -> RegressionCase:
     case = RegressionCase.get_or_none((RegressionCase.id == case_id) & (RegressionCase.feedback == feedback))
     if case is None or not can_remove_case(user, case):
         raise NotFound(case_id)

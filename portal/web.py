@@ -17,9 +17,9 @@ home = Blueprint("home", __name__)
 @home.route("/")
 @login_required
 def index():
-    if access.can_read_packs(current_user):
+    if access.can(current_user, "packs.read"):
         return redirect(url_for("packs.index"))
-    if access.can_use_chat(current_user):
+    if access.can(current_user, "chat.use"):
         return redirect(url_for("chat.index"))
     return render("home/member.html")
 

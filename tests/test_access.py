@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import io
+import itertools
+import json
+from pathlib import Path
+from types import SimpleNamespace as NS
 
 import pytest
+from flask_login import AnonymousUserMixin
 
+from portal import access
+from portal.access import ACTIONS
 from portal.documents import services
-from portal.models import Document
+from portal.models import ROLES, Document, User
 from portal.search.service import batched_index_updates
 
-STAFF = ("PlatformAdmin", "AgentBuilder", "Auditor")
-ADMIN_ONLY = ("PlatformAdmin",)
+# The route matrix takes who may do what from the table, so the two cannot drift apart.
+STAFF = tuple(r for r in ROLES if r in ACTIONS["packs.read"])
+ADMIN_ONLY = tuple(r for r in ROLES if r in ACTIONS["documents.write"])
 
 # (method, path, data, roles allowed, status when allowed)
 ROUTES = [
@@ -114,3 +122,75 @@ def test_a_staff_member_with_several_roles_reads_by_any_of_them(seeded, app):
     assert both.get("/packs/ops/documents/for-auditors").status_code == 200
     assert both.get("/packs/ops/documents/for-builders").status_code == 200
     assert both.get("/packs/ops/documents/for-members").status_code == 404
+
+
+# --- The table itself, for every set of roles -----------------------------------------
+
+ROLE_SETS = [frozenset(c) for n in range(len(ROLES) + 1) for c in itertools.combinations(ROLES, n)]
+
+
+def _user(roles, company=None, user_id=7) -> User:
+    user = User(id=user_id, email="x@example.test", company=company)
+    user.roles = set(roles)
+    return user
+
+
+@pytest.mark.parametrize("action", sorted(ACTIONS))
+def test_can_admits_exactly_the_roles_in_the_table(action):
+    assert not access.can(AnonymousUserMixin(), action)
+    for roles in ROLE_SETS:
+        for company in (None, 1):
+            expected = bool(roles & ACTIONS[action]) and (
+                company is not None or action not in access.COMPANY_ACTIONS)
+            assert access.can(_user(roles, company), action) is expected, (roles, company)
+
+
+def test_an_unknown_action_is_an_error_not_a_no():
+    with pytest.raises(KeyError):
+        access.can(_user({"PlatformAdmin"}), "packs.delete_everything")
+
+
+# Today's answers were captured from access.py before it became a table
+# (tests/resources/access_matrix.json); the table must give every one of them unchanged.
+# Each predicate of that access.py, by the name it had, answered through today's API:
+PREDICATES = {
+    "can_read_packs": "packs.read", "can_manage_documents": "documents.write", "can_view_agents": "agents.read",
+    "can_manage_agents": "agents.configure", "can_try_agents": "agents.try", "can_see_every_run": "runs.see_all",
+    "can_use_chat": "chat.use", "can_review_feedback": "feedback.review",
+}
+
+
+def _answers(user) -> dict[str, bool]:
+    row = {name: access.can(user, action) for name, action in PREDICATES.items()}
+    for owner in (None, 7, 8):
+        row[f"can_see_run owner={owner}"] = access.can_see_run(user, NS(user_id=owner))
+        row[f"can_remove_case by={owner}"] = access.can_remove_case(user, NS(created_by_id=owner))
+    if not user.is_authenticated:
+        return row
+    for roles in ROLE_SETS:
+        document = Document(reader_roles_csv=",".join(r for r in ROLES if r in roles))
+        row[f"staff_role_admitted reader_roles={'+'.join(r for r in ROLES if r in roles)}"] = (
+            access.staff_role_admitted(user, document))
+    for roles in ((), ("Member",), ("Auditor",), ("Auditor", "Member")):
+        for visibility, redacted, pack_company in itertools.product(("staff", "shared", "company"), (False, True),
+                                                                   (None, 1, 2)):
+            document = NS(reader_roles=frozenset(roles), visibility=visibility, redacted=redacted,
+                          pack=NS(company_id=pack_company))
+            row[f"member_may_download {visibility} redacted={redacted} pack_company={pack_company} "
+                f"reader_roles={'+'.join(roles)}"] = access.member_may_download(user, document)
+    return row
+
+
+def test_the_table_answers_exactly_as_the_access_rules_did_before_it():
+    captured = json.loads((Path(__file__).parent / "resources" / "access_matrix.json").read_text())
+    keys = captured["keys"]
+    answers = {"anonymous": _answers(AnonymousUserMixin())}
+    for roles in ROLE_SETS:
+        for company in (None, 1):
+            ordered = [r for r in ROLES if r in roles]
+            answers[f"{'+'.join(ordered) or '-'}|company={company}"] = _answers(_user(roles, company))
+    answers["(document)"] = {
+        f"member_role_admitted {'+'.join(r for r in ROLES if r in roles)}": access.member_role_admitted(
+            Document(reader_roles_csv=",".join(r for r in ROLES if r in roles))) for roles in ROLE_SETS}
+    now = {who: "".join("-" if k not in row else "1" if row[k] else "0" for k in keys) for who, row in answers.items()}
+    assert now == captured["rows"]

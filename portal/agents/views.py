@@ -22,7 +22,7 @@ RECENT_RUNS = 10
 @bp.route("/")
 @login_required
 def index():
-    if not access.can_view_agents(current_user):
+    if not access.can(current_user, "agents.read"):
         raise NotFound("agents")
     agents = list(Agent.select().order_by(Agent.name))
     return render("agents/index.html", agents=agents, grants=_grants_by_agent(agents))
@@ -31,7 +31,7 @@ def index():
 @bp.route("/new")
 @login_required
 def new():
-    if not access.can_manage_agents(current_user):
+    if not access.can(current_user, "agents.configure"):
         raise NotFound("agents")
     return _form_page("agents/new.html", None, {"mode": "preferred"}, set())
 
@@ -39,7 +39,7 @@ def new():
 @bp.route("/", methods=["POST"])
 @login_required
 def create():
-    if not access.can_manage_agents(current_user):
+    if not access.can(current_user, "agents.configure"):
         raise NotFound("agents")
     form = request.form
     try:
@@ -55,14 +55,14 @@ def create():
 @bp.route("/<slug>")
 @login_required
 def show(slug: str):
-    agent = access.agent_for_viewing(current_user, slug)
+    agent = access.agent_for(current_user, slug)
     return _form_page("agents/show.html", agent, _agent_form(agent), {p.slug for p in agent.granted_packs()})
 
 
 @bp.route("/<slug>", methods=["POST"])
 @login_required
 def update(slug: str):
-    agent = access.agent_for_managing(current_user, slug)
+    agent = access.agent_for(current_user, slug, "agents.configure")
     form = request.form
     try:
         services.update_agent(current_user, agent, name=form.get("name", ""), mode=form.get("mode", ""),
@@ -77,7 +77,7 @@ def update(slug: str):
 @bp.route("/<slug>/delete", methods=["POST"])
 @login_required
 def delete(slug: str):
-    agent = access.agent_for_managing(current_user, slug)
+    agent = access.agent_for(current_user, slug, "agents.configure")
     services.delete_agent(current_user, agent)
     flash(f"Deleted agent {agent.name}; its runs are kept.")
     return redirect(url_for("agents.index"), code=303)
@@ -86,7 +86,7 @@ def delete(slug: str):
 @bp.route("/<slug>/try")
 @login_required
 def try_agent(slug: str):
-    agent = access.agent_for_trying(current_user, slug)
+    agent = access.agent_for(current_user, slug, "agents.try")
     run = _shown_run(agent, query_number("run"))
     return _try_page(agent, run, question=run.question if run else "")
 
@@ -94,7 +94,7 @@ def try_agent(slug: str):
 @bp.route("/<slug>/try", methods=["POST"])
 @login_required
 def ask(slug: str):
-    agent = access.agent_for_trying(current_user, slug)
+    agent = access.agent_for(current_user, slug, "agents.try")
     question = request.form.get("question", "")
     try:
         run = ask_run(agent, current_user, question)

@@ -27,7 +27,7 @@ RATING_CONTEXT = {"reasons": REASONS, "max_note_chars": MAX_NOTE_CHARS, "choosin
 @bp.route("/")
 @login_required
 def index():
-    if not access.can_use_chat(current_user):
+    if not access.can(current_user, "chat.use"):
         raise NotFound("chat")
     agents = services.offered_agents(current_user)
     return _chat_page(None, chosen=agents[0] if len(agents) == 1 else None, agents=agents)
@@ -42,7 +42,7 @@ def new(slug: str):
 @bp.route("/", methods=["POST"])
 @login_required
 def start():
-    if not access.can_use_chat(current_user):
+    if not access.can(current_user, "chat.use"):
         raise NotFound("chat")
     question, slug = request.form.get("question", ""), request.form.get("agent", "")
     if not slug:
@@ -106,7 +106,7 @@ def _sources_url(run: Run) -> str:
 @bp.route("/conversations")
 @login_required
 def conversations():
-    if not access.can_use_chat(current_user):
+    if not access.can(current_user, "chat.use"):
         raise NotFound("chat")
     return render("chat/conversations.html", conversations=services.conversations_of(current_user))
 

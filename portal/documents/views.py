@@ -23,7 +23,7 @@ bp = Blueprint("documents", __name__, url_prefix="/packs/<slug>/documents")
 @bp.route("", methods=["POST"])
 @login_required
 def upload(slug: str):
-    pack = access.pack_for_managing(current_user, slug)
+    pack = access.pack_for(current_user, slug, "documents.write")
     files = [f for f in request.files.getlist("files") if f and f.filename]
     if not files:
         outcomes = [services.UploadOutcome(filename="(none)", refused=Refused(
@@ -42,8 +42,8 @@ def upload(slug: str):
 @bp.route("/<doc_id>")
 @login_required
 def show(slug: str, doc_id: str):
-    pack = access.pack_for_reading(current_user, slug)
-    document = access.document_for_reading(current_user, pack, doc_id)
+    pack = access.pack_for(current_user, slug)
+    document = access.document_for(current_user, pack, doc_id)
     revision = document.current_revision()
     passages = list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
     passage_id = query_number("passage")
@@ -72,8 +72,8 @@ def show(slug: str, doc_id: str):
 @bp.route("/<doc_id>/edit", methods=["GET", "POST"])
 @login_required
 def edit(slug: str, doc_id: str):
-    pack = access.pack_for_managing(current_user, slug)
-    document = access.document_for_reading(current_user, pack, doc_id)
+    pack = access.pack_for(current_user, slug, "documents.write")
+    document = access.document_for(current_user, pack, doc_id)
     revision = document.current_revision()
     if request.method == "GET":
         return render("documents/edit.html", pack=pack, document=document, text=revision.text,
@@ -94,8 +94,8 @@ def edit(slug: str, doc_id: str):
 @bp.route("/<doc_id>/delete", methods=["POST"])
 @login_required
 def delete(slug: str, doc_id: str):
-    pack = access.pack_for_managing(current_user, slug)
-    document = access.document_for_reading(current_user, pack, doc_id)
+    pack = access.pack_for(current_user, slug, "documents.write")
+    document = access.document_for(current_user, pack, doc_id)
     expected = form_number("expected_version")
     try:
         services.delete_document(document, expected)
@@ -109,10 +109,10 @@ def delete(slug: str, doc_id: str):
 @bp.route("/<doc_id>/original")
 @login_required
 def original(slug: str, doc_id: str):
-    pack = access.pack_for_reading(current_user, slug)
-    document = access.document_for_reading(current_user, pack, doc_id)
+    pack = access.pack_for(current_user, slug)
+    document = access.document_for(current_user, pack, doc_id)
     revision = document.current_revision()
-    if not access.can_manage_documents(current_user) or revision is None or not revision.original_path:
+    if not access.can(current_user, "documents.write") or revision is None or not revision.original_path:
         raise NotFound(doc_id)
     return send_file(io.BytesIO(storage.read(revision.original_path)), as_attachment=True,
                      download_name=download_name(revision.original_name), mimetype="application/octet-stream",
@@ -122,8 +122,8 @@ def original(slug: str, doc_id: str):
 @bp.route("/<doc_id>/v<int:version>/figures/<int:number>.webp")
 @login_required
 def figure(slug: str, doc_id: str, version: int, number: int):
-    pack = access.pack_for_reading(current_user, slug)
-    document = access.document_for_reading(current_user, pack, doc_id)
+    pack = access.pack_for(current_user, slug)
+    document = access.document_for(current_user, pack, doc_id)
     found = (Figure.select().join(Revision)
              .where((Revision.document == document) & (Revision.version == version) & (Figure.number == number))
              .first())

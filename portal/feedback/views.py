@@ -66,7 +66,7 @@ def _answer_address(run: Run) -> str:
 
 
 def _reviewer():
-    if not access.can_review_feedback(current_user):
+    if not access.can(current_user, "feedback.review"):
         raise NotFound("feedback")
 
 
@@ -99,14 +99,14 @@ def export():
 @bp.route("/feedback/<int:feedback_id>")
 @login_required
 def show(feedback_id: int):
-    feedback = access.feedback_for_review(current_user, feedback_id)
+    feedback = access.feedback_for(current_user, feedback_id)
     return _item_page(feedback)
 
 
 @bp.route("/feedback/<int:feedback_id>/triage", methods=["POST"])
 @login_required
 def update_triage(feedback_id: int):
-    feedback = access.feedback_for_review(current_user, feedback_id)
+    feedback = access.feedback_for(current_user, feedback_id)
     try:
         services.triage(current_user, feedback, request.form.get("status", ""), request.form.get("reviewer_note"))
     except Refused as refusal:
@@ -121,7 +121,7 @@ def update_triage(feedback_id: int):
 @bp.route("/feedback/<int:feedback_id>/cases", methods=["POST"])
 @login_required
 def record_case(feedback_id: int):
-    feedback = access.feedback_for_review(current_user, feedback_id)
+    feedback = access.feedback_for(current_user, feedback_id)
     form = request.form
     try:
         if form.get("kind") == "no_evidence":
@@ -141,8 +141,8 @@ def record_case(feedback_id: int):
 @bp.route("/feedback/<int:feedback_id>/cases/<int:case_id>/delete", methods=["POST"])
 @login_required
 def delete_case(feedback_id: int, case_id: int):
-    feedback = access.feedback_for_review(current_user, feedback_id)
-    services.delete_regression_case(access.case_for_removing(current_user, feedback, case_id))
+    feedback = access.feedback_for(current_user, feedback_id)
+    services.delete_regression_case(access.case_for(current_user, feedback, case_id))
     if not wants_fragment():
         flash("Regression case removed.")
         return redirect(url_for("feedback.show", feedback_id=feedback.id) + "#cases", code=303)

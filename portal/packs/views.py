@@ -36,7 +36,7 @@ def section(heading_path: str, title: str) -> str:
 @bp.route("/")
 @login_required
 def index():
-    if not access.can_read_packs(current_user):
+    if not access.can(current_user, "packs.read"):
         raise NotFound("packs")
     return render("packs/index.html", packs=list(access.readable_packs(current_user)),
                   counts=live_document_counts(), form={}, error=None)
@@ -45,7 +45,7 @@ def index():
 @bp.route("/", methods=["POST"])
 @login_required
 def create():
-    if not access.can_manage_documents(current_user):
+    if not access.can(current_user, "documents.write"):
         raise NotFound("packs")
     form = request.form
     try:
@@ -60,7 +60,7 @@ def create():
 @bp.route("/<slug>")
 @login_required
 def show(slug: str):
-    pack = access.pack_for_reading(current_user, slug)
+    pack = access.pack_for(current_user, slug)
     query = request.args.get("q", "")
     results = access.search_for_reader(current_user, [pack], query) if query.strip() else None
     return render("packs/show.html", pack=pack, documents=access.readable_documents(current_user, pack), query=query,
@@ -70,7 +70,7 @@ def show(slug: str):
 @bp.route("/<slug>/search")
 @login_required
 def search(slug: str):
-    pack = access.pack_for_reading(current_user, slug)
+    pack = access.pack_for(current_user, slug)
     query = request.args.get("q", "")
     if len(query) > 2000:
         abort(400, "A search is at most 2,000 characters.")

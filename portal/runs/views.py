@@ -31,7 +31,7 @@ def index():
     page_number = query_page()
     runs = list(query.order_by(Run.created_at.desc(), Run.id.desc())
                 .limit(RUNS_PER_PAGE + 1).offset((page_number - 1) * RUNS_PER_PAGE))
-    agents = list(Agent.select().order_by(Agent.name)) if access.can_view_agents(current_user) else []
+    agents = list(Agent.select().order_by(Agent.name)) if access.can(current_user, "agents.read") else []
     return render("runs/index.html", runs=runs[:RUNS_PER_PAGE], more=len(runs) > RUNS_PER_PAGE, page_number=page_number,
                   agent_slug=agent_slug, agents=agents, status_labels=services.STATUS_LABELS)
 
@@ -39,7 +39,7 @@ def index():
 @bp.route("/<int:run_id>")
 @login_required
 def show(run_id: int):
-    run = access.run_for_viewing(current_user, run_id)
+    run = access.run_for(current_user, run_id)
     return render("runs/show.html", run=run, sources=services.run_sources(run, current_user),
                   answer_html=services.linked_answer(run.answer, run.cited), status_labels=services.STATUS_LABELS)
 
@@ -48,7 +48,7 @@ def show(run_id: int):
 @login_required
 def figure(run_id: int, n: int, number: int):
     """A figure the run was given, until its document is deleted; same checks as the run record."""
-    run = access.run_for_viewing(current_user, run_id)
+    run = access.run_for(current_user, run_id)
     reference = RunReference.get_or_none((RunReference.run == run) & (RunReference.n == n))
     path = services.cited_figure_path(reference, number) if reference else None
     if path is None:
