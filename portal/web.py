@@ -7,6 +7,7 @@ from flask_login import current_user, login_required
 
 from portal import access, numbers
 from portal.answers.grounding import ANSWER_BASES
+from portal.ingest import limits
 from portal.rendering import htmx, render
 
 HTMX_VERSION = "2.0.8"
@@ -52,6 +53,9 @@ def init_app(app) -> None:
         return {
             "access": access,
             "answer_bases": ANSWER_BASES,
+            "limits": limits.limits(),  # every limit a page writes, with its label ("4 MB")
+            "upload_too_large": limits.upload_refused_too_large_message(),  # cairn.js shows it on a 413
+            "accepted_extensions": limits.ACCEPTED_EXTENSIONS,
             "htmx_src": url_for("static", filename=f"vendor/htmx-{HTMX_VERSION}.min.js"),
         }
 

@@ -52,7 +52,7 @@
           bar.value = Math.round(100 * done / total);
           if (xhr.status === 413) {
             outcomes.insertAdjacentHTML("beforeend", '<li class="outcome refused" data-reason="too_large"></li>');
-            outcomes.lastElementChild.textContent = file.name + ": refused — larger than the 4 MB limit per file, so it was not read.";
+            outcomes.lastElementChild.textContent = file.name + ": " + form.dataset.tooLarge;  // worded by portal/ingest/limits.py
           } else if (window.htmx && htmx.swap) {
             htmx.swap(outcomes, xhr.responseText, { swapStyle: "beforeend" });
           } else {

@@ -15,7 +15,6 @@ from portal.errors import NotFound, Refused
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, rating_of
 from portal.models import Agent, Conversation, Figure, Run
 from portal.rendering import render, wants_fragment
-from portal.runs.ask import MAX_QUESTION_CHARS
 from portal.runs.services import STATUS_LABELS
 
 bp = Blueprint("chat", __name__, url_prefix="/chat")
@@ -90,7 +89,7 @@ def _chat_page(conversation: Conversation | None, chosen: Agent | None = None, a
                question: str = "", error: str | None = None, status: int = 200):
     agents = services.offered_agents(current_user) if agents is None else agents
     context = {"conversation": conversation, "chosen": chosen, "agents": agents, "question": question,
-               "error": error, "max_question_chars": MAX_QUESTION_CHARS, "status_labels": STATUS_LABELS,
+               "error": error, "status_labels": STATUS_LABELS,
                "conversations": services.conversations_of(current_user, services.SIDEBAR_CONVERSATIONS + 1),
                "sidebar_size": services.SIDEBAR_CONVERSATIONS, **RATING_CONTEXT}
     if conversation is not None:

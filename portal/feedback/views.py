@@ -8,6 +8,7 @@ from flask_login import current_user, login_required
 from portal import access
 from portal.errors import NotFound, Refused
 from portal.feedback import services
+from portal.ingest import limits
 from portal.models import Feedback, Pack, Run, utcnow
 from portal.numbers import form_number
 from portal.rendering import render, wants_fragment
@@ -158,7 +159,8 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
     candidates = None
     if query is not None and query.strip():
         packs = agent_packs if scope == "agent" else list(Pack.select())
-        candidates = access.search_for_reader(current_user, packs, query[:2000], limit=EXPECTED_SOURCE_HITS)
+        candidates = access.search_for_reader(current_user, packs, query[:limits.MAX_SEARCH_CHARS],
+                                              limit=EXPECTED_SOURCE_HITS)
     cases = services.regression_cases_of(feedback)
     context = {
         "feedback": feedback, "run": run, "answer_html": linked_answer(run.answer, run.cited,

@@ -1,8 +1,13 @@
-"""Every limit on reading an upload, and the one place its refusal is worded.
+"""Every limit a user can meet, its human-readable form, and the one place a refusal is worded.
 
 Callers raise what these functions return: ``raise refuse_too_large(size)``.
 Each message names the limit or reason it hit and says what to do next.
+Nothing else writes a limit's number: templates get ``limits()`` (a context
+processor in portal/web.py), cairn.js reads the messages it shows from the page,
+and tests/test_limits.py fails on a limit written out anywhere else.
 """
+
+from dataclasses import dataclass
 
 from portal.errors import Refused
 
@@ -21,6 +26,10 @@ MAX_IMAGE_BYTES = 5 * 1024 * 1024  # as stored in the document
 MIN_IMAGE_SIDE = 32
 MAX_IMAGE_POOL_BYTES = 128 * 1024 * 1024  # image data read per document
 KEPT_IMAGE_SIDE = 1568  # a kept image is scaled down to fit this square
+
+# Typed text (not uploads, but worded the same way, so defined here).
+MAX_QUESTION_CHARS = 2_000  # one question to an agent (chat, the try page, `cairn ask`)
+MAX_SEARCH_CHARS = 2_000  # one search typed into a pack page or the regression-case form
 
 # The reading process (not user-facing limits; they stop hostile files).
 WORKER_MEMORY_BYTES = 2 * 1024 * 1024 * 1024  # address space of the child process
@@ -47,34 +56,83 @@ REASONS = (
 ) + IMAGE_REASONS
 
 
+def megabytes(size: int) -> str:
+    """A limit in binary megabytes as messages write it: 4 * 1024 * 1024 is "4 MB"."""
+    return f"{size / (1024 * 1024):g} MB"
+
+
+def number(value: int) -> str:
+    """A count as messages write it: 400000 is "400,000"."""
+    return f"{value:,}"
+
+
+@dataclass(frozen=True)
+class Limit:
+    value: int
+    label: str  # as a page or message writes it: "4 MB", "400,000"
+
+
+def limits() -> dict[str, Limit]:
+    """Every user-facing limit by name, with its label; templates get it as ``limits``.
+
+    Built at each call from the constants above, so a changed constant changes every page.
+    """
+    return {
+        "file_bytes": Limit(MAX_FILE_BYTES, megabytes(MAX_FILE_BYTES)),
+        "form_parts": Limit(MAX_FORM_PARTS, number(MAX_FORM_PARTS)),
+        "text_chars": Limit(MAX_TEXT_CHARS, number(MAX_TEXT_CHARS)),
+        "pdf_pages": Limit(MAX_PDF_PAGES, number(MAX_PDF_PAGES)),
+        "images": Limit(MAX_IMAGES, number(MAX_IMAGES)),
+        "image_pixels": Limit(MAX_IMAGE_PIXELS, number(MAX_IMAGE_PIXELS)),
+        "image_bytes": Limit(MAX_IMAGE_BYTES, megabytes(MAX_IMAGE_BYTES)),
+        "image_side": Limit(MIN_IMAGE_SIDE, number(MIN_IMAGE_SIDE)),
+        "docx_part_bytes": Limit(MAX_DOCX_PART_BYTES, megabytes(MAX_DOCX_PART_BYTES)),
+        "question_chars": Limit(MAX_QUESTION_CHARS, number(MAX_QUESTION_CHARS)),
+        "search_chars": Limit(MAX_SEARCH_CHARS, number(MAX_SEARCH_CHARS)),
+    }
+
+
 def _mb(size: int) -> str:
+    """A file's own size, to one decimal (a limit is written by ``megabytes``)."""
     return f"{size / (1024 * 1024):.1f} MB"
 
 
 def refuse_too_large(size: int) -> Refused:
     return Refused(
         "too_large",
-        f"The file is {_mb(size)}; the limit is 4 MB per file. "
+        f"The file is {_mb(size)}; the limit is {megabytes(MAX_FILE_BYTES)} per file. "
         "Split the document and upload the parts.",
     )
 
 
 def request_too_large_message() -> str:
-    """A request body over the limit (one file at the limit plus its form) was not read."""
-    return (f"The upload is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MB limit per file, so it was not "
+    """A request body over the limit (one file at the limit plus its form) was not read (the 413)."""
+    return (f"The upload is larger than the {megabytes(MAX_FILE_BYTES)} limit per file, so it was not "
             "read. Upload large files one at a time, or split them.")
 
 
+def upload_refused_too_large_message() -> str:
+    """What the upload page shows after a file's name when the server answered its request with 413.
+
+    cairn.js uploads one file per request and reads this from the form (``data-too-large``).
+    """
+    return f"refused — larger than the {megabytes(MAX_FILE_BYTES)} limit per file, so it was not read."
+
+
 def too_many_form_parts_message() -> str:
-    return (f"The form holds more than {MAX_FORM_PARTS:,} fields and files, the limit per request, so it was "
+    return (f"The form holds more than {number(MAX_FORM_PARTS)} fields and files, the limit per request, so it was "
             "not read. Upload fewer files at a time.")
+
+
+def search_too_long_message() -> str:
+    return f"A search is at most {number(MAX_SEARCH_CHARS)} characters."
 
 
 def refuse_too_many_chars(chars: int, *, at_least: bool = False) -> Refused:
     amount = f"at least {chars:,}" if at_least else f"{chars:,}"
     return Refused(
         "too_many_chars",
-        f"The document has {amount} characters of text; the limit is 400,000 characters "
+        f"The document has {amount} characters of text; the limit is {number(MAX_TEXT_CHARS)} characters "
         "per document, and a document is never cut short. Split it and upload the parts.",
     )
 
@@ -82,7 +140,7 @@ def refuse_too_many_chars(chars: int, *, at_least: bool = False) -> Refused:
 def refuse_too_many_pages(pages: int) -> Refused:
     return Refused(
         "too_many_pages",
-        f"The PDF has {pages:,} pages; the limit is 300 pages. Split it and upload the parts.",
+        f"The PDF has {pages:,} pages; the limit is {number(MAX_PDF_PAGES)} pages. Split it and upload the parts.",
     )
 
 
@@ -128,7 +186,7 @@ def refuse_damaged(what: str, detail: str = "") -> Refused:
 
 def refuse_part_too_large(part: str, size: int) -> Refused:
     return refuse_damaged(
-        "Word file", f"its part {part} unpacks to {_mb(size)}, over the 50 MB that is read"
+        "Word file", f"its part {part} unpacks to {_mb(size)}, over the {megabytes(MAX_DOCX_PART_BYTES)} that is read"
     )
 
 
@@ -188,19 +246,19 @@ def refuse_encoding(position: int) -> Refused:
 def refuse_image_file(reason: str, width: int = 0, height: int = 0, size: int = 0) -> Refused:
     """Refusal of an image file (.png, .jpg, .webp) that cannot be kept, by image reason."""
     if reason == "pixels" and not width * height:
-        message = "The image has far more than the limit of 8,000,000 pixels. Scale it down."
+        message = f"The image has far more than the limit of {number(MAX_IMAGE_PIXELS)} pixels. Scale it down."
     elif reason == "pixels":
         message = (
             f"The image is {width:,} × {height:,} = {width * height:,} pixels; the limit is "
-            "8,000,000 pixels. Scale it down and upload it again."
+            f"{number(MAX_IMAGE_PIXELS)} pixels. Scale it down and upload it again."
         )
     elif reason == "size":
         message = (
-            f"The image is {width} × {height} pixels; an image needs at least 32 pixels on "
+            f"The image is {width} × {height} pixels; an image needs at least {number(MIN_IMAGE_SIDE)} pixels on "
             "each side."
         )
     elif reason == "bytes":
-        message = f"The image is {_mb(size)}; the limit is 5 MB per image."
+        message = f"The image is {_mb(size)}; the limit is {megabytes(MAX_IMAGE_BYTES)} per image."
     elif reason == "type":
         message = "The image is not a PNG, JPEG or WebP image."
     else:

@@ -7,6 +7,7 @@ from flask_login import current_user, login_required
 
 from portal import access
 from portal.errors import NotFound, Refused
+from portal.ingest import limits
 from portal.packs.services import create_pack, live_document_counts
 from portal.rendering import render
 from portal.documents.render import PAGE_LINE_RE as PAGE_LINE
@@ -72,8 +73,8 @@ def show(slug: str):
 def search(slug: str):
     pack = access.pack_for(current_user, slug)
     query = request.args.get("q", "")
-    if len(query) > 2000:
-        abort(400, "A search is at most 2,000 characters.")
+    if len(query) > limits.MAX_SEARCH_CHARS:
+        abort(400, limits.search_too_long_message())
     results = access.search_for_reader(current_user, [pack], query) if query.strip() else None
     return render("packs/show.html", "packs/_results.html", pack=pack, documents=access.readable_documents(current_user, pack),
                   query=query, results=results, outcomes=[])

@@ -26,12 +26,12 @@ from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
 from portal.db import database
 from portal.errors import Refused
+from portal.ingest.limits import MAX_QUESTION_CHARS
 from portal.models import Agent, Conversation, Figure, Pack, Run, RunReference, User, utcnow
 from portal.search.analysis import TermCache, question_terms
 from portal.search.service import SearchHit, search_packs
 
 REFERENCES_PER_RUN = evidence.REFERENCES_PER_RUN
-MAX_QUESTION_CHARS = 2_000
 
 FIGURE_MARKER_RE = re.compile(r"\[Figure (\d+): ([^\]\n]*)\]")
 

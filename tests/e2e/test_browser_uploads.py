@@ -51,3 +51,17 @@ def test_word_pdf_and_scanned_pdf_uploads(page, pack, users, tmp_path):
         page.click("text=Download the original")
     assert download.value.suggested_filename == "restart-checklist.pdf"
     assert open(download.value.path(), "rb").read() == pdf.read_bytes()
+
+
+def test_a_file_over_the_request_limit_is_refused_in_the_words_of_the_limits_module(page, pack, users, tmp_path):
+    from portal.ingest import limits
+
+    huge = tmp_path / "huge.md"
+    huge.write_bytes(b"a" * (limits.MAX_FILE_BYTES + 70 * 1024))  # over the request cap: the server answers 413
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/ops")
+    page.set_input_files("#files", [str(huge)])
+    page.click("#upload-form button[type=submit]")
+    refused = page.locator("#upload-outcomes .outcome.refused")
+    expect(refused).to_have_text(f"huge.md: {limits.upload_refused_too_large_message()}")
+    expect(refused).to_have_attribute("data-reason", "too_large")

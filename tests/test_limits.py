@@ -1,0 +1,123 @@
+"""Every limit is written once, in portal/ingest/limits.py; pages, cairn.js and messages format it from there."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from helpers import upload
+from portal.ingest import limits
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Each limit as a page or message would write it out by hand (labels and bare values).
+WRITTEN_IN_TEXT = re.compile(
+    r"\b(4|5|50) ?MB\b|\b400,?000\b|\b8,?000,?000\b|\b2,?000\b|\b1,000\b|\b300 pages|\b32 pixels")
+# In Python only string literals count (a 1000 that turns seconds into milliseconds is no limit).
+WRITTEN_IN_PYTHON = re.compile(
+    r"\b(4|5|50) ?MB\b|\b400,000\b|\b8,000,000\b|\b2,000\b|\b1,000 (fields|parts)|\b300 pages|\b32 pixels")
+ALLOWED = {
+    ROOT / "portal/ingest/limits.py",  # the owner
+    # The cap on a model's response is its own limit (MAX_RESPONSE_BYTES), not an upload's; it belongs
+    # to portal/answers/, which formats it by hand.
+    ROOT / "portal/answers/model_client.py",
+}
+
+
+def _templates_and_scripts():
+    yield from (ROOT / "templates").rglob("*.html")
+    yield from (p for p in (ROOT / "static").rglob("*.js") if "vendor" not in p.parts)
+
+
+def _python():
+    data = ("demo/corpus", "demo/sources")
+    return [p for p in (ROOT / "portal").rglob("*.py") if not any(d in p.as_posix() for d in data)]
+
+
+def test_no_page_script_or_message_writes_a_limit_by_hand():
+    found = []
+    for path in _templates_and_scripts():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if WRITTEN_IN_TEXT.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    for path in _python():
+        if path in ALLOWED:
+            continue
+        with path.open(encoding="utf-8") as handle:
+            for token in tokenize.generate_tokens(handle.readline):
+                if token.type == tokenize.STRING and WRITTEN_IN_PYTHON.search(token.string):
+                    found.append(f"{path.relative_to(ROOT)}:{token.start[0]}: {token.string}")
+    assert not found, "format these from portal/ingest/limits.py:\n" + "\n".join(found)
+
+
+def test_the_check_finds_a_limit_written_by_hand():
+    assert WRITTEN_IN_TEXT.search('<label for="files">at most 4 MB each</label>')
+    assert WRITTEN_IN_TEXT.search('maxlength="2000"')
+    strings = [t.string for t in tokenize.generate_tokens(io.StringIO(
+        'message = f"The PDF has {n} pages; the limit is 300 pages."\nms = seconds * 1000\n').readline)
+               if t.type == tokenize.STRING]
+    assert [s for s in strings if WRITTEN_IN_PYTHON.search(s)] == strings and len(strings) == 1
+
+
+def test_labels_are_formatted_from_the_constants():
+    assert limits.megabytes(4 * 1024 * 1024) == "4 MB" and limits.megabytes(5 * 1024 * 1024) == "5 MB"
+    assert limits.number(400_000) == "400,000"
+    named = limits.limits()
+    assert named["file_bytes"] == limits.Limit(limits.MAX_FILE_BYTES, "4 MB")
+    assert named["question_chars"].label == "2,000" and named["image_pixels"].label == "8,000,000"
+
+
+@pytest.fixture
+def small_limits(monkeypatch):
+    """Limits other than today's, set before the app reads them (request this fixture before ``app``)."""
+    monkeypatch.setattr(limits, "MAX_FILE_BYTES", 2 * 1024 * 1024)
+    monkeypatch.setattr(limits, "MAX_QUESTION_CHARS", 1_500)
+    monkeypatch.setattr(limits, "MAX_SEARCH_CHARS", 1_200)
+
+
+def test_the_upload_form_and_its_script_message_show_the_limit_of_the_constant(small_limits, app, pack,
+                                                                               client_as):
+    page = BeautifulSoup(client_as("PlatformAdmin").get("/packs/ops").data, "html.parser")
+    assert "at most 2 MB each" in page.select_one("label[for=files]").text
+    assert page.select_one("#upload-form")["data-too-large"] == (
+        "refused — larger than the 2 MB limit per file, so it was not read.")
+    assert page.select_one("#q")["maxlength"] == "1200"
+    assert "4 MB" not in str(page)
+
+
+def test_the_413_names_the_limit_of_the_constant(small_limits, app, pack, client_as):
+    assert app.config["MAX_CONTENT_LENGTH"] == 2 * 1024 * 1024 + 64 * 1024
+    response = upload(client_as("PlatformAdmin"), "ops", "big.md", b"a" * (3 * 1024 * 1024))
+    assert response.status_code == 413
+    text = response.get_data(as_text=True)
+    assert "larger than the 2 MB limit per file" in text and "4 MB" not in text
+
+
+def test_a_file_over_the_limit_is_refused_naming_the_limit_of_the_constant(small_limits, app, pack, client_as):
+    # Over the file limit but within the request's: read and refused by ingest, not a 413.
+    response = upload(client_as("PlatformAdmin"), "ops", "note.md", b"# Note\n\n" + b"a" * (2 * 1024 * 1024),
+                      **{"HX-Request": "true"})
+    assert "the limit is 2 MB per file" in response.get_data(as_text=True)
+
+
+def test_the_question_box_shows_the_limit_of_the_constant(small_limits, app, pack, client_as):
+    from portal.agents.services import create_agent
+
+    create_agent(None, "helper", "Helper", "preferred", "Acme Test Co", "", ["ops"])
+    staff = BeautifulSoup(client_as("AgentBuilder").get("/agents/helper/try").data, "html.parser")
+    assert staff.select_one("textarea#question")["maxlength"] == "1500"
+    member = BeautifulSoup(client_as("Member").get("/chat/").data, "html.parser")
+    assert member.select_one("textarea#question")["maxlength"] == "1500"
+    assert "at most 1,500 characters" in member.select_one("#question-help").text
+
+
+def test_templates_get_every_limit(app):
+    from flask import render_template_string
+
+    with app.test_request_context():
+        assert render_template_string("{{ limits.text_chars.label }} {{ limits.pdf_pages.value }}") == "400,000 300"
