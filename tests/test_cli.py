@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from portal.cli import main
+from helpers import cli_runner
 
 CAIRN = [sys.executable, "-m", "portal.cli"]
 # The commands run from a temporary folder: put this checkout first, not wherever `portal` is installed from.
@@ -20,19 +20,8 @@ PROJECT_ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}
 
 @pytest.fixture
 def cli(app):
-    """Run a `cairn` command against the test app: the result has exit code, stdout and stderr."""
     app.config.update(CAIRN_ADMIN_EMAIL="root@example.test", CAIRN_ADMIN_PASSWORD="long enough password")
-    runner = app.test_cli_runner()
-
-    def run(*args, stdin: str | None = None, ok: bool = True):
-        result = runner.invoke(main, list(args), input=stdin)
-        if result.exception and not isinstance(result.exception, SystemExit):
-            raise result.exception
-        result.returncode = result.exit_code  # the name subprocess results use
-        if ok:
-            assert result.exit_code == 0, result.stderr + result.stdout
-        return result
-
+    run = cli_runner(app)
     run("init")
     return run
 
