@@ -78,7 +78,7 @@ def _limit_resources() -> None:
 def open_reading(kind: str, data: bytes, request: dict):
     """The Reading for one request; raises Refused."""
     if kind == "docx":
-        from portal.ingest.docx_reader import read_docx
+        from portal.ingest.docx import read_docx
 
         return read_docx(data)
     if kind == "pdf":
