@@ -114,3 +114,12 @@ def test_set_password_replaces_the_password(cli, tmp_path):
     (hashed,) = db.execute_sql('SELECT password_hash FROM "user"').fetchone()
     db.close()
     assert check_password_hash(hashed, "another long password")
+
+
+def test_only_the_command_line_imports_the_command_line():
+    """Commands call services, never the other way round (agents/cli.py once imported the CLI helpers)."""
+    portal_dir = Path(__file__).resolve().parents[1] / "portal"
+    importers = [str(path.relative_to(portal_dir)) for path in portal_dir.rglob("*.py")
+                 if "cli" not in path.relative_to(portal_dir).parts[:1]
+                 and ("portal.cli" in path.read_text(encoding="utf-8"))]
+    assert importers == []
