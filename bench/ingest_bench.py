@@ -4,7 +4,7 @@
 
 Generates Markdown files of realistic prose (headings, lists, identifiers) in a
 temporary folder, ingests them into a fresh temporary data folder through
-`portal.documents.ingest_report.ingest_paths` and reports passages per second.
+`portal.documents.ingest_files.ingest_paths` and reports passages per second.
 Target: at least 1,000 passages per second.
 """
 
@@ -57,7 +57,8 @@ def main() -> int:
             files.append(path)
 
         from portal import create_app
-        from portal.documents.ingest_report import ingest_paths
+        from portal.cli.packs import outcome_json
+        from portal.documents.ingest_files import ingest_paths
         from portal.migrate import migrate
         from portal.packs.services import create_pack
 
@@ -68,7 +69,7 @@ def main() -> int:
             create_pack("bench", "Benchmark")
             list(ingest_paths("bench", files[:1]))  # start the JVM outside the timing
             started = time.perf_counter()
-            lines = list(ingest_paths("bench", files[1:]))
+            lines = [outcome_json(path, outcome) for path, outcome in ingest_paths("bench", files[1:])]
             elapsed = time.perf_counter() - started
         passages = sum(line["document"]["passages"] for line in lines if line["document"])
         refused = sum(1 for line in lines if line["status"] == "refused")

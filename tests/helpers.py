@@ -70,3 +70,25 @@ def signed_in_client(app, user, password: str = PASSWORD):
     response = login(client, user.email, password)
     assert response.status_code == 302, response.data
     return client
+
+
+def cli_runner(app):
+    """Run a `cairn` command in process against ``app`` (Flask's CLI runner): ``run(*args, stdin=, ok=)``.
+
+    The result carries ``exit_code`` (also as ``returncode``, the name subprocess results use),
+    ``stdout`` and ``stderr``; an exception other than the command's own exit is raised.
+    """
+    from portal.cli import main
+
+    runner = app.test_cli_runner()
+
+    def run(*args: str, stdin: str | None = None, ok: bool = True):
+        result = runner.invoke(main, list(args), input=stdin)
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        result.returncode = result.exit_code
+        if ok:
+            assert result.exit_code == 0, result.stderr + result.stdout
+        return result
+
+    return run

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from bs4 import BeautifulSoup
+
+from helpers import cli_runner
 
 from portal.agents import services
 from portal.errors import Refused
@@ -206,24 +205,8 @@ def test_navigation_shows_agents_to_staff_only(app, helper, client_as):
 
 
 @pytest.fixture
-def cli(tmp_path):
-    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data")}
-    env.pop("DATABASE_URL", None)
-    if os.environ.get("CAIRN_TEST_DATABASE_URL"):
-        from helpers import empty_postgres
-
-        env["DATABASE_URL"] = os.environ["CAIRN_TEST_DATABASE_URL"]
-        empty_postgres(env["DATABASE_URL"])
-
-    def run(*args, ok: bool = True):
-        result = subprocess.run([sys.executable, "-m", "portal.cli", *args], env=env, capture_output=True, text=True,
-                                cwd=tmp_path, timeout=120)
-        if ok:
-            assert result.returncode == 0, result.stderr + result.stdout
-        return result
-
-    run("init")
-    return run
+def cli(app):
+    return cli_runner(app)
 
 
 def test_cli_creates_and_lists_agents(cli):

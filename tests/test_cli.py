@@ -1,4 +1,5 @@
-"""The `cairn` command line, run as a real subprocess against a temporary data folder."""
+"""The `cairn` command line, run in process with Flask's CLI runner against the test app (one smoke
+test runs it as a real subprocess: `python -m portal.cli`, as the console script does)."""
 
 from __future__ import annotations
 
@@ -10,30 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from helpers import cli_runner
+
 CAIRN = [sys.executable, "-m", "portal.cli"]
 # The commands run from a temporary folder: put this checkout first, not wherever `portal` is installed from.
 PROJECT_ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-PROJECT = Path(__file__).resolve().parents[1]  # run this checkout's code, whatever is installed
 
 
 @pytest.fixture
-def cli(tmp_path):
-    env = {**os.environ, **PROJECT_ENV, "CAIRN_DATA_DIR": str(tmp_path / "data"), "CAIRN_ADMIN_EMAIL": "root@example.test",
-           "CAIRN_ADMIN_PASSWORD": "long enough password"}
-    env.pop("DATABASE_URL", None)
-    if os.environ.get("CAIRN_TEST_DATABASE_URL"):
-        env["DATABASE_URL"] = os.environ["CAIRN_TEST_DATABASE_URL"]
-        from helpers import empty_postgres
-
-        empty_postgres(env["DATABASE_URL"])
-
-    def run(*args, stdin: str | None = None, ok: bool = True):
-        result = subprocess.run(CAIRN + list(args), env=env, input=stdin, capture_output=True, text=True,
-                                cwd=tmp_path, timeout=120)
-        if ok:
-            assert result.returncode == 0, result.stderr + result.stdout
-        return result
-
+def cli(app):
+    app.config.update(CAIRN_ADMIN_EMAIL="root@example.test", CAIRN_ADMIN_PASSWORD="long enough password")
+    run = cli_runner(app)
     run("init")
     return run
 
@@ -86,7 +74,8 @@ def test_unknown_pack_and_bad_user(cli):
 
 
 @pytest.mark.parametrize("command", [("init",), ("packs", "list"), ("eval", "--no-cranfield")])
-def test_a_bad_classification_policy_stops_every_command_with_a_message(cli, tmp_path, command):
+def test_a_bad_classification_policy_stops_every_command_with_a_message(tmp_path, command):
+    """The smoke test of the real process: `python -m portal.cli` reads the environment and exits 2 with a message."""
     env = {**os.environ, **PROJECT_ENV, "CAIRN_DATA_DIR": str(tmp_path / "data"),
            "CAIRN_CLASSIFICATION_POLICY": '[{"rule": "privat_key", "decision": "block"}]'}
     result = subprocess.run(CAIRN + list(command), env=env, capture_output=True, text=True, cwd=tmp_path,
@@ -125,3 +114,12 @@ def test_set_password_replaces_the_password(cli, tmp_path):
     (hashed,) = db.execute_sql('SELECT password_hash FROM "user"').fetchone()
     db.close()
     assert check_password_hash(hashed, "another long password")
+
+
+def test_only_the_command_line_imports_the_command_line():
+    """Commands call services, never the other way round (agents/cli.py once imported the CLI helpers)."""
+    portal_dir = Path(__file__).resolve().parents[1] / "portal"
+    importers = [str(path.relative_to(portal_dir)) for path in portal_dir.rglob("*.py")
+                 if "cli" not in path.relative_to(portal_dir).parts[:1]
+                 and ("portal.cli" in path.read_text(encoding="utf-8"))]
+    assert importers == []

@@ -33,7 +33,9 @@ from resources.make_fixtures import (
 )
 
 from portal.errors import Refused
-from portal.ingest import formats, limits, reader_process, worker
+from portal.ingest import formats, limits
+from portal.ingest import reader_child as worker
+from portal.ingest import reader_parent as reader_process
 from portal.ingest.figures import assemble, figure_label, images_line, placeholder
 from portal.ingest.formats import Extracted, read_upload
 
@@ -514,7 +516,7 @@ def test_the_child_process_cannot_take_unbounded_memory():
 
     probe = (
         "import sys, types; package = types.ModuleType('portal'); package.__path__ = [sys.argv[1]]; "
-        "sys.modules['portal'] = package; from portal.ingest import worker; worker._limit_resources()\n"
+        "sys.modules['portal'] = package; from portal.ingest import reader_child; reader_child._limit_resources()\n"
         "try:\n    bytearray(3 * 1024 ** 3)\nexcept MemoryError:\n    print('bounded')\n"
         "print('flask' in sys.modules)"
     )

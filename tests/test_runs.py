@@ -7,9 +7,6 @@ speaking the chat-completions protocol.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +14,7 @@ from bs4 import BeautifulSoup
 
 from resources.make_fixtures import add_picture, docx_bytes, image_bytes, mixed_images_docx
 
-from helpers import LOCKS, SPOOL, login
+from helpers import LOCKS, SPOOL, cli_runner, login
 from portal.agents.services import create_agent, update_agent
 from portal.answers.extractive import NO_EVIDENCE_ANSWER
 from portal.answers.prompt import CANNOT_ANSWER
@@ -741,22 +738,12 @@ def test_try_page_shows_only_runs_of_this_agent(corpus, client_as):
 # --- command line ------------------------------------------------------------------
 
 
-def test_cli_ask_prints_the_run_as_json(tmp_path):
-    # PYTHONPATH: the subprocess runs this checkout's code, whatever the installed package points at
-    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data"),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
-                                                       os.environ.get("PYTHONPATH")]))}
-    env.pop("DATABASE_URL", None)
-    if os.environ.get("CAIRN_TEST_DATABASE_URL"):
-        from helpers import empty_postgres
-
-        env["DATABASE_URL"] = os.environ["CAIRN_TEST_DATABASE_URL"]
-        empty_postgres(env["DATABASE_URL"])
+def test_cli_ask_prints_the_run_as_json(app, tmp_path):
+    run = cli_runner(app)
 
     def cli(*args, ok=True):
-        result = subprocess.run([sys.executable, "-m", "portal.cli", *args], env=env, capture_output=True,
-                                text=True, cwd=tmp_path, timeout=120)
-        assert (result.returncode == 0) is ok, result.stderr + result.stdout
+        result = run(*args, ok=False)
+        assert (result.exit_code == 0) is ok, result.stderr + result.stdout
         return result
 
     runbook = Path(tmp_path, "spool-overflow.md")

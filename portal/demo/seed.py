@@ -1,4 +1,4 @@
-"""Load the demo catalog (portal/demo/catalog.py) into the database, idempotently.
+"""Load the demo catalog (portal/demo/catalog.py, from the corpus and catalog.toml) into the database, idempotently.
 
 Packs, users and the company are created when missing; every document goes
 through the same upload service as a browser upload, so an unchanged document

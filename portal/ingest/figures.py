@@ -20,8 +20,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 
 
 @dataclass
-class Figure:
-    """A kept image: lossless WebP bytes and the marker it stands for in the text."""
+class ExtractedFigure:
+    """A kept image read from an upload: lossless WebP bytes and the marker it stands for in the text.
+
+    Not yet stored; once stored it is a ``portal.models.Figure`` row.
+    """
 
     number: int
     label: str
@@ -33,7 +36,7 @@ class Figure:
 @dataclass
 class AssembledText:
     text: str
-    figures: list[Figure]
+    figures: list[ExtractedFigure]
     images_not_kept: dict[str, int] = field(default_factory=dict)
 
 
@@ -83,7 +86,7 @@ def assemble(
     ``kept`` maps a slot to its (webp, width, height); ``not_kept`` maps a slot to
     its reason. A slot in neither ran out of time (``deadline``).
     """
-    figures: list[Figure] = []
+    figures: list[ExtractedFigure] = []
     reasons: dict[str, int] = {}
     for slot in range(len(labels)):
         if slot not in kept:
@@ -96,7 +99,7 @@ def assemble(
             return ""  # with the space before it, so no double space is left
         webp, width, height = kept[slot]
         number = len(figures) + 1
-        figures.append(Figure(number, labels[slot], webp, width, height))
+        figures.append(ExtractedFigure(number, labels[slot], webp, width, height))
         return f"{space}[Figure {number}: {labels[slot]}]"
 
     lines = []

@@ -3,7 +3,7 @@
 Pure: no database and no Flask. Checks run cheapest first — extension, content
 type, size, leading bytes — and only then is the file parsed: Markdown and text
 here, Word, PDF and image files in a child process that can be stopped
-(``reader_process``). Every refusal is a ``Refused`` worded in ``limits``.
+(``reader_parent``). Every refusal is a ``Refused`` worded in ``limits``.
 """
 
 import re
@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from portal.ingest import limits
-from portal.ingest.figures import Figure, assemble, figure_label
-from portal.ingest.reader_process import ReaderResult, run_reader
+from portal.ingest.figures import ExtractedFigure, assemble, figure_label
+from portal.ingest.reader_parent import ReaderResult, run_reader
 from portal.ingest.sniff import describe, sniff
 
-__all__ = ["Extracted", "Figure", "read_upload"]
+__all__ = ["Extracted", "ExtractedFigure", "read_upload"]
 
 KINDS = {
     ".md": "markdown",
@@ -75,7 +75,7 @@ class Extracted:
     text: str
     kind: str  # "markdown" | "text" | "docx" | "pdf" | "image"
     original: bytes | None
-    figures: list[Figure] = field(default_factory=list)
+    figures: list[ExtractedFigure] = field(default_factory=list)
     images_not_kept: dict[str, int] = field(default_factory=dict)
     pages: int | None = None
     title_hint: str = ""

@@ -1,4 +1,4 @@
-"""``cairn agents create|list`` and ``cairn ask``."""
+"""``cairn agents create|list`` and ``cairn ask`` (a question asked as the browser asks it)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import click
 
-from portal.cli_support import app_context, echo_listing, fail
+from portal.cli.support import app_context, echo_listing, fail
 from portal.models import GROUNDING_MODES
 
 

@@ -1,7 +1,7 @@
-"""Running a reader in a child process that is killed when it runs out of time.
+"""The parent half of the reader process: starts the child (``reader_child``), kills it at the deadline.
 
 The child is a fresh interpreter (``subprocess``: fork and exec at once, safe
-beside a running JVM) that bounds its own memory (see ``worker``). It gets
+beside a running JVM) that bounds its own memory (see ``reader_child``). It gets
 ``limits.READ_SECONDS`` to send the text and then ``limits.IMAGE_SECONDS`` more
 for the pictures; pictures still unfinished then are counted as ``deadline``.
 Everything travels through pipes: no temporary file is written.
@@ -19,16 +19,16 @@ from pathlib import Path
 
 from portal.errors import Refused
 from portal.ingest import limits
-from portal.ingest.worker import FrameReader, pack_frame
+from portal.ingest.reader_child import FrameReader, pack_frame
 
 log = logging.getLogger(__name__)
 
 PORTAL_DIR = Path(__file__).resolve().parents[1]
-# Imports portal.ingest.worker without running portal/__init__.py (the app factory
+# Imports portal.ingest.reader_child without running portal/__init__.py (the app factory
 # and its imports) in the child: the child needs only portal.errors and portal.ingest.
 _BOOTSTRAP = (
     "import sys, types; package = types.ModuleType('portal'); package.__path__ = [sys.argv[1]]; "
-    "sys.modules['portal'] = package; from portal.ingest.worker import main; main()"
+    "sys.modules['portal'] = package; from portal.ingest.reader_child import main; main()"
 )
 # The child stops its own picture work at IMAGE_SECONDS; this is how much later the parent kills it.
 _GRACE_SECONDS = 1.0

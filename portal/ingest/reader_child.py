@@ -1,6 +1,6 @@
-"""The child process that reads Word, PDF and image files, so that it can be stopped.
+"""The child half of the reader process: reads Word, PDF and image files, so that a read can be stopped.
 
-``reader_process`` starts it, writes one request frame (the file) to its stdin
+``reader_parent`` starts it, writes one request frame (the file) to its stdin
 and reads frames back from its stdout as work progresses: ``text`` (the text
 with picture placeholders), one ``figure`` or ``not_kept`` per picture, then
 ``done`` — or a single ``refused``. Frames are an 8-byte header (JSON length,
@@ -78,7 +78,7 @@ def _limit_resources() -> None:
 def open_reading(kind: str, data: bytes, request: dict):
     """The Reading for one request; raises Refused."""
     if kind == "docx":
-        from portal.ingest.docx_reader import read_docx
+        from portal.ingest.docx import read_docx
 
         return read_docx(data)
     if kind == "pdf":

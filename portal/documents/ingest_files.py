@@ -1,4 +1,4 @@
-"""Ingest files from paths and report each outcome in the shape `cairn ingest --json` prints."""
+"""Ingest files from paths (``cairn ingest``): each through the upload service, the index updated in batches."""
 
 from __future__ import annotations
 
@@ -9,28 +9,12 @@ from pathlib import Path
 from portal.documents.services import UploadOutcome, upload_file
 from portal.errors import Refused
 from portal.ingest import limits
-from portal.models import Pack, Passage
+from portal.models import Pack
 from portal.search.service import batched_index_updates
 
 
-def outcome_json(path: str, outcome: UploadOutcome) -> dict:
-    if not outcome.accepted:
-        return {"file": path, "status": "refused", "reason": outcome.refused.reason,
-                "message": outcome.refused.message, "document": None}
-    revision = outcome.revision
-    return {
-        "file": path, "status": "accepted", "reason": None,
-        "message": "unchanged: identical to the current version, no new revision" if outcome.unchanged else None,
-        "document": {
-            "id": outcome.document.doc_id, "version": revision.version, "sha256": revision.sha256,
-            "passages": Passage.select().where(Passage.revision == revision).count(),
-            "images": {"kept": outcome.images_kept, "not_kept": outcome.images_not_kept},
-        },
-    }
-
-
-def ingest_paths(pack_slug: str, paths) -> Iterator[dict]:
-    """Each file's outcome, yielded once it is stored (or refused): a killed run has shown what it stored.
+def ingest_paths(pack_slug: str, paths) -> Iterator[tuple[str, UploadOutcome]]:
+    """Each file (as given) and its outcome, yielded once it is stored (or refused): a killed run has shown what it stored.
 
     The index catches up at the end (and every few dozen documents); what a kill interrupts is
     indexed at the next start (portal/search/service.py).
@@ -41,7 +25,7 @@ def ingest_paths(pack_slug: str, paths) -> Iterator[dict]:
             yield _ingest_path(pack, pack_slug, raw)
 
 
-def _ingest_path(pack: Pack | None, pack_slug: str, raw) -> dict:
+def _ingest_path(pack: Pack | None, pack_slug: str, raw) -> tuple[str, UploadOutcome]:
     path = Path(raw)
     if pack is None:
         outcome = UploadOutcome(path.name, refused=Refused("no_pack", f"There is no pack {pack_slug!r}."))
@@ -52,4 +36,4 @@ def _ingest_path(pack: Pack | None, pack_slug: str, raw) -> dict:
     else:
         content_type = mimetypes.guess_type(path.name)[0]
         outcome = upload_file(pack, path.name, path.read_bytes(), None, content_type=content_type)
-    return outcome_json(str(raw), outcome)
+    return str(raw), outcome

@@ -1,0 +1,131 @@
+"""``cairn packs create|list``, ``cairn ingest``, ``cairn search`` and ``cairn index rebuild``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from portal.cli.support import app_context, echo_listing, fail
+
+
+@click.group()
+def packs():
+    """Manage packs."""
+
+
+@packs.command("create")
+@click.argument("slug")
+@click.option("--title", required=True)
+@click.option("--kind", type=click.Choice(["generic", "company"]), default="generic", show_default=True)
+@click.option("--company", default=None)
+@click.option("--description", default="")
+def packs_create(slug, title, kind, company, description):
+    """Create a pack."""
+    from portal.errors import Refused
+    from portal.packs.services import create_pack
+
+    app_context()
+    try:
+        pack = create_pack(slug, title, kind, company, description)
+    except Refused as refusal:
+        fail(refusal.message)
+    click.echo(f"created pack {pack.slug}")
+
+
+@packs.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def packs_list(as_json):
+    """List packs with their live document counts."""
+    from portal.models import Pack
+    from portal.packs.services import packs_as_json
+
+    app_context()
+    echo_listing(packs_as_json(Pack.select().order_by(Pack.slug)), as_json,
+                 lambda row: f"{row['slug']:40} {row['kind']:8} {row['documents']:5}  {row['title']}")
+
+
+def outcome_json(path: str, outcome) -> dict:
+    """One file's line of `cairn ingest --json`: accepted (with the stored revision) or refused (with why)."""
+    from portal.models import Passage
+
+    if not outcome.accepted:
+        return {"file": path, "status": "refused", "reason": outcome.refused.reason,
+                "message": outcome.refused.message, "document": None}
+    revision = outcome.revision
+    return {
+        "file": path, "status": "accepted", "reason": None,
+        "message": "unchanged: identical to the current version, no new revision" if outcome.unchanged else None,
+        "document": {
+            "id": outcome.document.doc_id, "version": revision.version, "sha256": revision.sha256,
+            "passages": Passage.select().where(Passage.revision == revision).count(),
+            "images": {"kept": outcome.images_kept, "not_kept": outcome.images_not_kept},
+        },
+    }
+
+
+@click.command()
+@click.argument("pack")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
+def ingest(pack, files, as_json):
+    """Add files to a pack; exit 1 when any was refused."""
+    from portal.documents.ingest_files import ingest_paths
+
+    app_context(check_every_index=True)
+    any_refused = False
+    for path, outcome in ingest_paths(pack, files):  # each line as soon as its file is stored (click.echo flushes)
+        line = outcome_json(path, outcome)
+        any_refused |= line["status"] == "refused"
+        if as_json:
+            click.echo(json.dumps(line))
+        elif line["status"] == "accepted":
+            doc = line["document"]
+            click.echo(f"{line['file']}: accepted as {doc['id']} v{doc['version']} "
+                       f"({doc['passages']} passages){' — ' + line['message'] if line['message'] else ''}")
+        else:
+            click.echo(f"{line['file']}: refused ({line['reason']}) — {line['message']}")
+    sys.exit(1 if any_refused else 0)
+
+
+@click.command()
+@click.argument("query")
+@click.option("--pack", "pack_slugs", multiple=True, required=True, help="Repeat to search several packs.")
+@click.option("--limit", default=8, show_default=True, type=click.IntRange(1, 50))
+@click.option("--json", "as_json", is_flag=True)
+def search(query, pack_slugs, limit, as_json):
+    """BM25 search over the given packs."""
+    from portal.models import Pack
+    from portal.search.service import search_packs
+
+    app_context(check_every_index=True)
+    found = {p.slug: p for p in Pack.select().where(Pack.slug.in_(pack_slugs))}
+    missing = [s for s in pack_slugs if s not in found]
+    if missing:
+        fail(f"no such pack: {', '.join(missing)}")
+    results = search_packs([found[s] for s in pack_slugs], query, limit)
+    if as_json:
+        click.echo(json.dumps({"query": query, "hits": [h.as_json() for h in results.hits]}))
+        return
+    if results.no_evidence:
+        click.echo("no evidence found")
+    for n, hit in enumerate(results.hits, 1):
+        where = f"page {hit.page}" if hit.page else (hit.heading_path or f"lines {hit.line_start}-{hit.line_end}")
+        click.echo(f"{n}. [{hit.score:.3f}] {hit.pack}/{hit.document_id} v{hit.version} — {where}")
+        click.echo("   " + " ".join(hit.text.split())[:200])
+
+
+@click.group()
+def index():
+    """The Lucene indexes (derived from the database)."""
+
+
+@index.command("rebuild")
+def index_rebuild():
+    """Rebuild every pack index from the database."""
+    from portal.search.service import rebuild_all
+
+    app_context()
+    for slug, count in rebuild_all().items():
+        click.echo(f"{slug}: {count} passages")

@@ -1,0 +1,414 @@
+"""Credential detectors: each finds the spans of one kind of credential in a text.
+
+The rules of ``portal/ingest/classify.py`` name them; ``classify`` runs them over an
+upload's text, title and file name.
+
+Detection runs the compiled patterns (``denylist``) and validators of
+detect-secrets' plugins with ``finditer`` over the whole text, which gives the
+exact span of every occurrence. ``plugin.analyze_line`` is not used: it returns
+values without positions (GitHub tokens as ``ghp``, JWTs without their
+signature), reports one keyword match per line, and calls providers over the
+network when detect-secrets' global settings turn verification on. Small
+regexes of our own cover what the library misses: unquoted AWS secret keys,
+GCP service-account keys, whole private-key blocks, ``Authorization`` headers,
+``github_pat_`` tokens, the other password forms of connection strings, and
+unquoted ``NAME=value`` / ``name: value`` settings.
+
+detect-secrets' KeywordDetector alone flags prose (``The secretary: "Jane"``,
+``password="see the vault"``), so its matches are kept only when the whole name
+contains a credential word (password, secret, token, api key …) and the value
+is one token-like string: no spaces, no placeholder (``<token>``, ``${VAR}``,
+``YOUR_API_KEY``, ``choose-a-password``, ``****``), not a plain word or a
+dotted name. Unquoted values must also mix letters and digits. A value that a
+specific rule recognises (an AWS key in ``AWS_ACCESS_KEY_ID=…``, a JWT in
+``token: …``) is reported by that rule only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.basic_auth import BasicAuthDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.keyword import QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
+from detect_secrets.plugins.private_key import PrivateKeyDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.stripe import StripeDetector
+
+Span = tuple[int, int]
+
+
+def merge_spans(spans: Iterable[Span]) -> list[Span]:
+    """Sorted, disjoint spans covering the given ones; touching spans are joined."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(start, end) for start, end in merged]
+
+
+_AWS = AWSKeyDetector()
+_AZURE = AzureStorageKeyDetector()
+_BASIC_AUTH = BasicAuthDetector()
+_GITHUB = GitHubTokenDetector()
+_JWT = JwtTokenDetector()
+_PRIVATE_KEY = PrivateKeyDetector()
+_SLACK = SlackDetector()
+_STRIPE = StripeDetector()
+
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]*")
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_BASE64_CHARS = frozenset(_ALNUM + "+/")
+_WORD_CHARS = frozenset(_ALNUM + "_")
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+
+_AWS_SECRET_IN_CONTEXT = re.compile(
+    r"(?i)(?:\baws[\w.-]{0,20}?(?:secret|key)[\w.-]{0,20}?|\bsecret_?access_?key)"
+    r"[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+)
+# A bare AWS secret access key: 40 base64 characters with upper case, lower case and digits (a SHA-1 in
+# hex has no upper case). Taken only with evidence: a "secret"/"key" label just before it, or an access
+# key id near it (the two halves of a key pair are written down together).
+# Not a piece of a longer token either (a JWT's or a URL's parts are joined by . _ -).
+_AWS_SECRET_SHAPE = re.compile(r"(?<![A-Za-z0-9/+=._-])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])"
+                               r"(?=[A-Za-z0-9/+]*[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])(?![.][A-Za-z0-9])")
+_AWS_SECRET_LABEL = re.compile(r"(?i)\b(?:secret|key)\b[\w -]{0,24}?(?:\bis\b|[:=])?[ \t]*[\"'`]?[ \t]*$")
+_AWS_PAIR_DISTANCE = 300  # characters between a key id and its secret: the same or a neighbouring line
+_GCP_SERVICE_ACCOUNT = re.compile(
+    r"\"private_key\"\s*:\s*\"(-----BEGIN [A-Z ]*PRIVATE KEY-----[^\"\n]*)\""
+    r"|\"private_key_id\"\s*:\s*\"([0-9a-f]{40})\""
+)
+_PRIVATE_KEY_BLOCK = re.compile(
+    r"(-{4,5}) ?BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?) ?\1(.*?)\1 ?END \2PRIVATE KEY\3 ?\1",
+    re.DOTALL,
+)
+_PRIVATE_KEY_START = re.compile(r"(?m)^[ \t]*(?:-{4,5} ?BEGIN [A-Z0-9 ]*PRIVATE KEY|PuTTY-User-Key-File-)")
+_KEY_BODY_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/=]{4,}[ \t]*\r?")
+_KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/=]{16,}")  # a block of only BEGIN and END lines is prose or code
+_BASE64_EVIDENCE = re.compile(r"[0-9+/=]")
+_KEY_HEADER_LINE = re.compile(
+    r"(?i)[ \t]*(?:version|comment|proc-type|dek-info|hash|charset|encryption|public-lines|private-lines"
+    r"|private-mac|private-hash|key-derivation|argon2-[a-z]+|putty-user-key-file-[0-9]+)[ \t]*:"
+)
+_AUTHORIZATION = re.compile(
+    r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|token|basic)\s+([A-Za-z0-9._~+/-]+=*)"
+)
+_GITHUB_FINE_GRAINED = re.compile(r"\bgithub_pat_[A-Za-z0-9_]{50,}")
+_URL_EMPTY_USER_PASSWORD = re.compile(r"://:([^:/?#\[\]@!$&'()*+,;=\s]+)@")
+_URL_QUERY_PASSWORD = re.compile(r"(?i)[?&](?:password|passwd|pwd)=([^&#\s\"']+)")
+_KEY_VALUE_PASSWORD = re.compile(r"(?i)(?:^|;)[ \t]*(?:password|pwd)[ \t]*=[ \t]*([^;\"'\s]+)")
+_KEY_VALUE_PASSWORD_HINT = re.compile(r"(?i)password|pwd")
+_KEY_VALUE_CONNECTION = re.compile(
+    r"(?i)\b(?:server|host|data source|user id|uid|database|initial catalog)[ \t]*=[^;\n]*;"
+)
+_UNQUOTED_SETTING = re.compile(
+    r"[ \t]*(?:export[ \t]+|-[ \t]+)?[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[:=][ \t]*"
+    r"([^\s\"'`]+)[ \t]*\r?"
+)
+_UNQUOTED_VALUE = re.compile(r"[A-Za-z0-9+/=_.~!@#%^&*?:-]+")  # no brackets, commas or quotes: code, not a secret
+# self.secret, 2fa-enabled, rust_openssl.hpke.X25519Key: names and words, not secrets
+_JOINED_WORDS = re.compile(r"[A-Za-z]+(?:[-_.][A-Za-z]+)+|[a-z0-9]+(?:-[a-z0-9]+)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_QUOTED_TOKEN_SETTING = re.compile(
+    r"(?i)\b([\w.-]*token)[\"']?\s*[:=]\s*([\"'])([^\"'\s]+)\2"
+)
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[^\W\dA-Z_]+|[0-9]+")
+_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "secret",
+                             "contraseña", "contrasena"})
+_API_KEY_WORDS = frozenset({"apikey", "secretkey", "accesskey", "authkey", "privatekey", "clientsecret"})
+_CREDENTIAL_HINT = re.compile(r"(?i)key|pass|pwd|secret|token|contrase")
+_KEY_QUALIFIERS = frozenset({"api", "secret", "access", "auth", "private", "client", "service", "account",
+                             "signing", "encryption", "master", "db", "database", "license"})
+_PLACEHOLDER_START = tuple("<${%[(*#")
+_SINGLE_WORD = re.compile(r"[A-Za-z][a-z]*[?!]?")  # "string", "Required": a type or a word, not a secret
+_PLACEHOLDER_VALUE = re.compile(r"[A-Z][A-Z0-9_]*_[A-Z0-9_]+")
+_PLACEHOLDER_WORDS = frozenset({"password", "passwd", "secret", "token", "key", "apikey", "your", "example",
+                                "sample", "placeholder", "changeme", "redacted", "dummy", "mock", "fake"})
+_VALUE_SEPARATORS = re.compile(r"[-_.]+")
+_PLACEHOLDER_PASSWORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "pw"})
+
+
+def _lines_matching(text: str, hint: re.Pattern) -> Iterator[tuple[int, str]]:
+    """Each line (split at ``\\n``) in which ``hint`` occurs, with the offset it starts at."""
+    end = -1
+    for match in hint.finditer(text):
+        if match.start() < end:
+            continue
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        end = len(text) if end < 0 else end
+        yield start, text[start:end]
+
+
+def _isolated(text: str, start: int, end: int | None = None, inner: frozenset[str] = _BASE64_CHARS) -> bool:
+    """True when the span is not the middle of a longer run of ``inner`` characters (``end`` checked if given)."""
+    before = start > 0 and text[start - 1] in inner
+    after = end is not None and end < len(text) and text[end] in inner
+    return not (before or after)
+
+
+def _extend_token(text: str, end: int) -> int:
+    """A library pattern matches a fixed length; a real token may be longer."""
+    return _TOKEN_CHARS.match(text, end).end()
+
+
+def _name_family(name: str) -> str | None:
+    """``password_assignment`` or ``api_token`` for a credential-sounding setting name, else None."""
+    words = [word.lower() for word in _NAME_WORDS.findall(name)]
+    if any(word in _PASSWORD_WORDS or word.endswith(("password", "passwd")) for word in words):
+        return "password_assignment"
+    if (any(word.endswith("token") or word in _API_KEY_WORDS for word in words)
+            or ("key" in words and _KEY_QUALIFIERS.intersection(words))):
+        return "api_token"
+    return None
+
+
+def _looks_like_secret(value: str) -> bool:
+    """A single token-like value, not a placeholder, a reference or a masked value."""
+    return (
+        len(value) >= 6
+        and not any(char.isspace() for char in value)
+        and not value.startswith(_PLACEHOLDER_START)
+        and "{{" not in value
+        and len(set(value)) > 2
+        and not _PLACEHOLDER_VALUE.fullmatch(value)
+        and not _SINGLE_WORD.fullmatch(value)
+        and not _PLACEHOLDER_WORDS.intersection(part.lower() for part in _value_words(value))
+    )
+
+
+def _value_words(value: str) -> list[str]:
+    """Words of a value: split at ``-_.``, and at camel case too when it holds only letters."""
+    parts = _VALUE_SEPARATORS.split(value)
+    return _NAME_WORDS.findall(value) if value.isalpha() else parts
+
+
+def _looks_random(value: str) -> bool:
+    """An unquoted value needs more evidence: 8+ token characters with letters and digits, not joined words."""
+    classes = (any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
+               + any(not c.isalnum() for c in value))
+    return (len(value) >= 8 and classes >= 2 and _UNQUOTED_VALUE.fullmatch(value) is not None
+            and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+            and not _JOINED_WORDS.fullmatch(value))
+
+
+def _looks_like_password(value: str) -> bool:
+    return (
+        value.lower() not in _PLACEHOLDER_PASSWORDS
+        and not value.startswith(_PLACEHOLDER_START)
+        and len(set(value)) > 1
+    )
+
+
+def _assignments(text: str) -> tuple[tuple[str, Span], ...]:
+    """Credential-looking values assigned to credential-sounding names, with their family.
+
+    A value that a specific detector recognises (an AWS key, a JWT …) is left to that detector, so that it
+    is reported, and decided, as what it is. Two rules share the result: it is remembered for the last few
+    texts, by digest, so no uploaded text is kept in memory.
+    """
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _RECENT_LOCK:
+        found = _RECENT_ASSIGNMENTS.get(key)
+    if found is None:
+        found = _find_assignments(text)
+        with _RECENT_LOCK:
+            _RECENT_ASSIGNMENTS[key] = found
+            while len(_RECENT_ASSIGNMENTS) > 8:
+                del _RECENT_ASSIGNMENTS[next(iter(_RECENT_ASSIGNMENTS))]
+    return found
+
+
+_RECENT_ASSIGNMENTS: dict[bytes, tuple[tuple[str, Span], ...]] = {}
+_RECENT_LOCK = threading.Lock()
+
+
+def _find_assignments(text: str) -> tuple[tuple[str, Span], ...]:
+    specific = merge_spans(span for detector in _SPECIFIC_DETECTORS for span in detector(text))
+    starts = [start for start, _ in specific]
+    found = []
+    for family, (start, end) in _assignment_candidates(text):
+        k = bisect_right(starts, end - 1) - 1
+        if k < 0 or specific[k][1] <= start:
+            found.append((family, (start, end)))
+    return tuple(found)
+
+
+def _assignment_candidates(text: str) -> Iterator[tuple[str, Span]]:
+    for offset, line in _lines_matching(text, _CREDENTIAL_HINT):
+        if "=" not in line and ":" not in line:
+            continue
+        for pattern, group in QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items() if _has_quote(line) else ():
+            for match in pattern.finditer(line):
+                family = _name_family(_assigned_name(line, match))
+                if family and _looks_like_secret(match.group(group)):
+                    yield family, (offset + match.start(group), offset + match.end(group))
+        for match in _QUOTED_TOKEN_SETTING.finditer(line) if _has_quote(line) else ():
+            if _name_family(match.group(1)) == "api_token" and _looks_like_secret(match.group(3)):
+                yield "api_token", (offset + match.start(3), offset + match.end(3))
+        setting = _UNQUOTED_SETTING.fullmatch(line)
+        if setting:
+            family, value = _name_family(setting.group(1)), setting.group(2)
+            if family and _looks_like_secret(value) and _looks_random(value):
+                yield family, (offset + setting.start(2), offset + setting.end(2))
+
+
+def _has_quote(line: str) -> bool:
+    return '"' in line or "'" in line or "`" in line
+
+
+def _assigned_name(line: str, match: re.Match) -> str:
+    """The whole identifier around the keyword that a detect-secrets keyword pattern matched."""
+    if match.group(0)[:1] in "\"'`":  # "value" == name: the name ends the match
+        return re.search(r"[\w.-]*$", match.group(0)).group(0)
+    start = match.start()
+    while start > 0 and (line[start - 1].isalnum() or line[start - 1] in "_.-"):
+        start -= 1
+    return re.match(r"[\w.-]*", line[start:]).group(0)
+
+
+def detect_cloud_access_keys(text: str) -> Iterator[Span]:
+    """AWS key ids and secret keys, GCP service-account keys, Azure storage account keys."""
+    key_ids, *quoted_secrets = _AWS.denylist
+    for match in key_ids.finditer(text):
+        if _isolated(text, *match.span()):
+            yield match.span()
+    for pattern in quoted_secrets:
+        for match in pattern.finditer(text):
+            yield match.span(1)
+    for match in _AWS_SECRET_IN_CONTEXT.finditer(text):
+        yield match.span(1)
+    yield from _aws_secrets_by_evidence(text, key_ids)
+    for match in _GCP_SERVICE_ACCOUNT.finditer(text):
+        yield match.span(1) if match.group(1) else match.span(2)
+    for pattern in _AZURE.denylist:
+        for match in pattern.finditer(text):
+            yield match.start() + len("AccountKey="), _extend_base64(text, match.end())
+
+
+def _aws_secrets_by_evidence(text: str, key_ids: re.Pattern) -> Iterator[Span]:
+    """Secret access keys without a setting name: labelled ("secret is …", "key = …") or next to a key id."""
+    id_starts = [match.start() for match in key_ids.finditer(text)]
+    for match in _AWS_SECRET_SHAPE.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        labelled = _AWS_SECRET_LABEL.search(text, max(line_start, match.start() - 40), match.start())
+        k = bisect_right(id_starts, match.start())
+        near_id = any(abs(id_starts[i] - match.start()) <= _AWS_PAIR_DISTANCE
+                      for i in (k - 1, k) if 0 <= i < len(id_starts))
+        if labelled or near_id:
+            yield match.span()
+
+
+def _extend_base64(text: str, end: int) -> int:
+    while end < len(text) and (text[end] in _BASE64_CHARS or text[end] == "="):
+        end += 1
+    return end
+
+
+def detect_private_keys(text: str) -> Iterator[Span]:
+    """Whole private-key blocks, BEGIN line to END line.
+
+    A block without its END line (cut off, or a PuTTY key file) runs from its first line through the
+    armour headers and base64 lines that follow it.
+    """
+    blocks = [match.span() for match in _PRIVATE_KEY_BLOCK.finditer(text)
+              if _KEY_MATERIAL.search(match.group(4))]
+    yield from blocks
+    if not any(pattern.search(text) for pattern in _PRIVATE_KEY.denylist):
+        return
+    for match in _PRIVATE_KEY_START.finditer(text):
+        start = match.start() + len(match.group(0)) - len(match.group(0).lstrip())
+        if not any(s <= start < e for s, e in blocks):
+            yield start, _end_of_key_body(text, start)
+
+
+def _end_of_key_body(text: str, start: int) -> int:
+    end = text.find("\n", start)
+    if end < 0:
+        return len(text)
+    position, seen_body = end + 1, False
+    while position < len(text):
+        line_end = text.find("\n", position)
+        line_end = len(text) if line_end < 0 else line_end
+        line = text[position:line_end]
+        if _KEY_BODY_LINE.fullmatch(line) and (
+                len(line.strip()) >= 16 or line.isupper() or _BASE64_EVIDENCE.search(line)):
+            end, seen_body = line_end, True
+        elif _KEY_HEADER_LINE.match(line):
+            end = line_end
+        elif line.strip() or seen_body:
+            break  # prose, or the blank line after the body
+        position = line_end + 1
+    return end
+
+
+def detect_bearer_tokens(text: str) -> Iterator[Span]:
+    """The credential of an ``Authorization: Bearer|Token|Basic …`` header."""
+    for match in _AUTHORIZATION.finditer(text):
+        if _looks_like_secret(match.group(1)) and len(match.group(1)) >= 8:
+            yield match.span(1)
+
+
+def detect_api_tokens(text: str) -> Iterator[Span]:
+    """GitHub, Slack and Stripe tokens, and token-like values of api_key/…_token settings."""
+    yield from _provider_tokens(text)
+    for family, span in _assignments(text):
+        if family == "api_token":
+            yield span
+
+
+def _provider_tokens(text: str) -> Iterator[Span]:
+    for detector in (_GITHUB, _SLACK, _STRIPE):
+        for pattern in detector.denylist:
+            for match in pattern.finditer(text):
+                if _isolated(text, match.start(), inner=_WORD_CHARS):
+                    yield match.start(), _extend_token(text, match.end())
+    for match in _GITHUB_FINE_GRAINED.finditer(text):
+        yield match.span()
+
+
+def detect_connection_string_passwords(text: str) -> Iterator[Span]:
+    """The password of ``scheme://user:password@host``, ``?password=`` and ``Password=…;`` forms."""
+    for pattern in (*_BASIC_AUTH.denylist, _URL_EMPTY_USER_PASSWORD, _URL_QUERY_PASSWORD):
+        for match in pattern.finditer(text):
+            if _looks_like_password(match.group(1)):
+                yield match.span(1)
+    for offset, line in _lines_matching(text, _KEY_VALUE_PASSWORD_HINT):
+        if ";" in line and _KEY_VALUE_CONNECTION.search(line):
+            for match in _KEY_VALUE_PASSWORD.finditer(line):
+                if _looks_like_password(match.group(1)):
+                    yield offset + match.start(1), offset + match.end(1)
+
+
+def detect_password_assignments(text: str) -> Iterator[Span]:
+    """Token-like values assigned to password/secret settings (``db_password = "…"``)."""
+    for family, span in _assignments(text):
+        if family == "password_assignment":
+            yield span
+
+
+def detect_jwts(text: str) -> Iterator[Span]:
+    """JSON Web Tokens: ``eyJ`` header and payload that decode to JSON, plus the signature."""
+    for pattern in _JWT.denylist:
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if not text[start:end].endswith(".") and text.startswith(".", end):
+                end += 1
+            signature = _BASE64URL.match(text, end)
+            end = signature.end() if signature else end
+            header, _, rest = text[start:end].partition(".")
+            payload, dot, _signature = rest.partition(".")
+            if dot and _JWT.is_formally_valid(f"{header}.{payload}"):
+                yield start, end
+
+
+_SPECIFIC_DETECTORS = (detect_cloud_access_keys, detect_private_keys, detect_bearer_tokens, _provider_tokens,
+                       detect_connection_string_passwords, detect_jwts)
