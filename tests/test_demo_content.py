@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections import Counter, defaultdict
 from datetime import datetime
 from pathlib import Path
@@ -428,11 +427,9 @@ def test_pdf_has_several_pages_with_text_and_pictures(built, pdf_pages):
     assert all(width >= 200 and height >= 200 for width, height in sizes)
 
 
-def test_generation_is_deterministic_and_fast(tmp_path, built):
-    start = time.perf_counter()
+def test_generation_is_deterministic(tmp_path, built):
+    """The seed builds the same bytes every time (its speed is the benchmarks' business, not a test's)."""
     again = build_binaries.build_all(tmp_path)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0
     for name, path in again.items():
         assert path.read_bytes() == built[name].read_bytes(), name
 
