@@ -216,6 +216,17 @@ def test_a_question_asking_for_a_phone_number_needs_a_passage_holding_one(corpus
     assert retrieval.choice.missing_values == ([] if evidence else ["phone number"])
 
 
+@pytest.mark.parametrize("document, evidence", [
+    (ON_CALL, False),
+    (ON_CALL.replace(b"on the on-call phone", b"by e-mail to tw30-shift@example.com"), True),
+])
+def test_a_question_asking_for_an_e_mail_address_needs_a_passage_holding_one(corpus, document, evidence):
+    documents.upload_file(corpus, "on-call.md", document, None)
+    retrieval = retrieve(make_agent("preferred"), "Which e-mail address alerts the TW30 shift lead on call?")
+    assert retrieval.choice.evidence is evidence
+    assert retrieval.choice.missing_values == ([] if evidence else ["e-mail address"])
+
+
 def test_preferred_without_evidence_says_so_exactly_and_cites_nothing(corpus, fake_model):
     documents.upload_file(corpus, "goods-issue.md", GOODS_ISSUE, None)
     fake_model.reply("Strudel needs apples [1].")
