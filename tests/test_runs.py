@@ -175,6 +175,55 @@ def test_evidence_check(corpus, question, evidence):
     assert bool(retrieval.issued) is evidence
 
 
+SERVICE_LEVELS = b"""# Service levels
+
+## Resolution targets
+
+Incidents are resolved within their target: P1 within 4 hours, P2 within 8 hours, P3 within 72 hours.
+
+## Printers
+
+Label printer P4 in hall 2 prints the shipping labels of plant TW30.
+"""
+
+
+@pytest.mark.parametrize("question, evidence", [
+    ("What is the resolution target for P2 incidents?", True),
+    # P4 occurs, but only in a passage about something else: the priority asked about is not defined
+    ("What is the resolution target for P4 incidents?", False),
+])
+def test_an_identifier_must_occur_in_a_passage_about_the_question(corpus, question, evidence):
+    documents.upload_file(corpus, "service-levels.md", SERVICE_LEVELS, None)
+    retrieval = retrieve(make_agent("preferred"), question)
+    assert retrieval.choice.evidence is evidence
+
+
+ON_CALL = b"# On call\n\nAlert the shift lead of plant TW30 on the on-call phone when goods issue fails.\n"
+
+
+@pytest.mark.parametrize("document, evidence", [
+    (ON_CALL, False),  # the topic is there, a phone number is not
+    (ON_CALL.replace(b"on the on-call phone", b"on the on-call phone, +49 30 1234 5678,"), True),
+    (ON_CALL.replace(b"on the on-call phone", b"on the on-call phone (since 2026-03-13 06:00)"), False),
+])
+def test_a_question_asking_for_a_phone_number_needs_a_passage_holding_one(corpus, document, evidence):
+    documents.upload_file(corpus, "on-call.md", document, None)
+    retrieval = retrieve(make_agent("preferred"), "What is the phone number of the TW30 shift lead on call?")
+    assert retrieval.choice.evidence is evidence
+    assert retrieval.choice.missing_values == ([] if evidence else ["phone number"])
+
+
+@pytest.mark.parametrize("document, evidence", [
+    (ON_CALL, False),
+    (ON_CALL.replace(b"on the on-call phone", b"by e-mail to tw30-shift@example.com"), True),
+])
+def test_a_question_asking_for_an_e_mail_address_needs_a_passage_holding_one(corpus, document, evidence):
+    documents.upload_file(corpus, "on-call.md", document, None)
+    retrieval = retrieve(make_agent("preferred"), "Which e-mail address alerts the TW30 shift lead on call?")
+    assert retrieval.choice.evidence is evidence
+    assert retrieval.choice.missing_values == ([] if evidence else ["e-mail address"])
+
+
 def test_preferred_without_evidence_says_so_exactly_and_cites_nothing(corpus, fake_model):
     documents.upload_file(corpus, "goods-issue.md", GOODS_ISSUE, None)
     fake_model.reply("Strudel needs apples [1].")

@@ -20,7 +20,13 @@ the terms in its text, heading path or title. There is evidence when
   one run, "ZTW_EDI 017") occurs verbatim, case aside, in one passage, and a
   passage naming it covers at least ``MIN_ANCHORED_COVERAGE``: a question about
   INC-2026-0427 is not answered by INC-2026-0412;
-- no capitalised name inside the question (Poland) is one the packs never use.
+- no capitalised name inside the question (Poland) is one the packs never use;
+- a question asking for a value of a kind that has a shape of its own (a phone,
+  mobile or fax number; an e-mail address: ``ASKED_VALUES``) is answered only by
+  a passage holding a value of that shape, and that passage, too, must cover at
+  least ``MIN_ANCHORED_COVERAGE``: "the mobile phone number of the DBA on call"
+  is not answered by "alert the DBA on-call phone". The shapes are general, not
+  this corpus's; an ISO date is not a phone number.
 
 The thresholds were
 calibrated on the tuning half of the demo question set; the distributions are
@@ -53,6 +59,25 @@ MAX_JOINED = 3
 MIN_ANCHORED_COVERAGE = 0.3
 
 Tokenizer = Callable[[str], list[str]]
+
+# What a question asks for (its words) -> the shape such a value has in any text.
+# A phone number: seven or more digits, international (+49 …) or written in groups (0171 2345678,
+# 030/123-456); a run of digits alone is a document number, a date with a time is not a phone number.
+_PHONE = re.compile(r"(?<![\w./:-])(?:\+\d|\(?\d+\)?[ /-]\(?\d)[\d ()/-]{4,}\d(?![\w./:-])")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _holds_phone_number(text: str) -> bool:
+    return any(sum(c.isdigit() for c in m.group()) >= 7 and not _ISO_DATE.search(m.group())
+               for m in _PHONE.finditer(text))
+
+
+ASKED_VALUES: dict[str, tuple[re.Pattern, Callable[[str], bool]]] = {
+    "phone number": (re.compile(r"\b(?:phone|telephone|mobile|cell|fax)\s+(?:number|no\b)", re.I),
+                     _holds_phone_number),
+    "e-mail address": (re.compile(r"\be-?mail\s+address", re.I),
+                       lambda text: re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text) is not None),
+}
 
 # A token of letters, digits and joiners, as identifiers are written: INC-2026-0266, VL02N,
 # Z_PP_CONF_IDOC_PROCESS, R26.04, 2026-03-14.
@@ -168,6 +193,7 @@ class Choice:
     anchored_coverage: float = 1.0  # for a question naming identifiers: the weakest run's best passage's share
     missing_identifiers: list[str] = field(default_factory=list)
     unknown_names: list[str] = field(default_factory=list)  # proper nouns the packs never mention
+    missing_values: list[str] = field(default_factory=list)  # kinds of value asked for that no passage holds
     uncovered: list[str] = field(default_factory=list)  # question terms no candidate contains
     weights: dict[str, float] = field(default_factory=dict)
 
@@ -203,13 +229,20 @@ def choose(question: str, terms: Sequence[str], passages: int, doc_freqs: dict[s
         if not holding:
             missing.append(" ".join(run))
         anchored = min(anchored, max(holding, default=0.0))
+    missing_values = []
+    for kind, (asked, holds) in ASKED_VALUES.items():
+        if asked.search(question):
+            holding = [share for text, share in zip(texts, shares) if holds(text)]
+            if not holding:
+                missing_values.append(kind)
+            anchored = min(anchored, max(holding, default=0.0))
     uncovered = [t for t in weights if not any(t in c for c in covered)]
     best = max(shares)
-    evidence = (not missing and not unknown and anchored >= MIN_ANCHORED_COVERAGE
+    evidence = (not missing and not missing_values and not unknown and anchored >= MIN_ANCHORED_COVERAGE
                 and joined >= MIN_JOINED_COVERAGE)
     issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
     return Choice(evidence, issued, round(best, 4), round(joined, 4), round(anchored, 4), missing, unknown,
-                  uncovered, weights)
+                  missing_values, uncovered, weights)
 
 
 def _joined_share(covered: list[set[str]], weights: dict[str, float], total: float) -> float:
