@@ -49,6 +49,8 @@ _JAVA_CLASSES = {
     "JIndexSearcher": "org.apache.lucene.search.IndexSearcher",
     "JIndexWriter": "org.apache.lucene.index.IndexWriter",
     "JIndexWriterConfig": "org.apache.lucene.index.IndexWriterConfig",
+    "JKnnFloatVectorField": "org.apache.lucene.document.KnnFloatVectorField",
+    "JKnnFloatVectorQuery": "org.apache.lucene.search.KnnFloatVectorQuery",
     "JManagementFactory": "java.lang.management.ManagementFactory",
     "JMultiReader": "org.apache.lucene.index.MultiReader",
     "JOpenMode": "org.apache.lucene.index.IndexWriterConfig$OpenMode",
@@ -61,6 +63,7 @@ _JAVA_CLASSES = {
     "JTerm": "org.apache.lucene.index.Term",
     "JTermQuery": "org.apache.lucene.search.TermQuery",
     "JTextField": "org.apache.lucene.document.TextField",
+    "JVectorSimilarityFunction": "org.apache.lucene.index.VectorSimilarityFunction",
 }
 
 java_lock = threading.RLock()
@@ -74,6 +77,7 @@ _started = False
 _forked_since_start = False
 _jnius = None
 _mmap_logger = None
+_vectorization_logger = None
 
 
 class _JavaClasses:
@@ -146,10 +150,14 @@ def _quiet_lucene_java_version_warning() -> None:
 
     ``java.util.logging`` holds loggers weakly, so we keep a reference, or the level would be forgotten.
     """
-    global _mmap_logger
+    global _mmap_logger, _vectorization_logger
     logging = _jnius.autoclass("java.util.logging.Logger")
+    severe = _jnius.autoclass("java.util.logging.Level").SEVERE
     _mmap_logger = logging.getLogger("org.apache.lucene.store.MMapDirectory")
-    _mmap_logger.setLevel(_jnius.autoclass("java.util.logging.Level").SEVERE)
+    _mmap_logger.setLevel(severe)
+    # The first vector search warns that Java 22+ has a Vector API Lucene 9.9 cannot use; it works without.
+    _vectorization_logger = logging.getLogger("org.apache.lucene.internal.vectorization.VectorizationProvider")
+    _vectorization_logger.setLevel(severe)
 
 
 def _note_fork() -> None:

@@ -17,13 +17,15 @@ from pathlib import Path
 from flask import current_app
 
 from portal.models import Document, Pack, Passage, Revision
-from portal.search.index import IndexedPassage, IndexStore
+from portal.search import embedding
+from portal.search.index import IndexedPassage, IndexStore, ModelMismatch
 from portal.search.searcher import Searcher
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 50
+RETRIEVAL_MODES = ("bm25", "hybrid")
 
 
 @dataclass
@@ -53,22 +55,31 @@ class SearchResults:
     query: str
     hits: list[SearchHit]
     no_evidence: bool
+    best_similarity: float | None = None  # hybrid only: see searcher.SearchResult.best_similarity
 
 
 class Indexes:
-    """The app's index store and searcher, created lazily so the JVM starts on first use."""
+    """The app's index store and searcher, created lazily so the JVM starts on first use.
 
-    def __init__(self, root: Path, k1: float, b: float):
+    Passages are always indexed with their vectors, whatever ``retrieval`` says,
+    so switching ``CAIRN_RETRIEVAL`` needs no rebuild.
+    """
+
+    def __init__(self, root: Path, k1: float, b: float, retrieval: str = "bm25"):
+        if retrieval not in RETRIEVAL_MODES:
+            raise ValueError(f"CAIRN_RETRIEVAL must be one of {', '.join(RETRIEVAL_MODES)}, not {retrieval!r}")
         self.root = root
         self.k1 = k1
         self.b = b
+        self.retrieval = retrieval
+        self.embedder = embedding.shared_embedder()
         self._store: IndexStore | None = None
         self._searcher: Searcher | None = None
 
     @property
     def store(self) -> IndexStore:
         if self._store is None:
-            self._store = IndexStore(self.root, k1=self.k1, b=self.b)
+            self._store = IndexStore(self.root, k1=self.k1, b=self.b, embedder=self.embedder)
         return self._store
 
     @property
@@ -86,7 +97,8 @@ class Indexes:
 
 def init_app(app) -> None:
     app.extensions["cairn_indexes"] = Indexes(
-        Path(app.config["CAIRN_DATA_DIR"]) / "indexes", app.config["CAIRN_BM25_K1"], app.config["CAIRN_BM25_B"])
+        Path(app.config["CAIRN_DATA_DIR"]) / "indexes", app.config["CAIRN_BM25_K1"], app.config["CAIRN_BM25_B"],
+        app.config.get("CAIRN_RETRIEVAL", "bm25"))
 
 
 def indexes() -> Indexes:
@@ -143,17 +155,33 @@ def _write_documents(pack: Pack, doc_ids: list[str], generation: int) -> None:
     """Index the current passages of ``doc_ids`` (none for deleted ones), replacing what was there."""
     try:
         entries = list(current_passages(pack, doc_ids)) if doc_ids else []
-        indexes().store.write(pack.slug, add=entries, delete_documents=doc_ids, generation=generation)
+        try:
+            indexes().store.write(pack.slug, add=entries, delete_documents=doc_ids, generation=generation)
+        except ModelMismatch as mismatch:  # never mix two models' vectors: rebuild the whole pack
+            log.warning("%s; rebuilding it now", mismatch)
+            rebuild_pack(pack)
+            return
+        _log_not_embedded(pack)
     except Exception:
         log.exception("index update failed for %s (%s); it will be rebuilt from the database",
                       pack.slug, ", ".join(doc_ids))
 
 
 def rebuild_pack(pack: Pack) -> int:
+    """Rebuild a pack's index, vectors included, from the database; return how many passages it holds."""
     pack = Pack.get_by_id(pack.id)  # the generation as of now
     entries = list(current_passages(pack))
     indexes().store.rebuild(pack.slug, entries, generation=pack.index_generation)
+    _log_not_embedded(pack)
     return len(entries)
+
+
+def _log_not_embedded(pack: Pack) -> None:
+    """Passages indexed without a vector (nothing to embed) are reported, never given a placeholder."""
+    missing = indexes().store.not_embedded
+    if missing:
+        log.warning("pack %s: %d passage(s) have no text to embed and are found by BM25 only: %s",
+                    pack.slug, len(missing), ", ".join(map(str, missing[:20])))
 
 
 def rebuild_all() -> dict[str, int]:
@@ -161,22 +189,32 @@ def rebuild_all() -> dict[str, int]:
 
 
 def repair_indexes() -> list[str]:
-    """Rebuild each pack index that is missing or at another generation than the database."""
+    """Rebuild each pack index that is missing, at another generation than the database, or whose vectors
+    come from another embedding model (a model upgrade rebuilds every pack once)."""
     repaired = []
+    store = indexes().store
     for pack in Pack.select().order_by(Pack.slug):
-        if indexes().store.generation(pack.slug) != pack.index_generation:
+        if store.generation(pack.slug) != pack.index_generation or store.needs_rebuild_for_model(pack.slug):
             rebuild_pack(pack)
             repaired.append(pack.slug)
     return repaired
 
 
-def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT) -> SearchResults:
-    """BM25 over exactly these packs; hits come back as passages from the database."""
+def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
+                 retrieval: str | None = None) -> SearchResults:
+    """BM25, or hybrid (``CAIRN_RETRIEVAL``, or ``retrieval``), over exactly these packs; hits come back as
+    passages from the database."""
     limit = max(1, min(int(limit), MAX_LIMIT))
     by_slug = {p.slug: p for p in packs}
     if not query.strip() or not by_slug:
         return SearchResults(query=query, hits=[], no_evidence=True)
-    result = indexes().searcher.search(list(by_slug), query, limit=limit)
+    if (retrieval or indexes().retrieval) == "hybrid":
+        embedder = indexes().embedder
+        result = indexes().searcher.search_hybrid(
+            list(by_slug), query, embedding.question_vector(embedder, query), model_id=embedder.model_id,
+            floor=embedding.DENSE_FLOOR, limit=limit)
+    else:
+        result = indexes().searcher.search(list(by_slug), query, limit=limit)
     rows = {p.id: p for p in (Passage.select(Passage, Revision, Document)
                               .join(Revision).join(Document)
                               .where(Passage.id.in_([h.passage_id for h in result.hits])))}
@@ -192,4 +230,4 @@ def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT) -> S
             pack=pack.slug, pack_title=pack.title, version=passage.revision.version, page=passage.page,
             heading_path=passage.heading_path, line_start=passage.line_start, line_end=passage.line_end,
             score=round(hit.score, 6), text=passage.text, ordinal=passage.ordinal))
-    return SearchResults(query=query, hits=hits, no_evidence=not hits)
+    return SearchResults(query=query, hits=hits, no_evidence=not hits, best_similarity=result.best_similarity)
