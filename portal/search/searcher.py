@@ -211,6 +211,19 @@ class Searcher:
             best_similarity=dense[0].similarity if dense else None,
         )
 
+    def nearest(self, pack_slugs: list[str], query_vector: list[float], pool: int, *, model_id: str) -> list[Hit]:
+        """The dense half alone: the ``pool`` passages of ``pack_slugs`` nearest the vector, no floor, no cap."""
+        slugs = sorted(set(map(checked_pack_slug, pack_slugs)))
+        try:
+            with jvm.java_lock:
+                pack_set = self._pack_set(slugs) if slugs else None
+                if pack_set is None:
+                    return []
+                pack_set.require_model(model_id)
+                return pack_set.nearest(query_vector, pool)
+        except jvm.JavaException as error:
+            raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
+
     def close(self) -> None:
         """Close every open reader; a later search opens them again."""
         with jvm.java_lock:
