@@ -114,8 +114,10 @@ def ingest(pack, files, as_json):
             click.echo(json.dumps(line))
         elif line["status"] == "accepted":
             doc = line["document"]
+            not_embedded = f", {doc['not_embedded']} without a vector" if doc["not_embedded"] else ""
             click.echo(f"{line['file']}: accepted as {doc['id']} v{doc['version']} "
-                       f"({doc['passages']} passages){' — ' + line['message'] if line['message'] else ''}")
+                       f"({doc['passages']} passages{not_embedded})"
+                       f"{' — ' + line['message'] if line['message'] else ''}")
         else:
             click.echo(f"{line['file']}: refused ({line['reason']}) — {line['message']}")
     sys.exit(1 if any_refused else 0)

@@ -45,5 +45,10 @@ def test_cairn_eval_on_a_small_corpus(tmp_path):
     assert summary["questions"] == 3
     assert summary["recall@8"] == 1.0 and summary["ndcg@10"] == 1.0
     assert summary["no_evidence_share_of_unanswerable"] == 1.0
+    hybrid = json.loads(result.stdout)["questions_hybrid"]
+    assert hybrid["questions"] == 3 and hybrid["no_evidence_share_of_unanswerable"] == 1.0
+    assert json.loads(result.stdout)["dense_calibration"]["unanswerable_best_max"] < 0.25
     text = run("eval", "--questions", str(tmp_path / "questions.json"), "--current", "--no-cranfield").stdout
-    assert "Recall@8  1.000" in text and "no evidence found': 100%" in text
+    assert "BM25 R@8 nDCG@10   hybrid R@8 nDCG@10" in text
+    assert "all answerable                       1.000  1.000" in text
+    assert "no evidence found': 100% (hybrid 100%)" in text

@@ -9,6 +9,7 @@ from portal.documents.services import UploadOutcome, upload_file
 from portal.errors import Refused
 from portal.ingest import limits
 from portal.models import Pack, Passage
+from portal.search.embedding import can_embed, passage_text
 from portal.search.service import batched_index_updates
 
 
@@ -23,9 +24,16 @@ def outcome_json(path: str, outcome: UploadOutcome) -> dict:
         "document": {
             "id": outcome.document.doc_id, "version": revision.version, "sha256": revision.sha256,
             "passages": Passage.select().where(Passage.revision == revision).count(),
+            "not_embedded": _not_embedded(outcome.document.title, revision),
             "images": {"kept": outcome.images_kept, "not_kept": outcome.images_not_kept},
         },
     }
+
+
+def _not_embedded(title: str, revision) -> int:
+    """Passages that get no vector (nothing to embed): indexed for BM25 only, and said so in the ingest line."""
+    passages = Passage.select(Passage.heading_path, Passage.text).where(Passage.revision == revision)
+    return sum(not can_embed(passage_text(title, p.heading_path, p.text)) for p in passages)
 
 
 def ingest_paths(pack_slug: str, paths) -> list[dict]:

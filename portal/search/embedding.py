@@ -53,6 +53,11 @@ def passage_text(title: str, heading_path: str, text: str) -> str:
     return " — ".join(part for part in (title, heading_path, text) if part)
 
 
+def can_embed(text: str) -> bool:
+    """Whether ``text`` gives a vector: it needs at least one token, i.e. something besides whitespace."""
+    return bool(text.split())
+
+
 def canonical(text: str) -> str:
     """The text with every run of whitespace made one space (the model gives spaces no meaning)."""
     return " ".join(text.split())
@@ -96,7 +101,7 @@ class Embedder:
 
     def _embed_batch(self, texts: list[str]) -> list[np.ndarray | None]:
         model = self._loaded()
-        words = [text.split() for text in texts]
+        words = [text.split() for text in texts]  # ``can_embed`` is False exactly for an empty list here
         with self._lock:
             self._learn_words({word for text_words in words for word in text_words}, model)
             ids = [[self._word_ids[word] for word in text_words] for text_words in words]
