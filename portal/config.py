@@ -48,8 +48,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CAIRN_BM25_B", 0.4, "BM25 b (document-length normalisation).", float),
     Setting("CAIRN_RETRIEVAL", "bm25",
             "Search method: `bm25` (Lucene BM25 alone) or `hybrid` (BM25 and the packaged wordllama embedding "
-            "model, fused by rank; see docs/retrieval-quality.md). Indexes hold vectors either way, so "
-            "switching needs no rebuild.", lambda value: value.strip().lower()),
+            "model, fused by rank; see docs/retrieval-quality.md). Only `hybrid` stores passage vectors; "
+            "after switching, the indexes are rebuilt at the next start (or run `cairn index rebuild`).",
+            lambda value: value.strip().lower()),
     Setting("CAIRN_JVM_HEAP", "1g", "Maximum Java heap for Lucene (-Xmx)."),
     Setting("CAIRN_REPAIR_INDEX_ON_START", True,
             "At start, rebuild every pack index that is missing or behind the database.", _bool),

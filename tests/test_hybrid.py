@@ -233,7 +233,30 @@ def test_an_index_without_vectors_needs_a_rebuild(root):
         IndexStore(root, embedder=shared_embedder()).write("ops", add=[CORPUS[0]], generation=2)
 
 
-def test_repair_at_start_rebuilds_an_index_built_by_another_model(app, pack):
+@pytest.fixture
+def hybrid_app(tmp_path):
+    """The suite's app fixture, with CAIRN_RETRIEVAL=hybrid (so indexes carry vectors)."""
+    from portal import create_app
+    from portal.migrate import migrate
+
+    app = create_app({"CAIRN_DATA_DIR": str(tmp_path / "data"), "SECRET_KEY": "test-secret", "TESTING": True,
+                      "CAIRN_REPAIR_INDEX_ON_START": False, "CAIRN_RETRIEVAL": "hybrid"})
+    with app.app_context():
+        migrate(app.config["DATABASE"])
+        yield app
+        app.extensions["cairn_indexes"].close()
+        app.config["DATABASE"].close()
+
+
+@pytest.fixture
+def hybrid_pack(hybrid_app):
+    from portal.packs.services import create_pack
+
+    return create_pack("ops", "Operations", "generic")
+
+
+def test_repair_at_start_rebuilds_an_index_built_by_another_model(hybrid_pack):
+    pack = hybrid_pack
     from portal.documents.services import upload_file
     from portal.search import service
 
@@ -242,11 +265,26 @@ def test_repair_at_start_rebuilds_an_index_built_by_another_model(app, pack):
     assert service.indexes().store.needs_rebuild_for_model("ops")
     assert service.repair_indexes() == ["ops"]
     assert service.indexes().store.model("ops") == embedding.model_id()
-    found = service.search_packs([pack], "stale lock entries", retrieval="hybrid")
+    found = service.search_packs([pack], "stale lock entries")
     assert [hit.document_id for hit in found.hits] == ["locks"] and found.best_similarity > DENSE_FLOOR
 
 
-def test_a_write_onto_another_models_index_rebuilds_the_pack(app, pack):
+def test_bm25_retrieval_indexes_no_vectors_and_hybrid_repairs_that(app, pack):
+    """The suite's default app is BM25: no vectors; a hybrid start then rebuilds the pack with them."""
+    from portal.documents.services import upload_file
+    from portal.search import service
+
+    upload_file(pack, "locks.md", b"# Locks\n\nDelete stale lock entries in SM12.\n", None)
+    assert service.indexes().store.model("ops") is None
+    assert service.search_packs([pack], "SM12").best_similarity is None
+    with pytest.raises(ModelMismatch):
+        service.search_packs([pack], "SM12", retrieval="hybrid")
+    hybrid = service.Indexes(service.indexes().root, 0.9, 0.4, "hybrid")
+    assert hybrid.store.needs_rebuild_for_model("ops")
+
+
+def test_a_write_onto_another_models_index_rebuilds_the_pack(hybrid_pack):
+    pack = hybrid_pack
     from portal.documents.services import upload_file
     from portal.search import service
 

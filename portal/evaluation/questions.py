@@ -107,7 +107,7 @@ def evaluate_questions(questions: list[dict], retrieval: str | None = None) -> Q
 
 
 def _dense_similarities(question: dict) -> tuple[float | None, float | None]:
-    embedder = indexes().embedder
+    embedder = embedding.shared_embedder()
     vector = embedding.question_vector(embedder, question["question"])
     if vector is None:
         return None, None

@@ -107,7 +107,8 @@ def run_evaluation(questions_path: Path | None, current: bool, cranfield_dir, re
     questions = load_questions(questions_path or EVAL_QUESTIONS_PATH)
     cases, cases_note = None, ""
     if current:
-        app = create_app({"CAIRN_REPAIR_INDEX_ON_START": True})
+        # Indexes carry vectors only for hybrid retrieval: repairing them as hybrid adds what is missing.
+        app = create_app({"CAIRN_REPAIR_INDEX_ON_START": True, "CAIRN_RETRIEVAL": "hybrid"})
         with app.app_context():
             report, hybrid = _both_retrievals(questions)
             if regressions:
@@ -166,7 +167,7 @@ def _on_fresh_seed(questions) -> tuple[QuestionReport, QuestionReport]:
 
     with tempfile.TemporaryDirectory(prefix="cairn-eval-") as scratch:
         app = create_app({"CAIRN_DATA_DIR": scratch, "DATABASE_URL": f"sqlite:///{scratch}/eval.db",
-                          "SECRET_KEY": "eval", "CAIRN_REPAIR_INDEX_ON_START": False})
+                          "SECRET_KEY": "eval", "CAIRN_REPAIR_INDEX_ON_START": False, "CAIRN_RETRIEVAL": "hybrid"})
         with app.app_context():
             migrate(app.config["DATABASE"])
             seed_demo()

@@ -17,6 +17,7 @@ rebuilt when it differs (vectors of two models are never mixed).
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import threading
 from pathlib import Path
@@ -39,8 +40,12 @@ class EmbeddingUnavailable(SearchError):
     """The packaged model is missing or incomplete; hybrid search cannot run."""
 
 
+@functools.cache
 def model_id() -> str:
-    """Which model and recipe built a vector, e.g. ``wordllama 0.4.0.post1 l2_supercat 256d title-heading-text/1``."""
+    """Which model and recipe built a vector, e.g. ``wordllama 0.4.0.post1 l2_supercat 256d title-heading-text/1``.
+
+    Cached: reading the package metadata costs milliseconds, and every hybrid search asks.
+    """
     try:
         version = importlib.metadata.version("wordllama")
     except importlib.metadata.PackageNotFoundError:

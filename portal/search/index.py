@@ -268,9 +268,11 @@ class IndexStore:
     def _refuse_other_model(self, pack_slug: str, path: Path) -> None:
         """Appending vectors of one model to an index of another would mix them: refuse (caller rebuilds).
 
-        An index with no commit yet is new and takes this store's model.
+        An index with no commit yet is new and takes this store's model. A store
+        without an embedder (BM25 only) writes no vectors and refuses nothing; its
+        commit records no model, so hybrid retrieval later rebuilds the index.
         """
-        if not any(path.glob("segments_*")):
+        if self.embedder is None or not any(path.glob("segments_*")):
             return
         found = self._commit_value(pack_slug, MODEL_KEY)
         if found != self._model_id():

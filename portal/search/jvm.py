@@ -50,7 +50,6 @@ _JAVA_CLASSES = {
     "JIndexWriter": "org.apache.lucene.index.IndexWriter",
     "JIndexWriterConfig": "org.apache.lucene.index.IndexWriterConfig",
     "JKnnFloatVectorField": "org.apache.lucene.document.KnnFloatVectorField",
-    "JKnnFloatVectorQuery": "org.apache.lucene.search.KnnFloatVectorQuery",
     "JManagementFactory": "java.lang.management.ManagementFactory",
     "JMultiReader": "org.apache.lucene.index.MultiReader",
     "JOpenMode": "org.apache.lucene.index.IndexWriterConfig$OpenMode",
@@ -225,6 +224,26 @@ def overload(java_object, java_class_name: str, method_name: str, signature: str
         return getattr(receiver, method_name)(*arguments)
 
     return call
+
+
+def constructor(java_class_name: str, signature: str):
+    """A callable creating ``java_class_name`` objects through the one constructor with JNI ``signature``.
+
+    Like ``overload``: pyjnius otherwise tests the arguments against every
+    constructor on each call, which for a ``float[]`` argument (a query vector)
+    cost about a millisecond, more than the vector search itself.
+    """
+    start()
+    return _constructor_class(java_class_name, signature)
+
+
+@functools.cache
+def _constructor_class(java_class_name: str, signature: str):
+    return _jnius.MetaJavaClass(
+        f"Pinned{java_class_name.rsplit('.', 1)[-1]}Constructor",
+        (_jnius.JavaClass,),
+        {"__javaclass__": java_class_name.replace(".", "/"), "__javaconstructor__": [(signature, False)]},
+    )
 
 
 @functools.cache

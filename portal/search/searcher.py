@@ -339,7 +339,8 @@ class _PackSetSearcher:
         results, so a passage's similarity never depends on the other packs.
         Its dot-product score is (1 + cosine) / 2 for unit vectors.
         """
-        top = self._top_docs(J().JKnnFloatVectorQuery(FIELD_VECTOR, vector, pool), pool)
+        knn_query = jvm.constructor("org.apache.lucene.search.KnnFloatVectorQuery", "(Ljava/lang/String;[FI)V")
+        top = self._top_docs(knn_query(FIELD_VECTOR, vector, pool), pool)
         return [
             Hit(hit.passage_id, hit.document_id, hit.pack, hit.score, similarity=2.0 * hit.score - 1.0)
             for hit in self._hits(top)

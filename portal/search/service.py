@@ -61,8 +61,11 @@ class SearchResults:
 class Indexes:
     """The app's index store and searcher, created lazily so the JVM starts on first use.
 
-    Passages are always indexed with their vectors, whatever ``retrieval`` says,
-    so switching ``CAIRN_RETRIEVAL`` needs no rebuild.
+    With ``retrieval="hybrid"`` passages are indexed with their vectors; with
+    "bm25" they are not, and ingest does not pay for embedding (about a third of
+    its time, docs/performance.md). Each index records which model (if any) made
+    its vectors, so switching ``CAIRN_RETRIEVAL`` rebuilds the indexes at the next
+    start (``repair_indexes``) or with ``cairn index rebuild``.
     """
 
     def __init__(self, root: Path, k1: float, b: float, retrieval: str = "bm25"):
@@ -72,7 +75,7 @@ class Indexes:
         self.k1 = k1
         self.b = b
         self.retrieval = retrieval
-        self.embedder = embedding.shared_embedder()
+        self.embedder = embedding.shared_embedder() if retrieval == "hybrid" else None
         self._store: IndexStore | None = None
         self._searcher: Searcher | None = None
 
@@ -209,7 +212,7 @@ def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
     if not query.strip() or not by_slug:
         return SearchResults(query=query, hits=[], no_evidence=True)
     if (retrieval or indexes().retrieval) == "hybrid":
-        embedder = indexes().embedder
+        embedder = embedding.shared_embedder()
         result = indexes().searcher.search_hybrid(
             list(by_slug), query, embedding.question_vector(embedder, query), model_id=embedder.model_id,
             floor=embedding.DENSE_FLOOR, limit=limit)
