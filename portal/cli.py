@@ -129,7 +129,7 @@ def ingest(pack, files, as_json):
 @click.option("--limit", default=8, show_default=True, type=click.IntRange(1, 50))
 @click.option("--json", "as_json", is_flag=True)
 def search(query, pack_slugs, limit, as_json):
-    """BM25 search over the given packs."""
+    """Search the given packs (BM25, or hybrid when CAIRN_RETRIEVAL=hybrid)."""
     from portal.models import Pack
     from portal.search.service import search_packs
 
