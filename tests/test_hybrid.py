@@ -256,9 +256,10 @@ def hybrid_pack(hybrid_app):
 
 
 def test_repair_at_start_rebuilds_an_index_built_by_another_model(hybrid_pack):
-    pack = hybrid_pack
     from portal.documents.services import upload_file
     from portal.search import service
+
+    pack = hybrid_pack
 
     upload_file(pack, "locks.md", b"# Locks\n\nDelete stale lock entries in SM12.\n", None)
     IndexStore(service.indexes().root, embedder=OtherModel()).rebuild("ops", [], generation=pack.index_generation)
@@ -284,9 +285,10 @@ def test_bm25_retrieval_indexes_no_vectors_and_hybrid_repairs_that(app, pack):
 
 
 def test_a_write_onto_another_models_index_rebuilds_the_pack(hybrid_pack):
-    pack = hybrid_pack
     from portal.documents.services import upload_file
     from portal.search import service
+
+    pack = hybrid_pack
 
     IndexStore(service.indexes().root, embedder=OtherModel()).rebuild("ops", [], generation=0)
     upload_file(pack, "locks.md", b"# Locks\n\nDelete stale lock entries in SM12.\n", None)
