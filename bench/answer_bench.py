@@ -1,4 +1,4 @@
-"""Latency of ``portal.runs.services.ask`` with the extractive answerer, at 100,000 passages in the granted packs.
+"""Latency of ``portal.runs.ask.ask`` with the extractive answerer, at 100,000 passages in the granted packs.
 
 Run on demand, not in the test suite:
 
@@ -39,7 +39,7 @@ from portal.db import database  # noqa: E402
 from portal.migrate import migrate  # noqa: E402
 from portal.models import Document, Pack, Passage, Revision  # noqa: E402
 from portal.packs.services import create_pack  # noqa: E402
-from portal.runs.services import ask  # noqa: E402
+from portal.runs.ask import ask  # noqa: E402
 from portal.search.service import rebuild_pack  # noqa: E402
 
 TARGET_P95_MS = 150.0

@@ -23,12 +23,20 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         SESSION_COOKIE_SECURE=settings["CAIRN_SECURE_COOKIES"],
         REMEMBER_COOKIE_HTTPONLY=True,
         REMEMBER_COOKIE_SECURE=settings["CAIRN_SECURE_COOKIES"],
-        # The request body may carry one file at the limit plus the form around it.
+        # The request body may carry one file at the limit plus the form around it; one field
+        # (an edited text) may be as long as the body, so only these two limits refuse a form.
         MAX_CONTENT_LENGTH=_max_request_bytes(),
+        MAX_FORM_MEMORY_SIZE=_max_request_bytes(),
+        MAX_FORM_PARTS=_max_form_parts(),
         WTF_CSRF_TIME_LIMIT=None,
     )
 
+    from werkzeug.middleware.proxy_fix import ProxyFix
+
     from portal import auth, db, errors_web, web
+
+    if settings["CAIRN_PROXIES"]:  # the real client address, for the sign-in limits and the logs
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings["CAIRN_PROXIES"], x_proto=settings["CAIRN_PROXIES"])
     from portal.search import service as search_service
 
     db.init_app(app)
@@ -47,15 +55,33 @@ def _max_request_bytes() -> int:
     return MAX_FILE_BYTES + 64 * 1024
 
 
-def repair_indexes_at_start(app: Flask) -> None:
-    """Rebuild indexes that are missing or behind the database, before serving."""
+def _max_form_parts() -> int:
+    from portal.ingest.limits import MAX_FORM_PARTS
+
+    return MAX_FORM_PARTS
+
+
+def repair_indexes_at_start(app: Flask, *, check_every_index: bool = True) -> None:
+    """Catch up with what a killed process committed, before serving or running a command.
+
+    Indexes every change still listed as pending index work and sweeps files that no
+    row names. ``check_every_index`` also rebuilds an index that is missing, unreadable
+    or at a generation its pending work cannot explain; that starts the JVM, so
+    commands that never search skip it (the pending work alone needs it only when there is some).
+    """
+    from portal.documents.services import sweep_orphan_files
     from portal.migrate import pending
-    from portal.search.service import repair_indexes
+    from portal.search.service import index_pending_work, repair_indexes
 
     with app.app_context():
         if pending(app.config["DATABASE"]):
             log.warning("the database is not migrated yet: run `cairn init`; index repair skipped")
             return
-        repaired = repair_indexes()
+        repaired = repair_indexes() if check_every_index else index_pending_work()
+        swept = sweep_orphan_files()
     if repaired:
-        log.warning("rebuilt search indexes that were missing or behind: %s", ", ".join(repaired))
+        log.warning("search indexes caught up with the database: %s", ", ".join(repaired))
+    if swept:
+        log.warning("removed %d file(s) that no document names (left by an interrupted upload)", len(swept))
+    elif swept is None:
+        log.warning("another process is storing files: the sweep of leftover files waits for the next start")

@@ -8,10 +8,14 @@ from __future__ import annotations
 from flask import current_app
 
 from portal.errors import NotFound
-from portal.models import Agent, AgentGrant, Conversation, Document, Feedback, Pack, Run, RunReference, User
+from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT, SearchResults, search_packs
+from portal.models import (Agent, AgentGrant, Conversation, Document, Feedback, Pack, RegressionCase, Run,
+                           RunReference, User)
 
 READ_PACK_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
 MANAGE_DOCUMENT_ROLES = frozenset({"PlatformAdmin"})
+# SPEC 2: a document's reader roles narrow reading to exact role matches; these roles bypass them.
+BYPASS_READER_ROLES = frozenset({"PlatformAdmin"})
 
 
 def can_read_packs(user: User) -> bool:
@@ -41,12 +45,52 @@ def pack_for_managing(user: User, slug: str) -> Pack:
     return pack_for_reading(user, slug)
 
 
+def staff_role_admitted(user: User, document: Document) -> bool:
+    """Whether a staff reader holds one of the document's reader roles (none listed: every staff reader).
+
+    Exact matches only: the staff role the user reads packs by must be in the
+    list; PlatformAdmin bypasses the list for administration.
+    """
+    roles = document.reader_roles
+    if not roles or user.roles & BYPASS_READER_ROLES:
+        return True
+    return bool(roles & user.roles & READ_PACK_ROLES)
+
+
 def document_for_reading(user: User, pack: Pack, doc_id: str) -> Document:
     document = Document.get_or_none(
         (Document.pack == pack) & (Document.doc_id == doc_id) & Document.deleted_at.is_null())
-    if document is None:
+    if document is None or not staff_role_admitted(user, document):
         raise NotFound(doc_id)
     return document
+
+
+def readable_documents(user: User, pack: Pack) -> list[Document]:
+    """The pack's live documents that ``user`` may open (the pack page's list)."""
+    return [d for d in pack.live_documents() if staff_role_admitted(user, d)]
+
+
+def hidden_documents(user: User, packs) -> set[tuple[str, str]]:
+    """(pack slug, document id) of live documents in ``packs`` whose reader roles leave ``user`` out."""
+    restricted = (Document.select(Document, Pack).join(Pack)
+                  .where(Document.pack.in_([p.id for p in packs]) & Document.deleted_at.is_null()
+                         & (Document.reader_roles_csv != "")))
+    return {(d.pack.slug, d.doc_id) for d in restricted if not staff_role_admitted(user, d)}
+
+
+def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT) -> SearchResults:
+    """A staff reader's search of ``packs``: no passage of a document its reader roles hide from them.
+
+    Hidden documents are rare, so only then are more hits fetched and filtered
+    (at most ``MAX_LIMIT``: a query whose best 50 passages are all hidden finds less).
+    """
+    packs = list(packs)
+    hidden = hidden_documents(user, packs) if packs else set()
+    if not hidden:
+        return search_packs(packs, query, limit)
+    results = search_packs(packs, query, MAX_LIMIT)
+    hits = [h for h in results.hits if (h.pack, h.document_id) not in hidden][:limit]
+    return SearchResults(query=results.query, hits=hits, no_evidence=not hits)
 
 
 # --- Agents and runs ------------------------------------------------------------
@@ -130,6 +174,8 @@ def source_document_for_reading(user: User, document_pk: int) -> Document | None
 
 CHAT_ROLES = frozenset({"Member"})
 REVIEW_FEEDBACK_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
+# Reviewers triage and record cases; removing someone else's case is administration.
+REMOVE_ANY_CASE_ROLES = frozenset({"PlatformAdmin"})
 
 
 def can_use_chat(user: User) -> bool:
@@ -189,7 +235,7 @@ def cited_document_for_member(user: User, run_id: int, n: int):
 
 
 def member_role_admitted(document: Document) -> bool:
-    roles = {r for r in document.reader_roles_csv.split(",") if r}
+    roles = document.reader_roles
     return not roles or "Member" in roles
 
 
@@ -213,3 +259,18 @@ def feedback_for_review(user: User, feedback_id: int):
     if feedback is None:
         raise NotFound(feedback_id)
     return feedback
+
+
+def can_remove_case(user: User, case: RegressionCase) -> bool:
+    """A regression case is removed by the reviewer who recorded it, or by a PlatformAdmin."""
+    if not can_review_feedback(user):
+        return False
+    return bool(user.roles & REMOVE_ANY_CASE_ROLES) or (case.created_by_id is not None
+                                                         and case.created_by_id == user.id)
+
+
+def case_for_removing(user: User, feedback: Feedback, case_id: int) -> RegressionCase:
+    case = RegressionCase.get_or_none((RegressionCase.id == case_id) & (RegressionCase.feedback == feedback))
+    if case is None or not can_remove_case(user, case):
+        raise NotFound(case_id)
+    return case

@@ -17,18 +17,26 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main():
     """Cairn: knowledge packs, BM25 search and cited answers."""
+    from portal.config import ConfigError, check_settings, environment_settings
+
+    try:
+        check_settings(environment_settings())
+    except ConfigError as error:
+        fail(f"{error}\nCairn does not start until this setting is fixed.")
 
 
 @main.command()
 def init():
     """Migrate the database; create the first PlatformAdmin from CAIRN_ADMIN_EMAIL/PASSWORD."""
+    from portal import repair_indexes_at_start
     from portal.auth.services import UserError, create_user
     from portal.migrate import migrate
     from portal.models import User
 
-    app = app_context()
+    app = app_context(repair=False)
     ran = migrate(app.config["DATABASE"])
     click.echo(f"migrations applied: {', '.join(ran) if ran else 'none (up to date)'}")
+    repair_indexes_at_start(app, check_every_index=False)
     email, password = app.config["CAIRN_ADMIN_EMAIL"], app.config["CAIRN_ADMIN_PASSWORD"]
     if email and password and User.by_email(email) is None:
         try:
@@ -60,6 +68,26 @@ def users_create(email, roles, company):
     except UserError as error:
         fail(str(error))
     click.echo(f"created {user.email} ({', '.join(sorted(user.roles))})")
+
+
+@users.command("set-password")
+@click.argument("email")
+def users_set_password(email):
+    """Give a user a new password (read from standard input); every session of that user ends."""
+    from portal.auth.services import UserError, set_password
+    from portal.models import User
+
+    app_context()
+    user = User.by_email(email)
+    if user is None:
+        fail(f"no user {email}")
+    password = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else click.prompt(
+        "New password", hide_input=True, confirmation_prompt=True)
+    try:
+        set_password(user, password)
+    except UserError as error:
+        fail(str(error))
+    click.echo(f"new password set for {user.email}; every earlier session of it has ended")
 
 
 @main.group()
@@ -106,9 +134,9 @@ def ingest(pack, files, as_json):
     """Add files to a pack; exit 1 when any was refused."""
     from portal.documents.ingest_report import ingest_paths
 
-    app_context()
+    app_context(check_every_index=True)
     any_refused = False
-    for line in ingest_paths(pack, files):
+    for line in ingest_paths(pack, files):  # each line as soon as its file is stored (click.echo flushes)
         any_refused |= line["status"] == "refused"
         if as_json:
             click.echo(json.dumps(line))
@@ -133,7 +161,7 @@ def search(query, pack_slugs, limit, as_json):
     from portal.models import Pack
     from portal.search.service import search_packs
 
-    app_context()
+    app_context(check_every_index=True)
     found = {p.slug: p for p in Pack.select().where(Pack.slug.in_(pack_slugs))}
     missing = [s for s in pack_slugs if s not in found]
     if missing:
@@ -166,22 +194,41 @@ def index_rebuild():
 
 
 @main.command("seed-demo")
-@click.option("--if-empty", is_flag=True, help="Seed only when the database has no pack yet.")
-def seed_demo(if_empty):
-    """Load the demo packs, documents, agents and one user per role (idempotent)."""
+@click.option("--if-empty", is_flag=True,
+              help="Seed only into a fresh database (no user, no pack); otherwise say why not and exit 0.")
+@click.option("--force", is_flag=True,
+              help="Seed even though the database has users of its own (adds the demo administrator).")
+def seed_demo(if_empty, force):
+    """Load the demo packs, documents, agents and one user per role (idempotent).
+
+    The demo users have published passwords, so a database with users of its own
+    (a real deployment) is refused unless --force says so.
+    """
     from portal.demo.catalog import DEMO_USERS
-    from portal.demo.seed import is_empty
+    from portal.demo.seed import is_empty, users_of_its_own
     from portal.demo.seed import seed_demo as run_seed
 
     app_context()
     if if_empty and not is_empty():
-        click.echo("demo seed skipped: the database already has packs")
+        click.echo("demo seed skipped: the database is not empty (it has users or packs already); "
+                   "the demo is loaded only into a fresh database.")
         return
+    own = users_of_its_own()
+    if own and not force:
+        click.echo(f"demo seed skipped: this database has users of its own ({', '.join(own[:3])}"
+                   f"{', …' if len(own) > 3 else ''}), so it looks like a real deployment, and the demo would add "
+                   f"an administrator with a published password. Run `cairn seed-demo --force` to load it anyway.",
+                   err=True)
+        sys.exit(1)
     report = run_seed()
     click.echo(f"packs created: {len(report.packs_created)}; documents added: {len(report.documents_added)}, "
                f"updated: {len(report.documents_updated)}, unchanged: {report.documents_unchanged}; "
                f"agents created: {len(report.agents_created)}, returned to catalog settings: "
                f"{len(report.agents_reset)}; users created: {len(report.users_created)}")
+    for name in report.documents_deleted:
+        click.echo(f"skipped document {name}: an administrator deleted it, and the seed does not bring it back")
+    for slug in report.agents_deleted:
+        click.echo(f"skipped agent {slug}: an administrator deleted it, and the seed does not bring it back")
     click.echo("Demo sign-ins (demo only, never use these passwords elsewhere):")
     for user in DEMO_USERS:
         click.echo(f"  {', '.join(user['roles']):14} {user['email']:28} {user['password']}")
@@ -199,15 +246,18 @@ def seed_demo(if_empty):
 @click.option("--no-regressions", is_flag=True, help="Skip the regression cases recorded from answer feedback.")
 @click.option("--regressions-only", is_flag=True,
               help="Run only the regression cases (this database): is each expected document in the top 8 now?")
+@click.option("--split", type=click.Choice(["tune", "check"]),
+              help="Only the questions of this half of the question set.")
 def evaluate(questions_path, current, cranfield_dir, no_cranfield, as_json, details, no_regressions,
-             regressions_only):
-    """Retrieval quality: Recall@8 and nDCG@10 of a question set, Cranfield next to plain Lucene, and the
-    regression cases recorded from answer feedback."""
+             regressions_only, split):
+    """Retrieval and answer quality: Recall@8 and nDCG@10 of a question set, its answers through `ask`
+    (key fact stated, expected document cited, "no evidence" right and wrong, p95 latency), Cranfield
+    next to plain Lucene, and the regression cases recorded from answer feedback."""
     from portal.evaluation.runner import run_evaluation
 
     report = run_evaluation(Path(questions_path) if questions_path else None, current,
                             None if no_cranfield else (Path(cranfield_dir) if cranfield_dir else "default"),
-                            regressions=not no_regressions, only_regressions=regressions_only)
+                            regressions=not no_regressions, only_regressions=regressions_only, split=split)
     click.echo(json.dumps(report.as_json()) if as_json else report.as_text(details))
 
 

@@ -7,12 +7,23 @@ import sys
 
 import click
 
-from portal import create_app
+from portal import create_app, repair_indexes_at_start
+from portal.config import ConfigError
 
 
-def app_context():
-    """An app with its context pushed; commands never repair indexes at start (the server does)."""
-    app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
+def app_context(check_every_index: bool = False, repair: bool = True):
+    """An app with its context pushed, once what a killed process left is repaired.
+
+    Every command indexes pending index work and sweeps leftover files (cheap when there is
+    none); commands that search pass ``check_every_index`` to also rebuild a missing or lost
+    index. ``cairn init`` repairs itself, after migrating.
+    """
+    try:
+        app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
+    except ConfigError as error:
+        fail(str(error))
+    if repair:
+        repair_indexes_at_start(app, check_every_index=check_every_index)
     app.app_context().push()
     return app
 

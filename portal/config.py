@@ -42,6 +42,17 @@ SETTINGS: tuple[Setting, ...] = (
             "$CAIRN_DATA_DIR/secret_key (mode 0600)."),
     Setting("CAIRN_SECURE_COOKIES", False,
             "Send the session cookie only over HTTPS. Turn on behind TLS (the Procfile does).", _bool),
+    Setting("CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT", "10 per 15 minutes",
+            "Failed sign-ins allowed for one e-mail address before the sign-in page answers 429 until the window "
+            "ends (a fixed window: the owner waits at most that long). Only wrong passwords count."),
+    Setting("CAIRN_SIGN_IN_LIMIT_PER_ADDRESS", "30 per 15 minutes",
+            "Failed sign-ins allowed from one network address (any accounts) per window; see CAIRN_PROXIES."),
+    Setting("CAIRN_SIGN_IN_LIMIT_STORAGE", "memory://",
+            "Where the sign-in counters live (a Flask-Limiter storage URI). memory:// counts inside the one server "
+            "process and forgets at restart; several processes need a shared store such as redis://host:6379."),
+    Setting("CAIRN_PROXIES", 0,
+            "How many reverse proxies in front of the portal set X-Forwarded-For/-Proto. 0: none are trusted, "
+            "the address limit counts the peer address (behind a proxy that is the proxy's: set this).", int),
     Setting("CAIRN_ADMIN_EMAIL", None, "`cairn init` creates this PlatformAdmin when it does not exist yet."),
     Setting("CAIRN_ADMIN_PASSWORD", None, "Password for CAIRN_ADMIN_EMAIL (read only by `cairn init`)."),
     Setting("CAIRN_BM25_K1", 0.9, "BM25 k1 (term-frequency saturation).", float),
@@ -53,7 +64,8 @@ SETTINGS: tuple[Setting, ...] = (
             lambda value: value.strip().lower()),
     Setting("CAIRN_JVM_HEAP", "1g", "Maximum Java heap for Lucene (-Xmx)."),
     Setting("CAIRN_REPAIR_INDEX_ON_START", True,
-            "At start, rebuild every pack index that is missing or behind the database.", _bool),
+            "At server start, index pending changes and rebuild every pack index that is missing or "
+            "behind the database (`cairn` commands always index pending changes).", _bool),
     Setting("CAIRN_CLASSIFICATION_POLICY", None,
             'JSON list of classification rules overriding the defaults, e.g. '
             '[{"rule": "private_key", "decision": "block"}].', _json),
@@ -71,13 +83,44 @@ SETTINGS: tuple[Setting, ...] = (
 SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
 
 
-def load_settings(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Defaults, then the environment, then explicit overrides."""
+class ConfigError(ValueError):
+    """A setting has a value the portal cannot run with; the message names the setting."""
+
+
+def environment_settings() -> dict[str, Any]:
+    """Defaults, then the environment; touches no file (commands check these before they start)."""
     values: dict[str, Any] = {}
     for setting in SETTINGS:
         raw = os.environ.get(setting.name)
-        values[setting.name] = setting.parse(raw) if raw not in (None, "") else setting.default
+        try:
+            values[setting.name] = setting.parse(raw) if raw not in (None, "") else setting.default
+        except ValueError as error:
+            raise ConfigError(f"{setting.name}: {error}") from None
+    return values
+
+
+def check_settings(values: dict[str, Any]) -> None:
+    """Refuse, at start, settings that would otherwise fail later (every ingest, for a bad policy)."""
+    from limits import parse_many
+
+    from portal.ingest.classify import Policy
+
+    try:
+        Policy.from_config(values.get("CAIRN_CLASSIFICATION_POLICY"))
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"CAIRN_CLASSIFICATION_POLICY: {error}") from None
+    for name in ("CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT", "CAIRN_SIGN_IN_LIMIT_PER_ADDRESS"):
+        try:
+            parse_many(str(values.get(name)))
+        except ValueError:
+            raise ConfigError(f"{name}: {values.get(name)!r} is not a limit such as '10 per 15 minutes'") from None
+
+
+def load_settings(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Defaults, then the environment, then explicit overrides; checked (``ConfigError``)."""
+    values = environment_settings()
     values.update(overrides or {})
+    check_settings(values)
     data_dir = Path(values["CAIRN_DATA_DIR"]).resolve()
     values["CAIRN_DATA_DIR"] = str(data_dir)
     if not values.get("DATABASE_URL"):

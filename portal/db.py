@@ -3,6 +3,14 @@
 ``DATABASE_URL`` picks SQLite (the embedded default) or PostgreSQL. SQLite is
 opened in WAL mode with synchronous FULL, and its file is created with mode
 0600 before SQLite touches it, so no other local user can read it.
+
+Every SQLite transaction begins ``IMMEDIATE``: it takes the write lock at its
+start, waiting up to the busy timeout for it. A deferred transaction that reads
+and then writes fails at once with "database is locked" when another writer
+committed in between (the busy timeout does not cover that case); an immediate
+one reads what the previous writer committed, so a compare-and-set loses with a
+clear conflict instead. PostgreSQL needs nothing of the kind: its row locks make
+the compare-and-set wait and re-check.
 """
 
 from __future__ import annotations
@@ -33,6 +41,16 @@ SQLITE_PRAGMAS = {
 }
 
 
+class _ImmediateSqliteDatabase(SqliteDatabase):
+    """SQLite whose transactions begin IMMEDIATE unless told otherwise (see the module docstring).
+
+    Peewee 4 also takes ``lock_type`` in the constructor; overriding ``begin`` works on 3.x too.
+    """
+
+    def begin(self, lock_type=None):
+        super().begin(lock_type or "IMMEDIATE")
+
+
 def open_database(url: str) -> Database:
     """A peewee Database for ``url``, with the SQLite rules applied."""
     if url.startswith("sqlite:///"):
@@ -41,7 +59,7 @@ def open_database(url: str) -> Database:
         if not path.exists():
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
         os.chmod(path, 0o600)
-        return SqliteDatabase(str(path), pragmas=SQLITE_PRAGMAS, check_same_thread=False)
+        return _ImmediateSqliteDatabase(str(path), pragmas=SQLITE_PRAGMAS, check_same_thread=False)
     return connect_url(url)
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from flask import jsonify, request
 from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import BadRequest
 from werkzeug.exceptions import NotFound as HTTPNotFound
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from portal.errors import NotFound, Refused, VersionConflict
-from portal.ingest.limits import MAX_FILE_BYTES
+from portal.ingest.limits import request_too_large_message, too_many_form_parts_message
 from portal.rendering import render
 
 
@@ -40,10 +41,17 @@ def init_app(app) -> None:
 
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(_error):
-        mb = MAX_FILE_BYTES // (1024 * 1024)
-        return _problem(413, "Too large", f"The upload is larger than the {mb} MB limit per file, so it was "
-                                          "not read. Upload large files one at a time, or split them.",
-                        "too_large")
+        # Werkzeug raises the same error for a body over MAX_CONTENT_LENGTH and for a form of more
+        # than MAX_FORM_PARTS parts (a field over MAX_FORM_MEMORY_SIZE cannot happen: that limit is
+        # the body's). A body whose announced length is within the limit was refused for its parts.
+        length, limit = request.content_length, request.max_content_length
+        if length is not None and limit is not None and length <= limit:
+            return _problem(413, "Too many parts", too_many_form_parts_message(), "too_many_parts")
+        return _problem(413, "Too large", request_too_large_message(), "too_large")
+
+    @app.errorhandler(BadRequest)
+    def bad_request(error: BadRequest):
+        return _problem(400, "Bad request", error.description, "bad_request")
 
     @app.errorhandler(CSRFError)
     def csrf_failed(_error):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import secrets
 
 from flask_login import UserMixin
 from peewee import (
@@ -31,6 +32,10 @@ REVISIONS_KEPT = 10
 DOCUMENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 
 
+def new_session_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
@@ -49,9 +54,24 @@ class User(UserMixin, BaseModel):
     company = ForeignKeyField(Company, null=True, backref="users", on_delete="SET NULL")
     active = BooleanField(default=True)
     created_at = DateTimeField(default=utcnow)
+    # What the session cookie names (flask-login's "alternative id"); replaced on
+    # sign-out and on a new password, which ends every session issued before.
+    session_token = CharField(max_length=64, unique=True, default=new_session_token)
 
     class Meta:
         table_name = "user"
+
+    def get_id(self) -> str:  # flask-login: the cookie stores this, never the row id
+        return self.session_token
+
+    def end_every_session(self) -> None:
+        """Give the user a new session token, so no cookie issued before signs anyone in."""
+        self.session_token = new_session_token()
+        User.update(session_token=self.session_token).where(User.id == self.id).execute()
+
+    @classmethod
+    def by_session_token(cls, token: str) -> "User | None":
+        return cls.get_or_none(cls.session_token == token) if token else None
 
     @property
     def roles(self) -> frozenset[str]:
@@ -86,9 +106,9 @@ class Pack(BaseModel):
     description = TextField(default="")
     kind = CharField(default="generic")
     company = ForeignKeyField(Company, null=True, backref="packs", on_delete="RESTRICT")
-    # Bumped in the same transaction as every change to the pack's passages; the
-    # Lucene index records the generation it was built to, so a lagging or
-    # missing index is detected at start and rebuilt from the database.
+    # Bumped in the same transaction as every change to the pack's passages, which
+    # also writes a PendingIndexUpdate with the new value; the Lucene index records
+    # the generation it shows, so a lagging, lost or missing index is detected.
     index_generation = IntegerField(default=0)
     created_at = DateTimeField(default=utcnow)
 
@@ -122,6 +142,11 @@ class Document(BaseModel):
     @property
     def is_deleted(self) -> bool:
         return self.deleted_at is not None
+
+    @property
+    def reader_roles(self) -> frozenset[str]:
+        """The optional list of roles that may read it (empty: every role its visibility admits)."""
+        return frozenset(r for r in self.reader_roles_csv.split(",") if r)
 
     def current_revision(self) -> "Revision | None":
         return (Revision.select()
@@ -178,7 +203,23 @@ class Passage(BaseModel):
         indexes = ((("revision", "ordinal"), True),)
 
 
-ALL_MODELS = (Company, User, Pack, Document, Revision, Figure, Passage)
+class PendingIndexUpdate(BaseModel):
+    """A change to a pack's passages that its Lucene index may not show yet: the outbox of index work.
+
+    Written in the same transaction as the change, with the pack generation the change made; deleted
+    only after a Lucene commit that shows the document as the database has it (migrations/0007).
+    """
+
+    pack = ForeignKeyField(Pack, backref="pending_index_updates", on_delete="CASCADE")
+    doc_id = CharField(max_length=80)
+    generation = IntegerField()
+
+    class Meta:
+        table_name = "index_pending"
+        indexes = ((("pack", "generation"), True),)
+
+
+ALL_MODELS = (Company, User, Pack, Document, Revision, Figure, Passage, PendingIndexUpdate)
 
 
 # --- Agents, their grants, the audit log, runs and receipts (migrations/0002) -------
@@ -249,6 +290,10 @@ class Run(BaseModel):
     warnings_json = TextField(column_name="warnings", default="[]")
     timings_json = TextField(column_name="timings", default="{}")
     cited_json = TextField(column_name="cited", default="[]")
+    # What the answer rests on: a key of portal.answers.grounding.ANSWER_BASES.
+    answer_basis = CharField(max_length=16, default="documents")
+    # The packs searched ({"slug", "title"}) as they were then: grants and titles change later.
+    searched_packs_json = TextField(column_name="searched_packs", default="[]")
     created_at = DateTimeField(default=utcnow)
 
     class Meta:
@@ -265,6 +310,10 @@ class Run(BaseModel):
     @property
     def cited(self) -> list[int]:
         return json.loads(self.cited_json or "[]")
+
+    @property
+    def searched_packs(self) -> list[dict]:
+        return json.loads(self.searched_packs_json or "[]")
 
     def references(self):
         return RunReference.select().where(RunReference.run == self).order_by(RunReference.n)
@@ -303,7 +352,25 @@ class RunReference(BaseModel):
         return json.loads(self.figures_json or "[]")
 
 
-ALL_MODELS = ALL_MODELS + (Agent, AgentGrant, AuditLog, Run, RunReference)
+class ReceiptFigure(BaseModel):
+    """A figure a receipt cites, kept after its revision was purged (migrations/0006).
+
+    ``figure_id`` is the id the receipt's figure entry names (that figure row is
+    gone); ``path`` is the kept copy under the document's folder. Deleting the
+    document deletes both.
+    """
+
+    figure_id = IntegerField(unique=True)
+    document_pk = IntegerField(index=True)
+    path = CharField()  # relative to the data folder
+    width = IntegerField()
+    height = IntegerField()
+
+    class Meta:
+        table_name = "receipt_figure"
+
+
+ALL_MODELS = ALL_MODELS + (Agent, AgentGrant, AuditLog, Run, RunReference, ReceiptFigure)
 
 
 # --- The support chat, answer feedback and regression cases (migrations/0003) -------
@@ -374,7 +441,9 @@ class FeedbackTriage(BaseModel):
 
 
 class RegressionCase(BaseModel):
-    """A question that should have found a document (or passage): `cairn eval` checks the agent's top 8.
+    """A question `cairn eval` checks against its agent: it should find a document (or passage) in
+    the agent's top 8 (kind ``expected_source``), or it should get "no evidence" (kind ``no_evidence``,
+    which names no document).
 
     ``document_pk`` and ``passage_id`` are plain integers, as in a receipt: the
     case outlives edits and deletions, and reports them.
@@ -384,10 +453,11 @@ class RegressionCase(BaseModel):
     agent = ForeignKeyField(Agent, null=True, backref="regression_cases", on_delete="SET NULL")
     agent_slug = CharField(max_length=80)
     question = TextField()
-    pack_slug = CharField()
-    document_pk = IntegerField()
-    document_id = CharField(max_length=80)
-    document_title = CharField()
+    kind = CharField(max_length=16, default="expected_source")
+    pack_slug = CharField(null=True)
+    document_pk = IntegerField(null=True)
+    document_id = CharField(max_length=80, null=True)
+    document_title = CharField(null=True)
     passage_id = IntegerField(null=True)
     passage_version = IntegerField(null=True)
     created_by = ForeignKeyField(User, null=True, on_delete="SET NULL")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, redirect, url_for
 from flask_login import current_user, login_required
 
-from portal import access
+from portal import access, numbers
+from portal.answers.grounding import ANSWER_BASES
 from portal.rendering import htmx, render
 
 HTMX_VERSION = "2.0.8"
@@ -36,6 +37,7 @@ def init_app(app) -> None:
     from portal.packs.views import bp as packs_bp
     from portal.runs.views import bp as runs_bp
 
+    numbers.init_app(app)
     htmx.init_app(app)
     app.register_blueprint(home)
     app.register_blueprint(packs_bp)
@@ -49,6 +51,7 @@ def init_app(app) -> None:
     def template_helpers():
         return {
             "access": access,
+            "answer_bases": ANSWER_BASES,
             "htmx_src": url_for("static", filename=f"vendor/htmx-{HTMX_VERSION}.min.js"),
         }
 

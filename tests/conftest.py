@@ -7,6 +7,9 @@ instead of the temporary SQLite file (each test gets an emptied schema).
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from flask import g
 
@@ -16,6 +19,11 @@ from portal.migrate import migrate
 from portal.packs.services import create_pack
 
 from helpers import PASSWORD, POSTGRES_URL, ROLES, empty_postgres, login
+
+# Commands run as subprocesses (`python -m portal.cli …`) import this checkout's code, not
+# whichever copy of the project is installed in the virtualenv.
+_ROOT = str(Path(__file__).resolve().parents[1])
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)
 
 
 @pytest.fixture(autouse=True)

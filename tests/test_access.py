@@ -7,6 +7,8 @@ import io
 import pytest
 
 from portal.documents import services
+from portal.models import Document
+from portal.search.service import batched_index_updates
 
 STAFF = ("PlatformAdmin", "AgentBuilder", "Auditor")
 ADMIN_ONLY = ("PlatformAdmin",)
@@ -24,14 +26,30 @@ ROUTES = [
      ADMIN_ONLY, 303),
     ("POST", "/packs/ops/documents/runbook/delete", {"expected_version": "1"}, ADMIN_ONLY, 303),
     ("POST", "/packs/ops/documents", "upload", ADMIN_ONLY, 200),
+    # reader roles narrow reading to exact role matches; PlatformAdmin bypasses them (SPEC 2)
+    ("GET", "/packs/ops/documents/for-auditors", None, ("PlatformAdmin", "Auditor"), 200),
+    ("GET", "/packs/ops/documents/for-auditors?view=lines", None, ("PlatformAdmin", "Auditor"), 200),
+    ("GET", "/packs/ops/documents/for-builders", None, ("PlatformAdmin", "AgentBuilder"), 200),
+    ("GET", "/packs/ops/documents/for-members", None, ADMIN_ONLY, 200),
+    ("POST", "/packs/ops/documents/for-members/edit", {"text": "# Changed\n\ntext\n", "expected_version": "1"},
+     ADMIN_ONLY, 303),
     ("GET", "/packs/missing", None, (), 404),
     ("GET", "/packs/ops/documents/missing", None, (), 404),
 ]
 
 
+RESTRICTED = {"for-auditors": "Auditor", "for-builders": "AgentBuilder", "for-members": "Member"}
+
+
 @pytest.fixture
 def seeded(app, pack, users):
-    services.upload_file(pack, "runbook.md", b"# Runbook\n\nClear the IDoc backlog first.\n", None)
+    with batched_index_updates():  # one index write for the four documents
+        services.upload_file(pack, "runbook.md", b"# Runbook\n\nClear the IDoc backlog first.\n", None)
+        for doc_id, role in RESTRICTED.items():
+            services.upload_file(pack, f"{doc_id}.md", f"# Only {role}\n\nThe IDoc backlog, {doc_id}.\n".encode(),
+                                 None)
+    for doc_id, role in RESTRICTED.items():
+        Document.update(reader_roles_csv=role).where(Document.doc_id == doc_id).execute()
 
 
 @pytest.mark.parametrize("role", ["PlatformAdmin", "AgentBuilder", "Auditor", "Member", None])
@@ -69,3 +87,30 @@ def test_read_only_staff_see_no_write_controls(seeded, client_as):
         assert "Delete" not in page and "Edit text" not in page
         assert "Add documents" not in client_as(role).get("/packs/ops").get_data(as_text=True)
     assert "Edit text" in client_as("PlatformAdmin").get("/packs/ops/documents/runbook").get_data(as_text=True)
+
+
+@pytest.mark.parametrize(("role", "readable"), [
+    ("PlatformAdmin", {"runbook", "for-auditors", "for-builders", "for-members"}),
+    ("Auditor", {"runbook", "for-auditors"}),
+    ("AgentBuilder", {"runbook", "for-builders"}),
+])
+def test_reader_roles_hide_documents_from_other_staff_in_the_list_and_in_search(seeded, client_as, role, readable):
+    from bs4 import BeautifulSoup
+
+    client = client_as(role)
+    listed = BeautifulSoup(client.get("/packs/ops").get_data(as_text=True), "html.parser")
+    assert {code.text for code in listed.select("#document-list code")} == readable
+    found = client.get("/packs/ops/search?q=IDoc+backlog").get_data(as_text=True)
+    shown = {doc_id for doc_id in ("runbook", *RESTRICTED) if f"/documents/{doc_id}" in found}
+    assert shown == readable
+
+
+def test_a_staff_member_with_several_roles_reads_by_any_of_them(seeded, app):
+    from helpers import signed_in_client
+    from portal.auth.services import create_user
+
+    both = signed_in_client(app, create_user("both@example.test", "correct horse battery",
+                                             {"AgentBuilder", "Auditor"}))
+    assert both.get("/packs/ops/documents/for-auditors").status_code == 200
+    assert both.get("/packs/ops/documents/for-builders").status_code == 200
+    assert both.get("/packs/ops/documents/for-members").status_code == 404

@@ -14,7 +14,7 @@ from portal.agents import services
 from portal.errors import Refused
 from portal.models import Agent, AgentGrant, AuditLog, Run
 from portal.packs.services import create_pack
-from portal.runs.services import ask
+from portal.runs.ask import ask
 
 STAFF = ("PlatformAdmin", "AgentBuilder", "Auditor")
 MANAGERS = ("PlatformAdmin", "AgentBuilder")

@@ -19,7 +19,13 @@ from portal.answers.extractive import (
 )
 from portal.answers.grounding import (
     CITES_NONE_WARNING,
+    DOCUMENTS,
+    MODEL_FOUND_NO_ANSWER_WARNING,
+    MODEL_ONLY,
+    MODEL_ONLY_WARNING,
+    NO_EVIDENCE,
     NO_PASSAGE_WARNING,
+    NOT_ACCEPTED,
     NOT_ACCEPTED_ANSWER,
     NOT_ACCEPTED_WARNING,
     STOPPED_NO_PASSAGE_ANSWER,
@@ -27,7 +33,7 @@ from portal.answers.grounding import (
     fallback_warning,
 )
 from portal.answers.model_client import ChatClient, ModelError
-from portal.answers.prompt import EVIDENCE_CLOSE, EVIDENCE_OPEN, build_messages
+from portal.answers.prompt import CANNOT_ANSWER, EVIDENCE_CLOSE, EVIDENCE_OPEN, build_messages, says_cannot_answer
 from portal.answers.references import Reference, label
 from portal.errors import CairnError
 from tests.fake_openai import FakeOpenAI
@@ -145,18 +151,18 @@ def test_extractive_answer_puts_the_best_matching_sentence_first(references):
     assert answer.startswith("Reorder when stock falls below ten units. [1]")
 
 
-def test_extractive_orders_by_relevance_with_rarer_terms_weighing_more():
+def test_extractive_chooses_by_rarer_terms_and_cites_in_order_of_first_use():
     refs = [
         make_ref(1, "Hold the reset button to reset the router. The router sits in the hall."),
         make_ref(2, "The router password is printed on the label. Router lights blink green."),
-        make_ref(3, "A password reset link is emailed."),
+        make_ref(3, "A password reset link is emailed. The router is grey."),
     ]
-    parts = answer_parts(extractive_answer("How do I reset the router password?", refs))
-    assert parts[:3] == [
-        ("A password reset link is emailed.", 3),  # both rare terms
-        ("Hold the reset button to reset the router.", 1),  # one rare, one common: tie, earlier reference
-        ("The router password is printed on the label.", 2),
-    ]
+    weights = {"reset": 2.0, "router": 0.5, "password": 2.0}
+    parts = answer_parts(extractive_answer("How do I reset the router password?", refs, weights=weights))
+    # "reset" and "password" together beat either alone; the sentences follow the references' order
+    assert ("A password reset link is emailed.", 3) in parts
+    assert [n for _, n in parts] == sorted(n for _, n in parts)
+    assert "The router sits in the hall." not in [s for s, _ in parts]
 
 
 def test_extractive_leaves_out_sentences_matching_only_a_common_term():
@@ -205,11 +211,15 @@ def test_extractive_unrelated_question_gets_the_no_evidence_answer(references):
     assert extractive_answer("When should stock be reordered?", []) == NO_EVIDENCE_ANSWER
 
 
+WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omicron".split()
+
+
 def test_extractive_answer_is_short():
-    text = " ".join(f"Pallet rule {i} applies to pallets." for i in range(12))
-    parts = answer_parts(extractive_answer("pallet rule", [make_ref(1, text)]))
+    text = " ".join(f"Pallet rule {word} applies." for word in WORDS)
+    question = " ".join(WORDS)
+    parts = answer_parts(extractive_answer(question, [make_ref(1, text)]))
     assert len(parts) == 4
-    assert len(answer_parts(extractive_answer("pallet rule", [make_ref(1, text)], max_sentences=2))) == 2
+    assert len(answer_parts(extractive_answer(question, [make_ref(1, text)], max_sentences=2))) == 2
 
 
 def test_extractive_uses_the_injected_tokenizer():
@@ -237,7 +247,7 @@ def test_sentence_splitting_handles_markdown():
         "Step one (e.g. the router).",
         "Step two!",
         "Quoted advice here.",
-        "Port | 8080",
+        "Port; 8080",
         "Numbered item",
     ]
 
@@ -384,6 +394,7 @@ def test_evidence_and_model_cites(mode, fake, chat_client, references):
     assert outcome.status == "completed"
     assert outcome.answer == "Reorder below ten units [1], with an approver [1][2]."
     assert (outcome.cited, outcome.warnings, outcome.model, outcome.called_model) == ([1, 2], [], "fake-gpt", True)
+    assert outcome.basis == DOCUMENTS
     assert outcome.timings["model_ms"] > 0 and outcome.timings["total_ms"] >= outcome.timings["model_ms"]
     (request,) = fake.requests
     assert "tools" not in request.body and "functions" not in request.body
@@ -406,10 +417,10 @@ def test_evidence_and_model_cites_none(mode, status, warnings, fake, chat_client
     outcome = run(mode, references, chat_client)
     assert (outcome.status, outcome.warnings, outcome.cited, outcome.called_model) == (status, warnings, [], True)
     if mode == "required":
-        assert outcome.answer == NOT_ACCEPTED_ANSWER
+        assert outcome.answer == NOT_ACCEPTED_ANSWER and outcome.basis == NOT_ACCEPTED
         assert "feel like it" not in outcome.answer
     else:
-        assert outcome.answer == "Reorder when you feel like it."
+        assert outcome.answer == "Reorder when you feel like it." and outcome.basis == DOCUMENTS
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -450,27 +461,34 @@ def test_evidence_and_provider_fails_falls_back_to_extractive(mode, script, what
     assert len(fake.requests) == 1
 
 
-@pytest.mark.parametrize(
-    "mode, status, warnings",
-    [
-        ("open", "completed", []),
-        ("preferred", "completed_with_warning", [NO_PASSAGE_WARNING]),
-    ],
-)
 @pytest.mark.parametrize("no_evidence_as", ["flag", "no-references"])
-def test_no_evidence_open_and_preferred_still_ask_the_model(
-    mode, status, warnings, no_evidence_as, fake, chat_client, references
+def test_no_evidence_open_asks_the_model_and_marks_its_answer_not_based_on_the_documents(
+    no_evidence_as, fake, chat_client, references
 ):
-    fake.reply("The granted packs do not say.")
-    if no_evidence_as == "flag":
-        outcome = run(mode, references, chat_client, no_evidence=True)
-    else:
-        outcome = run(mode, [], chat_client)
-    assert (outcome.status, outcome.answer, outcome.warnings) == (status, "The granted packs do not say.", warnings)
-    assert outcome.called_model
+    fake.reply("Stock is usually reordered monthly.")
+    outcome = run("open", references if no_evidence_as == "flag" else [], chat_client,
+                  no_evidence=no_evidence_as == "flag")
+    assert (outcome.status, outcome.answer, outcome.cited) == (
+        "completed_with_warning", "Stock is usually reordered monthly.", [])
+    assert (outcome.basis, outcome.warnings, outcome.called_model) == (MODEL_ONLY, [MODEL_ONLY_WARNING], True)
+    assert MODEL_ONLY_WARNING.startswith("not based on the documents")
     (request,) = fake.requests
-    assert "No references" in request.system_prompt
+    assert "No references" in request.system_prompt and "No reference was found" in request.system_prompt
+    assert CANNOT_ANSWER in request.system_prompt
     assert "Reorder when stock" not in request.system_prompt
+
+
+@pytest.mark.parametrize("no_evidence_as", ["flag", "no-references"])
+def test_no_evidence_preferred_says_so_without_calling_the_model(no_evidence_as, fake, chat_client, references):
+    """SPEC 6/7: the fixed answer, with the warning; a model could only answer on its own here."""
+    fake.reply("Stock is usually reordered monthly [1].")
+    outcome = run("preferred", references if no_evidence_as == "flag" else [], chat_client,
+                  no_evidence=no_evidence_as == "flag")
+    assert (outcome.status, outcome.answer, outcome.cited, outcome.warnings) == (
+        "completed_with_warning", NO_EVIDENCE_ANSWER, [], [NO_PASSAGE_WARNING])
+    assert (outcome.basis, outcome.model, outcome.called_model) == (NO_EVIDENCE, "fake-gpt", False)
+    assert "model_ms" not in outcome.timings
+    assert fake.requests == []
 
 
 def test_no_evidence_required_stops_before_the_model(fake, chat_client, references):
@@ -479,24 +497,85 @@ def test_no_evidence_required_stops_before_the_model(fake, chat_client, referenc
         assert outcome.status == "stopped"
         assert outcome.answer == STOPPED_NO_PASSAGE_ANSWER
         assert (outcome.cited, outcome.called_model, outcome.warnings) == ([], False, [NO_PASSAGE_WARNING])
+        assert outcome.basis == NO_EVIDENCE
         assert "model_ms" not in outcome.timings
     assert fake.requests == []
 
 
-@pytest.mark.parametrize(
-    "mode, status, warnings",
-    [
-        ("open", "completed_with_warning", []),
-        ("preferred", "completed_with_warning", [NO_PASSAGE_WARNING]),
-    ],
-)
-def test_no_evidence_and_provider_fails(mode, status, warnings, fake, references):
+def test_no_evidence_open_and_provider_fails(fake, references):
     fake.fail_with_status(500)
     client = ChatClient(fake.base_url, API_KEY, "fake-gpt", timeout_s=1)
-    outcome = run(mode, [], client)
-    fallback = "model call failed (HTTP 500); answered from the evidence instead"
-    assert (outcome.status, outcome.answer) == (status, NO_EVIDENCE_ANSWER)
-    assert sorted(outcome.warnings) == sorted(warnings + [fallback])
+    outcome = run("open", [], client)
+    assert (outcome.status, outcome.answer, outcome.basis) == ("completed_with_warning", NO_EVIDENCE_ANSWER,
+                                                               NO_EVIDENCE)
+    assert outcome.warnings == ["model call failed (HTTP 500); answered from the evidence instead"]
+
+
+# --- a model that says the references do not answer ---------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_prompt_tells_the_model_the_one_phrase_for_references_that_do_not_answer(mode, fake, chat_client,
+                                                                                     references):
+    fake.reply("Reorder below ten units [1].")
+    run(mode, references, chat_client)
+    system = fake.requests[0].system_prompt
+    rules = system[: system.index(f"\n{EVIDENCE_OPEN}\n")]
+    assert "If the references do not answer the question, " in rules
+    assert rules.count(CANNOT_ANSWER) == 1
+
+
+CANNOT_ANSWER_REPLIES = [
+    CANNOT_ANSWER,
+    f'  "{CANNOT_ANSWER.upper()}"',
+    f"**{CANNOT_ANSWER}**",
+    f"{CANNOT_ANSWER} The supplier decides, I believe [1].",
+]
+
+
+@pytest.mark.parametrize("reply", CANNOT_ANSWER_REPLIES)
+@pytest.mark.parametrize("mode, status", [("preferred", "completed_with_warning"), ("required", "stopped")])
+def test_a_model_saying_it_cannot_answer_gets_the_no_evidence_answer(mode, status, reply, fake, chat_client,
+                                                                     references):
+    """Anything after the phrase is the model's own: preferred and required show "no evidence" instead."""
+    fake.reply(reply)
+    outcome = run(mode, references, chat_client)
+    assert (outcome.status, outcome.answer, outcome.cited) == (status, NO_EVIDENCE_ANSWER, [])
+    assert (outcome.basis, outcome.warnings, outcome.called_model) == (
+        NO_EVIDENCE, [MODEL_FOUND_NO_ANSWER_WARNING], True)
+
+
+@pytest.mark.parametrize("no_evidence", [False, True])
+def test_open_mode_model_that_cannot_answer(no_evidence, fake, chat_client, references):
+    fake.reply(CANNOT_ANSWER)
+    outcome = run("open", references, chat_client, no_evidence=no_evidence)
+    assert (outcome.answer, outcome.basis, outcome.warnings) == (
+        NO_EVIDENCE_ANSWER, NO_EVIDENCE, [MODEL_FOUND_NO_ANSWER_WARNING])
+    fake.reset()
+    fake.reply(f"{CANNOT_ANSWER} In general, reorder monthly.")
+    outcome = run("open", references, chat_client, no_evidence=no_evidence)
+    assert (outcome.answer, outcome.basis, outcome.warnings) == (
+        f"{CANNOT_ANSWER} In general, reorder monthly.", MODEL_ONLY, [MODEL_ONLY_WARNING])
+
+
+def test_the_phrase_inside_an_answer_is_part_of_the_answer(fake, chat_client, references):
+    reply = f"Reorder below ten units [1]. On lead times: {CANNOT_ANSWER}"
+    fake.reply(reply)
+    outcome = run("preferred", references, chat_client)
+    assert (outcome.status, outcome.answer, outcome.cited, outcome.basis) == ("completed", reply, [1], DOCUMENTS)
+
+
+@pytest.mark.parametrize("reply, rest", [
+    (CANNOT_ANSWER, ""),
+    (CANNOT_ANSWER.rstrip("."), ""),
+    (f"> '{CANNOT_ANSWER.lower()}'  ", ""),
+    (f"{CANNOT_ANSWER}\n\nBut try the supplier.", "But try the supplier."),
+    (f"Well, {CANNOT_ANSWER}", None),
+    ("I cannot answer this from the references you gave, sorry", "you gave, sorry"),
+    ("I cannot answer this from the referencesX", None),
+])
+def test_says_cannot_answer(reply, rest):
+    assert says_cannot_answer(reply) == rest
 
 
 def test_fallback_warning_names_what_failed():
@@ -527,6 +606,7 @@ def test_extractive_as_the_model_with_evidence(mode, references):
     assert outcome.status == "completed"
     assert outcome.answer == extractive_answer(QUESTION, references)
     assert (outcome.cited, outcome.warnings, outcome.model, outcome.called_model) == ([1], [], "extractive", False)
+    assert outcome.basis == DOCUMENTS
     assert "extractive_ms" in outcome.timings
 
 
@@ -541,6 +621,7 @@ def test_extractive_as_the_model_with_evidence(mode, references):
 def test_extractive_as_the_model_without_evidence(mode, status, answer, warnings, references):
     outcome = run(mode, references, None, no_evidence=True)
     assert (outcome.status, outcome.answer, outcome.cited, outcome.warnings) == (status, answer, [], warnings)
+    assert (outcome.basis, outcome.called_model) == (NO_EVIDENCE, False)
 
 
 @pytest.mark.parametrize(
@@ -556,6 +637,7 @@ def test_extractive_finding_no_related_sentence(mode, status, warnings, referenc
     assert (outcome.status, outcome.answer, outcome.cited, outcome.warnings) == (
         status, NO_EVIDENCE_ANSWER, [], warnings
     )
+    assert outcome.basis == NO_EVIDENCE
 
 
 def test_extractive_cites_only_its_sources_even_when_a_sentence_quotes_a_marker():
@@ -584,3 +666,78 @@ def test_a_sentence_is_found_through_its_heading_and_document_title():
     other = make_ref(2, "## Fix\n\nThe INC-2026-0291 check used the certificate list.", document_title="INC-2026-0291")
     chosen = extractive_sentences("What was the root cause of INC-2026-0266?", [other, digest], max_sentences=1)
     assert chosen == [("The RFC user was locked after a password rotation.", 1)]
+
+
+MARKDOWN_TEXT = """# Batch schedule
+
+## Jobs
+
+| Job | Start | Program |
+|---|---|---|
+| **Z_SD_BILLING_DUE_NIGHTLY** | Daily 02:30 | `RV60SBAT` |
+| Z_PP_CONF_IDOC_PROCESS | Every 5 minutes | RBDAPP01 |
+
+## Draining a backlog
+
+Before the backlog is drained, check the following:
+
+1. Switch the partner profile to **trigger by background program**.
+2. Process with `RBDAPP01` in packets of 50 to 200.
+3. Watch SM50 while the first packets run.
+
+See [the runbook](https://example.test/rb) for the __escalation__ path.
+"""
+
+
+@pytest.mark.parametrize("question", [
+    "When does Z_SD_BILLING_DUE_NIGHTLY start?",
+    "Which program does the job Z_PP_CONF_IDOC_PROCESS run?",
+    "How do I drain a backlog?",
+    "What is the escalation path in the runbook?",
+    "How many packets, and what do I watch in SM50?",
+])
+def test_extractive_never_writes_a_word_that_is_not_in_the_cited_passage(question):
+    refs = [make_ref(1, MARKDOWN_TEXT, heading_path="Batch schedule"), make_ref(2, DOCK_TEXT)]
+    answer = extractive_answer(question, refs)
+    assert answer != NO_EVIDENCE_ANSWER
+    cited = [int(n) for n in re.findall(r"\[(\d+)\]", answer)]
+    assert cited == sorted(cited)  # markers in order of first use
+    words = {ref.n: set(re.findall(r"[^\W_]+", ref.text.casefold())) for ref in refs}
+    for unit, n in re.findall(r"(.+?) \[(\d+)\]\.? ?", answer):
+        assert set(re.findall(r"[^\W_]+", unit.casefold())) <= words[int(n)], unit
+    for syntax in ("**", "__", "`", "|", "#", "](", "https"):
+        assert syntax not in answer
+
+
+def test_extractive_reads_table_rows_with_their_header_and_lists_with_their_lead_in():
+    refs = [make_ref(1, MARKDOWN_TEXT)]
+    assert extractive_answer("When does Z_SD_BILLING_DUE_NIGHTLY start?", refs).startswith(
+        "Job: Z_SD_BILLING_DUE_NIGHTLY; Start: Daily 02:30; Program: RV60SBAT [1].")
+    steps = extractive_answer("How do I drain a backlog?", refs)
+    assert steps == ("Before the backlog is drained, check the following: Switch the partner profile to trigger by "
+                     "background program. [1] Process with RBDAPP01 in packets of 50 to 200. [1] "
+                     "Watch SM50 while the first packets run. [1]")
+
+
+def test_rows_of_a_table_whose_header_is_in_another_passage_keep_their_order():
+    text = "| Z_A | RBDAPP01 | Hourly |\n| Z_B | RSPO1041 | Daily 03:00 |\n| Z_C | SBAL_DELETE | Daily 04:00 |\n"
+    assert split_sentences(text) == ["Z_A; RBDAPP01; Hourly", "Z_B; RSPO1041; Daily 03:00",
+                                     "Z_C; SBAL_DELETE; Daily 04:00"]
+
+
+# --- the evidence check's names ---------------------------------------------------------
+
+
+def test_identifiers_a_question_names():
+    from portal.answers.evidence import identifier_runs, is_identifier, names
+
+    assert [t for t in ["INC-2026-0427", "VL02N", "TW30", "P4", "ZTW_EDI", "017", "51", "PFCG", "R26.07"]
+            if is_identifier(t)] == ["INC-2026-0427", "VL02N", "TW30", "P4", "ZTW_EDI", "017", "51", "PFCG", "R26.07"]
+    assert not any(is_identifier(t) for t in ["ERP", "KBP", "Poland", "goods", "4", "Why"])
+    assert identifier_runs("What does message ZTW_EDI 023 mean, and what of FS-SD-030 REQ-09?") == [
+        ["ZTW_EDI", "023"], ["FS-SD-030", "REQ-09"]]
+    # a three-letter code is an identifier only where the searched packs use it
+    assert identifier_runs("When does the KBP certificate expire in the ERP?", known=lambda t: t == "KBP") == [["KBP"]]
+    assert names("Job `Z_PP_CONF_IDOC_PROCESS` runs", "z_pp_conf_idoc_process")
+    assert not names("INC-2026-04270 and INC-2026-0412", "INC-2026-0427")
+    assert names("the field EXPOSURE of table ZTW_CRED_LOG", "ZTW_CRED_LOG-EXPOSURE")

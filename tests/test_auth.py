@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from helpers import PASSWORD, login
+import re
+
+import pytest
+
+from helpers import PASSWORD, POSTGRES_URL, empty_postgres, login
 from portal import create_app
 from portal.config import load_settings
 
@@ -66,3 +70,175 @@ def test_logout_needs_post(app, client_as):
     assert client.get("/logout").status_code == 405
     assert client.post("/logout").status_code == 302
     assert client.get("/packs/").status_code == 302
+
+
+# --- sign-out and a new password end every earlier session (issue 9, item 7) ----------------------
+
+
+def _session_cookie(client) -> str:
+    return client.get_cookie("session").value
+
+
+def test_signing_out_ends_every_earlier_cookie_of_that_user(app, users):
+    client = app.test_client()
+    assert login(client, users["Auditor"].email).status_code == 302
+    saved = _session_cookie(client)
+    elsewhere = app.test_client()  # the same user signed in on another machine
+    assert login(elsewhere, users["Auditor"].email).status_code == 302
+    assert client.get("/packs/").status_code == 200
+    assert client.post("/logout").status_code == 302
+    client.set_cookie("session", saved)  # replay the cookie saved before signing out
+    response = client.get("/packs/")
+    assert response.status_code == 302 and "/login" in response.headers["Location"]
+    assert elsewhere.get("/packs/").status_code == 302
+    assert login(client, users["Auditor"].email).status_code == 302  # signing in again works
+    assert client.get("/packs/").status_code == 200
+
+
+def test_a_new_password_ends_every_session_and_the_new_one_signs_in(app, users):
+    from portal.auth.services import set_password
+
+    client = app.test_client()
+    login(client, users["Auditor"].email)
+    assert client.get("/packs/").status_code == 200
+    set_password(users["Auditor"], "a brand new password")
+    assert client.get("/packs/").status_code == 302
+    assert login(client, users["Auditor"].email).status_code == 401
+    assert login(client, users["Auditor"].email, "a brand new password").status_code == 302
+
+
+def test_the_cookie_names_a_session_token_not_the_user_id(app, users):
+    user = users["Member"]
+    assert user.get_id() == user.session_token and len(user.session_token) >= 40
+    assert user.get_id() != str(user.id)
+    assert len({u.session_token for u in users.values()}) == len(users)
+
+
+def test_existing_users_get_a_session_token_when_the_database_migrates_forward(tmp_path, monkeypatch):
+    from portal import migrate as migrations
+    from portal.db import open_database
+
+    if POSTGRES_URL:
+        empty_postgres(POSTGRES_URL)
+    db = open_database(POSTGRES_URL or f"sqlite:///{tmp_path / 'old.db'}")
+    before = [p for p in migrations.available() if p.stem < "0004"]
+    monkeypatch.setattr(migrations, "available", lambda: before)
+    migrations.migrate(db)
+    for n in (1, 2):
+        db.execute_sql('INSERT INTO "user" (email, password_hash, roles, active, created_at) '
+                       f"VALUES ({db.param}, 'x', 'Auditor', {db.param}, CURRENT_TIMESTAMP)",
+                       (f"old{n}@example.test", True))
+    monkeypatch.undo()
+    assert "0004_user_session_token" in migrations.migrate(db)
+    tokens = [row[0] for row in db.execute_sql('SELECT session_token FROM "user"').fetchall()]
+    db.close()
+    assert len(tokens) == 2 and len(set(tokens)) == 2 and all(len(t) >= 40 for t in tokens)
+
+
+# --- the CSRF token changes at sign-in and sign-out (issue 9, item 11) -------------------------------
+
+
+def _csrf_token(page: str) -> str:
+    return re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+
+
+def test_sign_in_and_sign_out_give_a_new_csrf_token(tmp_path):
+    app = create_app({"CAIRN_DATA_DIR": str(tmp_path / "csrf"), "SECRET_KEY": "x",
+                      "CAIRN_REPAIR_INDEX_ON_START": False, "DATABASE_URL": POSTGRES_URL or None})
+    if POSTGRES_URL:
+        empty_postgres(POSTGRES_URL)
+    with app.app_context():
+        from portal.auth.services import create_user
+        from portal.migrate import migrate
+
+        migrate(app.config["DATABASE"])
+        create_user("a@example.test", PASSWORD, {"Auditor"})
+    client = app.test_client()
+    anonymous = _csrf_token(client.get("/login").get_data(as_text=True))
+    response = client.post("/login", data={"email": "a@example.test", "password": PASSWORD, "csrf_token": anonymous})
+    assert response.status_code == 302
+    signed_in = _csrf_token(client.get("/packs/").get_data(as_text=True))
+    assert client.post("/logout", data={"csrf_token": anonymous}).status_code == 400  # the token from before
+    assert client.get("/packs/").status_code == 200
+    assert client.post("/logout", data={"csrf_token": signed_in}).status_code == 302
+    after = _csrf_token(client.get("/login").get_data(as_text=True))
+    refused = client.post("/login", data={"email": "a@example.test", "password": PASSWORD, "csrf_token": signed_in})
+    assert refused.status_code == 400
+    assert client.post("/login", data={"email": "a@example.test", "password": PASSWORD,
+                                       "csrf_token": after}).status_code == 302
+    app.extensions["cairn_indexes"].close()
+    app.config["DATABASE"].close()
+
+
+# --- sign-in limits (issue 9, item 6) ----------------------------------------------------------------
+
+
+def test_wrong_passwords_for_one_account_are_limited_with_a_clear_429(app, users):
+    from portal.auth import limiter
+
+    client = app.test_client()
+    email = users["Auditor"].email
+    for _ in range(10):
+        assert login(client, email, "wrong password").status_code == 401
+    limited = login(client, email)  # even the right password waits: it would end a guessing run
+    assert limited.status_code == 429
+    page = limited.get_data(as_text=True)
+    assert "Too many failed sign-ins for this account." in page and "minutes; then try again" in page
+    assert 0 < int(limited.headers["Retry-After"]) <= 15 * 60 + 1  # the window's end, to the second
+    assert 'name="password"' in page and f'value="{email}"' in page  # the sign-in page, not an error page
+    assert login(app.test_client(), users["AgentBuilder"].email).status_code == 302  # other accounts unaffected
+    limiter.reset()  # what the end of the 15-minute window does
+    assert login(client, email).status_code == 302
+
+
+def test_only_failed_sign_ins_count(app, users):
+    client = app.test_client()
+    for _ in range(12):
+        assert login(client, users["Auditor"].email).status_code == 302
+        client.post("/logout")
+    for _ in range(9):
+        login(client, users["Auditor"].email, "wrong password")
+    assert login(client, users["Auditor"].email).status_code == 302
+
+
+def test_wrong_passwords_from_one_address_are_limited_across_accounts(app, users):
+    app.config["CAIRN_SIGN_IN_LIMIT_PER_ADDRESS"] = "3 per 15 minutes"
+    client = app.test_client()
+    for n in range(3):
+        assert login(client, f"guess{n}@example.test", "wrong password").status_code == 401
+    limited = login(client, users["Auditor"].email)
+    assert limited.status_code == 429
+    assert "Too many failed sign-ins from this network address." in limited.get_data(as_text=True)
+    elsewhere = app.test_client()
+    elsewhere.environ_base["REMOTE_ADDR"] = "192.0.2.7"
+    assert login(elsewhere, users["Auditor"].email).status_code == 302
+
+
+def test_a_bad_sign_in_limit_stops_the_portal_at_start(tmp_path):
+    from portal.config import ConfigError
+
+    with pytest.raises(ConfigError, match="CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT: 'ten' is not a limit"):
+        create_app({"CAIRN_DATA_DIR": str(tmp_path / "d"), "SECRET_KEY": "x",
+                    "CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT": "ten"})
+
+
+def test_behind_a_trusted_proxy_the_address_limit_counts_the_client(tmp_path):
+    if POSTGRES_URL:
+        empty_postgres(POSTGRES_URL)
+    app = create_app({"CAIRN_DATA_DIR": str(tmp_path / "proxied"), "SECRET_KEY": "x", "WTF_CSRF_ENABLED": False,
+                      "CAIRN_REPAIR_INDEX_ON_START": False, "DATABASE_URL": POSTGRES_URL or None,
+                      "CAIRN_PROXIES": 1, "CAIRN_SIGN_IN_LIMIT_PER_ADDRESS": "2 per 15 minutes"})
+    with app.app_context():
+        from portal.migrate import migrate
+
+        migrate(app.config["DATABASE"])
+    client = app.test_client()
+
+    def attempt(client_address: str) -> int:
+        return client.post("/login", data={"email": "x@example.test", "password": "wrong password"},
+                           headers={"X-Forwarded-For": client_address}).status_code
+
+    assert [attempt("198.51.100.1") for _ in range(3)] == [401, 401, 429]
+    assert attempt("198.51.100.2") == 401  # another client behind the same proxy is not blocked
+    app.extensions["cairn_indexes"].close()
+    app.config["DATABASE"].close()

@@ -20,8 +20,10 @@ from portal.agents.services import create_agent, update_agent
 from portal.auth.services import create_user
 from portal.chat.services import continue_conversation, conversation_title, start_conversation
 from portal.documents import services as documents
-from portal.models import Agent, Conversation, Document, Passage, Run
+from portal.answers.extractive import NO_EVIDENCE_ANSWER
+from portal.models import Agent, Conversation, Document, Pack, Passage, Run
 from portal.packs.services import create_pack
+from tests.fake_openai import FakeOpenAI
 
 
 QUESTION = "How do I delete old spool requests?"
@@ -264,6 +266,78 @@ def test_a_conversation_whose_agent_is_no_longer_offered_is_read_only(chat, clie
     assert client.post(f"/chat/{chat.conversation.id}", data={"question": "spool"}).status_code == 404
 
 
+# --- what an answer rests on ---------------------------------------------------------------------
+
+NO_EVIDENCE_QUESTION = "karaoke antarctica horoscope"
+
+
+def test_a_no_evidence_answer_is_a_note_naming_the_packs_searched_and_the_other_agents(world, client_as, users):
+    conversation, run = start_conversation(users["Member"], world.acme, NO_EVIDENCE_QUESTION)
+    assert (run.answer_basis, run.searched_packs) == ("no_evidence", [{"slug": "ops", "title": "Operations"}])
+    # Later grant and title changes do not rewrite what was searched then.
+    update_agent(None, world.acme, name="Acme desk", mode="preferred", company_name="Acme Test Co",
+                 instructions="", pack_slugs=[])
+    Pack.update(title="Renamed operations").where(Pack.slug == "ops").execute()
+    page = _soup(client_as("Member").get(f"/chat/{conversation.id}"))
+    turn = page.select_one(f"#turn-{run.id}")
+    assert "basis-no_evidence" in turn.select_one(".bubble-answer")["class"]
+    note = turn.select_one(".no-evidence-answer")
+    assert note["role"] == "note"
+    title = page.select_one(f"#{note['aria-labelledby']}")
+    assert title.text.strip() == "No evidence found" and title.select_one("svg")["aria-hidden"] == "true"
+    assert note.select_one(".answer").text == NO_EVIDENCE_ANSWER
+    assert [p.text for p in note.select(".searched-pack")] == ["Operations"]
+    assert "rephrasing" in note.select_one(".next-step").text
+    assert [(a.text, a["href"]) for a in note.select(".other-agents a")] == [("Ops helper", "/chat/agents/ops-helper")]
+    assert turn.select("a.cite") == [] and turn.select_one(".answer-sources") is None
+    assert turn.select_one(".answer-warning") is None  # the note says it; the warning is in the run record
+    assert turn.select_one(".rating") is not None  # it can still be rated
+    sources = _soup(client_as("Member").get(f"/chat/answers/{run.id}/sources"))
+    assert sources.select_one(".no-evidence-answer .answer").text == NO_EVIDENCE_ANSWER
+    assert [a.text for a in sources.select(".no-evidence-answer .other-agents a")] == ["Ops helper"]
+
+
+def test_an_answer_from_the_documents_has_no_evidence_note(chat, client_as):
+    turn = _soup(client_as("Member").get(f"/chat/{chat.conversation.id}")).select_one(f"#turn-{chat.run.id}")
+    assert "basis-documents" in turn.select_one(".bubble-answer")["class"]
+    assert turn.select_one(".no-evidence-answer") is None and turn.select_one(".model-only-note") is None
+    assert turn.select_one(".answer a.cite") is not None
+
+
+def test_with_no_other_agent_the_note_offers_only_rephrasing(app, world, users, client_as):
+    app.config["CAIRN_OFFER_SHARED_AGENTS"] = False
+    conversation, run = start_conversation(users["Member"], world.acme, NO_EVIDENCE_QUESTION)
+    note = _soup(client_as("Member").get(f"/chat/{conversation.id}")).select_one(".no-evidence-answer")
+    assert note.select_one(".other-agents") is None
+    assert note.select_one(".next-step").text.endswith("the documents would use.")
+
+
+def test_an_open_agent_answer_without_evidence_is_marked_not_based_on_the_documents(app, world, users, client_as):
+    agent = create_agent(None, "acme-open", "Acme open", "open", "Acme Test Co", "", ["ops"])
+    with FakeOpenAI() as fake:
+        app.config.update(CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY="sk-test",
+                          CAIRN_MODEL_NAME="fake-gpt")
+        fake.reply("Karaoke night is on Fridays.")
+        conversation, run = start_conversation(users["Member"], agent, NO_EVIDENCE_QUESTION)
+        app.config["CAIRN_MODEL_BASE_URL"] = None
+    assert (run.answer, run.answer_basis, run.model_called) == ("Karaoke night is on Fridays.", "model_only", True)
+    turn = _soup(client_as("Member").get(f"/chat/{conversation.id}")).select_one(f"#turn-{run.id}")
+    mark = turn.select_one(".model-only-note")
+    assert mark["role"] == "note" and mark.select_one(".model-only-title").text == "Not based on the documents."
+    assert "Operations" in mark.text
+    answer = turn.select_one(".answer")
+    assert answer.text == "Karaoke night is on Fridays." and answer["aria-describedby"] == mark["id"]
+    assert turn.select_one(".no-evidence-answer") is None
+
+
+def test_an_open_agent_without_a_model_says_no_evidence(world, users, client_as):
+    agent = create_agent(None, "acme-open", "Acme open", "open", "Acme Test Co", "", ["ops"])
+    conversation, run = start_conversation(users["Member"], agent, NO_EVIDENCE_QUESTION)
+    assert (run.answer, run.answer_basis) == (NO_EVIDENCE_ANSWER, "no_evidence")
+    page = _soup(client_as("Member").get(f"/chat/{conversation.id}"))
+    assert page.select_one(".no-evidence-answer .answer").text == NO_EVIDENCE_ANSWER
+
+
 def test_conversation_titles_are_one_line_and_short():
     assert conversation_title("How do I\n  fix it?") == "How do I fix it?"
     title = conversation_title("word " * 40)
@@ -402,3 +476,14 @@ def test_another_members_citation_does_not_open_for_me(chat, client_for):
     assert client.get(f"/chat/answers/{chat.run.id}/sources/1/document").status_code == 404
     passage = Passage.get_by_id(own.references().first().passage_id)
     assert client.get(f"/packs/ops/documents/spool-overflow?passage={passage.id}").status_code == 404
+
+
+def test_a_chat_turn_is_stored_with_its_conversation_in_one_write(world, users):
+    conversation, first = start_conversation(users["Member"], world.acme, QUESTION)
+    stored = Conversation.get_by_id(conversation.id)
+    assert Run.get_by_id(first.id).conversation_id == conversation.id
+    # one transaction, one moment: the conversation is created and updated when its first run is stored
+    assert stored.created_at == stored.updated_at == Run.get_by_id(first.id).created_at
+    second = continue_conversation(users["Member"], stored, world.acme, FIGURE_QUESTION)
+    assert Conversation.get_by_id(conversation.id).updated_at == Run.get_by_id(second.id).created_at
+    assert [run.id for run in stored.turns()] == [first.id, second.id]

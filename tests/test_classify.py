@@ -50,6 +50,11 @@ DETECTOR_CASES = [
     ("cloud_access_key", AWS_SECRET, "AWS_SECRET_ACCESS_KEY={s}\nAWS_DEFAULT_REGION=us-east-1"),
     ("cloud_access_key", AWS_SECRET, 'aws_secret_access_key = "{s}"'),
     ("cloud_access_key", AWS_SECRET, '{{"SecretAccessKey": "{s}", "Expiration": "soon"}}'),
+    # The secret half of a key pair without a setting name: labelled, or next to its key id.
+    ("cloud_access_key", AWS_SECRET, "secret is {s}"),
+    ("cloud_access_key", AWS_SECRET, "key = {s}"),
+    ("cloud_access_key", AWS_SECRET, "The secret key: `{s}` (rotate quarterly)."),
+    ("cloud_access_key", AWS_SECRET, f"Access key id {MARK}, secret is {{s}}."),
     ("cloud_access_key", "Ab1+" * 22, "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={s};"
                                        "EndpointSuffix=core.windows.net"),
     ("cloud_access_key", "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0B\\n-----END PRIVATE KEY-----\\n",
@@ -265,3 +270,60 @@ def test_a_large_document_is_classified():
             + f"key {AWS_KEY_ID}\n")[:400_000]
     result = classify(text, "t", "f.md")
     assert result.decision == "redact" and len(result.findings) == 1
+
+
+def test_the_portal_refuses_to_start_with_an_unknown_rule_in_the_policy(tmp_path, monkeypatch):
+    from portal import create_app
+    from portal.config import ConfigError
+
+    monkeypatch.setenv("CAIRN_CLASSIFICATION_POLICY", '[{"rule": "privat_key", "decision": "block"}]')
+    with pytest.raises(ConfigError, match=r"CAIRN_CLASSIFICATION_POLICY: unknown classification rule\(s\): "
+                                          r"privat_key"):
+        create_app({"CAIRN_DATA_DIR": str(tmp_path / "data"), "SECRET_KEY": "x",
+                    "CAIRN_REPAIR_INDEX_ON_START": False})
+    monkeypatch.setenv("CAIRN_CLASSIFICATION_POLICY", "[{not json")
+    with pytest.raises(ConfigError, match="CAIRN_CLASSIFICATION_POLICY: "):
+        create_app({"CAIRN_DATA_DIR": str(tmp_path / "data"), "SECRET_KEY": "x",
+                    "CAIRN_REPAIR_INDEX_ON_START": False})
+
+
+@pytest.mark.parametrize("template", [
+    "Access key id {key_id}, secret is {secret}.",
+    "id: {key_id}\nkey = {secret}",
+    "{key_id} / {secret}",
+    "The CI user: {key_id}\n\n{secret}\n\nRotate both every 90 days.",
+])
+def test_the_secret_half_of_an_aws_key_pair_is_redacted_with_its_key_id(template):
+    text = template.format(key_id=AWS_KEY_ID, secret=AWS_SECRET)
+    result = classify(text, "Notes", "notes.md")
+    assert result.redacted_text == template.format(key_id=MARK, secret=MARK)
+
+
+@pytest.mark.parametrize("text", [
+    "Commit " + "0a1b2c3d4e" * 4 + " fixed the cache.",  # a SHA-1 in hex
+    "Checksum " + AWS_SECRET + " of the release archive.",  # no label and no key id near it
+    "The key to a calm week is preparation; ids like " + "Ab1" * 13 + "x" + " are build numbers.",
+])
+def test_forty_character_strings_without_evidence_are_not_taken_for_aws_secrets(text):
+    assert classify(text, "Notes", "notes.md").decision == "allow"
+
+
+def test_an_aws_key_pair_in_a_word_file_is_redacted_before_anything_is_stored(app, pack):
+    from portal.documents.services import upload_file
+    from portal.models import Revision
+    from resources.make_fixtures import add_picture, docx_bytes, image_bytes
+
+    def build(document):
+        document.add_heading("CI credentials", level=1)
+        document.add_paragraph(f"Access key id {AWS_KEY_ID}")
+        document.add_paragraph(f"secret is {AWS_SECRET}")
+        document.add_paragraph(f"key = {AWS_SECRET}")
+        add_picture(document, image_bytes(120, 80), alt="A diagram")
+
+    outcome = upload_file(pack, "ci-credentials.docx", docx_bytes(build), None)
+
+    assert outcome.accepted and outcome.document.redacted
+    stored = Revision.get_by_id(outcome.revision.id)
+    assert AWS_SECRET not in stored.text and AWS_KEY_ID not in stored.text
+    assert f"secret is {MARK}" in stored.text and f"key = {MARK}" in stored.text
+    assert stored.original_path is None  # the Word file itself still holds the secret: not kept

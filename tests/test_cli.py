@@ -6,15 +6,19 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 CAIRN = [sys.executable, "-m", "portal.cli"]
+# The commands run from a temporary folder: put this checkout first, not wherever `portal` is installed from.
+PROJECT_ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+PROJECT = Path(__file__).resolve().parents[1]  # run this checkout's code, whatever is installed
 
 
 @pytest.fixture
 def cli(tmp_path):
-    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data"), "CAIRN_ADMIN_EMAIL": "root@example.test",
+    env = {**os.environ, **PROJECT_ENV, "CAIRN_DATA_DIR": str(tmp_path / "data"), "CAIRN_ADMIN_EMAIL": "root@example.test",
            "CAIRN_ADMIN_PASSWORD": "long enough password"}
     env.pop("DATABASE_URL", None)
     if os.environ.get("CAIRN_TEST_DATABASE_URL"):
@@ -79,3 +83,45 @@ def test_unknown_pack_and_bad_user(cli):
     assert cli("search", "x", "--pack", "nope", ok=False).returncode == 2
     bad = cli("users", "create", "not-an-email", "--role", "Auditor", stdin="long enough\n", ok=False)
     assert bad.returncode == 2 and "not an e-mail" in bad.stderr
+
+
+@pytest.mark.parametrize("command", [("init",), ("packs", "list"), ("eval", "--no-cranfield")])
+def test_a_bad_classification_policy_stops_every_command_with_a_message(cli, tmp_path, command):
+    env = {**os.environ, **PROJECT_ENV, "CAIRN_DATA_DIR": str(tmp_path / "data"),
+           "CAIRN_CLASSIFICATION_POLICY": '[{"rule": "privat_key", "decision": "block"}]'}
+    result = subprocess.run(CAIRN + list(command), env=env, capture_output=True, text=True, cwd=tmp_path,
+                            timeout=120)
+    assert result.returncode == 2
+    assert "CAIRN_CLASSIFICATION_POLICY: unknown classification rule(s): privat_key" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_the_run_sequence_never_seeds_the_demo_into_a_deployment_with_its_own_administrator(cli, tmp_path):
+    """scripts/run after `cairn init` with your own administrator: no demo administrator, and it says why."""
+    skipped = cli("seed-demo", "--if-empty")
+    assert "demo seed skipped: the database is not empty" in skipped.stdout
+    refused = cli("seed-demo", ok=False)
+    assert refused.returncode == 1
+    assert "users of its own (root@example.test)" in refused.stderr and "--force" in refused.stderr
+    assert json.loads(cli("packs", "list", "--json").stdout) == []
+    from playhouse.db_url import connect
+
+    db = connect(os.environ.get("CAIRN_TEST_DATABASE_URL") or f"sqlite:///{tmp_path / 'data' / 'cairn.db'}")
+    emails = [row[0] for row in db.execute_sql('SELECT email FROM "user"').fetchall()]
+    db.close()
+    assert emails == ["root@example.test"]
+
+
+def test_set_password_replaces_the_password(cli, tmp_path):
+    assert "new password set for root@example.test" in cli("users", "set-password", "root@example.test",
+                                                           stdin="another long password\n").stdout
+    short = cli("users", "set-password", "root@example.test", stdin="short\n", ok=False)
+    assert short.returncode == 2 and "at least 8 characters" in short.stderr
+    assert cli("users", "set-password", "nobody@example.test", stdin="long enough\n", ok=False).returncode == 2
+    from werkzeug.security import check_password_hash
+    from playhouse.db_url import connect
+
+    db = connect(os.environ.get("CAIRN_TEST_DATABASE_URL") or f"sqlite:///{tmp_path / 'data' / 'cairn.db'}")
+    (hashed,) = db.execute_sql('SELECT password_hash FROM "user"').fetchone()
+    db.close()
+    assert check_password_hash(hashed, "another long password")

@@ -25,7 +25,9 @@ from portal.errors import Refused
 from portal.evaluation.regressions import evaluate_regression_cases
 from portal.feedback import services
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, STATUSES
-from portal.models import Document, Feedback, FeedbackTriage, Passage, RegressionCase
+from portal.answers.prompt import CANNOT_ANSWER
+from portal.models import Document, Feedback, FeedbackTriage, Passage, RegressionCase, Run
+from tests.fake_openai import FakeOpenAI
 
 SPOOL = b"""# Spool overflow runbook
 
@@ -349,7 +351,7 @@ REVIEW_ROUTES = [
     ("GET", "/feedback/{f}?q=spool+requests&scope=all", None, 200),
     ("POST", "/feedback/{f}/triage", {"status": "in_review", "reviewer_note": "ok"}, 303),
     ("POST", "/feedback/{f}/cases", {"pack": "ops", "doc_id": "spool-overflow"}, 303),
-    ("POST", "/feedback/{f}/cases/{c}/delete", None, 303),
+    ("POST", "/feedback/{f}/cases/{c}/delete", None, 303),  # the case is the PlatformAdmin's own
     ("GET", "/feedback/999999", None, None),
     ("GET", "/feedback/{h}", None, None),  # rated Helpful: not an item to review
 ]
@@ -373,12 +375,36 @@ def test_review_access_matrix(app, not_helpful, agents, users, client_as, who, m
     else:
         client = client_as(who)
     response = client.open(url, method=method, data=data)
+    allowed = ("PlatformAdmin",) if path.endswith("/delete") else REVIEWERS
     if who is None:
         assert response.status_code == 302 and "/login" in response.headers["Location"]
-    elif who in REVIEWERS and ok_status:
+    elif who in allowed and ok_status:
         assert response.status_code == ok_status, response.get_data(as_text=True)[:400]
     else:
         assert response.status_code == 404
+
+
+@pytest.mark.parametrize(("author", "remover", "removed"), [
+    ("Auditor", "Auditor", True),
+    ("Auditor", "PlatformAdmin", True),
+    ("Auditor", "AgentBuilder", False),
+    ("Auditor", "another Auditor", False),
+    ("AgentBuilder", "Auditor", False),
+    ("PlatformAdmin", "Auditor", False),
+])
+def test_only_the_author_or_a_platform_admin_removes_a_case(app, not_helpful, users, client_as, author, remover,
+                                                            removed):
+    case = services.record_regression_case(users[author], not_helpful,
+                                           Document.get(Document.doc_id == "lock-entries").id)
+    client = (signed_in_client(app, create_user("auditor2@example.test", PASSWORD, {"Auditor"}))
+              if remover == "another Auditor" else client_as(remover))
+    page = _soup(client.get(f"/feedback/{not_helpful.id}"))
+    assert bool(page.select(f'.case[data-case="{case.id}"] form')) is removed
+    triage = client.post(f"/feedback/{not_helpful.id}/triage", data={"status": "in_review", "reviewer_note": ""})
+    assert triage.status_code == 303  # every reviewer still triages
+    response = client.post(f"/feedback/{not_helpful.id}/cases/{case.id}/delete")
+    assert response.status_code == (303 if removed else 404)
+    assert (RegressionCase.get_or_none(RegressionCase.id == case.id) is None) is removed
 
 
 # --- regression cases -----------------------------------------------------------------------------
@@ -426,6 +452,56 @@ def test_naming_a_document_by_hand_and_removing_a_case(not_helpful, client_as):
     assert RegressionCase.select().count() == 0
 
 
+def test_a_reviewer_records_that_the_answer_should_have_said_no_evidence(not_helpful, client_as, users):
+    client = client_as("Auditor")
+    form = _soup(client.get(f"/feedback/{not_helpful.id}")).select_one("#cases form.no-evidence-case")
+    assert form["action"] == form["hx-post"] == f"/feedback/{not_helpful.id}/cases"
+    assert form.select_one("input[name=kind]")["value"] == "no_evidence"
+    assert form.select_one("button").text == services.CASE_KINDS["no_evidence"] == "Should have said no evidence"
+    response = client.post(form["action"], data={"kind": "no_evidence"}, headers={"HX-Request": "true"})
+    fragment = _soup(response)
+    assert response.status_code == 200 and "Recorded" in fragment.select_one("#cases .flash").text
+    case = RegressionCase.get()
+    assert (case.kind, case.feedback_id, case.agent_slug, case.question, case.created_by_id) == (
+        "no_evidence", not_helpful.id, "acme-desk", QUESTION, users["Auditor"].id)
+    assert (case.pack_slug, case.document_pk, case.document_id, case.document_title, case.passage_id) == (
+        None, None, None, None, None)
+    shown = fragment.select_one(".case")
+    assert "case-no_evidence" in shown["class"] and "Should have said no evidence" in shown.text
+    assert fragment.select_one("form.no-evidence-case") is None  # recorded: not offered again
+    assert client.post(form["action"], data={"kind": "no_evidence"}).status_code == 303
+    assert RegressionCase.select().count() == 1
+
+    # A question cannot expect both a source and "no evidence".
+    response = client.post(form["action"], data={"pack": "ops", "doc_id": "spool-overflow"},
+                           headers={"HX-Request": "true"})
+    assert response.status_code == 422
+    assert "Should have said no evidence" in _soup(response).select_one("#cases .error").text
+    client.post(f"/feedback/{not_helpful.id}/cases/{case.id}/delete")
+    assert client.post(form["action"], data={"pack": "ops", "doc_id": "spool-overflow"}).status_code == 303
+    with pytest.raises(Refused) as refused:
+        services.record_no_evidence_case(users["Auditor"], Feedback.get_by_id(not_helpful.id))
+    assert refused.value.reason == "conflicting_case"
+    assert [c.kind for c in RegressionCase.select()] == ["expected_source"]
+
+
+def test_review_list_and_csv_name_the_regression_cases(reviewed, client_as, users):
+    services.record_no_evidence_case(users["Auditor"], reviewed["old"])
+    services.record_regression_case(users["Auditor"], reviewed["mid"],
+                                    Document.get(Document.doc_id == "lock-entries").id)
+    client = client_as("AgentBuilder")
+    items = {int(i["data-feedback"]): i for i in _soup(client.get("/feedback/")).select(".feedback-item")}
+    assert items[reviewed["old"].id].select_one(".feedback-cases").text == (
+        "Regression case: should have said no evidence")
+    assert items[reviewed["mid"].id].select_one(".feedback-cases").text == (
+        "Regression case: expected source ops/lock-entries")
+    assert items[reviewed["new"].id].select_one(".feedback-cases") is None
+    text = client.get("/feedback/export.csv").get_data(as_text=True).lstrip("\ufeff")
+    cases = {row["feedback_id"]: row["regression_cases"] for row in csv.DictReader(io.StringIO(text))}
+    assert cases == {str(reviewed["old"].id): "should have said no evidence",
+                     str(reviewed["mid"].id): "expected source ops/lock-entries", str(reviewed["new"].id): ""}
+
+
 def test_no_case_without_an_agent(not_helpful, agents, users):
     delete_agent(None, agents["acme"])
     with pytest.raises(Refused) as refused:
@@ -468,10 +544,56 @@ def test_eval_reports_whether_each_expected_document_is_in_the_top_8(not_helpful
     assert next(o for o in evaluate_regression_cases().outcomes if o.case_id == missed.id).rank == 1
 
 
+def test_eval_checks_that_should_have_said_no_evidence_cases_now_get_no_evidence(app, not_helpful, agents, users):
+    """Through the whole ask path, with no model even when one is configured; nothing is stored."""
+    reviewer, member, acme = users["Auditor"], users["Member"], agents["acme"]
+    answered = services.record_no_evidence_case(reviewer, not_helpful)  # the spool runbook answers it today
+    off_topic = services.rate_answer(member, continue_conversation(member, not_helpful.run.conversation, acme,
+                                                                   "karaoke antarctica horoscope"),
+                                     "not_helpful", ["irrelevant_sources"])
+    said = services.record_no_evidence_case(reviewer, off_topic)
+    shared = services.rate_answer(member, start_conversation(member, agents["shared"], "payroll gondola")[1],
+                                  "not_helpful", ["other"])
+    orphan = services.record_no_evidence_case(reviewer, shared)
+    delete_agent(None, agents["shared"])
+    runs_before = Run.select().count()
+    with FakeOpenAI() as fake:
+        app.config.update(CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY="sk-test",
+                          CAIRN_MODEL_NAME="fake-gpt")
+        fake.reply(CANNOT_ANSWER)
+        report = evaluate_regression_cases()
+        app.config["CAIRN_MODEL_BASE_URL"] = None
+        assert fake.requests == []
+    assert Run.select().count() == runs_before
+    outcomes = {o.case_id: o for o in report.outcomes}
+    assert (outcomes[answered.id].kind, outcomes[answered.id].expected) == ("no_evidence", "no evidence")
+    assert (outcomes[answered.id].said_no_evidence, outcomes[answered.id].passed) == (False, False)
+    assert (outcomes[said.id].said_no_evidence, outcomes[said.id].passed) == (True, True)
+    assert outcomes[orphan.id].skipped == "the agent was deleted"
+    summary = report.summary()
+    assert (summary["cases"], summary["passed"], summary["failed"], summary["skipped"]) == (3, 1, 1, 1)
+    assert (summary["said_no_evidence"], summary["answered_instead_of_no_evidence"]) == (1, 1)
+    assert (summary["found"], summary["missed"]) == (0, 0)
+    text = "\n".join(report.as_text())
+    assert "ANSWERED (expected no evidence)" in text and "said no evidence " in text
+
+    # The fix: the agent no longer searches the pack that only shares words with the question.
+    update_agent(None, acme, name="Acme desk", mode="preferred", company_name="Acme Test Co", instructions="",
+                 pack_slugs=["other"])
+    assert next(o for o in evaluate_regression_cases().outcomes if o.case_id == answered.id).passed
+
+
 def test_cairn_eval_runs_the_regression_cases_of_this_database(app, not_helpful, users, tmp_path):
     spool = Document.get(Document.doc_id == "spool-overflow")
     services.record_regression_case(users["Auditor"], not_helpful, spool.id)
-    env = {**os.environ, "CAIRN_DATA_DIR": app.config["CAIRN_DATA_DIR"]}
+    off_topic = services.rate_answer(users["Member"], continue_conversation(
+        users["Member"], not_helpful.run.conversation, not_helpful.run.agent, "karaoke antarctica horoscope"),
+        "not_helpful", ["other"])
+    services.record_no_evidence_case(users["Auditor"], off_topic)
+    # PYTHONPATH: the subprocess runs this checkout's code, whatever the installed package points at
+    env = {**os.environ, "CAIRN_DATA_DIR": app.config["CAIRN_DATA_DIR"],
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
+                                                       os.environ.get("PYTHONPATH")]))}
     env.pop("DATABASE_URL", None)
     if POSTGRES_URL:
         env["DATABASE_URL"] = POSTGRES_URL
@@ -479,11 +601,13 @@ def test_cairn_eval_runs_the_regression_cases_of_this_database(app, not_helpful,
                             cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)["regressions"]
-    assert (report["cases"], report["found"], report["missed"], report["top_k"]) == (1, 1, 0, 8)
+    assert (report["cases"], report["found"], report["missed"], report["top_k"]) == (2, 1, 0, 8)
+    assert (report["passed"], report["said_no_evidence"]) == (2, 1)
     assert report["items"][0]["expected"] == "ops/spool-overflow" and report["items"][0]["rank"] == 1
+    assert (report["items"][1]["kind"], report["items"][1]["said_no_evidence"]) == ("no_evidence", True)
     text = subprocess.run([sys.executable, "-m", "portal.cli", "eval", "--regressions-only"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=180).stdout
-    assert "1 cases, 1 found in the agent's top 8" in text
+    assert "2 cases, 1 found in the agent's top 8, 0 missed, 1 said no evidence" in text
 
 
 def test_cairn_eval_without_a_database_says_so(tmp_path):

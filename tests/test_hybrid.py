@@ -296,6 +296,59 @@ def test_a_write_onto_another_models_index_rebuilds_the_pack(hybrid_pack):
     assert [h.document_id for h in service.search_packs([pack], "SM12", retrieval="hybrid").hits] == ["locks"]
 
 
+def test_an_incremental_update_onto_another_models_index_writes_nothing(store, root):
+    """The outbox's write path: ``update`` refuses to append (no mixed vectors) unless the plan replaces all."""
+    from portal.search.index import IndexUpdate
+
+    other = IndexStore(root, embedder=OtherModel())
+    planned = []
+    incremental = lambda shown: planned.append(shown) or IndexUpdate(generation=2, add=[CORPUS[0]],
+                                                                     delete_documents=["printer-incident"])
+    with pytest.raises(ModelMismatch):
+        other.update("ops", incremental)
+    with pytest.raises(ModelMismatch):  # nothing to write, but the index still needs its rebuild
+        other.update("ops", lambda shown: None)
+    assert planned == [1] and store.generation("ops") == 1 and store.model("ops") == embedding.model_id()
+    done = other.update("ops", lambda shown: IndexUpdate(generation=3, add=CORPUS, replace_all=True))
+    assert done.added == len(CORPUS) and other.model("ops") == "another model" and other.generation("ops") == 3
+
+
+def test_hybrid_search_by_terms_gives_the_packs_statistics(store, searcher):
+    """The evidence check reads the searched packs' statistics in hybrid mode too."""
+    from portal.search.analysis import question_terms
+
+    question = "Which transaction deletes stale lock entries?"
+    terms = question_terms(question)
+    embedder = shared_embedder()
+    vector = question_vector(embedder, question)
+    by_terms = searcher.search_hybrid(["ops"], question, vector, model_id=embedder.model_id, floor=DENSE_FLOOR,
+                                      terms=terms)
+    by_text = hybrid(searcher, ["ops"], question)
+    assert [h.passage_id for h in by_terms.hits] == [h.passage_id for h in by_text.hits]
+    assert by_terms.hits[0].passage_id == 206 and by_terms.best_similarity == by_text.best_similarity
+    bm25 = searcher.search(["ops"], question, terms=terms)
+    assert (by_terms.passages, by_terms.doc_freqs) == (bm25.passages, bm25.doc_freqs)
+    assert by_terms.passages == len(CORPUS) and by_terms.doc_freqs["stale"] == 1
+    assert by_text.doc_freqs == {} and by_text.passages == 0  # only asked for with terms
+    both = searcher.search_hybrid(["ops", "other"], question, vector, model_id=embedder.model_id,
+                                  floor=DENSE_FLOOR, terms=terms)
+    assert both.passages == len(CORPUS) + len(OTHER)
+
+
+def test_ask_in_a_hybrid_deployment_answers_from_the_evidence_and_refuses_without(hybrid_pack):
+    from portal.agents.services import create_agent
+    from portal.documents.services import upload_file
+    from portal.runs.ask import ask
+
+    upload_file(hybrid_pack, "locks.md", b"# Locks\n\nDelete stale lock entries in SM12 after checking the owner.\n",
+                None)
+    agent = create_agent(None, "desk", "Desk", "preferred", None, "", ["ops"])
+    run = ask(agent, None, "How do I delete stale lock entries?")
+    assert "SM12" in run.answer and run.answer_basis == "documents"
+    refused = ask(agent, None, "What's a good recipe for apple strudel?")
+    assert refused.answer == "No evidence found in the granted packs for this question."
+
+
 # --- the command line ----------------------------------------------------------
 
 

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import stat
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -15,7 +22,8 @@ from portal.documents import services
 from portal.models import Pack
 from portal.search.service import indexes, search_packs
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
 
 
 def test_every_setting_is_documented():
@@ -53,3 +61,190 @@ def test_missing_or_lagging_index_is_repaired_at_start(app, pack, other_pack):
     assert indexes().store.generation("other") == Pack.get(Pack.slug == "other").index_generation
     assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
     assert [h.document_id for h in search_packs([other_pack], "STRUST").hits] == ["b"]
+
+
+def _procfile_command(process: str) -> str:
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        name, _, command = line.partition(":")
+        if name.strip() == process:
+            return command.strip()
+    raise AssertionError(f"no {process} process in the Procfile")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _set_cookies_once_listening(url: str, server: subprocess.Popen, deadline_s: float = 120) -> list[str]:
+    """The Set-Cookie headers of ``url`` once the server listens; fails if the server exits first."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return response.headers.get_all("Set-Cookie") or []
+        except (ConnectionError, urllib.error.URLError):
+            if server.poll() is not None:
+                raise AssertionError(f"the server exited with {server.returncode}; see server.log") from None
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)  # polling until the port answers, not waiting a fixed time
+
+
+def test_the_procfile_serves_secure_cookies(tmp_path):
+    """Run the Procfile's own web command line as a platform does (sh -c, $PORT), and read the login page."""
+    port = _free_port()
+    env = {**os.environ, "PORT": str(port), "CAIRN_DATA_DIR": str(tmp_path / "data"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYTHONPATH": str(ROOT)}
+    for name in ("CAIRN_SECURE_COOKIES", "DATABASE_URL", "CAIRN_ADMIN_EMAIL", "CAIRN_ADMIN_PASSWORD"):
+        env.pop(name, None)
+    log = (tmp_path / "server.log").open("w")
+    server = subprocess.Popen(["sh", "-c", _procfile_command("web")], cwd=ROOT, env=env, start_new_session=True,
+                              stdout=log, stderr=subprocess.STDOUT)
+    try:
+        cookies = _set_cookies_once_listening(f"http://127.0.0.1:{port}/login", server)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(60)
+        log.close()
+    session = [c for c in cookies if c.startswith("session=")]
+    assert session, cookies
+    assert "; Secure" in session[0] and "HttpOnly" in session[0]
+
+
+def _lose_index_writes(monkeypatch):
+    """Every index write fails, as if the process had been killed right after its database commit."""
+    from portal.search.errors import SearchError
+    from portal.search.index import IndexStore
+
+    def killed(self, pack_slug, plan):
+        raise SearchError("killed before the index was written")
+
+    monkeypatch.setattr(IndexStore, "update", killed)
+
+
+def test_a_change_whose_index_write_was_lost_is_indexed_by_the_next_write_to_the_pack(app, pack, monkeypatch):
+    from portal.models import PendingIndexUpdate
+
+    services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook.\n", None)
+    with monkeypatch.context() as patch:
+        _lose_index_writes(patch)
+        services.upload_file(pack, "b.md", b"# B\n\nCertificate expiry in STRUST.\n", None)
+    assert search_packs([pack], "STRUST").no_evidence
+    assert [row.doc_id for row in PendingIndexUpdate.select()] == ["b"]
+
+    services.upload_file(pack, "c.md", b"# C\n\nLock entries in SM12.\n", None)  # stamps the newest generation
+
+    assert [h.document_id for h in search_packs([pack], "STRUST").hits] == ["b"]
+    assert [h.document_id for h in search_packs([pack], "SM12").hits] == ["c"]
+    assert PendingIndexUpdate.select().count() == 0
+    assert indexes().store.generation("ops") == Pack.get_by_id(pack.id).index_generation
+
+
+def test_a_change_whose_index_write_was_lost_is_indexed_at_the_next_start(app, pack, monkeypatch):
+    services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook.\n", None)
+    with monkeypatch.context() as patch:
+        _lose_index_writes(patch)
+        document = services.upload_file(pack, "b.md", b"# B\n\nCertificate expiry in STRUST.\n", None).document
+        services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook, second edition.\n", None)
+        services.delete_document(services.Document.get(services.Document.doc_id == "a"), 2)
+        assert services.upload_file(pack, "b.md", b"# B\n\nCertificate expiry in STRUST.\n", None).unchanged
+    assert search_packs([pack], "STRUST").no_evidence
+
+    repair_indexes_at_start(app, check_every_index=False)  # what every `cairn` command does first
+
+    assert [h.document_id for h in search_packs([pack], "STRUST").hits] == [document.doc_id]
+    assert search_packs([pack], "spool").no_evidence
+    assert indexes().store.generation("ops") == Pack.get_by_id(pack.id).index_generation
+
+
+def test_an_index_older_than_its_pending_work_explains_is_rebuilt(app, pack):
+    """An index restored from an old backup: no pending row accounts for the generations it lacks."""
+    services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook.\n", None)
+    indexes().store.write("ops", delete_documents=["a"], generation=0)  # as it was before "a"
+    assert search_packs([pack], "spool").no_evidence
+
+    repair_indexes_at_start(app)
+
+    assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
+
+
+def test_the_sweep_keeps_named_files_leaves_unnoted_folders_and_waits_for_running_transactions(app, pack):
+    """A killed transaction's note names the folders it wrote; only unnamed files there are swept."""
+    from portal import storage
+
+    kept = services.upload_file(pack, "a.docx", _word_file_with_a_figure(), None)
+    assert kept.revision.original_path and kept.images_kept == 1
+    named = _files_on_disk(app)
+    killed = storage.FileChanges(Path(app.config["CAIRN_DATA_DIR"]) / storage.NOTES_FOLDER / "4242-killed")
+    killed.write("packs/1/documents/99/v1/figure-1.webp", b"left by a killed upload")
+    killed.touches(str(Path(kept.revision.original_path).parent))  # a folder it noted but never changed
+    storage.write("packs/1/documents/77/v1/original.md", b"no note names it: not the sweep's to judge")
+
+    with storage.changing():  # another upload is between writing its files and committing
+        repair_indexes_at_start(app, check_every_index=False)
+        assert "packs/1/documents/99/v1/figure-1.webp" in _files_on_disk(app)
+
+    repair_indexes_at_start(app, check_every_index=False)
+
+    assert _files_on_disk(app) == named | {"packs/1/documents/77/v1/original.md"}
+    assert not (storage.files_root() / "packs" / "1" / "documents" / "99").exists()
+    assert not any((Path(app.config["CAIRN_DATA_DIR"]) / storage.NOTES_FOLDER).iterdir())
+
+
+def _files_on_disk(app) -> set[str]:
+    root = Path(app.config["CAIRN_DATA_DIR"]) / "files"
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+def _word_file_with_a_figure() -> bytes:
+    from resources.make_fixtures import add_picture, docx_bytes, image_bytes
+
+    def build(document):
+        document.add_paragraph("The message path of the spool service.")
+        add_picture(document, image_bytes(96, 64), alt="Message path")
+
+    return docx_bytes(build)
+
+
+def test_upgrading_to_the_pending_index_work_rebuilds_indexes_an_old_crash_may_have_left_short(app, pack):
+    """Before migrations/0007 a killed ingest could leave an index stamped current but missing documents."""
+    import importlib.util
+
+    from portal.migrate import MIGRATIONS_DIR
+
+    spec = importlib.util.spec_from_file_location("migration_0007", MIGRATIONS_DIR / "0007_index_pending.py")
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+    services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook.\n", None)
+    indexes().store.write("ops", delete_documents=["a"], generation=Pack.get_by_id(pack.id).index_generation)
+    app.config["DATABASE"].execute_sql(migration.REBUILD_EVERY_INDEX)
+
+    repair_indexes_at_start(app)
+
+    assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
+
+
+def test_many_pending_documents_are_caught_up_by_one_rebuild(app, pack, monkeypatch):
+    monkeypatch.setattr("portal.search.service.REBUILD_ABOVE_DOCUMENTS", 2)
+    services.upload_file(pack, "first.md", b"# First\n\nThe deltazulu checklist.\n", None)
+    with monkeypatch.context() as patch:
+        _lose_index_writes(patch)
+        for word in ("alpha", "bravo", "charlie"):
+            services.upload_file(pack, f"{word}.md", f"# {word}\n\nThe {word}zulu checklist.\n".encode(), None)
+    update, written = type(indexes().store).update, []
+
+    def recording(self, slug, plan):
+        written.append(update(self, slug, plan))
+        return written[-1]
+
+    monkeypatch.setattr(type(indexes().store), "update", recording)
+
+    repair_indexes_at_start(app, check_every_index=False)
+
+    assert [change.replace_all for change in written] == [True]
+    for word in ("alpha", "bravo", "charlie"):
+        assert [h.document_id for h in search_packs([pack], f"{word}zulu").hits] == [word]
+    assert [h.document_id for h in search_packs([pack], "deltazulu").hits] == ["first"]

@@ -15,13 +15,16 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from resources.make_fixtures import mixed_images_docx
+from resources.make_fixtures import add_picture, docx_bytes, image_bytes, mixed_images_docx
 
 from helpers import LOCKS, SPOOL, login
 from portal.agents.services import create_agent, update_agent
 from portal.answers.extractive import NO_EVIDENCE_ANSWER
+from portal.answers.prompt import CANNOT_ANSWER
 from portal.answers.grounding import (
     CITES_NONE_WARNING,
+    MODEL_FOUND_NO_ANSWER_WARNING,
+    MODEL_ONLY_WARNING,
     NO_PASSAGE_WARNING,
     NOT_ACCEPTED_ANSWER,
     NOT_ACCEPTED_WARNING,
@@ -30,9 +33,11 @@ from portal.answers.grounding import (
 from portal.auth.services import create_user
 from portal.documents import services as documents
 from portal.errors import Refused
-from portal.models import Document, Passage, Run, RunReference
-from portal.runs.services import PREVIEW_LINES, acceptable_hits, ask, content_terms, passage_preview
-from portal.search.service import SearchHit, search_packs
+from portal.models import Document, Passage, Revision, Run, RunReference
+from portal.runs.ask import ask, retrieve
+from portal.runs.services import PREVIEW_LINES, passage_preview
+from portal.search.analysis import content_terms
+from portal.search.service import search_packs
 from tests.fake_openai import FakeOpenAI
 
 
@@ -113,8 +118,8 @@ PRINTING_FAQ = b"# Printing FAQ\n\nHow do I print a label? Print the labels agai
 
 @pytest.mark.parametrize("question", ["How do I fly to the moon?", "What happens after the weekend?"])
 @pytest.mark.parametrize("mode, status, requests, warnings", [
-    ("open", "completed", 1, []),
-    ("preferred", "completed_with_warning", 1, [NO_PASSAGE_WARNING]),
+    ("open", "completed_with_warning", 1, [MODEL_ONLY_WARNING]),
+    ("preferred", "completed_with_warning", 0, [NO_PASSAGE_WARNING]),
     ("required", "stopped", 0, [NO_PASSAGE_WARNING]),
 ])
 def test_passages_sharing_only_question_words_or_stopwords_are_not_evidence(
@@ -134,20 +139,53 @@ def test_extractive_answer_to_an_unrelated_question_is_no_evidence(corpus):
     assert run.answer == NO_EVIDENCE_ANSWER and run.references().count() == 0
 
 
-def _hit(passage_id: int, text: str, title: str = "Notes", heading_path: str = "") -> SearchHit:
-    return SearchHit(passage_id=passage_id, document_id=f"doc-{passage_id}", document_title=title, pack="ops",
-                     pack_title="Operations", version=1, page=None, heading_path=heading_path, line_start=1,
-                     line_end=1, score=1.0, text=text)
-
-
-def test_acceptable_hits_share_a_content_term_with_the_question(app):
-    hits = [_hit(1, "Print the labels again after lunch."), _hit(2, "Nothing relevant.", title="Weekend duty"),
-            _hit(3, "Weekends are quiet."), _hit(4, "The weekend rota.")]
-    question = "What happens after the weekend?"
-    assert [h.passage_id for h in acceptable_hits(question, hits, 8)] == [2, 3, 4]
-    assert [h.passage_id for h in acceptable_hits(question, hits, 2)] == [2, 3]
-    assert acceptable_hits("How do I do it after all?", hits, 8) == []
+def test_content_terms_leave_out_question_words_and_stopwords(app):
     assert content_terms("How do I restart the stuck jobs?") == ["restart", "stuck", "job"]
+    assert content_terms("What's it got to do with anything?") == []
+
+
+GOODS_ISSUE = b"""# Goods issue at TW30
+
+## Posting goods issue
+
+Post goods issue in VL02N once picking is complete. Good stock from the line is posted first.
+The incident INC-2026-0266 was caused by a locked RFC user. Message ZTW_EDI 017 means the customer material is missing.
+"""
+RECEIPTS = b"# Goods receipt\n\nMovement type 101 posts a goods receipt.\n"
+
+
+@pytest.mark.parametrize("question, evidence", [
+    ("How do I post goods issue in VL02N?", True),
+    ("What was the cause of INC-2026-0266?", True),
+    ("What does message ZTW_EDI 017 mean?", True),
+    # sharing a stemmed word ("good" = "goods") is not evidence: three of four terms occur nowhere
+    ("What's a good recipe for apple strudel?", False),
+    # an identifier the packs do not name: a near miss is not the incident asked about
+    ("What was the cause of INC-2026-0427?", False),
+    ("How do I post goods issue in VL03N?", False),
+    # the parts of one identifier must occur together: 101 occurs, but not as a ZTW_EDI message
+    ("What does message ZTW_EDI 101 mean?", False),
+    # an upper-case code the packs never use
+    ("How do I assign a PFCG role for goods issue at TW30?", False),
+    # a name (a capitalised word inside the sentence) the packs never mention
+    ("How is goods issue posted at the plant in Poland?", False),
+])
+def test_evidence_check(corpus, question, evidence):
+    documents.upload_file(corpus, "goods-issue.md", GOODS_ISSUE, None)
+    documents.upload_file(corpus, "goods-receipt.md", RECEIPTS, None)
+    retrieval = retrieve(make_agent("preferred"), question)
+    assert retrieval.choice.evidence is evidence
+    assert bool(retrieval.issued) is evidence
+
+
+def test_preferred_without_evidence_says_so_exactly_and_cites_nothing(corpus, fake_model):
+    documents.upload_file(corpus, "goods-issue.md", GOODS_ISSUE, None)
+    fake_model.reply("Strudel needs apples [1].")
+    run = ask(make_agent("preferred"), None, "What's a good recipe for apple strudel?")
+    assert run.answer == "No evidence found in the granted packs for this question."
+    assert (run.status, run.warnings, run.cited, run.model_called) == (
+        "completed_with_warning", [NO_PASSAGE_WARNING], [], False)
+    assert run.references().count() == 0 and fake_model.requests == []
 
 
 @pytest.mark.parametrize("question, reason", [("   ", "empty_question"), ("x" * 2001, "question_too_long")])
@@ -186,45 +224,57 @@ def test_extractive_modes(corpus, mode, evidence, status, warnings, answer):
 FALLBACK_500 = "model call failed (HTTP 500); answered from the evidence instead"
 REMOVED_1 = "removed citation [1]: no such reference"
 
-# mode, evidence, model behaviour, status, model requests, warnings, answer check
+# mode, evidence, model behaviour, status, model requests, warnings, answer check, answer basis
 MODEL_CASES = [
-    ("open", True, "cites", "completed", 1, [], "model"),
-    ("open", True, "cites_none", "completed", 1, [], "model"),
-    ("open", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive"),
-    ("open", False, "cites", "completed_with_warning", 1, [REMOVED_1], "model"),
-    ("open", False, "cites_none", "completed", 1, [], "model"),
-    ("open", False, "fails", "completed_with_warning", 1, [FALLBACK_500], NO_EVIDENCE_ANSWER),
-    ("preferred", True, "cites", "completed", 1, [], "model"),
-    ("preferred", True, "cites_none", "completed_with_warning", 1, [CITES_NONE_WARNING], "model"),
-    ("preferred", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive"),
-    ("preferred", False, "cites", "completed_with_warning", 1, [NO_PASSAGE_WARNING, REMOVED_1], "model"),
-    ("preferred", False, "cites_none", "completed_with_warning", 1, [NO_PASSAGE_WARNING], "model"),
-    ("preferred", False, "fails", "completed_with_warning", 1, [NO_PASSAGE_WARNING, FALLBACK_500],
-     NO_EVIDENCE_ANSWER),
-    ("required", True, "cites", "completed", 1, [], "model"),
-    ("required", True, "cites_none", "stopped", 1, [NOT_ACCEPTED_WARNING], NOT_ACCEPTED_ANSWER),
-    ("required", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive"),
-    ("required", False, "cites", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER),
-    ("required", False, "cites_none", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER),
-    ("required", False, "fails", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER),
+    ("open", True, "cites", "completed", 1, [], "model", "documents"),
+    ("open", True, "cites_none", "completed", 1, [], "model", "documents"),
+    ("open", True, "cannot", "completed_with_warning", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("open", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive", "documents"),
+    ("open", False, "cites", "completed_with_warning", 1, [REMOVED_1, MODEL_ONLY_WARNING], "model", "model_only"),
+    ("open", False, "cites_none", "completed_with_warning", 1, [MODEL_ONLY_WARNING], "model", "model_only"),
+    ("open", False, "cannot", "completed_with_warning", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("open", False, "fails", "completed_with_warning", 1, [FALLBACK_500], NO_EVIDENCE_ANSWER, "no_evidence"),
+    ("preferred", True, "cites", "completed", 1, [], "model", "documents"),
+    ("preferred", True, "cites_none", "completed_with_warning", 1, [CITES_NONE_WARNING], "model", "documents"),
+    ("preferred", True, "cannot", "completed_with_warning", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("preferred", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive", "documents"),
+    # No evidence: the fixed answer, and the model is not called (it could only answer on its own).
+    ("preferred", False, "cites", "completed_with_warning", 0, [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("preferred", False, "cites_none", "completed_with_warning", 0, [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("preferred", False, "fails", "completed_with_warning", 0, [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER,
+     "no_evidence"),
+    ("required", True, "cites", "completed", 1, [], "model", "documents"),
+    ("required", True, "cites_none", "stopped", 1, [NOT_ACCEPTED_WARNING], NOT_ACCEPTED_ANSWER, "not_accepted"),
+    ("required", True, "cannot", "stopped", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER, "no_evidence"),
+    ("required", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive", "documents"),
+    ("required", False, "cites", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER, "no_evidence"),
+    ("required", False, "cites_none", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER, "no_evidence"),
+    ("required", False, "fails", "stopped", 0, [NO_PASSAGE_WARNING], STOPPED_NO_PASSAGE_ANSWER, "no_evidence"),
 ]
 
 MODEL_REPLIES = {
     "cites": "Run RSPO1041 to delete them [1].",
     "cites_none": "Run RSPO1041 to delete them.",
+    "cannot": CANNOT_ANSWER,
 }
 
 
-@pytest.mark.parametrize("mode, evidence, behaviour, status, requests, warnings, answer", MODEL_CASES,
+@pytest.mark.parametrize("mode, evidence, behaviour, status, requests, warnings, answer, basis", MODEL_CASES,
                          ids=[f"{c[0]}-{'evidence' if c[1] else 'no-evidence'}-{c[2]}" for c in MODEL_CASES])
-def test_modes_with_a_model(corpus, fake_model, mode, evidence, behaviour, status, requests, warnings, answer):
+def test_modes_with_a_model(corpus, fake_model, mode, evidence, behaviour, status, requests, warnings, answer,
+                            basis):
     if behaviour == "fails":
         fake_model.fail_with_status(500)
     else:
         fake_model.reply(MODEL_REPLIES[behaviour])
     run = ask(make_agent(mode), None, EVIDENCE_QUESTION if evidence else NO_EVIDENCE_QUESTION)
     assert len(fake_model.requests) == requests
-    assert (run.status, run.warnings, run.model_called) == (status, warnings, requests == 1)
+    assert (run.status, run.warnings, run.model_called, run.answer_basis) == (status, warnings, requests == 1, basis)
     if answer == "model":
         expected = MODEL_REPLIES[behaviour]
         if not evidence and behaviour == "cites":
@@ -236,6 +286,7 @@ def test_modes_with_a_model(corpus, fake_model, mode, evidence, behaviour, statu
     else:
         assert run.answer == answer and run.cited == []
     assert run.references().count() == (len(search_packs([corpus], EVIDENCE_QUESTION).hits) if evidence else 0)
+    assert run.searched_packs == [{"slug": "ops", "title": "Operations"}]
 
 
 def test_the_model_gets_labelled_untrusted_evidence_and_the_question(corpus, fake_model):
@@ -337,6 +388,46 @@ def test_figures_show_as_labels_with_thumbnails_until_the_document_is_deleted(ap
     assert client.get(f"/runs/{run.id}/sources/1/figures/1.webp").status_code == 404
 
 
+def _new_word_revision(pack, n: int):
+    """Another revision of mixed-images.docx: other text, other pictures (the figure rows are new)."""
+    def build(document):
+        document.add_heading("Mixed image formats", level=1)
+        document.add_paragraph(f"Revision {n} of the picture notes.")
+        add_picture(document, image_bytes(40 + n, 30, "PNG", color=(n, 100, 100)), alt=f"Alt: picture {n}")
+
+    outcome = documents.upload_file(pack, "mixed-images.docx", docx_bytes(build), None)
+    assert outcome.accepted, outcome.refused
+
+
+def test_receipt_keeps_its_figures_after_ten_newer_revisions_purge_its_own(app, pack, users, client_as):
+    """SPEC 7: the receipt outlives later edits; only deleting the document takes its images."""
+    document = _figure_corpus(pack)
+    run = ask(make_agent("open"), users["AgentBuilder"], "Which raster formats like PNG are kept?")
+    client = client_as("AgentBuilder")
+    before = [client.get(f"/runs/{run.id}/sources/1/figures/{n}.webp").data for n in (1, 2, 3, 4)]
+    assert all(image[:4] == b"RIFF" for image in before)
+    for n in range(2, 13):  # versions 2..12: version 1, the one the run was given, is purged
+        _new_word_revision(pack, n)
+    assert not Revision.select().where((Revision.document == document) & (Revision.version == 1)).exists()
+
+    source = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1")
+    assert source.select(".image-gone") == []
+    thumbnails = [img["src"] for img in source.select("img.thumbnail")]
+    assert thumbnails == [f"/runs/{run.id}/sources/1/figures/{n}.webp" for n in (1, 2, 3, 4)]
+    after = [client.get(src) for src in thumbnails]
+    assert [(r.status_code, r.mimetype) for r in after] == [(200, "image/webp")] * 4
+    assert [r.data for r in after] == before
+    assert source.select_one(".figure-label").text == "Figure 1: Alt: red PNG rectangle"
+
+    documents.delete_document(Document.get_by_id(document.id), 12)  # deleting takes them after all
+    source = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1")
+    assert [f.select_one(".image-gone").text for f in source.select(".source-figure")] == [
+        "image no longer available"] * 4
+    assert client.get(f"/runs/{run.id}/sources/1/figures/1.webp").status_code == 404
+    files = Path(app.config["CAIRN_DATA_DIR"]) / "files"
+    assert not [p for p in files.rglob("*") if p.is_file()]
+
+
 # --- the run record ----------------------------------------------------------------
 
 
@@ -414,6 +505,111 @@ def test_run_record_shows_question_answer_markers_warnings_and_sources(corpus, c
     stopped = ask(make_agent("required"), None, NO_EVIDENCE_QUESTION)
     text = _soup(client_as("Auditor").get(f"/runs/{stopped.id}")).select_one(".run").text
     assert "stopped" in text and "the model was not called" in text
+
+
+def test_run_record_shows_a_no_evidence_run_as_a_note_with_the_packs_searched(corpus, fake_model, client_as):
+    run = ask(make_agent("preferred", packs=("ops", "other")), None, NO_EVIDENCE_QUESTION)
+    assert fake_model.requests == [] and (run.model, run.model_called) == ("fake-gpt", False)
+    page = _soup(client_as("Auditor").get(f"/runs/{run.id}"))
+    note = page.select_one(".no-evidence-answer")
+    assert note["role"] == "note" and page.select_one(f"#{note['aria-labelledby']}").text.strip() == (
+        "No evidence found")
+    assert note.select_one(".answer").text == NO_EVIDENCE_ANSWER and note.select("a.cite") == []
+    assert [p.text for p in note.select(".searched-pack")] == ["Operations", "Other pack"]
+    assert note.select_one(".other-agents") is None  # other agents are offered to members in the chat
+    meta = page.select_one(".run-meta").text
+    assert "model fake-gpt" in meta and "the model was not called" in meta
+    assert [li.text for li in page.select(".warnings li")] == [NO_PASSAGE_WARNING]
+    listed = _soup(client_as("Auditor").get("/runs/")).select_one("table.runs .basis-no_evidence")
+    assert listed.text == "No evidence found"
+
+    nothing_granted = ask(make_agent("required", packs=()), None, EVIDENCE_QUESTION)
+    note = _soup(client_as("Auditor").get(f"/runs/{nothing_granted.id}")).select_one(".no-evidence-answer")
+    assert note.select_one(".answer").text == STOPPED_NO_PASSAGE_ANSWER
+    assert note.select_one(".searched").text == "Nothing was searched: no pack is granted to Required agent."
+
+
+def test_run_record_marks_a_model_only_answer(corpus, fake_model, client_as):
+    fake_model.reply("Payroll is paid monthly.")
+    run = ask(make_agent("open"), None, NO_EVIDENCE_QUESTION)
+    assert (run.answer_basis, run.warnings) == ("model_only", [MODEL_ONLY_WARNING])
+    page = _soup(client_as("Auditor").get(f"/runs/{run.id}"))
+    mark = page.select_one(".model-only-note")
+    assert mark["role"] == "note" and "Not based on the documents." in mark.text and "Operations" in mark.text
+    assert page.select_one(".answer.is-model-only").text == "Payroll is paid monthly."
+    assert page.select_one(".no-evidence-answer") is None
+    assert [li.text for li in page.select(".warnings li")] == [MODEL_ONLY_WARNING]
+    listed = _soup(client_as("Auditor").get("/runs/")).select_one("table.runs .basis-model_only")
+    assert listed.text == "Not based on the documents"
+
+
+def test_try_page_shows_a_no_evidence_run_as_a_note(corpus, client_as):
+    make_agent("preferred", slug="helper")
+    response = client_as("AgentBuilder").post("/agents/helper/try", data={"question": NO_EVIDENCE_QUESTION},
+                                              headers={"HX-Request": "true"})
+    note = BeautifulSoup(response.get_data(as_text=True), "html.parser").select_one(".no-evidence-answer")
+    assert note.select_one(".answer").text == NO_EVIDENCE_ANSWER
+    assert [p.text for p in note.select(".searched-pack")] == ["Operations"]
+
+
+def test_migration_0005_reads_what_existing_runs_rest_on_and_gives_them_their_agents_packs(tmp_path, monkeypatch):
+    """Runs and cases stored before 0005 are read forward; works on SQLite and PostgreSQL."""
+    import datetime as dt
+
+    from playhouse.db_url import connect
+
+    from helpers import POSTGRES_URL, empty_postgres
+    from portal import migrate as migrations
+
+    if POSTGRES_URL:
+        empty_postgres(POSTGRES_URL)
+    db = connect(POSTGRES_URL or f"sqlite:///{tmp_path / 'old.db'}")
+    everything = migrations.available()
+    monkeypatch.setattr(migrations, "available", lambda: [p for p in everything if p.stem < "0005"])
+    migrations.migrate(db)
+    now, q = dt.datetime(2026, 11, 1, 9), db.param
+
+    def insert(table: str, **values) -> int:
+        columns = ", ".join(values)
+        sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join([q] * len(values))})"
+        if POSTGRES_URL:
+            return db.execute_sql(sql + " RETURNING id", tuple(values.values())).fetchone()[0]
+        return db.execute_sql(sql, tuple(values.values())).lastrowid
+
+    ops = insert("pack", slug="ops", title="Operations", created_at=now)
+    other = insert("pack", slug="other", title="Other pack", created_at=now)
+    agent = insert("agent", slug="desk", name="Desk", created_at=now, updated_at=now)
+    for pack_id in (other, ops):
+        insert("agent_grant", agent_id=agent, pack_id=pack_id, created_at=now)
+
+    def old_run(answer, status="completed", model="extractive", model_called=False, agent_id=agent):
+        return insert("run", agent_id=agent_id, agent_slug="desk", agent_name="Desk", question="q", answer=answer,
+                      status=status, mode="preferred", model=model, model_called=model_called, created_at=now)
+
+    cited = old_run("Run RSPO1041 [1].")
+    insert("run_reference", run_id=cited, n=1, passage_id=1, pack_slug="ops", pack_title="Operations", document_pk=1,
+           document_id="spool", document_title="Spool", version=1, line_start=1, line_end=2)
+    no_evidence = old_run(NO_EVIDENCE_ANSWER, "completed_with_warning")
+    stopped = old_run(STOPPED_NO_PASSAGE_ANSWER, "stopped")
+    rejected = old_run(NOT_ACCEPTED_ANSWER, "stopped", "fake-gpt", True)
+    model_only = old_run("The model's own words.", "completed_with_warning", "fake-gpt", True)
+    fell_back = old_run(NO_EVIDENCE_ANSWER, "completed_with_warning", "extractive", True)
+    orphan = old_run("Run RSPO1041.", agent_id=None)
+    insert("regression_case", agent_slug="desk", question="q", pack_slug="ops", document_pk=1, document_id="spool",
+           document_title="Spool", created_at=now)
+
+    monkeypatch.setattr(migrations, "available", lambda: everything)
+    assert "0005_answer_basis" in migrations.migrate(db)
+    rows = {row[0]: row[1:] for row in db.execute_sql("SELECT id, answer_basis, searched_packs FROM run")}
+    both = [{"slug": "ops", "title": "Operations"}, {"slug": "other", "title": "Other pack"}]
+    expected = {cited: "documents", no_evidence: "no_evidence", stopped: "no_evidence", rejected: "not_accepted",
+                model_only: "model_only", fell_back: "no_evidence", orphan: "documents"}
+    assert {run: basis for run, (basis, _) in rows.items()} == expected
+    assert {run: json.loads(packs) for run, (_, packs) in rows.items()} == {
+        run: ([] if run == orphan else both) for run in expected}
+    assert db.execute_sql("SELECT kind FROM regression_case").fetchall() == [("expected_source",)]
+    insert("regression_case", agent_slug="desk", question="karaoke?", kind="no_evidence", created_at=now)
+    db.close()
 
 
 def test_long_passage_shows_its_first_six_lines_until_opened(app, pack, client_as):
@@ -546,7 +742,10 @@ def test_try_page_shows_only_runs_of_this_agent(corpus, client_as):
 
 
 def test_cli_ask_prints_the_run_as_json(tmp_path):
-    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data")}
+    # PYTHONPATH: the subprocess runs this checkout's code, whatever the installed package points at
+    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
+                                                       os.environ.get("PYTHONPATH")]))}
     env.pop("DATABASE_URL", None)
     if os.environ.get("CAIRN_TEST_DATABASE_URL"):
         from helpers import empty_postgres
@@ -567,15 +766,19 @@ def test_cli_ask_prints_the_run_as_json(tmp_path):
     cli("ingest", "runbooks", str(runbook))
     cli("agents", "create", "helper", "--name", "Helper", "--mode", "required", "--grant", "runbooks")
     record = json.loads(cli("ask", "helper", EVIDENCE_QUESTION, "--json").stdout)
-    assert set(record) == {"run_id", "agent", "mode", "status", "warnings", "answer", "references", "cited"}
+    assert set(record) == {"run_id", "agent", "mode", "status", "warnings", "answer", "answer_basis",
+                           "searched_packs", "references", "cited"}
     assert (record["agent"], record["mode"], record["status"], record["warnings"]) == (
         "helper", "required", "completed", [])
+    assert (record["answer_basis"], record["searched_packs"]) == (
+        "documents", [{"slug": "runbooks", "title": "Runbooks"}])
     assert record["cited"] == [1] and "RSPO1041" in record["answer"]
     first = record["references"][0]
     assert set(first) == {"n", "passage_id", "document_id", "version", "page", "text"}
     assert (first["n"], first["document_id"], first["version"], first["page"]) == (1, "spool-overflow", 1, None)
     stopped = json.loads(cli("ask", "helper", NO_EVIDENCE_QUESTION, "--json").stdout)
     assert (stopped["status"], stopped["references"], stopped["cited"]) == ("stopped", [], [])
-    assert stopped["answer"] == STOPPED_NO_PASSAGE_ANSWER
+    assert stopped["answer"] == STOPPED_NO_PASSAGE_ANSWER and stopped["answer_basis"] == "no_evidence"
     assert "completed (required mode)" in cli("ask", "helper", EVIDENCE_QUESTION).stdout
+    assert "searched: Runbooks\n" in cli("ask", "helper", NO_EVIDENCE_QUESTION).stdout
     assert cli("ask", "nobody", "question", ok=False).returncode == 2

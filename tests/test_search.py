@@ -14,6 +14,7 @@ import pytest
 from portal.search import jvm
 from portal.search.errors import IndexBusy
 from portal.search.index import IndexedPassage, IndexStore
+from portal.search.analysis import TermCache, content_terms, question_terms
 from portal.search.searcher import Hit, Searcher, SearchResult, analyze
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -457,3 +458,34 @@ def test_searcher_sees_a_pack_dropped_and_written_again(ops, searcher):
     ops.drop("ops")
     ops.write("ops", add=[passage(901, "again", "ops", "kerberos from scratch")], generation=1)
     assert ids(searcher.search(["ops"], "kerberos")) == [901]
+
+
+def test_search_by_analyzed_terms_matches_the_text_query_and_gives_the_packs_statistics(ops, store, searcher):
+    question = "Which proxy port does the proxy use?"
+    terms = question_terms(question)
+    assert "port" in terms and not {"which", "doe", "does", "the"} & set(terms)
+    by_text = searcher.search(["ops"], question)
+    by_terms = searcher.search(["ops"], question, terms=terms)
+    assert ids(by_terms) == ids(by_text)
+    assert [h.score for h in by_terms.hits] == pytest.approx([h.score for h in by_text.hits])
+    assert by_terms.passages == len(OPS_CORPUS)
+    assert by_terms.doc_freqs["port"] == searcher.search(["ops"], "port", limit=50).total_matches
+    assert by_text.doc_freqs == {}  # only asked for with terms
+
+    store.write("elsewhere", add=[passage(2000 + n, f"other-{n}", "elsewhere", f"port note {n}") for n in range(5)],
+                generation=1)
+    alone = searcher.search(["ops"], question, terms=terms)
+    assert (alone.passages, alone.doc_freqs) == (by_terms.passages, by_terms.doc_freqs)  # other packs do not count
+    both = searcher.search(["ops", "elsewhere"], question, terms=terms)
+    assert both.passages == len(OPS_CORPUS) + 5 and both.doc_freqs["port"] == by_terms.doc_freqs["port"] + 5
+    unknown = searcher.search(["ops"], "strudel", terms=["strudel"])
+    assert unknown.no_evidence and unknown.doc_freqs == {"strudel": 0} and unknown.passages == len(OPS_CORPUS)
+
+
+def test_term_cache_analyses_many_texts_in_one_call_as_one_at_a_time():
+    texts = ["How do I restart the stuck jobs?", "", "Running dogs and cats.", "the and of",
+             "Post goods issue in VL02N (Z_PP_CONF_IDOC_PROCESS)", "What's it got to do with anything?"]
+    cache = TermCache()
+    cache.prefetch(texts)
+    assert [cache._terms[text] for text in texts] == [content_terms(text) for text in texts]
+    assert cache("Running dogs and cats.") == ["run", "dog", "cat"]

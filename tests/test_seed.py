@@ -98,3 +98,32 @@ def test_runbooks_name_no_company_system(seeded):
         text = document.current_revision().text
         assert not any(sid in text.split() for sid in catalog.COMPANY_SYSTEM_IDS), document.doc_id
         assert catalog.COMPANY["short_name"] not in text
+
+
+def test_reseeding_skips_what_an_administrator_deleted_and_still_resets_the_agents(seeded):
+    from portal.agents.services import delete_agent
+    from portal.documents.services import delete_document
+
+    document = Document.get(Document.doc_id == "change-request-guide")
+    delete_document(document, document.current_version)
+    delete_agent(None, Agent.get(Agent.slug == "change-request-helper"))
+    agent = Agent.get(Agent.slug == "sap-runbook-guide")
+    update_agent(None, agent, name=agent.name, mode="required", company_name=None,
+                 instructions=agent.instructions, pack_slugs=[p.slug for p in agent.granted_packs()])
+    again = seed_demo()
+    assert again.documents_deleted == [f"{document.pack.slug}/change-request-guide"]
+    assert again.agents_deleted == ["change-request-helper"]
+    assert again.agents_reset == ["sap-runbook-guide"] and not again.agents_created
+    assert Agent.get(Agent.slug == "sap-runbook-guide").mode == "preferred"
+    assert Agent.get_or_none(Agent.slug == "change-request-helper") is None
+    assert Document.get_by_id(document.id).is_deleted
+
+
+def test_a_database_with_its_own_administrator_is_not_empty_and_not_the_demos(app):
+    from portal.auth.services import create_user
+    from portal.demo.seed import users_of_its_own
+
+    assert is_empty() and users_of_its_own() == []
+    create_user("owner@example.test", "long enough password", {"PlatformAdmin"})
+    assert not is_empty()
+    assert users_of_its_own() == ["owner@example.test"]

@@ -4,6 +4,7 @@ redaction, deletion, and refusals that leave the data folder and database untouc
 from __future__ import annotations
 
 import csv
+import io
 
 import pytest
 from bs4 import BeautifulSoup
@@ -19,6 +20,7 @@ from resources.make_fixtures import (
 from helpers import FIXTURES_DIR, data_snapshot, upload
 from portal import storage
 from portal.documents import services
+from portal.documents.filenames import download_name
 from portal.models import Document, Figure, Passage, Revision
 
 MANIFEST_REASONS = {"scanned_pdf": "scanned_pdf", "encrypted_pdf": "encrypted", "encrypted_docx": "encrypted",
@@ -177,3 +179,95 @@ def test_a_blocking_policy_refuses_and_stores_nothing(app, pack):
     review = services.upload_file(pack, "api-notes.md", f"# API\n\nUse {token} to call it.\n".encode(), None)
     assert review.refused.reason == "review_required"
     assert data_snapshot(app) == before
+
+
+# --- File names (issue 9, item 9) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, named", [
+    ("note\x00.pdf", "U+0000"), ("escape\x1b[31m.pdf", "U+001B"), ("tab\there.pdf", "U+0009"),
+    ("invoice\u202egnp.pdf", "U+202E (RIGHT-TO-LEFT OVERRIDE)"), ("isolate\u2066x.pdf", "U+2066"),
+])
+def test_a_file_name_with_a_control_character_is_refused_naming_it(app, pack, client_as, name, named):
+    before = data_snapshot(app)
+    response = upload(client_as("PlatformAdmin"), "ops", name, pdf_with_figure(), "application/pdf")
+    assert response.status_code == 422
+    outcome = BeautifulSoup(response.data, "html.parser").select_one(".outcome")
+    assert outcome["data-reason"] == "bad_name"
+    assert named in outcome.text and "Rename the file" in outcome.text
+    assert "\x00" not in response.get_data(as_text=True) and "\u202e" not in response.get_data(as_text=True)
+    assert data_snapshot(app) == before
+
+
+def test_a_folder_in_the_file_name_is_dropped(app, pack, client_as):
+    response = upload(client_as("PlatformAdmin"), "ops", "../reports/2026/restart.pdf", pdf_with_figure(),
+                      "application/pdf")
+    assert response.status_code == 200
+    revision = Document.get(Document.doc_id == "restart").current_revision()
+    assert revision.original_name == "restart.pdf"
+
+
+def _disposition(response) -> dict[str, str]:
+    from werkzeug.http import parse_options_header
+
+    kind, options = parse_options_header(response.headers["Content-Disposition"])
+    assert kind == "attachment"
+    return options
+
+
+def test_downloads_carry_a_safe_file_name(app, pack, client_as):
+    admin = client_as("PlatformAdmin")
+    upload(admin, "ops", "h\u00e9llo report.pdf", pdf_with_figure(), "application/pdf")
+    download = admin.get("/packs/ops/documents/h-llo-report/original")
+    assert download.status_code == 200
+    assert "filename*=UTF-8''h%C3%A9llo%20report.pdf" in download.headers["Content-Disposition"]
+    assert _disposition(download)["filename"] == "h\u00e9llo report.pdf"
+
+    # A name stored before names were checked (PostgreSQL never stored a NUL): served without
+    # folders, controls or direction marks.
+    revision = Document.get(Document.doc_id == "h-llo-report").current_revision()
+    Revision.update(original_name="..\\..\\etc/\x01bad\u202egnp\x1b.pdf").where(Revision.id == revision.id).execute()
+    download = admin.get("/packs/ops/documents/h-llo-report/original")
+    assert download.status_code == 200 and download.data == pdf_with_figure()
+    header = download.headers["Content-Disposition"]
+    assert not any(c in header for c in "\x01\x1b\u202e/\\") and "%E2%80%AE" not in header
+    assert _disposition(download)["filename"] == "badgnp.pdf"
+
+
+# --- Request limits (issue 9, item 13) ---------------------------------------------------------
+
+
+def test_a_form_of_more_than_1000_parts_is_refused_naming_that_limit(app, pack, client_as):
+    before = data_snapshot(app)
+    fields = {f"field{i}": "x" for i in range(1_000)}
+    response = client_as("PlatformAdmin").post(
+        "/packs/ops/documents", content_type="multipart/form-data",
+        data={**fields, "files": (io.BytesIO(b"# Note\n\ntext\n"), "note.md", "text/markdown")})
+    assert response.status_code == 413
+    message = BeautifulSoup(response.data, "html.parser").select_one("main").text
+    assert "more than 1,000 fields and files" in message and "4 MB" not in message
+    assert data_snapshot(app) == before
+
+
+def test_a_body_over_the_size_limit_still_names_the_4_mb_limit(app, pack, client_as):
+    response = upload(client_as("PlatformAdmin"), "ops", "huge.md", b"a" * (4 * 1024 * 1024 + 70 * 1024))
+    assert response.status_code == 413
+    assert "larger than the 4 MB limit per file" in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("content_type", ["application/x-www-form-urlencoded", "multipart/form-data"])
+def test_an_edited_text_longer_than_half_a_megabyte_is_not_refused_as_too_large(app, pack, client_as,
+                                                                                 content_type):
+    """Only the body's size and its number of parts limit a form: no field limit below the body's."""
+    services.upload_file(pack, "notes.md", b"# Notes\n\nshort\n", None)
+    text = "# Notes\n\n" + "\u00e9t\u00e9 " * 99_000  # 396,009 characters, 693 kB in UTF-8
+    response = client_as("PlatformAdmin").post("/packs/ops/documents/notes/edit", content_type=content_type,
+                                               data={"text": text, "expected_version": "1"})
+    assert response.status_code == 303, response.get_data(as_text=True)[:500]
+
+
+def test_download_name_rule():
+    assert download_name("C:\\Users\\me\\report.pdf") == "report.pdf"
+    assert download_name("../../etc/pass\x00wd\u202e.pdf") == "passwd.pdf"
+    assert download_name("\u200b\x00/") == "download" and download_name(None) == "download"
+    assert download_name(".hidden.md") == "hidden.md" and download_name("h\u00e9llo.pdf") == "h\u00e9llo.pdf"

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup
+import re
 
+import pytest
+from bs4 import BeautifulSoup
+from resources.make_fixtures import add_picture, docx_bytes, image_bytes
+
+from helpers import upload
+from portal.agents.services import create_agent
+from portal.chat.services import start_conversation
 from portal.documents import services
-from portal.models import Passage
+from portal.feedback.services import rate_answer, triage
+from portal.models import Document, Passage
+from portal.runs.ask import ask
 
 HOSTILE = b"""# Handbook
 
@@ -48,3 +57,121 @@ def test_line_numbers_view(app, pack, client_as):
     rows = soup.select("table.numbered tr")
     assert len(rows) == HOSTILE.decode().count("\n") + 1
     assert rows[0].select_one("th").text.strip() == "1" and "# Handbook" in rows[0].text
+
+
+# --- Document content never becomes htmx behaviour (issue 9, item 1) -------------------------
+
+# The reviewer's payload: as a figure label it closed ``alt="…"`` and made every reader's browser
+# delete the victim document with the reader's own CSRF token.
+LABEL = ('chart" hx-post="/packs/ops/documents/victim/delete" hx-vals=\'{"expected_version": "1"}\' '
+         'hx-trigger="load" hx-swap="none')
+PAYLOAD = f"[Figure 1: {LABEL}]"
+HTMX_ATTRIBUTE = re.compile(r"^(data-)?hx-")
+
+
+def hostile_word() -> bytes:
+    def build(document):
+        document.add_heading("Zorblax gauge", level=1)
+        document.add_paragraph("Calibrate the zorblax gauge before every shift.")
+        add_picture(document, image_bytes(96, 64), alt=LABEL)
+
+    return docx_bytes(build)
+
+
+def hostile_pdf() -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF(orientation="landscape")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=7)
+    for line in ("Zorblax gauge", "Calibrate the zorblax gauge before every shift.", PAYLOAD):
+        pdf.cell(text=line, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+HOSTILE_FILES = {
+    "word": ("zorblax.docx", hostile_word,
+             "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+    "markdown": ("zorblax.md", lambda: f"# Zorblax gauge\n\nCalibrate the zorblax gauge before every shift.\n\n"
+                                       f"{PAYLOAD}\n".encode(), "text/markdown"),
+    "text": ("zorblax.txt", lambda: f"Zorblax gauge\n\nCalibrate the zorblax gauge before every shift.\n\n"
+                                    f"{PAYLOAD}\n".encode(), "text/plain"),
+    "pdf": ("zorblax.pdf", hostile_pdf, "application/pdf"),
+}
+
+
+def htmx_elements(soup) -> list:
+    """Elements carrying htmx behaviour (``hx-disable`` itself switches behaviour off)."""
+    return [element for element in soup.find_all(True)
+            if any(HTMX_ATTRIBUTE.match(name) and name != "hx-disable" for name in element.attrs)]
+
+
+def assert_content_is_inert(soup) -> None:
+    """Only the page's own ``<body hx-headers>`` carries htmx; the label is the literal alt text."""
+    assert [element.name for element in htmx_elements(soup)] == ["body"]
+    body = soup.select_one("article.doc-body")
+    assert body.has_attr("hx-disable")
+    image = body.select_one(".figure img")
+    assert image["alt"] == LABEL
+    assert body.select_one(".figure-caption").text == f"Figure 1: {LABEL}"
+
+
+@pytest.fixture
+def victim(app, pack):
+    return services.upload_file(pack, "victim.md", b"# Victim\n\nKeep this document.\n", None).document
+
+
+@pytest.mark.parametrize("kind", HOSTILE_FILES)
+def test_a_hostile_figure_label_stays_text_for_admins_and_cited_members(app, pack, users, client_as, victim,
+                                                                         kind):
+    name, make, content_type = HOSTILE_FILES[kind]
+    admin = client_as("PlatformAdmin")
+    response = upload(admin, "ops", name, make(), content_type)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    document = Document.get((Document.pack == pack) & (Document.doc_id == "zorblax"))
+    assert PAYLOAD in document.current_revision().text
+
+    assert_content_is_inert(_soup(admin.get("/packs/ops/documents/zorblax")))
+
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"])
+    run = ask(agent, users["Member"], "How do I calibrate the zorblax gauge?")
+    n = next(r.n for r in run.references() if r.document_id == "zorblax")
+    assert n in run.cited
+    member = client_as("Member")
+    assert_content_is_inert(_soup(member.get(f"/chat/answers/{run.id}/sources/{n}/document")))
+    for client, address in ((member, f"/chat/answers/{run.id}/sources"), (admin, f"/runs/{run.id}")):
+        page = _soup(client.get(address))
+        assert not [e for e in htmx_elements(page) if "victim" in str(e.attrs)]
+        assert all(p.find_parent(attrs={"hx-disable": True}) for p in page.select(".passage-text"))
+    assert Document.get_by_id(victim.id).deleted_at is None
+
+
+def test_every_page_showing_content_marks_it_hx_disable(app, pack, users, client_as, victim):
+    """Passages, answers, questions, labels and notes sit inside ``hx-disable`` wherever they are shown."""
+    upload(client_as("PlatformAdmin"), "ops", "zorblax.docx", hostile_word(),
+           "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"])
+    conversation, run = start_conversation(users["Member"], agent, f"How do I calibrate the zorblax gauge? {PAYLOAD}")
+    feedback = rate_answer(users["Member"], run, "not_helpful", ["incorrect"], f"Wrong: {PAYLOAD}")
+    triage(users["Auditor"], feedback, "in_review", f"Checking {PAYLOAD}")
+    content = (".doc-body, .cited-passage, .passage-text, .source-figures, .source-label, .answer, .question, "
+               ".feedback-note, .feedback-answer, .triage-history li, .conversation-list, .chat-head, .snippet")
+    pages = [
+        (client_as("Member"), f"/chat/{conversation.id}"),
+        (client_as("Member"), f"/chat/answers/{run.id}/sources"),
+        (client_as("Member"), f"/chat/answers/{run.id}/sources/1/document"),
+        (client_as("Auditor"), f"/runs/{run.id}"),
+        (client_as("Auditor"), "/feedback/"),
+        (client_as("Auditor"), f"/feedback/{feedback.id}"),
+        (client_as("Auditor"), "/packs/ops/search?q=zorblax"),
+        (client_as("Auditor"), "/packs/ops/documents/zorblax?run={}&ref=1".format(run.id)),
+    ]
+    for client, address in pages:
+        page = _soup(client.get(address))
+        shown = page.select(content)
+        assert shown, address
+        for element in shown:
+            assert element.has_attr("hx-disable") or element.find_parent(attrs={"hx-disable": True}), \
+                (address, element.name, element.get("class"))
+        assert not [e for e in htmx_elements(page) if "victim" in str(e.attrs)], address
+    assert Document.get_by_id(victim.id).deleted_at is None

@@ -56,10 +56,10 @@ def ask(agent, question, as_json):
     """Ask AGENT (its slug) a QUESTION; the run is stored like one asked in the browser."""
     from portal.errors import Refused
     from portal.models import Agent
-    from portal.runs.services import ask as ask_agent
+    from portal.runs.ask import ask as ask_agent
     from portal.runs.services import run_as_json
 
-    app_context()
+    app_context(check_every_index=True)
     found = Agent.get_or_none(Agent.slug == agent)
     if found is None:
         fail(f"no such agent: {agent}")
@@ -72,6 +72,9 @@ def ask(agent, question, as_json):
         click.echo(json.dumps(record))
         return
     click.echo(record["answer"])
+    if record["answer_basis"] == "no_evidence":
+        searched = ", ".join(p["title"] for p in record["searched_packs"]) or "no pack (none is granted)"
+        click.echo(f"searched: {searched}")
     if record["warnings"]:
         click.echo("")
         for warning in record["warnings"]:

@@ -9,8 +9,10 @@ from portal import access
 from portal.agents import services
 from portal.errors import NotFound, Refused
 from portal.models import Agent, AgentGrant, Company, Pack, Run
+from portal.numbers import query_number
 from portal.rendering import render, wants_fragment
 from portal.runs import services as runs
+from portal.runs.ask import ask as ask_run
 
 bp = Blueprint("agents", __name__, url_prefix="/agents")
 
@@ -85,7 +87,7 @@ def delete(slug: str):
 @login_required
 def try_agent(slug: str):
     agent = access.agent_for_trying(current_user, slug)
-    run = _shown_run(agent, request.args.get("run"))
+    run = _shown_run(agent, query_number("run"))
     return _try_page(agent, run, question=run.question if run else "")
 
 
@@ -95,7 +97,7 @@ def ask(slug: str):
     agent = access.agent_for_trying(current_user, slug)
     question = request.form.get("question", "")
     try:
-        run = runs.ask(agent, current_user, question)
+        run = ask_run(agent, current_user, question)
     except Refused as refusal:
         return _try_page(agent, None, question=question, error=refusal.message, status=422)
     if not wants_fragment():
@@ -113,11 +115,11 @@ def _try_page(agent: Agent, run: Run | None, question: str, error: str | None = 
                   status_labels=runs.STATUS_LABELS)
 
 
-def _shown_run(agent: Agent, raw: str | None) -> Run | None:
+def _shown_run(agent: Agent, run_id: int | None) -> Run | None:
     """The run named in ``?run=`` when it is this agent's and the user may see it."""
-    if not raw or not raw.isdigit():
+    if run_id is None:
         return None
-    run = Run.get_or_none((Run.id == int(raw)) & (Run.agent == agent))
+    run = Run.get_or_none((Run.id == run_id) & (Run.agent == agent))
     return run if run is not None and access.can_see_run(current_user, run) else None
 
 

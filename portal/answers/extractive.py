@@ -1,42 +1,57 @@
-"""The built-in answerer: an answer made only of sentences of the issued passages.
+"""The built-in answerer: an answer made only of units of the issued passages.
 
-It never writes a word of its own. Each chosen sentence is copied verbatim (a
-bullet loses its marker, wrapped lines are joined by one space) and followed by
-the ``[n]`` of the passage it came from, so the answer always cites. The only
-characters added are spaces, the markers, and a full stop after the marker of a
-sentence that has no end punctuation of its own (a bullet).
+It never writes a word of its own. A unit is a sentence, a list item (with the
+line that leads into its list, once), or a table row read as
+``Header: value; Header: value`` from its table's header row. Each chosen unit
+is copied from its passage with the Markdown syntax taken out (``**``, ``__``,
+backticks, ``|``, link targets), identifiers kept verbatim, and followed by the
+``[n]`` of the passage it came from, so the answer always cites. The only
+characters added are spaces, ``:`` and ``;`` between a table's headers and
+cells, the markers, and a full stop after the marker of a unit that has no end
+punctuation of its own (a bullet).
+
+Units are weighed term by term (each question term's idf in the searched packs
+when the caller passes it), prefer what the question type asks for (when → a
+time or date, how many / how much / how long → a number, which job /
+transaction / message → an identifier, how do I → the items of a list, in
+order), and are chosen to cover every part of the question. The
+answer gives them in passage order (``[n]`` ascending, in order of first use).
 """
 
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from portal.answers.references import Reference
+from portal.search.analysis import STOPWORDS
 
 NO_EVIDENCE_ANSWER = "No evidence found in the granted packs for this question."
 
-# A sentence scoring below this share of the best sentence's score is left out:
+# A unit scoring below this share of the best unit's score is left out:
 # it usually matches only a common word of the question.
-MIN_SHARE_OF_BEST = 0.5
-# How much a question term counts when it is in a sentence's heading or title, not the sentence.
+MIN_SHARE_OF_BEST = 0.3
+# How much a question term counts when it is in a unit's heading, lead-in or title, not the unit.
 CONTEXT_WEIGHT = 0.5
-# A table row is evidence but reads badly as a sentence of an answer: prose wins a near tie.
-TABLE_ROW_WEIGHT = 0.5
+# A table row is evidence but reads worse than a sentence: prose wins a near tie.
+TABLE_ROW_WEIGHT = 0.8
+# A unit carrying what the question type asks for (a time, a number, an identifier) counts this much more.
+TYPE_BONUS = 0.5
+# A question term already covered by a chosen unit counts this much for the next one: parts not yet
+# covered win, so every part of a question of several parts is answered.
+COVERED_WEIGHT = 0.6
+# The most steps of a procedure given.
+MAX_STEPS = 10
+# A unit's score is multiplied by (PASSAGE_BASE + its passage's share of the question's weight): a
+# sentence of a passage about the whole question beats one matching the same words elsewhere.
+PASSAGE_BASE = 0.5
+# How much a question term counts when it is in the unit just before, under the same heading: the
+# sentence after the one naming the subject often carries the fact.
+NEIGHBOUR_WEIGHT = 0.3
 
 _SENTENCE_ENDINGS = tuple(".!?…:;)\"'”’")
 
 Tokenizer = Callable[[str], list[str]]
-
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    few for from further had has have having he her here hers him his how i if in into is
-    it its itself just me more most my no nor not of off on once only or other our ours
-    out over own same she should so some such than that the their theirs them then there
-    these they this those through to too under until up very was we were what when where
-    which while who whom why will with would you your yours""".split()
-)
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -68,7 +83,7 @@ def simple_tokenize(text: str) -> list[str]:
     ]
 
 
-# --- splitting a passage into sentences -------------------------------------------
+# --- splitting a passage into units ------------------------------------------------
 
 _ATX_HEADING = re.compile(r"^#{1,6}(\s|$)")
 _SETEXT_UNDERLINE = re.compile(r"^(=+|-+)$")
@@ -78,7 +93,7 @@ _PAGE_LINE = re.compile(r"^Page \d+$")
 _KEYWORDS_LINE = re.compile(r"^[*_]*keywords[*_]*\s*:", re.IGNORECASE)
 _IMAGES_LINE = re.compile(r"^Images: \d+ kept\b")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
-_BULLET = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+(.*)$")
+_BULLET = re.compile(r"^(?:([-*+•])|(\d{1,3})[.)])\s+(.*)$")
 _BLOCKQUOTE = re.compile(r"^(?:>\s?)+")
 _FIGURE = re.compile(r"\[Figure \d+:[^\]]*\]")
 _ONLY_FIGURES = re.compile(r"^(?:\s*\[Figure \d+:[^\]]*\])+\s*$")
@@ -91,61 +106,126 @@ _ABBREVIATIONS = frozenset(
 )
 
 
-def _units(text: str) -> list[tuple[str, str]]:
-    """Blocks of prose a sentence cannot cross (paragraphs, list items, table rows), each
-    with the heading it stands under.
+@dataclass
+class _Block:
+    """A block of a passage a sentence cannot cross: a paragraph, a list item or a table row."""
 
-    Headings, ``Page N`` lines, ``Keywords:`` lines, the ``Images:`` summary
-    line, code blocks and table rules are not prose and are dropped as units.
-    """
-    units: list[tuple[str, str]] = []
-    paragraph: list[str] = []
+    text: str
+    heading: str  # the heading it stands under ("" before any)
+    kind: str = "prose"  # "prose" | "item" | "row"
+    lead_in: str = ""  # an item's list: the paragraph line that leads into it ("…:")
+    list_id: int = -1  # items of one list share it
+    numbered: bool = False
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _blocks(text: str) -> list[_Block]:
+    """The passage's blocks in order. Headings, ``Page N`` lines, ``Keywords:`` lines, the
+    ``Images:`` summary line, code blocks and table rules are not prose and are dropped."""
+    blocks: list[_Block] = []
+    lines: list[str] = []
+    meta = {"kind": "prose", "lead_in": "", "list_id": -1, "numbered": False}
     heading = ""
+    header: list[str] | None = None  # the current table's header row, once its rule was seen
+    first_row: list[str] | None = None  # a table's first row: its header if a rule follows
+    rows = 0
+    lists = 0
+    list_open = False  # the last block was an item and nothing but blank lines followed it
 
     def flush() -> None:
-        if paragraph:
-            units.append((" ".join(paragraph), heading))
-            paragraph.clear()
+        nonlocal meta
+        if lines:
+            blocks.append(_Block(" ".join(lines), heading, **meta))
+            lines.clear()
+        meta = {"kind": "prose", "lead_in": "", "list_id": -1, "numbered": False}
+
+    def end_table() -> None:
+        nonlocal header, first_row, rows
+        if first_row is not None or (header is not None and not rows):  # a lone row, or a header without rows
+            blocks.append(_Block(_row_text(first_row or header, None), heading, "row"))
+        header = first_row = None
+        rows = 0
 
     in_fence = False
     for raw in text.splitlines():
-        line = raw.strip()
-        if _FENCE.match(line):
+        line = _BLOCKQUOTE.sub("", raw.strip()).strip()
+        if _FENCE.match(raw.strip()):
             in_fence = not in_fence
             flush()
             continue
         if in_fence:
             continue
-        line = _BLOCKQUOTE.sub("", line).strip()
+        is_row = line.startswith("|")
+        is_rule = bool(line) and bool(_TABLE_SEPARATOR.match(line))
+        if not is_row and not is_rule:
+            end_table()
         if not line:
+            list_open = list_open or meta["kind"] == "item"
             flush()
-        elif _SETEXT_UNDERLINE.match(line) and paragraph:
-            heading = paragraph.pop()  # the line above was a heading
+            continue
+        bullet = _BULLET.match(line)
+        if _SETEXT_UNDERLINE.match(line) and lines and meta["kind"] == "prose":
+            heading = lines.pop()  # the line above was a heading
             flush()
+            list_open = False
         elif _ATX_HEADING.match(line):
             flush()
+            list_open = False
             heading = line.lstrip("#").strip()
-        elif (
-            _THEMATIC_BREAK.match(line)
-            or _PAGE_LINE.match(line)
-            or _KEYWORDS_LINE.match(line)
-            or _IMAGES_LINE.match(line)
-            or _TABLE_SEPARATOR.match(line)
-        ):
+        elif is_rule and first_row is not None:
+            header, first_row = first_row, None
+        elif (_THEMATIC_BREAK.match(line) or _PAGE_LINE.match(line) or _KEYWORDS_LINE.match(line)
+              or _IMAGES_LINE.match(line) or is_rule):
             flush()
-        elif line.startswith("|"):
+            list_open = False
+        elif is_row:
             flush()
-            units.append((line.strip("|").strip(), heading))
+            list_open = False
+            if header is None and first_row is None:
+                first_row = _cells(line)
+            else:
+                if first_row is not None:  # no rule under it: a row of a table whose header is elsewhere
+                    blocks.append(_Block(_row_text(first_row, None), heading, "row"))
+                    first_row = None
+                blocks.append(_Block(_row_text(_cells(line), header), heading, "row"))
+                rows += 1
         elif _ONLY_FIGURES.match(line):
             flush()
-            units.append((line, heading))
-        elif bullet := _BULLET.match(line):
+            blocks.append(_Block(line, heading))
+        elif bullet:
+            continuing = meta["kind"] == "item" or list_open
+            lead_in = meta["lead_in"] if continuing else ""
+            if not continuing:
+                lists += 1
+                before = lines[-1] if lines else (blocks[-1].text if blocks and blocks[-1].kind == "prose"
+                                                  and blocks[-1].heading == heading else "")
+                lead_in = before if before.rstrip().endswith(":") else ""
+            elif list_open and blocks and blocks[-1].kind == "item":
+                lead_in = blocks[-1].lead_in
             flush()
-            paragraph.append(bullet.group(1))
+            list_open = False
+            meta = {"kind": "item", "lead_in": lead_in, "list_id": lists, "numbered": bullet.group(2) is not None}
+            lines.append(bullet.group(3))
         else:
-            paragraph.append(line)
+            if list_open or (meta["kind"] == "item" and not lines):
+                flush()
+            list_open = False
+            lines.append(line)
     flush()
-    return units
+    end_table()
+    return blocks
+
+
+def _row_text(cells: list[str], header: list[str] | None) -> str:
+    """A table row as ``Header: value; Header: value`` (empty cells left out), or its cells
+    joined by ``; `` when the passage does not hold the table's header row."""
+    if header and len(header) == len(cells):
+        pairs = [f"{h}: {c}" if h else c for h, c in zip(header, cells) if c]
+        return "; ".join(pairs)
+    return "; ".join(c for c in cells if c)
 
 
 def _protected_spans(unit: str) -> list[tuple[int, int]]:
@@ -153,48 +233,155 @@ def _protected_spans(unit: str) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(r"\[[^\]]*\]", unit)]
 
 
+def _sentences(unit: str) -> list[str]:
+    """The sentences of a block's text."""
+    protected = _protected_spans(unit)
+    sentences = []
+    start = 0
+    for match in _BOUNDARY.finditer(unit):
+        end = match.start()
+        if any(a < end < b for a, b in protected):
+            continue
+        previous_word = unit[start:end].rsplit(None, 1)[-1] if unit[start:end].strip() else ""
+        if previous_word.lower().lstrip("(\"'‘“[").rstrip(".") in _ABBREVIATIONS or (
+            len(previous_word) == 1 and previous_word.isupper()
+        ):
+            continue
+        cut = match.start() + len(match.group().rstrip())
+        sentences.append(unit[start:cut].strip())
+        start = match.end()
+    sentences.append(unit[start:].strip())
+    return [s for s in sentences if s]
+
+
 def split_sentences(text: str) -> list[str]:
-    """The sentences of a passage, each verbatim apart from joined lines and bullet markers."""
+    """The units of a passage (sentences, list items, table rows), Markdown syntax taken out."""
     return [sentence for sentence, _heading in sentences_with_headings(text)]
 
 
 def sentences_with_headings(text: str) -> list[tuple[str, str]]:
-    """``split_sentences``, each sentence paired with the heading it stands under ("" before any)."""
-    sentences: list[tuple[str, str]] = []
-    for unit, heading in _units(text):
-        protected = _protected_spans(unit)
-        start = 0
-        for match in _BOUNDARY.finditer(unit):
-            end = match.start()
-            if any(a < end < b for a, b in protected):
-                continue
-            previous_word = unit[start:end].rsplit(None, 1)[-1] if unit[start:end].strip() else ""
-            if previous_word.lower().lstrip("(\"'‘“[").rstrip(".") in _ABBREVIATIONS or (
-                len(previous_word) == 1 and previous_word.isupper()
-            ):
-                continue
-            cut = match.start() + len(match.group().rstrip())
-            sentences.append((unit[start:cut].strip(), heading))
-            start = match.end()
-        sentences.append((unit[start:].strip(), heading))
-    return [(sentence, heading) for sentence, heading in sentences if sentence]
+    """``split_sentences``, each unit paired with the heading it stands under ("" before any)."""
+    return [(unit.text, unit.heading) for unit in _passage_units(text)]
 
 
-# --- choosing sentences -------------------------------------------------------------
+@dataclass
+class _Unit:
+    text: str  # as the answer gives it: Markdown syntax taken out
+    heading: str
+    kind: str
+    lead_in: str
+    list_id: int
+    numbered: bool
 
 
-@dataclass(frozen=True)
+def _passage_units(text: str) -> list[_Unit]:
+    """Sentences of prose, whole list items and table rows, in passage order."""
+    units = []
+    for block in _blocks(text):
+        pieces = [block.text] if block.kind == "row" else _sentences(block.text)
+        if block.kind == "item":  # an item is one unit however many sentences it has
+            pieces = [" ".join(pieces)]
+        for piece in pieces:
+            plain_text = plain(piece)
+            if plain_text:
+                units.append(_Unit(plain_text, plain(block.heading), block.kind, plain(block.lead_in),
+                                   block.list_id, block.numbered))
+    return units
+
+
+# --- Markdown syntax out --------------------------------------------------------------
+
+_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_SINGLE_STAR = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
+_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\([^)\s]*\)")
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\s]*\)")
+_HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def plain(text: str) -> str:
+    """``text`` without Markdown syntax: emphasis markers, backticks, pipes, leading ``#``, link
+    targets. Words (and identifiers such as ``Z_PP_CONF_IDOC_PROCESS``) stay as they are."""
+    text = _HTML_BREAK.sub(" ", text)
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    text = _SINGLE_STAR.sub(r"\1", text)
+    text = text.replace("`", "").replace("|", " ")
+    text = text.lstrip("#").strip()
+    return " ".join(text.split())
+
+
+# --- what the question asks for ----------------------------------------------------------
+
+_ASKS_TIME = re.compile(r"^\W*(when|what time|what date|what day|by when|until when|since when|how often|"
+                        r"at what time|on which day|on what day)\b", re.IGNORECASE)
+_ASKS_NUMBER = re.compile(r"\bhow (many|much|long|large|big|high|old|frequently)\b|\bwhat (percentage|percent|"
+                          r"share|number of|size|limit|threshold)\b", re.IGNORECASE)
+_ASKS_IDENTIFIER = re.compile(
+    r"\b(which|what)\b(\s+\w+){0,3}?\s+(jobs?|transactions?|t-?codes?|messages?|programs?|reports?|variants?|"
+    r"tables?|users?|servers?|queues?|destinations?|systems?|sids?|events?|status|statuses|codes?|ids?|"
+    r"numbers?|notes?|idoc types?|message types?|partners?|releases?|clients?|hosts?|groups?|fields?)\b",
+    re.IGNORECASE)
+_ASKS_STEPS = re.compile(r"^\W*(how (do|can|should|would|to|shall) (i|we|you|one)?\b|how to\b|what (are the )?steps\b)"
+                         r"|\b(steps|procedure)\b", re.IGNORECASE)
+
+_TIME = re.compile(
+    r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(daily|weekly|"
+    r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
+    r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|"
+    r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?)\b|\b\d{1,2}\s*(am|pm)\b", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w-])\d+(?:[.,]\d+)*\s*(%|percent)?(?![\w-])|\b(one|two|three|four|five|six|seven|"
+                     r"eight|nine|ten|eleven|twelve|twenty|thirty|hundred|thousand|half|double)\b", re.IGNORECASE)
+_IDENTIFIER_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.][A-Za-z0-9]+)*")
+
+
+def _is_identifier(token: str) -> bool:
+    letters = any(c.isalpha() for c in token)
+    return "_" in token or (letters and any(c.isdigit() for c in token)) or (
+        len(token) >= 3 and token.isupper() and token.isalpha())
+
+
+def _asks(question: str) -> str:
+    """What the question type asks for: "time", "number", "identifier", "steps" or ""."""
+    if _ASKS_TIME.search(question):
+        return "time"
+    if _ASKS_NUMBER.search(question):
+        return "number"
+    if _ASKS_IDENTIFIER.search(question):
+        return "identifier"
+    if _ASKS_STEPS.search(question):
+        return "steps"
+    return ""
+
+
+def _carries(unit_text: str, asked: str, named: set[str]) -> bool:
+    """Whether a unit carries what was asked for (an identifier the question itself names does not count)."""
+    if asked == "time":
+        return bool(_TIME.search(unit_text))
+    if asked == "number":
+        return any(m.group(0).strip().casefold() not in named for m in _NUMBER.finditer(unit_text))
+    if asked == "identifier":
+        return any(_is_identifier(t) and t.casefold() not in named for t in _IDENTIFIER_TOKEN.findall(unit_text))
+    return False
+
+
+# --- choosing units -----------------------------------------------------------------
+
+
+@dataclass(eq=False)
 class _Candidate:
-    sentence: str
+    unit: _Unit
     n: int
-    order: tuple[int, int]  # (reference position, sentence position): the tie-break
+    order: tuple[int, int]  # (reference position, unit position): the tie-break and the answer's order
     terms: frozenset[str]
-    context: frozenset[str]  # terms of its heading, the passage's heading path and document title
+    context: frozenset[str]  # terms of its heading, lead-in, the passage's heading path and document title
     weight: float = 1.0
+    near: frozenset[str] = frozenset()  # terms of the unit before it under the same heading
+    steps: list["_Candidate"] = field(default_factory=list)  # a procedure: its numbered items in order
 
 
 def _is_answerable(sentence: str) -> bool:
-    """A sentence with words beyond its figure markers; a lone figure is never an answer."""
+    """A unit with words beyond its figure markers; a lone figure is never an answer."""
     return bool(_WORD.search(_FIGURE.sub("", sentence)))
 
 
@@ -207,64 +394,124 @@ def extractive_sentences(
     references: list[Reference],
     tokenize: Tokenizer | None = None,
     max_sentences: int = 4,
+    weights: dict[str, float] | None = None,
 ) -> list[tuple[str, int]]:
-    """The sentences most relevant to ``question`` as ``(sentence, n)``, best first; may be empty.
+    """The units that answer ``question`` as ``(text, n)``, in passage order; may be empty.
 
-    Relevance is the summed idf (over all issued sentences) of the question's
-    terms a sentence contains, plus half of it for question terms found only in
-    its context (the heading it stands under, the passage's heading path and the
-    document title): under "Root cause" in the digest of INC-2026-0266, a
-    sentence answers "the root cause of INC-2026-0266" without repeating those
-    words. Ties go to the earlier reference, then the earlier sentence. Only
-    sentences sharing a term with the question, themselves or through their
-    context, qualify.
+    A unit's score is the summed weight of the question's terms it contains,
+    plus half of it for terms found only in its context (its heading, its
+    list's lead-in, the passage's heading path and the document title): under
+    "Root cause" in the digest of INC-2026-0266, a sentence answers "the root
+    cause of INC-2026-0266" without repeating those words. A term's weight is
+    ``weights[term]`` (its idf in the searched packs) or, without them, its idf
+    over the issued units. A unit carrying what the question type asks for
+    scores ``TYPE_BONUS`` more. Units are taken greedily, terms already covered
+    counting ``COVERED_WEIGHT``, while they score at least ``MIN_SHARE_OF_BEST``
+    of the first; for "how do I" the first may be a whole list (the steps).
+    Only units sharing a term with the question qualify.
     """
     tokenize = tokenize or simple_tokenize
     question_terms = set(tokenize(question))
     if not question_terms:
         return []
+    asked = _asks(question)
+    named = {t.casefold() for t in _IDENTIFIER_TOKEN.findall(question) if _is_identifier(t)}
 
-    candidates = []
+    candidates: list[_Candidate] = []
+    lists: dict[tuple[int, int], list[_Candidate]] = {}
+    units = {ref.n: _passage_units(ref.text) for ref in references}
+    prefetch = getattr(tokenize, "prefetch", None)  # a caching tokenizer analyses them all in one call
+    if prefetch is not None:
+        prefetch([u.text for us in units.values() for u in us]
+                 + [f"{ref.document_title or ''} {ref.heading_path or ''} {u.heading} {u.lead_in}"
+                    for ref in references for u in units[ref.n]])
     for ref_position, ref in enumerate(references):
         around = " ".join((ref.document_title or "", ref.heading_path or ""))
-        for sentence_position, (sentence, heading) in enumerate(sentences_with_headings(ref.text)):
-            if _is_answerable(sentence):
-                terms = frozenset(tokenize(sentence))
-                context = frozenset(tokenize(f"{around} {heading}")) - terms
-                weight = TABLE_ROW_WEIGHT if " | " in sentence else 1.0
-                candidates.append(_Candidate(sentence, ref.n, (ref_position, sentence_position), terms, context,
-                                             weight))
-    document_frequency = {
-        term: sum(1 for c in candidates if term in c.terms or term in c.context) for term in question_terms
-    }
-    idf = {
-        term: math.log(1 + len(candidates) / df)
-        for term, df in document_frequency.items()
-        if df
-    }
-    scored = [(c.weight * (sum(idf[t] for t in c.terms & idf.keys())
-                           + CONTEXT_WEIGHT * sum(idf[t] for t in c.context & idf.keys())), c)
-              for c in candidates]
-    scored = [(score, c) for score, c in scored if score > 0]
-    if not scored:
-        return []
-    scored.sort(key=lambda sc: (-sc[0], sc[1].order))
+        for unit_position, unit in enumerate(units[ref.n]):
+            if not _is_answerable(unit.text):
+                continue
+            terms = frozenset(tokenize(unit.text))
+            context = frozenset(tokenize(f"{around} {unit.heading} {unit.lead_in}")) - terms
+            weight = TABLE_ROW_WEIGHT if unit.kind == "row" else 1.0
+            if asked and asked != "steps" and _carries(unit.text, asked, named):
+                weight *= 1 + TYPE_BONUS
+            candidate = _Candidate(unit, ref.n, (ref_position, unit_position), terms, context, weight)
+            candidates.append(candidate)
+            if unit.kind == "item":
+                lists.setdefault((ref_position, unit.list_id), []).append(candidate)
 
-    best = scored[0][0]
-    chosen: list[tuple[str, int]] = []
+    if weights is None:
+        frequency = {t: sum(1 for c in candidates if t in c.terms or t in c.context) for t in question_terms}
+        weights = {t: math.log(1 + len(candidates) / df) for t, df in frequency.items() if df}
+    weights = {t: w for t, w in weights.items() if t in question_terms}
+    total = sum(weights.values()) or 1.0
+    in_passage: dict[int, set[str]] = {}
+    for c in candidates:
+        in_passage.setdefault(c.order[0], set()).update(c.terms | c.context)
+    for c in candidates:
+        share = sum(weights.get(t, 0.0) for t in in_passage[c.order[0]]) / total
+        c.weight *= PASSAGE_BASE + share
+    for before, c in zip(candidates, candidates[1:]):
+        if before.order[0] == c.order[0] and before.unit.heading == c.unit.heading:
+            c.near = before.terms - c.terms - c.context
+
+    if asked == "steps":
+        for items in lists.values():
+            if len(items) >= 2:
+                first = items[0]
+                terms = frozenset().union(*(i.terms for i in items))
+                context = first.context - terms
+                candidates.append(_Candidate(first.unit, first.n, first.order, terms, context,
+                                             (1 + TYPE_BONUS) * first.weight, steps=items[:MAX_STEPS]))
+
+    def score(c: _Candidate, covered: set[str]) -> float:
+        def w(t: str) -> float:
+            return weights.get(t, 0.0) * (COVERED_WEIGHT if t in covered else 1.0)
+        return c.weight * (sum(w(t) for t in c.terms) + CONTEXT_WEIGHT * sum(w(t) for t in c.context)
+                           + NEIGHBOUR_WEIGHT * sum(w(t) for t in c.near))
+
+    pool = [c for c in candidates if score(c, set()) > 0]
+    chosen: list[_Candidate] = []
     seen: set[str] = set()
-    for score, candidate in scored:
-        if len(chosen) == max_sentences or score < best * MIN_SHARE_OF_BEST:
+    covered: set[str] = set()
+    best = None
+    while pool and len(chosen) < max_sentences:
+        top_score, top = max(((score(c, covered), c) for c in pool),
+                             key=lambda sc: (sc[0], tuple(-x for x in sc[1].order)))
+        if best is None:
+            best = top_score
+        if top_score < best * MIN_SHARE_OF_BEST:
             break
-        key = _dedup_key(candidate.sentence)
-        if key not in seen:
-            seen.add(key)
-            chosen.append((candidate.sentence, candidate.n))
-    return chosen
+        pool.remove(top)
+        members = top.steps or [top]
+        keys = [_dedup_key(m.unit.text) for m in members]
+        if all(k in seen for k in keys):
+            continue
+        seen.update(keys)
+        chosen.append(top)
+        covered |= top.terms
+        if top.steps:
+            break  # the steps are the answer
+    chosen.sort(key=lambda c: c.order)
+
+    out: list[tuple[str, int]] = []
+    led: set[tuple[int, int]] = set()
+    lead_ins = {(m.order[0], m.unit.lead_in) for c in chosen for m in (c.steps or [c]) if m.unit.kind == "item"}
+    for c in chosen:
+        if c.unit.kind == "prose" and not c.steps and (c.order[0], c.unit.text) in lead_ins:
+            continue  # it is given as the lead-in of its list
+        for m in (c.steps or [c]):
+            text = m.unit.text
+            key = (m.order[0], m.unit.list_id)
+            if m.unit.kind == "item" and m.unit.lead_in and key not in led:
+                led.add(key)
+                text = f"{m.unit.lead_in} {text}"
+            out.append((text, m.n))
+    return list(dict.fromkeys(out))
 
 
 def format_extractive(chosen: list[tuple[str, int]]) -> str:
-    """The answer text for chosen sentences, or ``NO_EVIDENCE_ANSWER`` when there are none."""
+    """The answer text for chosen units, or ``NO_EVIDENCE_ANSWER`` when there are none."""
     if not chosen:
         return NO_EVIDENCE_ANSWER
     return " ".join(_with_marker(sentence, n) for sentence, n in chosen)
@@ -275,15 +522,16 @@ def extractive_answer(
     references: list[Reference],
     tokenize: Tokenizer | None = None,
     max_sentences: int = 4,
+    weights: dict[str, float] | None = None,
 ) -> str:
-    """The sentences of ``references`` most relevant to ``question``, each followed by its ``[n]``.
+    """The units of ``references`` that answer ``question``, each followed by its ``[n]``.
 
-    ``NO_EVIDENCE_ANSWER`` when no sentence shares a term with the question.
+    ``NO_EVIDENCE_ANSWER`` when no unit shares a term with the question.
     """
-    return format_extractive(extractive_sentences(question, references, tokenize, max_sentences))
+    return format_extractive(extractive_sentences(question, references, tokenize, max_sentences, weights))
 
 
 def _with_marker(sentence: str, n: int) -> str:
-    """``sentence [n]``; a sentence without end punctuation (a bullet) gets a full stop after its marker."""
+    """``sentence [n]``; a unit without end punctuation (a bullet) gets a full stop after its marker."""
     cited = f"{sentence} [{n}]"
     return cited if sentence.endswith(_SENTENCE_ENDINGS) else f"{cited}."

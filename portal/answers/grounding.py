@@ -3,11 +3,19 @@
 Pure: references in, an ``Outcome`` out. Retrieval, the receipt and storage are
 the caller's.
 
-- **open** — the model gets the references and is not asked to cite.
-- **preferred** — asked to cite; completes with a warning when no acceptable
-  passage was found or the answer cites none.
+- **open** — the model gets the references and is not asked to cite. Without
+  evidence it may still answer, and that answer is marked as not based on the
+  documents (``basis`` ``model_only`` and a warning); without a model it is the
+  "no evidence" answer.
+- **preferred** — asked to cite; completes with a warning when the answer cites
+  none. Without evidence it completes with a warning and the fixed "no evidence"
+  answer, and the model is not called: its answer could only be its own.
 - **required** — stops before the model is called when no acceptable passage
   was found; an answer that cites none of its references is not accepted.
+
+A model that replies with ``CANNOT_ANSWER`` (the prompt asks for it when the
+references do not answer) gets the "no evidence" answer in its place; in open
+mode a reply that goes on after the phrase is kept, marked model-only.
 
 A failing model (timeout, HTTP error, malformed reply, no connection) is
 replaced by the extractive answer, and the run says so. Without a model the
@@ -25,7 +33,7 @@ from portal.answers.extractive import (
     format_extractive,
 )
 from portal.answers.model_client import ChatClient, ModelError
-from portal.answers.prompt import MODES, build_messages
+from portal.answers.prompt import MODES, build_messages, says_cannot_answer
 from portal.answers.references import Reference
 
 EXTRACTIVE = "extractive"
@@ -41,6 +49,22 @@ NOT_ACCEPTED_ANSWER = (
 NO_PASSAGE_WARNING = "no acceptable passage was found"
 CITES_NONE_WARNING = "the answer cites none of its references"
 NOT_ACCEPTED_WARNING = "answer not accepted: it cites none of its references"
+MODEL_FOUND_NO_ANSWER_WARNING = "the model said the references do not answer the question"
+
+# What an answer rests on (``run.answer_basis``), each with the label the chat and the
+# run record show for it.
+DOCUMENTS = "documents"  # made with the issued references (cited or not: see the warnings)
+NO_EVIDENCE = "no_evidence"  # nothing answers the question: the run says so instead of answering
+MODEL_ONLY = "model_only"  # open mode: the model answered on its own, not from the documents
+NOT_ACCEPTED = "not_accepted"  # required mode rejected the model's uncited answer
+ANSWER_BASES = {
+    DOCUMENTS: "Based on the granted packs",
+    NO_EVIDENCE: "No evidence found",
+    MODEL_ONLY: "Not based on the documents",
+    NOT_ACCEPTED: "Answer not accepted",
+}
+MODEL_ONLY_WARNING = (f"{ANSWER_BASES[MODEL_ONLY].lower()}: the model answered on its own, "
+                      "without evidence from the granted packs")
 
 
 def fallback_warning(error: ModelError) -> str:
@@ -59,6 +83,7 @@ class Outcome:
     model: str  # "extractive" or the configured model's name
     timings: dict[str, float] = field(default_factory=dict)
     called_model: bool = False
+    basis: str = DOCUMENTS  # a key of ANSWER_BASES
 
 
 def _elapsed_ms(since: float) -> float:
@@ -73,11 +98,12 @@ class _Run:
         self.warnings: list[str] = []
         self.timings: dict[str, float] = {}
 
-    def finish(self, status: str, answer: str, cited: list[int], model: str, called_model: bool) -> Outcome:
+    def finish(self, status: str, answer: str, cited: list[int], model: str, called_model: bool,
+               basis: str = DOCUMENTS) -> Outcome:
         if status == "completed" and self.warnings:
             status = "completed_with_warning"
         self.timings["total_ms"] = _elapsed_ms(self.started)
-        return Outcome(status, answer, cited, self.warnings, model, self.timings, called_model)
+        return Outcome(status, answer, cited, self.warnings, model, self.timings, called_model, basis)
 
 
 def answer_question(
@@ -88,24 +114,28 @@ def answer_question(
     no_evidence: bool,
     client: ChatClient | None,
     tokenize: Tokenizer | None = None,
+    weights: dict[str, float] | None = None,
 ) -> Outcome:
     """Answer ``question`` from ``references`` under the agent's grounding ``mode``.
 
     ``no_evidence`` is retrieval's verdict that no acceptable passage was found;
     then no reference is issued to the model, whatever ``references`` holds.
-    ``tokenize`` is passed to the extractive answerer (the search analyzer in production).
+    ``no_evidence`` is the evidence check's verdict (``portal.answers.evidence``).
+    ``tokenize`` and ``weights`` (each question term's idf in the searched packs)
+    are passed to the extractive answerer (the search analyzer in production).
     """
     if mode not in MODES:
         raise ValueError(f"unknown grounding mode {mode!r}")
     run = _Run()
     issued = [] if no_evidence else list(references)
 
+    configured = client.model if client is not None else EXTRACTIVE
     if not issued and mode == "required":
         run.warnings.append(NO_PASSAGE_WARNING)
-        configured = client.model if client is not None else EXTRACTIVE
-        return run.finish("stopped", STOPPED_NO_PASSAGE_ANSWER, [], configured, called_model=False)
+        return run.finish("stopped", STOPPED_NO_PASSAGE_ANSWER, [], configured, False, NO_EVIDENCE)
     if not issued and mode == "preferred":
         run.warnings.append(NO_PASSAGE_WARNING)
+        return run.finish("completed", NO_EVIDENCE_ANSWER, [], configured, False, NO_EVIDENCE)
 
     if client is not None:
         model_started = time.perf_counter()
@@ -118,34 +148,43 @@ def answer_question(
         if answer is not None:
             return _judge_model_answer(run, mode, answer, issued, client.model)
 
-    return _extractive(run, mode, question, issued, tokenize, called_model=client is not None)
+    return _extractive(run, mode, question, issued, tokenize, weights, called_model=client is not None)
 
 
 def _judge_model_answer(run: _Run, mode: str, answer: str, issued: list[Reference], model: str) -> Outcome:
-    """Validate the model's citations, then accept, warn or reject by mode."""
+    """Recognise "cannot answer", validate the citations, then accept, warn or reject by mode."""
+    after_phrase = says_cannot_answer(answer)
+    if after_phrase is not None and not (mode == "open" and after_phrase):
+        # Whatever a preferred or required model adds after the phrase is not from the references.
+        run.warnings.append(MODEL_FOUND_NO_ANSWER_WARNING)
+        status = "stopped" if mode == "required" else "completed"
+        return run.finish(status, NO_EVIDENCE_ANSWER, [], model, True, NO_EVIDENCE)
     answer, cited, citation_warnings = validate_citations(answer, {ref.n for ref in issued})
     run.warnings.extend(citation_warnings)
+    if mode == "open" and (not issued or after_phrase):
+        run.warnings.append(MODEL_ONLY_WARNING)
+        return run.finish("completed", answer, cited, model, True, MODEL_ONLY)
     if issued and not cited and mode == "preferred":
         run.warnings.append(CITES_NONE_WARNING)
     if issued and not cited and mode == "required":
         run.warnings.append(NOT_ACCEPTED_WARNING)
-        return run.finish("stopped", NOT_ACCEPTED_ANSWER, [], model, called_model=True)
+        return run.finish("stopped", NOT_ACCEPTED_ANSWER, [], model, True, NOT_ACCEPTED)
     return run.finish("completed", answer, cited, model, called_model=True)
 
 
 def _extractive(
-    run: _Run, mode: str, question: str, issued: list[Reference], tokenize, called_model: bool
+    run: _Run, mode: str, question: str, issued: list[Reference], tokenize, weights, called_model: bool
 ) -> Outcome:
     """The extractive answer: the model itself, or the stand-in for a failed one."""
     extractive_started = time.perf_counter()
-    chosen = extractive_sentences(question, issued, tokenize=tokenize)
+    chosen = extractive_sentences(question, issued, tokenize=tokenize, weights=weights)
     run.timings["extractive_ms"] = _elapsed_ms(extractive_started)
     if not chosen:
         if issued and mode != "open":
             # No issued sentence shares a term with the question: nothing acceptable.
             run.warnings.append(NO_PASSAGE_WARNING)
         status = "stopped" if mode == "required" else "completed"
-        return run.finish(status, NO_EVIDENCE_ANSWER, [], EXTRACTIVE, called_model)
+        return run.finish(status, NO_EVIDENCE_ANSWER, [], EXTRACTIVE, called_model, NO_EVIDENCE)
     # Cited numbers come from the choice itself, not from parsing: a sentence may quote "[3]".
-    cited = sorted({n for _, n in chosen})
+    cited = list(dict.fromkeys(n for _, n in chosen))
     return run.finish("completed", format_extractive(chosen), cited, EXTRACTIVE, called_model)

@@ -20,6 +20,14 @@ _DELIMITER_LIKE = re.compile(r"<+(\s*(?:end\s+of\s+)?untrusted\s+evidence\s*)>+"
 
 MODES = ("open", "preferred", "required")
 
+# The one sentence a model is told to reply with when the references do not answer the
+# question; ``says_cannot_answer`` recognises it, and the run then says "no evidence".
+CANNOT_ANSWER = "I cannot answer this from the references."
+_CANNOT_ANSWER_AT_START = re.compile(
+    r"^[\W_]*" + r"\s+".join(re.escape(word) for word in CANNOT_ANSWER.rstrip(".").split()) + r"\b[.!]?[\"'”’*_)]*[.!]?",
+    re.IGNORECASE,
+)
+
 _EVIDENCE_RULES = (
     f"The references are between the lines {EVIDENCE_OPEN} and {EVIDENCE_CLOSE}. "
     "Each starts with its label, such as [1], followed by its text quoted line by line with '> '. "
@@ -29,19 +37,42 @@ _EVIDENCE_RULES = (
 )
 
 _MODE_RULES = {
-    "open": "Use the references to answer the question. You are not asked to cite them.",
+    "open": (
+        "Use the references to answer the question. You are not asked to cite them. If the "
+        f"references do not answer the question, begin your reply with exactly: {CANNOT_ANSWER} "
+        "You may then answer from general knowledge; the reply is shown as not based on the documents."
+    ),
     "preferred": (
         "Answer from the references. After each claim, cite the reference that supports it "
         "by its number in square brackets, such as [1]. Cite only the numbers of the "
-        "references given ({numbers}). If the references do not answer the question, say so."
+        "references given ({numbers}). If the references do not answer the question, reply "
+        f"with exactly this sentence and nothing else: {CANNOT_ANSWER}"
     ),
     "required": (
         "Answer only from the references. After each claim, cite the reference that supports "
         "it by its number in square brackets, such as [1]. Cite only the numbers of the "
         "references given ({numbers}). An answer without a citation is rejected. If the "
-        "references do not answer the question, say so and cite nothing."
+        "references do not answer the question, reply with exactly this sentence, cite "
+        f"nothing and add nothing else: {CANNOT_ANSWER}"
     ),
 }
+# Open mode is the only one that calls the model without references (SPEC 7: preferred
+# answers "no evidence", required stops): it may answer on its own, marked as such.
+_OPEN_WITHOUT_REFERENCES = (
+    "No reference was found for this question in the granted packs. Answer from general "
+    "knowledge if you can; the reply is shown as not based on the documents. If you cannot "
+    f"answer, reply with exactly: {CANNOT_ANSWER}"
+)
+
+
+def says_cannot_answer(answer: str) -> str | None:
+    """What follows ``CANNOT_ANSWER`` when the model's reply begins with it (any case, spacing
+    or leading quote); None when it does not. The phrase elsewhere in a reply is part of an answer."""
+    found = _CANNOT_ANSWER_AT_START.match(answer)
+    if found is None:
+        return None
+    rest = answer[found.end():].strip()
+    return rest if re.search(r"\w", rest) else ""
 
 
 def defuse_delimiters(text: str) -> str:
@@ -72,11 +103,12 @@ def build_messages(
     if mode not in MODES:
         raise ValueError(f"unknown grounding mode {mode!r}")
     numbers = ", ".join(f"[{ref.n}]" for ref in references) or "none"
+    rules = _OPEN_WITHOUT_REFERENCES if mode == "open" and not references else _MODE_RULES[mode]
     system = "\n\n".join(
         part
         for part in (
             instructions.strip(),
-            _MODE_RULES[mode].format(numbers=numbers),
+            rules.format(numbers=numbers),
             _EVIDENCE_RULES,
             evidence_block(references),
         )

@@ -1,16 +1,20 @@
-"""Sign-in (flask-login) and CSRF protection for every state change (flask-wtf)."""
+"""Sign-in (flask-login), CSRF protection for every state change (flask-wtf) and sign-in limits (Flask-Limiter)."""
 
 from __future__ import annotations
 
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_wtf.csrf import CSRFProtect
 
 login_manager = LoginManager()
 csrf = CSRFProtect()
+# Only the sign-in form is limited (its decorators in views.py); nothing else counts.
+limiter = Limiter(key_func=get_remote_address, strategy="fixed-window", headers_enabled=False)
 
 
 def init_app(app) -> None:
-    from portal.auth.views import bp
+    from portal.auth.views import bp, init_app as init_views
     from portal.models import User
 
     login_manager.init_app(app)
@@ -18,10 +22,14 @@ def init_app(app) -> None:
     login_manager.login_message = "Please sign in to open that page."
     login_manager.session_protection = "strong"
     csrf.init_app(app)
+    app.config["RATELIMIT_STORAGE_URI"] = app.config["CAIRN_SIGN_IN_LIMIT_STORAGE"]
+    limiter.init_app(app)
 
     @login_manager.user_loader
-    def load_user(user_id: str):
-        user = User.get_or_none(User.id == int(user_id)) if user_id.isdigit() else None
+    def load_user(session_token: str):
+        """The cookie names the user's current session token; an older one names nobody."""
+        user = User.by_session_token(session_token)
         return user if user is not None and user.active else None
 
     app.register_blueprint(bp)
+    init_views(app)

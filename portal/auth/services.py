@@ -20,12 +20,16 @@ class UserError(ValueError):
     """A user could not be created; the message says why."""
 
 
+def _check_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise UserError(f"The password must have at least {MIN_PASSWORD_LENGTH} characters.")
+
+
 def create_user(email: str, password: str, roles, company_name: str | None = None) -> User:
     email = email.strip().lower()
     if not EMAIL_RE.match(email):
         raise UserError(f"{email!r} is not an e-mail address.")
-    if len(password) < MIN_PASSWORD_LENGTH:
-        raise UserError(f"The password must have at least {MIN_PASSWORD_LENGTH} characters.")
+    _check_password(password)
     roles = set(roles)
     unknown = roles - set(ROLES)
     if unknown or not roles:
@@ -39,6 +43,14 @@ def create_user(email: str, password: str, roles, company_name: str | None = Non
     user.roles = roles
     user.save()
     return user
+
+
+def set_password(user: User, password: str) -> None:
+    """Replace the password and end every session of the user: a cookie from before signs no one in."""
+    _check_password(password)
+    User.update(password_hash=generate_password_hash(password, method=PASSWORD_HASH_METHOD)).where(
+        User.id == user.id).execute()
+    user.end_every_session()
 
 
 def authenticate(email: str, password: str) -> User | None:

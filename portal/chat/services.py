@@ -1,9 +1,9 @@
 """Conversations, asking within one, an answer's sources and the documents it cited.
 
-A chat turn is a run made by ``portal.runs.services.ask`` (same retrieval,
-grounding and receipt as the try page) and then tied to its conversation. The
-run is stored first and the conversation after, in a second short transaction,
-so the database is never locked while the model answers.
+A chat turn is a run made by ``portal.runs.ask.ask`` (same retrieval,
+grounding and receipt as the try page), stored with its conversation in the
+one transaction that stores the run, after the answer, so the database is
+never locked while the model answers.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from portal import access
-from portal.db import database
 from portal.errors import NotFound
-from portal.models import Agent, Conversation, Document, Feedback, Passage, Revision, Run, RunReference, User, utcnow
-from portal.runs.services import Source, checked_question, linked_answer, run_sources
-from portal.runs.services import ask as ask_agent
+from portal.models import Agent, Conversation, Document, Feedback, Passage, Revision, Run, RunReference, User
+from portal.runs.ask import ask as ask_agent
+from portal.runs.ask import checked_question
+from portal.runs.services import Source, linked_answer, run_sources
 
 TITLE_CHARS = 80
 SIDEBAR_CONVERSATIONS = 20
@@ -45,23 +45,14 @@ def conversation_title(question: str) -> str:
 def start_conversation(user: User, agent: Agent, question: str) -> tuple[Conversation, Run]:
     """Ask the first question; the conversation exists only once there is an answer."""
     question = checked_question(question)
-    run = ask_agent(agent, user, question)
-    with database().atomic():
-        conversation = Conversation.create(user=user, agent=agent, agent_slug=agent.slug, agent_name=agent.name,
-                                           title=conversation_title(question), created_at=run.created_at,
-                                           updated_at=run.created_at)
-        Run.update(conversation=conversation).where(Run.id == run.id).execute()
-    run.conversation = conversation
+    conversation = Conversation(user=user, agent=agent, agent_slug=agent.slug, agent_name=agent.name,
+                                title=conversation_title(question))
+    run = ask_agent(agent, user, question, conversation=conversation)
     return conversation, run
 
 
 def continue_conversation(user: User, conversation: Conversation, agent: Agent, question: str) -> Run:
-    run = ask_agent(agent, user, question)
-    with database().atomic():
-        Run.update(conversation=conversation).where(Run.id == run.id).execute()
-        Conversation.update(updated_at=utcnow()).where(Conversation.id == conversation.id).execute()
-    run.conversation = conversation
-    return run
+    return ask_agent(agent, user, question, conversation=conversation)
 
 
 def agent_still_offered(user: User, conversation: Conversation) -> Agent | None:

@@ -9,12 +9,14 @@ from flask_login import current_user, login_required
 
 from portal import access, storage
 from portal.chat import services
+from portal.documents.filenames import download_name
 from portal.documents.render import PassageLines, numbered_lines, render_markdown
 from portal.errors import NotFound, Refused
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, rating_of
 from portal.models import Agent, Conversation, Figure, Run
 from portal.rendering import render, wants_fragment
-from portal.runs.services import MAX_QUESTION_CHARS, STATUS_LABELS
+from portal.runs.ask import MAX_QUESTION_CHARS
+from portal.runs.services import STATUS_LABELS
 
 bp = Blueprint("chat", __name__, url_prefix="/chat")
 
@@ -117,7 +119,7 @@ def conversations():
 def sources(run_id: int):
     run = access.answer_for_member(current_user, run_id)
     return render("chat/sources.html", run=run, cited=services.cited_sources(current_user, run),
-                  answer_html=services.linked_answer(run.answer, run.cited),
+                  answer_html=services.linked_answer(run.answer, run.cited), agents=services.offered_agents(current_user),
                   feedback=rating_of(current_user, run), status_labels=STATUS_LABELS, **RATING_CONTEXT)
 
 
@@ -162,4 +164,5 @@ def original(run_id: int, n: int):
     if not cited.revision.original_path or not access.member_may_download(current_user, cited.document):
         raise NotFound(n)
     return send_file(io.BytesIO(storage.read(cited.revision.original_path)), as_attachment=True,
-                     download_name=cited.revision.original_name, mimetype="application/octet-stream", max_age=0)
+                     download_name=download_name(cited.revision.original_name),
+                     mimetype="application/octet-stream", max_age=0)

@@ -4,10 +4,19 @@ Packs, users and the company are created when missing; every document goes
 through the same upload service as a browser upload, so an unchanged document
 makes no new revision. Seeded agents are created or returned to their catalog
 settings (mode, grants, instructions).
+
+What an administrator deliberately deleted stays deleted: a demo document whose
+id is a tombstone and a seeded agent whose deletion is in the audit log are
+skipped and reported, and the rest of the seed still runs.
+
+The demo brings an administrator with a published password, so it is only for
+a database with no users of its own: ``users_of_its_own`` lets the command
+refuse a real deployment unless asked explicitly.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,9 +24,9 @@ from pathlib import Path
 from portal.agents.services import create_agent, update_agent
 from portal.auth.services import create_user
 from portal.demo import catalog
-from portal.documents.services import upload_file
+from portal.documents.services import document_id_for, upload_file
 from portal.errors import Refused
-from portal.models import Agent, Document, Pack, User
+from portal.models import Agent, AuditLog, Document, Pack, User
 from portal.packs.services import create_pack
 from portal.search.service import batched_index_updates
 
@@ -31,6 +40,8 @@ class SeedReport:
     documents_unchanged: int = 0
     agents_created: list[str] = field(default_factory=list)
     agents_reset: list[str] = field(default_factory=list)
+    documents_deleted: list[str] = field(default_factory=list)  # deleted by an administrator: not brought back
+    agents_deleted: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -39,7 +50,14 @@ class SeedReport:
 
 
 def is_empty() -> bool:
-    return not Pack.select().exists()
+    """Nothing of anyone's yet: no user and no pack (a fresh `cairn init` without an administrator)."""
+    return not User.select().exists() and not Pack.select().exists()
+
+
+def users_of_its_own() -> list[str]:
+    """E-mails of users the demo catalog did not make: their presence means a real deployment."""
+    demo = [entry["email"] for entry in catalog.DEMO_USERS]
+    return [u.email for u in User.select(User.email).where(User.email.not_in(demo)).order_by(User.email)]
 
 
 def seed_demo() -> SeedReport:
@@ -65,6 +83,9 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
         for document in entry["documents"]:
             path = catalog.build_document(document, Path(scratch))
             outcome = upload_file(pack, path.name, path.read_bytes(), None)
+            if not outcome.accepted and outcome.refused.reason == "id_reused":
+                report.documents_deleted.append(f"{pack.slug}/{document_id_for(path.name)}")
+                continue
             if not outcome.accepted:
                 raise Refused(outcome.refused.reason,
                               f"demo document {path.name} was refused: {outcome.refused.message}")
@@ -81,9 +102,13 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
 
 def _seed_agents(report: SeedReport) -> None:
     """Create missing catalog agents; return seeded ones to their catalog mode, leaving other edits alone."""
+    deleted = {json.loads(row.detail_json).get("slug")
+                for row in AuditLog.select(AuditLog.detail_json).where(AuditLog.action == "agent.delete")}
     for entry in catalog.AGENTS:
         agent = Agent.get_or_none(Agent.slug == entry["slug"])
-        if agent is None:
+        if agent is None and entry["slug"] in deleted:
+            report.agents_deleted.append(entry["slug"])
+        elif agent is None:
             create_agent(None, entry["slug"], entry["name"], entry["mode"], entry["company"],
                          entry["instructions"], entry["packs"], seeded=True)
             report.agents_created.append(entry["slug"])

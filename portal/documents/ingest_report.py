@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mimetypes
+from collections.abc import Iterator
 from pathlib import Path
 
 from portal.documents.services import UploadOutcome, upload_file
@@ -36,10 +37,16 @@ def _not_embedded(title: str, revision) -> int:
     return sum(not can_embed(passage_text(title, p.heading_path, p.text)) for p in passages)
 
 
-def ingest_paths(pack_slug: str, paths) -> list[dict]:
+def ingest_paths(pack_slug: str, paths) -> Iterator[dict]:
+    """Each file's outcome, yielded once it is stored (or refused): a killed run has shown what it stored.
+
+    The index catches up at the end (and every few dozen documents); what a kill interrupts is
+    indexed at the next start (portal/search/service.py).
+    """
     pack = Pack.get_or_none(Pack.slug == pack_slug)
     with batched_index_updates():
-        return [_ingest_path(pack, pack_slug, raw) for raw in paths]
+        for raw in paths:
+            yield _ingest_path(pack, pack_slug, raw)
 
 
 def _ingest_path(pack: Pack | None, pack_slug: str, raw) -> dict:

@@ -1,7 +1,10 @@
 """Document text to safe HTML: Markdown, passage anchors, highlights, figures in place.
 
-Markdown is rendered with raw HTML disabled and the result is sanitized again
-with nh3 (defence in depth). Each top-level block carries its source line, the
+Markdown is rendered with raw HTML disabled; ``[Figure N: label]`` markers
+become images, every value escaped again where it is put into markup; then the
+whole result is sanitized with nh3, last, so nothing added after the renderer
+can carry an attribute outside the allow-list (an ``hx-*`` attribute would act
+in the reader's browser). Each top-level block carries its source line, the
 first block of each passage carries ``id="passage-N"`` so a citation can
 scroll to it, and the blocks of a cited passage get the class ``cited``.
 """
@@ -30,7 +33,7 @@ _ALLOWED_TAGS = _BLOCK_TAGS | {"a", "em", "strong", "del", "br", "thead", "tbody
 _ALLOWED_ATTRIBUTES = {
     "*": {"class", "id", "data-line"},
     "a": {"href", "title"},
-    "img": {"src", "alt", "title"},
+    "img": {"src", "alt", "title", "loading"},
     "ol": {"start"},
 }
 
@@ -64,11 +67,10 @@ def render_markdown(text: str, passages: list[PassageLines] = (), highlight: tup
             token.attrSet("class", " ".join(classes))
     _mark_page_lines(tokens)
     body = _md.renderer.render(tokens, _md.options, {})
-    clean = nh3.clean(body, tags=_ALLOWED_TAGS, attributes=_ALLOWED_ATTRIBUTES,
-                      url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer nofollow")
     if figure_url is not None:
-        clean = FIGURE_HTML_RE.sub(lambda m: _figure_html(m, figure_url), clean)
-    return Markup(clean)
+        body = FIGURE_HTML_RE.sub(lambda m: _figure_html(m, figure_url), body)
+    return Markup(nh3.clean(body, tags=_ALLOWED_TAGS, attributes=_ALLOWED_ATTRIBUTES,
+                            url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer nofollow"))
 
 
 def _mark_page_lines(tokens) -> None:
@@ -79,12 +81,15 @@ def _mark_page_lines(tokens) -> None:
             opening.attrSet("class", f"{existing} page-line" if existing else "page-line")
 
 
+_FIGURE_HTML = Markup('<span class="figure" id="figure-{number}"><img src="{src}" alt="{label}" loading="lazy">'
+                      '<span class="figure-caption">Figure {number}: {label}</span></span>')
+
+
 def _figure_html(match: re.Match, figure_url: Callable[[int], str]) -> str:
+    """The marker as an image with its caption; ``Markup.format`` escapes every value, quotes included."""
     number = int(match.group(1))
-    label = match.group(2)  # already HTML-escaped by the renderer and sanitizer
-    src = html.escape(figure_url(number), quote=True)
-    return (f'<span class="figure" id="figure-{number}"><img src="{src}" alt="{label}" loading="lazy">'
-            f'<span class="figure-caption">Figure {number}: {label}</span></span>')
+    label = html.unescape(match.group(2))  # the renderer's text escaping does not cover quotes
+    return _FIGURE_HTML.format(number=number, src=figure_url(number), label=label)
 
 
 def numbered_lines(text: str, highlight: tuple[int, int] | None = None) -> list[tuple[int, str, bool]]:

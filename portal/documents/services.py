@@ -1,9 +1,12 @@
 """Documents: upload, edit, delete, with revisions, passages and index updates.
 
-The database is the source of truth. Files are written before the database
-transaction and removed again if it fails; the Lucene index is updated after
-the commit and, should that fail, is repaired from the database (the pack's
-``index_generation`` tells that it is behind).
+The database is the source of truth. Files are written inside the database
+transaction, under ``storage.changing()``, and removed again if it fails; the
+files of a process killed before it could remove them are swept at the next
+start. Every change lists its document as pending index work
+in the same transaction; the Lucene index is updated after the commit and,
+should that fail or the process die, catches up from that list
+(portal/search/service.py).
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from flask import current_app
+from peewee import IntegrityError
 
 from portal import storage
 from portal.db import database
+from portal.documents.filenames import shown_name, upload_name
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.classify import Policy, classify, refuse_if_not_allowed
@@ -31,11 +36,12 @@ from portal.models import (
     Figure,
     Pack,
     Passage,
+    ReceiptFigure,
     Revision,
     User,
     utcnow,
 )
-from portal.runs.services import forget_document_text
+from portal.runs.services import forget_document_text, keep_cited_figures
 from portal.search import service as search_service
 
 log = logging.getLogger(__name__)
@@ -101,10 +107,11 @@ def upload_file(pack: Pack, filename: str, data: bytes, user: User | None,
     try:
         return _upload(pack, filename, data, user, content_type, expected_version)
     except Refused as refusal:
-        return UploadOutcome(filename=filename, refused=refusal)
+        return UploadOutcome(filename=shown_name(filename), refused=refusal)
 
 
 def _upload(pack, filename, data, user, content_type, expected_version) -> UploadOutcome:
+    filename = upload_name(filename)
     if len(data) > limits.MAX_FILE_BYTES:
         raise limits.refuse_too_large(len(data))
     document_id_for(filename)  # refuse an unusable name before reading anything
@@ -150,43 +157,72 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
                                  images_not_kept=dict(extracted.images_not_kept))
 
     spans = split_passages(extracted.text, extracted.kind)
-    with database().atomic():
-        document = existing or Document.create(pack=pack, doc_id=doc_id, title=title, kind=extracted.kind)
-        version = _claim_next_version(document, current_version)
-        folder = _revision_folder(document, version)
-        written = []
-        try:
-            original_path = None
-            if extracted.original is not None:
-                suffix = PurePath(filename).suffix.lower()
-                original_path = f"{folder}/original{suffix}"
-                storage.write(original_path, extracted.original)
-                written.append(original_path)
-            revision = Revision.create(
-                document=document, version=version, text=extracted.text, sha256=text_sha,
-                original_name=filename, original_path=original_path, original_sha256=original_sha,
-                original_content_type=content_type, original_size=len(extracted.original or b"") or None,
-                pages=extracted.pages, images_not_kept=json.dumps(extracted.images_not_kept),
-                created_by=user)
-            for figure in extracted.figures:
-                path = f"{folder}/figure-{figure.number}.webp"
-                storage.write(path, figure.webp)
-                written.append(path)
-                Figure.create(revision=revision, number=figure.number, label=figure.label, path=path,
-                              width=figure.width, height=figure.height)
-            _create_passages(revision, spans)
-            Document.update(title=title, kind=extracted.kind, redacted=redacted, updated_at=utcnow()).where(
-                Document.id == document.id).execute()
-            purged = _purge_old_revisions(document, version)
-            generation = _bump_generation(pack)
-        except BaseException:
-            storage.remove_tree(folder)
+    try:
+        with storage.changing() as files:
+            with database().atomic():
+                document, version = _claim_document(pack, existing, doc_id, title, extracted.kind,
+                                                    current_version)
+                purged, revision = _write_revision(files, document, version, filename, content_type, extracted,
+                                                   text_sha, original_sha, spans, title, redacted, user)
+            _remove_revision_folders(document, purged)
+    except VersionConflict:
+        if expected_version is not None:
             raise
-    _remove_revision_folders(document, purged)
-    search_service.reindex_document(pack, document.doc_id, generation)
+        raise _refuse_concurrent_upload(filename, doc_id) from None
+    search_service.index_changes(pack)
     document = Document.get_by_id(document.id)
     return UploadOutcome(filename=filename, document=document, revision=revision, created=existing is None,
                          images_kept=len(extracted.figures), images_not_kept=dict(extracted.images_not_kept))
+
+
+def _claim_document(pack, existing, doc_id, title, kind, current_version) -> tuple[Document, int]:
+    """Create the document (or take the existing one) and claim its next version; a concurrent
+    upload that did so first makes this raise ``VersionConflict``."""
+    if existing is None:
+        try:
+            with database().atomic():  # a savepoint: PostgreSQL's transaction survives the failed insert
+                existing = Document.create(pack=pack, doc_id=doc_id, title=title, kind=kind)
+        except IntegrityError:  # the same new name, stored by another upload a moment ago
+            raise VersionConflict(0, 1) from None
+    return existing, _claim_next_version(existing, current_version)
+
+
+def _refuse_concurrent_upload(filename: str, doc_id: str) -> Refused:
+    return Refused("conflict", f"{filename} was stored by another upload a moment ago (as {doc_id}); "
+                               "this copy was not stored. Open the document to check it, and upload again "
+                               "to make this file its next version.")
+
+
+def _write_revision(files: storage.FileChanges, document, version, filename, content_type, extracted, text_sha,
+                    original_sha, spans, title, redacted, user) -> tuple[list[int], Revision]:
+    """Inside the upload's transaction: files, revision, figures, passages, purge and pending index work."""
+    folder = _revision_folder(document, version)
+    try:
+        original_path = None
+        if extracted.original is not None:
+            suffix = PurePath(filename).suffix.lower()
+            original_path = f"{folder}/original{suffix}"
+            files.write(original_path, extracted.original)
+        revision = Revision.create(
+            document=document, version=version, text=extracted.text, sha256=text_sha,
+            original_name=filename, original_path=original_path, original_sha256=original_sha,
+            original_content_type=content_type, original_size=len(extracted.original or b"") or None,
+            pages=extracted.pages, images_not_kept=json.dumps(extracted.images_not_kept),
+            created_by=user)
+        for figure in extracted.figures:
+            path = f"{folder}/figure-{figure.number}.webp"
+            files.write(path, figure.webp)
+            Figure.create(revision=revision, number=figure.number, label=figure.label, path=path,
+                          width=figure.width, height=figure.height)
+        _create_passages(revision, spans)
+        Document.update(title=title, kind=extracted.kind, redacted=redacted, updated_at=utcnow()).where(
+            Document.id == document.id).execute()
+        purged = _purge_old_revisions(document, version, files)
+        search_service.record_index_change(document.pack_id, document.doc_id)
+    except BaseException:
+        storage.remove_tree(folder)
+        raise
+    return purged, revision
 
 
 def edit_text(document: Document, text: str, expected_version: int, user: User | None) -> Revision:
@@ -206,44 +242,45 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
     text_sha = sha256_hex(text)
     spans = split_passages(text, document.kind)
     pack = document.pack
-    with database().atomic():
-        fresh = Document.get_by_id(document.id)
-        if fresh.is_deleted or fresh.current_version != expected_version:
-            raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
-        current = fresh.current_revision()
-        if current and current.sha256 == text_sha:
-            raise Refused("unchanged", "The text is the same as the current version; no new revision was made.")
-        version = _claim_next_version(fresh, expected_version)
-        revision = Revision.create(document=fresh, version=version, text=text, sha256=text_sha,
-                                   created_by=user, original_name=current.original_name if current else None)
-        _create_passages(revision, spans)
-        Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
-            Document.id == fresh.id).execute()
-        purged = _purge_old_revisions(fresh, version)
-        generation = _bump_generation(pack)
-    _remove_revision_folders(fresh, purged)
-    search_service.reindex_document(pack, fresh.doc_id, generation)
+    with storage.changing() as files:
+        with database().atomic():
+            fresh = Document.get_by_id(document.id)
+            if fresh.is_deleted or fresh.current_version != expected_version:
+                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+            current = fresh.current_revision()
+            if current and current.sha256 == text_sha:
+                raise Refused("unchanged", "The text is the same as the current version; no new revision was made.")
+            version = _claim_next_version(fresh, expected_version)
+            revision = Revision.create(document=fresh, version=version, text=text, sha256=text_sha,
+                                       created_by=user, original_name=current.original_name if current else None)
+            _create_passages(revision, spans)
+            Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
+                Document.id == fresh.id).execute()
+            purged = _purge_old_revisions(fresh, version, files)
+            search_service.record_index_change(pack.id, fresh.doc_id)
+        _remove_revision_folders(fresh, purged)  # a kill before this leaves them noted for the sweep
+    search_service.index_changes(pack)
     return revision
 
 
 def delete_document(document: Document, expected_version: int) -> None:
     """Remove text, revisions, passages, files and index entries; keep a tombstone."""
     pack = document.pack
-    with database().atomic():
-        changed = (Document.update(deleted_at=utcnow(), updated_at=utcnow())
-                   .where((Document.id == document.id) & (Document.current_version == expected_version)
-                          & Document.deleted_at.is_null())
-                   .execute())
-        if not changed:
-            fresh = Document.get_by_id(document.id)
-            raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
-        versions = [r.version for r in Revision.select(Revision.version).where(Revision.document == document)]
-        Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
-        forget_document_text(document.id)  # run receipts keep their place, not the deleted text
-        generation = _bump_generation(pack)
-    _remove_revision_folders(document, versions)
-    storage.remove_tree(_document_folder(document))
-    search_service.reindex_document(pack, document.doc_id, generation, delete_only=True)
+    with storage.changing() as files:
+        with database().atomic():
+            changed = (Document.update(deleted_at=utcnow(), updated_at=utcnow())
+                       .where((Document.id == document.id) & (Document.current_version == expected_version)
+                              & Document.deleted_at.is_null())
+                       .execute())
+            if not changed:
+                fresh = Document.get_by_id(document.id)
+                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+            files.touches(_document_folder(document))
+            Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
+            forget_document_text(document.id)  # run receipts keep their place, not the deleted text
+            search_service.record_index_change(pack.id, document.doc_id)
+        storage.remove_tree(_document_folder(document))  # a kill before this leaves it noted for the sweep
+    search_service.index_changes(pack)
 
 
 def _claim_next_version(document: Document, expected: int) -> int:
@@ -265,20 +302,22 @@ def _create_passages(revision: Revision, spans) -> None:
         Passage.insert_many(rows[start:start + 500]).execute()
 
 
-def _purge_old_revisions(document: Document, newest: int) -> list[int]:
-    """Keep the newest REVISIONS_KEPT revisions; return the purged versions."""
+def _purge_old_revisions(document: Document, newest: int, files: storage.FileChanges) -> list[int]:
+    """Keep the newest REVISIONS_KEPT revisions; return the purged versions (their folders noted in ``files``).
+
+    Figures of purged revisions that a run receipt cites are copied into the receipts'
+    keeping first (SPEC 7: the receipt outlives later edits, images included).
+    """
     oldest_kept = newest - REVISIONS_KEPT + 1
-    old = [r.version for r in Revision.select(Revision.version)
-           .where((Revision.document == document) & (Revision.version < oldest_kept))]
+    purged = (Revision.document == document) & (Revision.version < oldest_kept)
+    old = [r.version for r in Revision.select(Revision.version).where(purged)]
     if old:
-        Revision.delete().where((Revision.document == document) & (Revision.version < oldest_kept)).execute()
+        for version in old:
+            files.touches(_revision_folder(document, version))
+        figures = list(Figure.select().join(Revision).where(purged))
+        keep_cited_figures(document.id, figures, f"{_document_folder(document)}/receipts", files)
+        Revision.delete().where(purged).execute()
     return old
-
-
-def _bump_generation(pack: Pack) -> int:
-    Pack.update(index_generation=Pack.index_generation + 1).where(Pack.id == pack.id).execute()
-    return Pack.get_by_id(pack.id).index_generation
-
 
 def _document_folder(document: Document) -> str:
     return f"packs/{document.pack_id}/documents/{document.id}"
@@ -291,3 +330,14 @@ def _revision_folder(document: Document, version: int) -> str:
 def _remove_revision_folders(document: Document, versions) -> None:
     for version in versions:
         storage.remove_tree(_revision_folder(document, version))
+
+
+def sweep_orphan_files() -> list[str] | None:
+    """Delete files under the data folder that no revision or figure names (left by a killed process)."""
+    def referenced() -> set[str]:
+        originals = Revision.select(Revision.original_path).where(Revision.original_path.is_null(False))
+        return ({path for (path,) in originals.tuples()}
+                | {path for (path,) in Figure.select(Figure.path).tuples()}
+                | {path for (path,) in ReceiptFigure.select(ReceiptFigure.path).tuples()})
+
+    return storage.sweep(referenced)

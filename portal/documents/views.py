@@ -9,9 +9,11 @@ from flask_login import current_user, login_required
 
 from portal import access, storage
 from portal.documents import services
+from portal.documents.filenames import download_name
 from portal.documents.render import PassageLines, numbered_lines, render_markdown
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.models import Figure, Passage, Revision
+from portal.numbers import form_number, query_number
 from portal.rendering import render, wants_fragment
 from portal.runs.services import citation_for_viewer
 
@@ -32,8 +34,8 @@ def upload(slug: str):
     status = 200 if all(o.accepted for o in outcomes) else 422
     if wants_fragment():
         return render("packs/show.html", "documents/_upload_outcomes.html", status=status, pack=pack,
-                      outcomes=outcomes, documents=list(pack.live_documents()))
-    return render("packs/show.html", status=status, pack=pack, documents=list(pack.live_documents()),
+                      outcomes=outcomes, documents=access.readable_documents(current_user, pack))
+    return render("packs/show.html", status=status, pack=pack, documents=access.readable_documents(current_user, pack),
                   query="", results=None, outcomes=outcomes)
 
 
@@ -44,8 +46,9 @@ def show(slug: str, doc_id: str):
     document = access.document_for_reading(current_user, pack, doc_id)
     revision = document.current_revision()
     passages = list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
-    cited = _cited_passage(request.args.get("passage"), passages)
-    from_run = citation_for_viewer(current_user, request.args.get("run"), request.args.get("ref"), document, passages)
+    passage_id = query_number("passage")
+    cited = next((p for p in passages if p.id == passage_id), None)
+    from_run = citation_for_viewer(current_user, query_number("run"), query_number("ref"), document, passages)
     if from_run is not None and cited is None:
         cited = from_run.current_passage
     highlight = (cited.line_start, cited.line_end) if cited else None
@@ -66,12 +69,6 @@ def show(slug: str, doc_id: str):
                   view=view, cited=cited, passages=passages, history=history, from_run=from_run)
 
 
-def _cited_passage(raw: str | None, passages: list[Passage]) -> Passage | None:
-    if not raw or not raw.isdigit():
-        return None
-    return next((p for p in passages if p.id == int(raw)), None)
-
-
 @bp.route("/<doc_id>/edit", methods=["GET", "POST"])
 @login_required
 def edit(slug: str, doc_id: str):
@@ -82,7 +79,7 @@ def edit(slug: str, doc_id: str):
         return render("documents/edit.html", pack=pack, document=document, text=revision.text,
                       expected_version=document.current_version, error=None)
     text = request.form.get("text", "")
-    expected = _int(request.form.get("expected_version"))
+    expected = form_number("expected_version")
     try:
         saved = services.edit_text(document, text, expected, current_user)
     except (Refused, VersionConflict) as error:
@@ -99,7 +96,7 @@ def edit(slug: str, doc_id: str):
 def delete(slug: str, doc_id: str):
     pack = access.pack_for_managing(current_user, slug)
     document = access.document_for_reading(current_user, pack, doc_id)
-    expected = _int(request.form.get("expected_version"))
+    expected = form_number("expected_version")
     try:
         services.delete_document(document, expected)
     except VersionConflict as conflict:
@@ -118,7 +115,8 @@ def original(slug: str, doc_id: str):
     if not access.can_manage_documents(current_user) or revision is None or not revision.original_path:
         raise NotFound(doc_id)
     return send_file(io.BytesIO(storage.read(revision.original_path)), as_attachment=True,
-                     download_name=revision.original_name, mimetype="application/octet-stream", max_age=0)
+                     download_name=download_name(revision.original_name), mimetype="application/octet-stream",
+                     max_age=0)
 
 
 @bp.route("/<doc_id>/v<int:version>/figures/<int:number>.webp")
@@ -134,10 +132,3 @@ def figure(slug: str, doc_id: str, version: int, number: int):
     response = send_file(io.BytesIO(storage.read(found.path)), mimetype="image/webp", max_age=3600)
     response.headers["Cache-Control"] = "private, max-age=3600"
     return response
-
-
-def _int(raw: str | None) -> int:
-    try:
-        return int(raw or "")
-    except ValueError:
-        return -1

@@ -73,12 +73,47 @@ class QuestionReport:
         }
 
 
+KINDS = frozenset({"exact_id", "paraphrase", "two_docs", "procedure", "table_row", "unanswerable"})
+SPLITS = frozenset({"tune", "check"})  # thresholds are fitted on "tune" only; "check" reports them
+MAX_ANSWER_CONTAINS = 3
+REQUIRED_FIELDS = frozenset({"id", "question", "kind", "packs", "expected", "answer_contains"})
+
+
+def question_problem(question: dict) -> str | None:
+    """What makes one question unusable, or None.
+
+    An answerable question must name the strings a correct answer states (``answer_contains``);
+    an unanswerable one expects no document and no string. ``split`` and ``adjacent`` are optional.
+    """
+    missing = REQUIRED_FIELDS - set(question)
+    if missing:
+        return f"lacks {', '.join(sorted(missing))}"
+    if question["kind"] not in KINDS:
+        return f"has unknown kind {question['kind']!r}"
+    contains = question["answer_contains"]
+    if not isinstance(contains, list) or not all(isinstance(s, str) and s.strip() for s in contains):
+        return "answer_contains must be a list of non-empty strings"
+    if question["kind"] == "unanswerable":
+        if question["expected"] or contains:
+            return "is unanswerable but expects documents or answer strings"
+    else:
+        if not question["expected"]:
+            return "is answerable but expects no document"
+        if not 1 <= len(contains) <= MAX_ANSWER_CONTAINS:
+            return f"is answerable and needs 1 to {MAX_ANSWER_CONTAINS} answer_contains strings"
+    if "split" in question and question["split"] not in SPLITS:
+        return f"has unknown split {question['split']!r}"
+    if "adjacent" in question and (question["kind"] != "unanswerable" or not isinstance(question["adjacent"], bool)):
+        return "may only mark an unanswerable question as adjacent (true or false)"
+    return None
+
+
 def load_questions(path: Path) -> list[dict]:
     questions = json.loads(Path(path).read_text())
     for question in questions:
-        missing = {"id", "question", "packs", "expected"} - set(question)
-        if missing:
-            raise ValueError(f"question {question.get('id', '?')} lacks {', '.join(sorted(missing))}")
+        problem = question_problem(question)
+        if problem:
+            raise ValueError(f"question {question.get('id', '?')} {problem}")
     return questions
 
 

@@ -31,6 +31,7 @@ from portal.models import (
     User,
     utcnow,
 )
+from portal.numbers import page_number
 
 RATINGS = {"helpful": "Helpful", "not_helpful": "Not helpful"}
 REASONS = {
@@ -42,6 +43,8 @@ REASONS = {
     "other": "Other",
 }
 STATUSES = {"new": "new", "in_review": "in review", "resolved": "resolved", "wont_fix": "won't fix"}
+# What a regression case expects of the agent's answer to its question, now.
+CASE_KINDS = {"expected_source": "Expected source", "no_evidence": "Should have said no evidence"}
 MAX_NOTE_CHARS = 2_000
 PAGE_SIZE = 20
 EXCERPT_CHARS = 240
@@ -158,8 +161,7 @@ def parse_filters(args) -> ReviewFilters:
             filters.problems.append(f"{value[:40]!r} is not a date (YYYY-MM-DD); that filter was not applied.")
     if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
         filters.problems.append("The date range ends before it starts, so nothing can match.")
-    page = args.get("page") or "1"
-    filters.page = max(1, int(page)) if page.isdigit() else 1
+    filters.page = page_number(args.get("page"))
     return filters
 
 
@@ -233,12 +235,14 @@ def reason_labels(feedback: Feedback) -> list[str]:
 
 
 CSV_COLUMNS = ("feedback_id", "rated_at_utc", "agent", "agent_name", "question", "answer", "reasons", "note",
-               "rated_by", "company", "status", "reviewer_note", "reviewed_by", "reviewed_at_utc", "run_id")
+               "rated_by", "company", "status", "reviewer_note", "reviewed_by", "reviewed_at_utc", "run_id",
+               "regression_cases")
 
 
 def export_csv(filters: ReviewFilters) -> str:
     """Every item matching ``filters`` (not only one page) as CSV, one row per rating."""
     items = list(review_query(filters))
+    cases = cases_by_feedback(items)
     reviewer_ids = {item.reviewed_by_id for item in items if item.reviewed_by_id}
     reviewers = dict(User.select(User.id, User.email).where(User.id.in_(reviewer_ids)).tuples()) if reviewer_ids else {}
     out = io.StringIO()
@@ -250,7 +254,8 @@ def export_csv(filters: ReviewFilters) -> str:
             item.id, _iso(item.updated_at), item.run.agent_slug, item.run.agent_name, item.run.question,
             item.run.answer, "; ".join(reason_labels(item)), item.note, rater.email if rater else "",
             rater.company.name if rater and rater.company_id else "", STATUSES.get(item.status, item.status),
-            item.reviewer_note, reviewers.get(item.reviewed_by_id, ""), _iso(item.reviewed_at), item.run_id)])
+            item.reviewer_note, reviewers.get(item.reviewed_by_id, ""), _iso(item.reviewed_at), item.run_id,
+            "; ".join(case_summary(case) for case in cases.get(item.id, [])))])
     return out.getvalue()
 
 
@@ -292,14 +297,28 @@ def triage_history(feedback: Feedback) -> list[FeedbackTriage]:
 # --- Regression cases -------------------------------------------------------------------------
 
 
-def record_regression_case(actor: User, feedback: Feedback, document_pk: int,
-                           passage_id: int | None = None) -> RegressionCase:
-    """Record that the answer's question should have found this document (or this passage of it)."""
-    run = feedback.run
+def _agent_to_check(run: Run) -> Agent:
     agent = Agent.get_or_none(Agent.id == run.agent_id) if run.agent_id else None
     if agent is None:
         raise Refused("agent_deleted", f"The agent {run.agent_name!r} was deleted, so there is no agent to run "
                                        "this question against. Nothing was saved.")
+    return agent
+
+
+def _refuse_if_other_kind(feedback: Feedback, kind: str) -> None:
+    """A question cannot both expect a source and expect "no evidence": the reviewer removes one first."""
+    other = (RegressionCase.select().where((RegressionCase.feedback == feedback) & (RegressionCase.kind != kind))
+             .first())
+    if other is not None:
+        raise Refused("conflicting_case", f"This answer already has a case of the kind "
+                                          f"“{CASE_KINDS[other.kind]}”; remove it first. Nothing was saved.")
+
+
+def record_regression_case(actor: User, feedback: Feedback, document_pk: int,
+                           passage_id: int | None = None) -> RegressionCase:
+    """Record that the answer's question should have found this document (or this passage of it)."""
+    run = feedback.run
+    agent = _agent_to_check(run)
     document = Document.get_or_none((Document.id == document_pk) & Document.deleted_at.is_null())
     if document is None:
         raise Refused("no_document", "That document does not exist (any more). Nothing was saved.")
@@ -315,11 +334,44 @@ def record_regression_case(actor: User, feedback: Feedback, document_pk: int,
         & (RegressionCase.passage_id.is_null() if passage is None else RegressionCase.passage_id == passage.id))
     if duplicate is not None:
         return duplicate
+    _refuse_if_other_kind(feedback, "expected_source")
     return RegressionCase.create(
-        feedback=feedback, agent=agent, agent_slug=agent.slug, question=run.question, pack_slug=document.pack.slug,
-        document_pk=document.id, document_id=document.doc_id, document_title=document.title,
-        passage_id=passage.id if passage else None, passage_version=passage.revision.version if passage else None,
-        created_by=actor.id)
+        feedback=feedback, agent=agent, agent_slug=agent.slug, question=run.question, kind="expected_source",
+        pack_slug=document.pack.slug, document_pk=document.id, document_id=document.doc_id,
+        document_title=document.title, passage_id=passage.id if passage else None,
+        passage_version=passage.revision.version if passage else None, created_by=actor.id)
+
+
+def record_no_evidence_case(actor: User, feedback: Feedback) -> RegressionCase:
+    """Record that nothing in the agent's packs answers the question: its answer should say "no evidence"."""
+    run = feedback.run
+    agent = _agent_to_check(run)
+    duplicate = RegressionCase.get_or_none((RegressionCase.feedback == feedback)
+                                           & (RegressionCase.kind == "no_evidence"))
+    if duplicate is not None:
+        return duplicate
+    _refuse_if_other_kind(feedback, "no_evidence")
+    return RegressionCase.create(feedback=feedback, agent=agent, agent_slug=agent.slug, question=run.question,
+                                 kind="no_evidence", created_by=actor.id)
+
+
+def case_summary(case: RegressionCase) -> str:
+    """One line for the review list and the CSV: what the case expects."""
+    if case.kind == "no_evidence":
+        return CASE_KINDS["no_evidence"].lower()
+    passage = f" (passage {case.passage_id})" if case.passage_id is not None else ""
+    return f"expected source {case.pack_slug}/{case.document_id}{passage}"
+
+
+def cases_by_feedback(items: list[Feedback]) -> dict[int, list[RegressionCase]]:
+    """The regression cases recorded from each of ``items``, oldest first."""
+    ids = [item.id for item in items]
+    cases: dict[int, list[RegressionCase]] = {}
+    if ids:
+        for case in (RegressionCase.select().where(RegressionCase.feedback.in_(ids))
+                     .order_by(RegressionCase.created_at, RegressionCase.id)):
+            cases.setdefault(case.feedback_id, []).append(case)
+    return cases
 
 
 def document_by_name(pack_slug: str, doc_id: str) -> Document:
@@ -344,5 +396,5 @@ def passages_of(cases: list[RegressionCase]) -> dict[int, Passage]:
     return {p.id: p for p in Passage.select().where(Passage.id.in_(ids))} if ids else {}
 
 
-def delete_regression_case(feedback: Feedback, case_id: int) -> None:
-    RegressionCase.delete().where((RegressionCase.id == case_id) & (RegressionCase.feedback == feedback)).execute()
+def delete_regression_case(case: RegressionCase) -> None:
+    RegressionCase.delete().where(RegressionCase.id == case.id).execute()

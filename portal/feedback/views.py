@@ -9,9 +9,9 @@ from portal import access
 from portal.errors import NotFound, Refused
 from portal.feedback import services
 from portal.models import Feedback, Pack, Run, utcnow
+from portal.numbers import form_number
 from portal.rendering import render, wants_fragment
 from portal.runs.services import STATUS_LABELS, linked_answer
-from portal.search.service import search_packs
 
 bp = Blueprint("feedback", __name__)
 
@@ -78,7 +78,8 @@ def index():
     results = services.review_page(filters)
     response = render("feedback/index.html", "feedback/_results.html", filters=filters, results=results,
                       agents=services.agents_with_feedback(), reasons=services.REASONS, statuses=services.STATUSES,
-                      excerpt=services.answer_excerpt, reason_labels=services.reason_labels)
+                      excerpt=services.answer_excerpt, reason_labels=services.reason_labels,
+                      cases=services.cases_by_feedback(results.items), case_summary=services.case_summary)
     if wants_fragment():  # the address bar shows the filters as a clean, shareable link
         response.headers["HX-Push-Url"] = url_for("feedback.index", **filters.args(results.page))
     return response
@@ -123,10 +124,12 @@ def record_case(feedback_id: int):
     feedback = access.feedback_for_review(current_user, feedback_id)
     form = request.form
     try:
-        document = services.document_by_name(form.get("pack", ""), form.get("doc_id", ""))
-        passage = form.get("passage_id", "")
-        services.record_regression_case(current_user, feedback, document.id,
-                                        int(passage) if passage.isdigit() else None)
+        if form.get("kind") == "no_evidence":
+            services.record_no_evidence_case(current_user, feedback)
+        else:
+            document = services.document_by_name(form.get("pack", ""), form.get("doc_id", ""))
+            services.record_regression_case(current_user, feedback, document.id,
+                                            form_number("passage_id", optional=True))
     except Refused as refusal:
         return _item_page(feedback, "feedback/_cases.html", case_error=refusal.message, case_form=form, status=422)
     if not wants_fragment():
@@ -139,7 +142,7 @@ def record_case(feedback_id: int):
 @login_required
 def delete_case(feedback_id: int, case_id: int):
     feedback = access.feedback_for_review(current_user, feedback_id)
-    services.delete_regression_case(feedback, case_id)
+    services.delete_regression_case(access.case_for_removing(current_user, feedback, case_id))
     if not wants_fragment():
         flash("Regression case removed.")
         return redirect(url_for("feedback.show", feedback_id=feedback.id) + "#cases", code=303)
@@ -155,13 +158,14 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
     candidates = None
     if query is not None and query.strip():
         packs = agent_packs if scope == "agent" else list(Pack.select())
-        candidates = search_packs(packs, query[:2000], limit=EXPECTED_SOURCE_HITS)
+        candidates = access.search_for_reader(current_user, packs, query[:2000], limit=EXPECTED_SOURCE_HITS)
     cases = services.regression_cases_of(feedback)
     context = {
         "feedback": feedback, "run": run, "answer_html": linked_answer(run.answer, run.cited,
                                                                        url_for("runs.show", run_id=run.id)),
         "history": services.triage_history(feedback), "cases": cases, "case_passages": services.passages_of(cases),
         "statuses": services.STATUSES, "reason_labels": services.reason_labels(feedback),
+        "case_kinds": services.CASE_KINDS,
         "max_note_chars": services.MAX_NOTE_CHARS, "status_labels": STATUS_LABELS, "agent_packs": agent_packs,
         "all_packs": list(Pack.select().order_by(Pack.slug)), "scope": scope,
         "query": run.question if query is None else query, "candidates": candidates,

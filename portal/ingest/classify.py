@@ -249,6 +249,14 @@ _AWS_SECRET_IN_CONTEXT = re.compile(
     r"(?i)(?:\baws[\w.-]{0,20}?(?:secret|key)[\w.-]{0,20}?|\bsecret_?access_?key)"
     r"[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
 )
+# A bare AWS secret access key: 40 base64 characters with upper case, lower case and digits (a SHA-1 in
+# hex has no upper case). Taken only with evidence: a "secret"/"key" label just before it, or an access
+# key id near it (the two halves of a key pair are written down together).
+# Not a piece of a longer token either (a JWT's or a URL's parts are joined by . _ -).
+_AWS_SECRET_SHAPE = re.compile(r"(?<![A-Za-z0-9/+=._-])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])"
+                               r"(?=[A-Za-z0-9/+]*[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])(?![.][A-Za-z0-9])")
+_AWS_SECRET_LABEL = re.compile(r"(?i)\b(?:secret|key)\b[\w -]{0,24}?(?:\bis\b|[:=])?[ \t]*[\"'`]?[ \t]*$")
+_AWS_PAIR_DISTANCE = 300  # characters between a key id and its secret: the same or a neighbouring line
 _GCP_SERVICE_ACCOUNT = re.compile(
     r"\"private_key\"\s*:\s*\"(-----BEGIN [A-Z ]*PRIVATE KEY-----[^\"\n]*)\""
     r"|\"private_key_id\"\s*:\s*\"([0-9a-f]{40})\""
@@ -452,11 +460,25 @@ def detect_cloud_access_keys(text: str) -> Iterator[Span]:
             yield match.span(1)
     for match in _AWS_SECRET_IN_CONTEXT.finditer(text):
         yield match.span(1)
+    yield from _aws_secrets_by_evidence(text, key_ids)
     for match in _GCP_SERVICE_ACCOUNT.finditer(text):
         yield match.span(1) if match.group(1) else match.span(2)
     for pattern in _AZURE.denylist:
         for match in pattern.finditer(text):
             yield match.start() + len("AccountKey="), _extend_base64(text, match.end())
+
+
+def _aws_secrets_by_evidence(text: str, key_ids: re.Pattern) -> Iterator[Span]:
+    """Secret access keys without a setting name: labelled ("secret is …", "key = …") or next to a key id."""
+    id_starts = [match.start() for match in key_ids.finditer(text)]
+    for match in _AWS_SECRET_SHAPE.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        labelled = _AWS_SECRET_LABEL.search(text, max(line_start, match.start() - 40), match.start())
+        k = bisect_right(id_starts, match.start())
+        near_id = any(abs(id_starts[i] - match.start()) <= _AWS_PAIR_DISTANCE
+                      for i in (k - 1, k) if 0 <= i < len(id_starts))
+        if labelled or near_id:
+            yield match.span()
 
 
 def _extend_base64(text: str, end: int) -> int:

@@ -8,6 +8,7 @@ from portal.errors import Refused
 
 # Formats (SPEC 3).
 MAX_FILE_BYTES = 4 * 1024 * 1024  # "4 MB": binary megabytes, 4,194,304 bytes
+MAX_FORM_PARTS = 1_000  # fields and files in one posted form (Werkzeug's default, stated here)
 MAX_TEXT_CHARS = 400_000
 MAX_PDF_PAGES = 300
 READ_SECONDS = 15.0  # reading the text of a Word, PDF or image file
@@ -56,6 +57,17 @@ def refuse_too_large(size: int) -> Refused:
         f"The file is {_mb(size)}; the limit is 4 MB per file. "
         "Split the document and upload the parts.",
     )
+
+
+def request_too_large_message() -> str:
+    """A request body over the limit (one file at the limit plus its form) was not read."""
+    return (f"The upload is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MB limit per file, so it was not "
+            "read. Upload large files one at a time, or split them.")
+
+
+def too_many_form_parts_message() -> str:
+    return (f"The form holds more than {MAX_FORM_PARTS:,} fields and files, the limit per request, so it was "
+            "not read. Upload fewer files at a time.")
 
 
 def refuse_too_many_chars(chars: int, *, at_least: bool = False) -> Refused:

@@ -10,7 +10,6 @@ from portal.errors import NotFound, Refused
 from portal.packs.services import create_pack, live_document_counts
 from portal.rendering import render
 from portal.documents.render import PAGE_LINE_RE as PAGE_LINE
-from portal.search.service import search_packs
 
 bp = Blueprint("packs", __name__, url_prefix="/packs")
 
@@ -63,8 +62,8 @@ def create():
 def show(slug: str):
     pack = access.pack_for_reading(current_user, slug)
     query = request.args.get("q", "")
-    results = search_packs([pack], query) if query.strip() else None
-    return render("packs/show.html", pack=pack, documents=list(pack.live_documents()), query=query,
+    results = access.search_for_reader(current_user, [pack], query) if query.strip() else None
+    return render("packs/show.html", pack=pack, documents=access.readable_documents(current_user, pack), query=query,
                   results=results, outcomes=[])
 
 
@@ -75,6 +74,6 @@ def search(slug: str):
     query = request.args.get("q", "")
     if len(query) > 2000:
         abort(400, "A search is at most 2,000 characters.")
-    results = search_packs([pack], query) if query.strip() else None
-    return render("packs/show.html", "packs/_results.html", pack=pack, documents=list(pack.live_documents()),
+    results = access.search_for_reader(current_user, [pack], query) if query.strip() else None
+    return render("packs/show.html", "packs/_results.html", pack=pack, documents=access.readable_documents(current_user, pack),
                   query=query, results=results, outcomes=[])

@@ -10,7 +10,8 @@ from peewee import JOIN
 
 from portal import access, storage
 from portal.errors import NotFound
-from portal.models import Agent, Figure, Revision, Run, RunReference, User
+from portal.models import Agent, Run, RunReference, User
+from portal.numbers import query_page
 from portal.rendering import render
 from portal.runs import services
 
@@ -27,7 +28,7 @@ def index():
     agent_slug = request.args.get("agent", "")
     if agent_slug:
         query = query.where(Run.agent_slug == agent_slug)
-    page_number = max(1, request.args.get("page", 1, type=int))
+    page_number = query_page()
     runs = list(query.order_by(Run.created_at.desc(), Run.id.desc())
                 .limit(RUNS_PER_PAGE + 1).offset((page_number - 1) * RUNS_PER_PAGE))
     agents = list(Agent.select().order_by(Agent.name)) if access.can_view_agents(current_user) else []
@@ -46,15 +47,12 @@ def show(run_id: int):
 @bp.route("/<int:run_id>/sources/<int:n>/figures/<int:number>.webp")
 @login_required
 def figure(run_id: int, n: int, number: int):
-    """A figure the run was given, for as long as its revision is kept; same checks as the run record."""
+    """A figure the run was given, until its document is deleted; same checks as the run record."""
     run = access.run_for_viewing(current_user, run_id)
     reference = RunReference.get_or_none((RunReference.run == run) & (RunReference.n == n))
-    entry = next((f for f in reference.figures if f["number"] == number), None) if reference else None
-    found = (Figure.select().join(Revision)
-             .where((Figure.id == entry["figure_id"]) & (Revision.document == reference.document_pk))
-             .first()) if entry and entry.get("figure_id") else None
-    if found is None:
+    path = services.cited_figure_path(reference, number) if reference else None
+    if path is None:
         raise NotFound(number)
-    response = send_file(io.BytesIO(storage.read(found.path)), mimetype="image/webp", max_age=3600)
+    response = send_file(io.BytesIO(storage.read(path)), mimetype="image/webp", max_age=3600)
     response.headers["Cache-Control"] = "private, max-age=3600"
     return response

@@ -7,6 +7,7 @@ Porter stemming), one instance per process. Lucene analyzers are thread-safe.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from portal.search import jvm
@@ -36,22 +37,89 @@ def analyze(text: str) -> list[str]:
         return list(J().JAnalyzerUtils.analyze(analyzer, text).toArray())
 
 
-# Words that make a sentence a question or a request but say nothing about its
-# subject. Lucene's English stopword list is deliberately tiny (33 words), so
-# "What … do … earn?" would match every passage containing "what" or "do", and a
-# question about something no document mentions would never come back as "no
-# evidence found". They are dropped from questions only; documents keep them.
-QUESTION_WORDS = frozenset("""
+# The one stop-word list. Words that make a sentence a question or a request, or
+# only join its parts, but say nothing about its subject. Lucene's English
+# stopword list is deliberately tiny (33 words), so "What … do … earn?" would
+# match every passage containing "what" or "do", and a question about something
+# no document mentions would never come back as "no evidence found". They are
+# dropped from questions (search, the evidence check, choosing answer
+# sentences); documents keep them.
+STOPWORDS = frozenset("""
     what which who whom whose when where why how
-    do does did doing done can could should would shall may might must
+    do does did doing done can could should would shall may might must will
     am is are was were be been being has have had having
-    i me my mine we us our ours you your yours he him his she her hers they them their theirs its
+    i me my mine myself we us our ours you your yours he him his she her hers it its itself
+    they them their theirs
     please tell explain show give describe anyone anybody someone somebody
     about many much
+    a an and any as at but by for from if in into of off on onto or so than that the then
+    there these this those to too very with
+    above after again against all before below between both down during each few further
+    here more most no nor not once only other out over own same some such through under until
+    up while just
+    get gets got getting gotten happen happens happened happening mean means meant
+    go goes went gone going make makes made take takes took taken need needs needed
+    know knows knew known want wants wanted say says said let like deal find
+    still ever even also actually really nearly suddenly instead already
+    anything something nothing everything thing things
 """.split())
-_QUESTION_WORD_RE = re.compile(r"(?<![\w.-])(?:" + "|".join(sorted(QUESTION_WORDS)) + r")(?![\w-])", re.I)
+_QUESTION_WORD_RE = re.compile(r"(?<![\w.-])(?:" + "|".join(sorted(STOPWORDS)) + r")(?![\w-])", re.I)
 
 
 def without_question_words(question: str) -> str:
-    """``question`` with its question words blanked out (identifiers such as ``Z_WHO`` stay whole)."""
+    """``question`` with its stopwords blanked out (identifiers such as ``Z_WHO`` stay whole)."""
     return _QUESTION_WORD_RE.sub(" ", question)
+
+
+def question_terms(question: str) -> list[str]:
+    """The analyzed terms of ``question`` without stopwords, in order, repeats kept: the one analysis
+    of a question that search, the evidence check and the extractive answer share."""
+    dropped = _analyzed_stopwords()
+    return [term for term in analyze(without_question_words(question)) if term not in dropped]
+
+
+@functools.cache
+def _analyzed_stopwords() -> frozenset[str]:
+    """The stopwords as the analyzer spells them (``doing`` → ``do``), and the ``s`` left of ``what's``."""
+    return frozenset(analyze(" ".join(sorted(STOPWORDS)))) | {"s"}
+
+
+def content_terms(text: str) -> list[str]:
+    """The analyzed terms of any text (a question, a passage, a sentence) without stopwords."""
+    return question_terms(text)
+
+
+# Joins texts analysed in one Java call; the analyzer keeps it as one term, which no text holds.
+_SEPARATOR = "zzqcairnsepzzq"
+
+
+class TermCache:
+    """``content_terms`` for one question's texts, each analysed once, many in one Java call.
+
+    Crossing into Java costs more than analysing a sentence, so ``prefetch``
+    analyses a batch of texts (a passage's sentences, the issued passages)
+    joined by a separator term and splits the result; a text is then answered
+    from the cache.
+    """
+
+    def __init__(self):
+        self._terms: dict[str, list[str]] = {}
+
+    def __call__(self, text: str) -> list[str]:
+        if text not in self._terms:
+            self._terms[text] = content_terms(text)
+        return self._terms[text]
+
+    def prefetch(self, texts) -> None:
+        wanted = [t for t in dict.fromkeys(texts) if t not in self._terms and _SEPARATOR not in t.casefold()]
+        if not wanted:
+            return
+        joined = f" {_SEPARATOR} ".join(wanted)
+        parts: list[list[str]] = [[]]
+        for term in content_terms(joined):
+            if term == _SEPARATOR:
+                parts.append([])
+            else:
+                parts[-1].append(term)
+        if len(parts) == len(wanted):
+            self._terms.update(zip(wanted, parts))

@@ -5,7 +5,10 @@ exactly the packs it may see and take its BM25 statistics from them alone.
 Every write opens a writer, commits and closes it again: the web server and a
 command-line process can then write in turn, Lucene's ``write.lock`` deciding
 who goes first. Each commit records the database generation it reflects, so a
-caller can tell whether an index is behind and rebuild it.
+caller can tell whether an index is behind and rebuild it. ``update`` lets the
+caller decide what to write only once it holds the lock and knows the generation
+the index shows: that is how the database's pending index work is drained
+without two processes overtaking each other (portal/search/service.py).
 
 With an embedder, each passage also carries its vector (``vector``, a
 ``KnnFloatVectorField``) and each commit records which model made them
@@ -169,6 +172,22 @@ class _VectorPassageDocument(_PassageDocument):
         return self.fill(passage)
 
 
+@dataclass
+class IndexUpdate:
+    """What ``IndexStore.update`` writes in one commit, decided while the writer lock is held.
+
+    ``replace_all`` empties the index first (a rebuild); ``after_commit`` runs after the
+    commit, still under the lock (the caller deletes the work it has now done).
+    """
+
+    generation: int
+    add: Iterable[IndexedPassage] = ()
+    delete_documents: Iterable[str] = ()
+    replace_all: bool = False
+    after_commit: Callable[[], None] | None = None
+    added: int = 0  # set by ``update``: how many passages were added
+
+
 class IndexStore:
     """Writes the per-pack indexes under ``root``; holds no Java object between calls."""
 
@@ -233,6 +252,46 @@ class IndexStore:
                 self._commit(writer, generation, self._model_id())
         return count
 
+    def update(self, pack_slug: str, plan: Callable[[int | None], IndexUpdate | None]) -> IndexUpdate | None:
+        """Call ``plan`` with the generation the index shows (None: no readable index) once this
+        process holds the pack's writer lock, and write what it returns in one commit.
+
+        Whatever ``plan`` reads from the database is therefore read after every earlier
+        writer has committed and before any later one starts. ``plan`` returning None
+        writes nothing. An index Lucene cannot read is discarded and ``plan`` gets None.
+
+        With an embedder, the passages added are embedded. When the index holds another
+        model's vectors (or none) and ``plan`` does not replace it whole, nothing is
+        written and ``ModelMismatch`` is raised: the caller rebuilds (``catch_up``).
+        """
+        path = pack_index_path(self.root, pack_slug)
+        with self._pack_lock(pack_slug):
+            try:
+                writer = self._open_writer(pack_slug, path)
+                shown = self.generation(pack_slug)
+            except SearchError as error:
+                if getattr(error.__cause__, "classname", None) not in _UNREADABLE_INDEX:
+                    raise
+                writer, shown = self._open_writer_discarding_unreadable(pack_slug, path), None
+            with self._writing(pack_slug, writer):
+                other_model = self._other_model(pack_slug, path)
+                change = plan(shown)
+                if other_model is not None and (change is None or not change.replace_all):
+                    raise ModelMismatch(pack_slug, other_model or None, self._model_id())
+                if change is None:
+                    return None
+                with jvm.java_lock:
+                    if change.replace_all:
+                        writer.getConfig().setRAMBufferSizeMB(BULK_RAM_BUFFER_MB)
+                        writer.deleteAll()
+                    for document_id in change.delete_documents:
+                        writer.deleteDocuments(J().JTermQuery(J().JTerm(FIELD_DOCUMENT_ID, document_id)))
+                change.added = self._add_all(writer, pack_slug, change.add)
+                self._commit(writer, change.generation, self._model_id())
+                if change.after_commit is not None:
+                    change.after_commit()
+        return change
+
     def generation(self, pack_slug: str) -> int | None:
         """The generation recorded by the last commit; None when there is no readable index."""
         value = self._commit_value(pack_slug, GENERATION_KEY)
@@ -272,11 +331,16 @@ class IndexStore:
         without an embedder (BM25 only) writes no vectors and refuses nothing; its
         commit records no model, so hybrid retrieval later rebuilds the index.
         """
+        found = self._other_model(pack_slug, path)
+        if found is not None:
+            raise ModelMismatch(pack_slug, found or None, self._model_id())
+
+    def _other_model(self, pack_slug: str, path: Path) -> str | None:
+        """The model of an existing index's vectors when it is not this store's ("" for none); else None."""
         if self.embedder is None or not any(path.glob("segments_*")):
-            return
+            return None
         found = self._commit_value(pack_slug, MODEL_KEY)
-        if found != self._model_id():
-            raise ModelMismatch(pack_slug, found, self._model_id() or "no embedding model")
+        return None if found == self._model_id() else (found or "")
 
     def drop(self, pack_slug: str) -> None:
         """Delete a pack's index, waiting for a writer that is still busy with it."""

@@ -14,6 +14,7 @@ with the BM25 ranking by rank (``portal.search.fusion``), then capped.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
@@ -79,11 +80,27 @@ class SearchResult:
     floor the dense half used (``embedding.DENSE_FLOOR``). None in BM25 search or
     when the packs hold no vectors.
     """
+    # Set when the caller passed analyzed terms: the searched packs' own statistics for them
+    # (passages, and passages containing each term), as BM25 used them.
+    passages: int = 0
+    doc_freqs: dict[str, int] = field(default_factory=dict)
 
 
 def query_terms(query: str, limit: int) -> list[tuple[str, int]]:
     """The first ``limit`` distinct analyzed terms of ``query``, each with how often it occurs."""
     return list(Counter(analyze(query)).items())[:limit]
+
+
+def terms_query(terms: list[str]):
+    """A Lucene query matching any of these analyzed terms, a repeated term weighing as many times;
+    the same query ``build_query`` makes of a text, without analysing it again."""
+    classes = J()
+    should = classes.JBooleanClauseOccur.SHOULD
+    builder = classes.JBooleanQueryBuilder()
+    for term, count in list(Counter(terms).items())[:classes.JIndexSearcher.getMaxClauseCount()]:
+        query = classes.JTermQuery(classes.JTerm(FIELD_CONTENTS, term))
+        builder.add(classes.JBoostQuery(query, float(count)) if count > 1 else query, should)
+    return builder.build()
 
 
 def build_query(query: str):
@@ -137,12 +154,15 @@ class Searcher:
         self._pack_sets: OrderedDict[tuple, _PackSetSearcher] = OrderedDict()
 
     def search(
-        self, pack_slugs: list[str], query: str, limit: int = 8, per_document_cap: int = 3
+        self, pack_slugs: list[str], query: str, limit: int = 8, per_document_cap: int = 3,
+        terms: list[str] | None = None,
     ) -> SearchResult:
         """The best ``limit`` passages of ``pack_slugs`` for ``query``, at most ``per_document_cap`` per document.
 
         The cap is lifted when a single document is all that matches. Packs
-        without an index are skipped, as if empty.
+        without an index are skipped, as if empty. With ``terms`` (the query
+        already analyzed, see ``analysis.question_terms``) the query is built
+        from them and the result carries the packs' statistics for them.
         """
         if limit < 1 or per_document_cap < 1:
             raise ValueError("limit and per_document_cap must be at least 1")
@@ -154,7 +174,11 @@ class Searcher:
                 pack_set = self._pack_set(slugs)
                 if pack_set is None:
                     return SearchResult()
-                return pack_set.search(build_query(query), limit, per_document_cap)
+                if terms is None:
+                    return pack_set.search(build_query(query), limit, per_document_cap)
+                result = pack_set.search(terms_query(terms), limit, per_document_cap) if terms else SearchResult()
+                passages, doc_freqs = pack_set.statistics(terms)
+                return dataclasses.replace(result, passages=passages, doc_freqs=doc_freqs)
         except jvm.JavaException as error:
             raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
 
@@ -169,6 +193,7 @@ class Searcher:
         floor: float,
         limit: int = 8,
         per_document_cap: int = 3,
+        terms: list[str] | None = None,
     ) -> SearchResult:
         """BM25 and dense halves over ``pack_slugs``, fused by RRF, at most ``per_document_cap`` per document.
 
@@ -177,7 +202,9 @@ class Searcher:
         term; a question neither half keeps gets "no evidence". ``query_vector`` is
         the question's unit vector by ``model_id`` (None: the question had nothing
         to embed). Raises ``ModelMismatch`` when a pack's index holds another
-        model's vectors: scores of two models are not comparable.
+        model's vectors: scores of two models are not comparable. With ``terms`` (the
+        query already analyzed) the BM25 half is built from them and the result carries
+        the packs' statistics for them, as ``search`` does.
         """
         if limit < 1 or per_document_cap < 1:
             raise ValueError("limit and per_document_cap must be at least 1")
@@ -191,8 +218,11 @@ class Searcher:
                     return SearchResult()
                 pack_set.require_model(model_id)
                 pool = fusion.pool_size(limit)
-                query_object = build_query(query)
-                lexical, total, total_is_exact = pack_set.bm25_pool(query_object, pool)
+                query_object = build_query(query) if terms is None else terms_query(terms)
+                if terms is None or terms:
+                    lexical, total, total_is_exact = pack_set.bm25_pool(query_object, pool)
+                else:  # nothing analyzed survives: no lexical half, as in ``search``
+                    lexical, total, total_is_exact = [], 0, True
                 dense = pack_set.nearest(query_vector, pool) if query_vector is not None else []
                 kept = [hit for hit in dense if hit.similarity >= floor]
                 hits = _fused_and_capped(lexical, kept, limit, per_document_cap)
@@ -200,6 +230,7 @@ class Searcher:
                     not lexical or pack_set.single_document_matches(query_object, lexical[0], total, total_is_exact)
                 ):
                     hits = _fused_and_capped(lexical, kept, limit, limit)
+                passages, doc_freqs = pack_set.statistics(terms) if terms is not None else (0, {})
         except jvm.JavaException as error:
             raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
         dense_only = len({hit.passage_id for hit in kept} - {hit.passage_id for hit in lexical})
@@ -209,6 +240,8 @@ class Searcher:
             total_matches=total + dense_only,
             total_is_exact=total_is_exact and dense_only == 0,
             best_similarity=dense[0].similarity if dense else None,
+            passages=passages,
+            doc_freqs=doc_freqs,
         )
 
     def nearest(self, pack_slugs: list[str], query_vector: list[float], pool: int, *, model_id: str) -> list[Hit]:
@@ -307,6 +340,12 @@ class _PackSetSearcher:
 
     def close(self) -> None:
         self._multi_reader.close()
+
+    def statistics(self, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """The passages in these packs, and how many contain each term (deleted ones until merged away)."""
+        classes = J()
+        reader = self._multi_reader
+        return reader.numDocs(), {term: reader.docFreq(classes.JTerm(FIELD_CONTENTS, term)) for term in set(terms)}
 
     # --- hybrid retrieval: the two pools ---
     def require_model(self, model_id: str) -> None:

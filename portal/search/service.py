@@ -1,8 +1,18 @@
 """The bridge between the database and the Lucene indexes.
 
 Holds the per-app IndexStore and Searcher, turns Lucene hits into passages
-read from the database, and keeps the indexes in step (reindex a document,
-rebuild a pack, repair at start).
+read from the database, and keeps the indexes in step with it.
+
+How an index catches up (docs/operations.md tells it for operators): every
+change to a pack's passages bumps ``Pack.index_generation`` and writes a
+``PendingIndexUpdate`` row with the new value, in the change's own transaction.
+``catch_up`` then, holding the pack's Lucene writer lock, reads the generation
+G, the pending rows up to G and only then the documents' passages; it indexes
+them, stamps the commit with G and deletes exactly the rows it read. So the
+index stamped G shows every change up to G, and a change it may not show still
+has its row: a crash anywhere leaves rows behind, never an index that claims
+more than it has. When the rows do not account for every generation between
+the stamp and G (an index lost, restored or from elsewhere) the pack is rebuilt.
 """
 
 from __future__ import annotations
@@ -11,14 +21,14 @@ import logging
 import threading
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask import current_app
 
-from portal.models import Document, Pack, Passage, Revision
+from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
 from portal.search import embedding
-from portal.search.index import IndexedPassage, IndexStore, ModelMismatch
+from portal.search.index import IndexedPassage, IndexStore, IndexUpdate, ModelMismatch
 from portal.search.searcher import Searcher
 
 log = logging.getLogger(__name__)
@@ -43,6 +53,8 @@ class SearchHit:
     score: float
     text: str
     ordinal: int = 0  # position within its revision: the viewer's #passage-N anchor
+    document_pk: int = 0
+    revision_id: int = 0
 
     def as_json(self) -> dict:
         return {k: getattr(self, k) for k in (
@@ -56,6 +68,8 @@ class SearchResults:
     hits: list[SearchHit]
     no_evidence: bool
     best_similarity: float | None = None  # hybrid only: see searcher.SearchResult.best_similarity
+    passages: int = 0  # in the searched packs, with ``doc_freqs``: set when searched by analyzed terms
+    doc_freqs: dict[str, int] = field(default_factory=dict)
 
 
 class Indexes:
@@ -123,60 +137,117 @@ def current_passages(pack: Pack, doc_ids: list[str] | None = None):
 
 
 _batch = threading.local()
+BATCH_DOCUMENTS = 64  # a batched ingest makes its documents searchable at least every this many
+REBUILD_ABOVE_DOCUMENTS = 2000  # pending documents beyond which catching up rebuilds the pack instead
 
 
 @contextmanager
 def batched_index_updates():
-    """Defer index updates made inside the block to one write per pack at its end.
+    """Defer index updates made inside the block to one catch-up per pack (at its end, and every
+    ``BATCH_DOCUMENTS`` changes).
 
     A Lucene commit costs tens of milliseconds (it fsyncs), so ingesting many
-    files one commit each would spend most of its time committing.
+    files one commit each would spend most of its time committing. A crash
+    inside the block loses nothing: the pending rows stay and the next start indexes them.
     """
     if getattr(_batch, "pending", None) is not None:  # nested: the outer block writes
         yield
         return
-    _batch.pending = defaultdict(set)
+    _batch.pending = defaultdict(int)
     try:
         yield
     finally:
         pending, _batch.pending = _batch.pending, None
-        for pack_id, doc_ids in pending.items():
-            pack = Pack.get_by_id(pack_id)
-            _write_documents(pack, sorted(doc_ids), pack.index_generation)
+        for pack_id in pending:
+            catch_up(Pack.get_by_id(pack_id))
 
 
-def reindex_document(pack: Pack, doc_id: str, generation: int, delete_only: bool = False) -> None:
-    """Replace a document's passages in its pack's index. A failure is repaired at next start."""
+def index_changes(pack: Pack) -> None:
+    """Index the pack's pending changes after a commit (deferred inside ``batched_index_updates``).
+
+    A failure is logged, never raised: the change is committed and its pending row stays,
+    so the next write to the pack or the next start indexes it.
+    """
     pending = getattr(_batch, "pending", None)
-    if pending is not None:
-        pending[pack.id].add(doc_id)
+    if pending is None:
+        catch_up(pack)
         return
-    _write_documents(pack, [doc_id], generation)
+    pending[pack.id] += 1
+    if pending[pack.id] >= BATCH_DOCUMENTS:
+        pending[pack.id] = 0
+        catch_up(pack)
 
 
-def _write_documents(pack: Pack, doc_ids: list[str], generation: int) -> None:
-    """Index the current passages of ``doc_ids`` (none for deleted ones), replacing what was there."""
+def record_index_change(pack_id: int, doc_id: str) -> int:
+    """Bump the pack's generation and list ``doc_id`` as pending index work; return the new generation.
+
+    Call it inside the transaction that changes the document's passages: the row then
+    exists exactly when the change does.
+    """
+    Pack.update(index_generation=Pack.index_generation + 1).where(Pack.id == pack_id).execute()
+    generation = Pack.select(Pack.index_generation).where(Pack.id == pack_id).scalar()
+    PendingIndexUpdate.create(pack=pack_id, doc_id=doc_id, generation=generation)
+    return generation
+
+
+def catch_up(pack: Pack, rebuild: bool = False) -> IndexUpdate | None:
+    """Index the pack's pending changes, or rebuild it when they cannot explain the index's state.
+
+    Returns what was written (None: the index was up to date). Errors are logged and
+    swallowed unless ``rebuild`` was asked for: pending rows stay for the next attempt.
+    """
+    store = indexes().store
     try:
-        entries = list(current_passages(pack, doc_ids)) if doc_ids else []
         try:
-            indexes().store.write(pack.slug, add=entries, delete_documents=doc_ids, generation=generation)
-        except ModelMismatch as mismatch:  # never mix two models' vectors: rebuild the whole pack
+            change = store.update(pack.slug, lambda shown: _plan(pack.id, pack.slug, shown, rebuild))
+        except ModelMismatch as mismatch:  # never mix two models' vectors: rebuild the whole pack instead
             log.warning("%s; rebuilding it now", mismatch)
-            rebuild_pack(pack)
-            return
-        _log_not_embedded(pack)
+            change = store.update(pack.slug, lambda shown: _plan(pack.id, pack.slug, shown, True))
+        if change is not None:
+            _log_not_embedded(pack)
+        return change
     except Exception:
-        log.exception("index update failed for %s (%s); it will be rebuilt from the database",
-                      pack.slug, ", ".join(doc_ids))
+        if rebuild:
+            raise
+        log.exception("index update of pack %s failed; its pending changes stay listed for the next start",
+                      pack.slug)
+        return None
+
+
+def _plan(pack_id: int, slug: str, shown: int | None, rebuild: bool) -> IndexUpdate | None:
+    """Run under the pack's writer lock: the generation first, then the pending rows, then the passages."""
+    pack = Pack.get_by_id(pack_id)
+    generation = pack.index_generation
+    rows = list(PendingIndexUpdate.select(PendingIndexUpdate.id, PendingIndexUpdate.doc_id,
+                                          PendingIndexUpdate.generation)
+                .where((PendingIndexUpdate.pack == pack_id) & (PendingIndexUpdate.generation <= generation)))
+    row_ids = [row.id for row in rows]
+
+    def forget_done_work():
+        for start in range(0, len(row_ids), 500):
+            PendingIndexUpdate.delete().where(PendingIndexUpdate.id.in_(row_ids[start:start + 500])).execute()
+
+    explained = shown is not None and shown <= generation and {
+        row.generation for row in rows if row.generation > shown} == set(range(shown + 1, generation + 1))
+    if rebuild or not explained:
+        if not rebuild and generation:  # a new pack's first index is no news
+            log.warning("index of pack %s shows generation %s, the database is at %s: rebuilding it",
+                        slug, shown, generation)
+        return IndexUpdate(generation=generation, add=current_passages(pack), replace_all=True,
+                           after_commit=forget_done_work)
+    if not rows:
+        return None
+    doc_ids = sorted({row.doc_id for row in rows})
+    if len(doc_ids) > REBUILD_ABOVE_DOCUMENTS:  # cheaper than deleting each, and no endless IN list
+        return IndexUpdate(generation=generation, add=current_passages(pack), replace_all=True,
+                           after_commit=forget_done_work)
+    return IndexUpdate(generation=generation, add=list(current_passages(pack, doc_ids)),
+                       delete_documents=doc_ids, after_commit=forget_done_work)
 
 
 def rebuild_pack(pack: Pack) -> int:
-    """Rebuild a pack's index, vectors included, from the database; return how many passages it holds."""
-    pack = Pack.get_by_id(pack.id)  # the generation as of now
-    entries = list(current_passages(pack))
-    indexes().store.rebuild(pack.slug, entries, generation=pack.index_generation)
-    _log_not_embedded(pack)
-    return len(entries)
+    """Rebuild the pack's index, vectors included, from the database; return how many passages it holds."""
+    return catch_up(pack, rebuild=True).added
 
 
 def _log_not_embedded(pack: Pack) -> None:
@@ -192,21 +263,40 @@ def rebuild_all() -> dict[str, int]:
 
 
 def repair_indexes() -> list[str]:
-    """Rebuild each pack index that is missing, at another generation than the database, or whose vectors
-    come from another embedding model (a model upgrade rebuilds every pack once)."""
+    """Bring every pack's index up to the database; return the packs that had to be rebuilt or caught up.
+
+    An index whose vectors come from another embedding model (or that has none, in a
+    hybrid deployment) is rebuilt (``catch_up``): a model upgrade rebuilds every pack once.
+    """
     repaired = []
-    store = indexes().store
     for pack in Pack.select().order_by(Pack.slug):
-        if store.generation(pack.slug) != pack.index_generation or store.needs_rebuild_for_model(pack.slug):
-            rebuild_pack(pack)
+        if catch_up(pack) is not None:
             repaired.append(pack.slug)
     return repaired
 
 
+def index_pending_work() -> list[str]:
+    """Index what a crashed or killed process committed but did not index; return those packs.
+
+    Cheap when there is nothing pending (one query; the JVM is started only when there is
+    work), so every command runs it at start. ``repair_indexes`` also finds lost indexes.
+    """
+    pack_ids = [row[0] for row in PendingIndexUpdate.select(PendingIndexUpdate.pack).distinct().tuples()]
+    done = []
+    for pack in Pack.select().where(Pack.id.in_(pack_ids)).order_by(Pack.slug) if pack_ids else ():
+        if catch_up(pack) is not None:
+            done.append(pack.slug)
+    return done
+
+
 def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
-                 retrieval: str | None = None) -> SearchResults:
+                 terms: list[str] | None = None, retrieval: str | None = None) -> SearchResults:
     """BM25, or hybrid (``CAIRN_RETRIEVAL``, or ``retrieval``), over exactly these packs; hits come back as
-    passages from the database."""
+    passages from the database.
+
+    ``terms``: the query already analyzed (``analysis.question_terms``); the
+    result then also carries the packs' statistics for them, in either mode.
+    """
     limit = max(1, min(int(limit), MAX_LIMIT))
     by_slug = {p.slug: p for p in packs}
     if not query.strip() or not by_slug:
@@ -215,9 +305,9 @@ def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
         embedder = embedding.shared_embedder()
         result = indexes().searcher.search_hybrid(
             list(by_slug), query, embedding.question_vector(embedder, query), model_id=embedder.model_id,
-            floor=embedding.DENSE_FLOOR, limit=limit)
+            floor=embedding.DENSE_FLOOR, limit=limit, terms=terms)
     else:
-        result = indexes().searcher.search(list(by_slug), query, limit=limit)
+        result = indexes().searcher.search(list(by_slug), query, limit=limit, terms=terms)
     rows = {p.id: p for p in (Passage.select(Passage, Revision, Document)
                               .join(Revision).join(Document)
                               .where(Passage.id.in_([h.passage_id for h in result.hits])))}
@@ -232,5 +322,7 @@ def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
             passage_id=passage.id, document_id=document.doc_id, document_title=document.title,
             pack=pack.slug, pack_title=pack.title, version=passage.revision.version, page=passage.page,
             heading_path=passage.heading_path, line_start=passage.line_start, line_end=passage.line_end,
-            score=round(hit.score, 6), text=passage.text, ordinal=passage.ordinal))
-    return SearchResults(query=query, hits=hits, no_evidence=not hits, best_similarity=result.best_similarity)
+            score=round(hit.score, 6), text=passage.text, ordinal=passage.ordinal, document_pk=document.id,
+            revision_id=passage.revision.id))
+    return SearchResults(query=query, hits=hits, no_evidence=not hits, best_similarity=result.best_similarity,
+                         passages=result.passages, doc_freqs=result.doc_freqs)

@@ -7,9 +7,12 @@ import shutil
 import threading
 
 import pytest
+from playwright.sync_api import expect
 from werkzeug.serving import make_server
 
 CHROMIUM = os.environ.get("CAIRN_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+BROWSER_WAIT_MS = 60_000
+expect.set_options(timeout=BROWSER_WAIT_MS)  # expect()'s own default is 5 s
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -51,7 +54,9 @@ def live_server(app):
 def page(browser, live_server):
     context = browser.new_context(base_url=live_server, viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    # Tests wait for what the page shows (expect(...), auto-waiting locators), never for a time; these
+    # bounds only end a test that would otherwise hang, so they are generous for a busy CI machine.
+    page.set_default_timeout(BROWSER_WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     # HTTP error statuses the test provokes on purpose (a refused upload's 422) show up as

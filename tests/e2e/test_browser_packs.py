@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from browser_helpers import sign_in
+from playwright.sync_api import expect
+
 from helpers import PASSWORD
 
 RUNBOOK = """# Spool overflow runbook
@@ -26,24 +30,23 @@ def test_admin_uploads_searches_and_opens_the_cited_passage(page, pack, users, t
     empty.write_text("")
     page.set_input_files("#files", [str(path), str(empty)])
     page.click("#upload-form button[type=submit]")
-    page.wait_for_selector(".outcome.accepted")
-    page.wait_for_selector(".outcome.refused")
-    assert page.locator("#upload-bar").get_attribute("value") == "100"
-    assert "no text" in page.locator(".outcome.refused").inner_text()
-    assert page.locator("#document-list").get_by_text("Spool overflow runbook").count() == 1
+    expect(page.locator(".outcome.accepted")).to_have_count(1)
+    expect(page.locator(".outcome.refused")).to_contain_text("no text")
+    expect(page.locator("#upload-bar")).to_have_attribute("value", "100")
+    expect(page.locator("#document-list").get_by_text("Spool overflow runbook")).to_have_count(1)
 
     page.fill("#q", "RSPO1041")  # results arrive as you type, no button press
-    page.wait_for_selector("#results .hit")
-    assert "q=RSPO1041" in page.url
+    expect(page.locator("#results .hit").first).to_be_visible()
+    expect(page).to_have_url(re.compile(r"q=RSPO1041"))
     page.click("#results .hit-title")
-    page.wait_for_selector(".cited-passage")
+    expect(page.locator(".cited-passage")).to_be_visible()
     cited = page.locator(".doc-body .cited")
     assert "RSPO1041" in " ".join(cited.all_inner_texts())
-    assert cited.first.is_visible()  # scrolled to
+    expect(cited.first).to_be_in_viewport()  # scrolled to
 
     page.goto("/packs/ops")
     page.fill("#q", "payroll antarctica")
-    page.wait_for_selector("#results .no-evidence")
+    expect(page.locator("#results .no-evidence")).to_be_visible()
 
 
 def test_pages_work_with_javascript_off(browser, live_server, pack, users):
@@ -53,6 +56,6 @@ def test_pages_work_with_javascript_off(browser, live_server, pack, users):
     page.goto("/packs/ops")
     page.fill("#q", "anything")
     page.press("#q", "Enter")
-    page.wait_for_selector(".no-evidence")
-    assert "/packs/ops/search?q=anything" in page.url
+    expect(page.locator(".no-evidence")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/packs/ops/search\?q=anything"))
     context.close()

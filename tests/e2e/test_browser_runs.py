@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 from browser_helpers import sign_in
+from playwright.sync_api import expect
+
 from helpers import PASSWORD
 from portal.agents.services import create_agent
 from portal.documents import services as documents
@@ -40,21 +42,19 @@ def test_admin_tries_an_agent_and_opens_the_cited_source(page, pack, users):
     page.click("text=Try this agent")
     page.fill("#question", "How do I delete old spool requests?")
     page.click("#ask-form button[type=submit]")
-    page.wait_for_selector("#run-result .run")
-    assert re.search(r"/agents/ops-helper/try\?run=\d+$", page.url)  # the swap pushed the run's address
-    assert page.locator("#run-result .status").inner_text() == "completed"
+    expect(page.locator("#run-result .status")).to_have_text("completed")
+    expect(page).to_have_url(re.compile(r"/agents/ops-helper/try\?run=\d+$"))  # the swap pushed the run's address
     marker = page.locator("#run-result .answer a.cite").first
-    assert marker.inner_text() == "1"
+    expect(marker).to_have_text("1")
     marker.click()
-    assert page.url.endswith("#source-1")
-    assert "RSPO1041" in page.locator("#source-1 .passage-text").first.inner_text()
+    expect(page).to_have_url(re.compile(r"#source-1$"))
+    expect(page.locator("#source-1 .passage-text").first).to_contain_text("RSPO1041")
 
     page.click("#source-1 >> text=Open document")
-    page.wait_for_selector(".cited-passage")
-    assert page.locator(".cited-passage h2").inner_text() == "Cited passage"
+    expect(page.locator(".cited-passage h2")).to_have_text("Cited passage")
     cited = page.locator(".doc-body .cited")
     assert "RSPO1041" in " ".join(cited.all_inner_texts())
-    assert cited.first.is_visible()
+    expect(cited.first).to_be_in_viewport()
 
 
 def test_long_passage_opens_with_show_full_passage(page, pack, users):
@@ -63,15 +63,16 @@ def test_long_passage_opens_with_show_full_passage(page, pack, users):
     page.goto("/agents/ops-helper/try")
     page.fill("#question", "restart the application server")
     page.click("#ask-form button[type=submit]")
-    page.wait_for_selector("#run-result .run")
-    page.click("#run-result >> text=open the run record")
+    page.click("#run-result >> text=open the run record")  # the click waits for the answer to show the link
     source = page.locator("#source-1")
     preview, full = source.locator(".passage-preview"), source.locator(".passage-full .passage-text")
-    assert preview.is_visible() and not full.is_visible()
+    expect(preview).to_be_visible()
+    expect(full).to_be_hidden()
     assert "Step 4:" in preview.inner_text() and "Step 5:" not in preview.inner_text()
     source.locator("summary", has_text="Show full passage").click()
-    assert full.is_visible() and not preview.is_visible()
-    assert "Step 12:" in full.inner_text()
+    expect(full).to_be_visible()
+    expect(preview).to_be_hidden()
+    expect(full).to_contain_text("Step 12:")
 
 
 def test_try_page_works_with_javascript_off(browser, live_server, pack, users):
@@ -82,8 +83,7 @@ def test_try_page_works_with_javascript_off(browser, live_server, pack, users):
     page.goto("/agents/ops-helper/try")
     page.fill("#question", "payroll antarctica")
     page.click("#ask-form button[type=submit]")
-    page.wait_for_selector("#run-result .run")
-    assert "?run=" in page.url
-    assert page.locator("#run-result .status").inner_text() == "stopped"
-    assert "the model was not called" in page.locator("#run-result .run-meta").inner_text()
+    expect(page.locator("#run-result .status")).to_have_text("stopped")
+    expect(page).to_have_url(re.compile(r"\?run=\d+"))
+    expect(page.locator("#run-result .run-meta")).to_contain_text("the model was not called")
     context.close()

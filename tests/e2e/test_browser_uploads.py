@@ -3,6 +3,8 @@ the refusal, and the figures in the viewer."""
 
 from __future__ import annotations
 
+import re
+
 from browser_helpers import sign_in
 from playwright.sync_api import expect
 from resources.make_fixtures import PdfPage, pdf_bytes, rgb_image
@@ -23,25 +25,25 @@ def test_word_pdf_and_scanned_pdf_uploads(page, pack, users, tmp_path):
     page.goto("/packs/ops")
     page.set_input_files("#files", [str(word), str(pdf), str(scanned)])
     page.click("#upload-form button[type=submit]")
-    page.wait_for_selector(".upload-progress:not([hidden])")
+    expect(page.locator(".upload-progress")).to_be_visible()
     expect(page.locator("#upload-outcomes .outcome")).to_have_count(3)
-    assert page.locator("#upload-bar").get_attribute("value") == "100"
-    assert page.locator(".upload-label").inner_text().startswith("Done: 3 files")
+    expect(page.locator("#upload-bar")).to_have_attribute("value", "100")
+    expect(page.locator(".upload-label")).to_have_text(re.compile(r"^Done: 3 files"))
     refused = page.locator(".outcome.refused")
-    assert refused.count() == 1
-    assert "reading text from images is not supported yet" in refused.inner_text()
-    assert refused.get_attribute("data-reason") == "scanned_pdf"
+    expect(refused).to_have_count(1)
+    expect(refused).to_contain_text("reading text from images is not supported yet")
+    expect(refused).to_have_attribute("data-reason", "scanned_pdf")
 
     page.click("#document-list >> text=Interface monitoring")
     figures = page.locator(".doc-body .figure img")
-    assert figures.count() == 2
+    expect(figures).to_have_count(2)
     for image in figures.all():
         expect(image).to_have_js_property("complete", True)
         assert image.evaluate("image => image.naturalWidth") > 0
-    assert page.locator(".figure-caption").first.inner_text() == "Figure 1: Red status lamp"
+    expect(page.locator(".figure-caption").first).to_have_text("Figure 1: Red status lamp")
 
     page.goto("/packs/ops/documents/restart-checklist")
-    assert page.locator(".doc-body .page-line").all_inner_texts() == ["Page 1", "Page 2"]
+    expect(page.locator(".doc-body .page-line")).to_have_text(["Page 1", "Page 2"])
     pdf_figure = page.locator(".doc-body .figure img")
     expect(pdf_figure).to_have_js_property("complete", True)
     assert pdf_figure.evaluate("image => image.naturalWidth") > 0

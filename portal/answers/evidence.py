@@ -1,0 +1,230 @@
+"""Which passages an agent gets for a question, and whether they are evidence: one rule, one place.
+
+Pure: the question's analyzed terms, the searched packs' own statistics and
+the search hits in; a ``Choice`` out. ``portal.runs.ask`` feeds it and stores
+the outcome.
+
+**The evidence check.** Sharing a word is not evidence: "a good recipe for
+apple strudel" shares "good" (stemmed "goods") with goods-issue passages. Each
+informative term of the question (analyzer terms without stopwords) weighs its
+BM25 idf in the searched packs, so rare terms say more about the subject than
+common ones; a term that occurs nowhere in those packs (``strudel``, ``PFCG``)
+weighs the most a term can, and is uncovered by definition. A passage covers
+the terms in its text, heading path or title. There is evidence when
+
+- the best ``MAX_JOINED`` passages together cover at least
+  ``MIN_JOINED_COVERAGE`` of the question's weight (a question of several parts
+  may be answered by several passages);
+- every identifier the question names (incident and change numbers,
+  transaction codes, job, message and document ids, numbers; adjacent ones as
+  one run, "ZTW_EDI 017") occurs verbatim, case aside, in one passage, and a
+  passage naming it covers at least ``MIN_ANCHORED_COVERAGE``: a question about
+  INC-2026-0427 is not answered by INC-2026-0412;
+- no capitalised name inside the question (Poland) is one the packs never use.
+
+The thresholds were
+calibrated on the tuning half of the demo question set; the distributions are
+in docs/retrieval-quality.md.
+
+**The passages issued.** When there is evidence, the first ``REFERENCES_PER_RUN``
+hits (in ranking order) that carry some of the question's weight; when there
+is none, no passage at all.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from portal.search.analysis import STOPWORDS
+
+REFERENCES_PER_RUN = 8
+# Hits read before the ones carrying none of the question's weight are dropped, so up to 8 remain.
+CANDIDATES_PER_RUN = 2 * REFERENCES_PER_RUN
+
+# Calibrated on the tuning half (docs/retrieval-quality.md, "The evidence check").
+# The best MAX_JOINED passages together must cover this share of the question's weight ...
+MIN_JOINED_COVERAGE = 0.15
+MAX_JOINED = 3
+# ... and for each identifier the question names, a passage naming it must cover this share.
+MIN_ANCHORED_COVERAGE = 0.3
+
+Tokenizer = Callable[[str], list[str]]
+
+# A token of letters, digits and joiners, as identifiers are written: INC-2026-0266, VL02N,
+# Z_PP_CONF_IDOC_PROCESS, R26.04, 2026-03-14.
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.][A-Za-z0-9]+)*")
+
+
+class Searched(Protocol):
+    """A search hit as the evidence check reads it (``portal.search.service.SearchHit``)."""
+
+    text: str
+    document_title: str
+    heading_path: str
+
+
+def is_identifier(token: str) -> bool:
+    """Whether a question's token names one thing: it mixes letters and digits (INC-2026-0266,
+    VL02N, TW30, P4), joins words with ``_`` (ZTW_EDI), is a number of two or more digits
+    (IDoc status 51, message 017), or is an upper-case code of four or more letters (PFCG).
+    Three-letter upper-case words (KBP, ERP) are identifiers only where the packs use them:
+    see ``choose``."""
+    letters = any(c.isalpha() for c in token)
+    digits = sum(c.isdigit() for c in token)
+    if "_" in token or (letters and digits):
+        return True
+    if not letters:
+        return digits >= 2
+    return len(token) >= 4 and token.isupper() and token.isalpha()
+
+
+def _is_acronym(token: str) -> bool:
+    return len(token) == 3 and token.isupper() and token.isalpha()
+
+
+def _is_proper_noun(token: str, at_start: bool) -> bool:
+    """A capitalised word inside a sentence (Poland, Reykjavik): it names a place, a company, a thing."""
+    return (not at_start and len(token) > 2 and token[0].isupper() and token[1:].islower() and token.isalpha()
+            and token.casefold() not in STOPWORDS)
+
+
+def _proper_nouns(question: str) -> list[str]:
+    """The capitalised words of ``question`` that do not start one of its sentences."""
+    return [m.group() for m in _TOKEN.finditer(question)
+            if _is_proper_noun(m.group(), not question[:m.start()].strip()
+                               or question[:m.start()].rstrip()[-1] in ".?!:;\"'“‘(")]
+
+
+def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: False) -> list[list[str]]:
+    """The identifiers ``question`` names, adjacent ones joined into one run (``ZTW_EDI 017``,
+    ``FS-SD-030 REQ-09``): a run names one thing, so its parts must occur in one passage.
+    ``known(token)`` says whether the searched packs contain a three-letter acronym."""
+    runs: list[list[str]] = []
+    previous_end = -1
+    for match in _TOKEN.finditer(question):
+        token = match.group()
+        if not (is_identifier(token) or (_is_acronym(token) and known(token))):
+            previous_end = -1
+            continue
+        gap = question[previous_end:match.start()] if previous_end >= 0 else None
+        if runs and gap is not None and not gap.strip():
+            if token.casefold() not in (t.casefold() for t in runs[-1]):
+                runs[-1].append(token)
+        elif not any(token.casefold() == t.casefold() for run in runs for t in run):
+            runs.append([token])
+        previous_end = match.end()
+    return runs
+
+
+def identifiers(question: str) -> list[str]:
+    """The identifiers ``question`` names, in order, each once."""
+    return [token for run in identifier_runs(question) for token in run]
+
+
+def names(text: str, identifier: str) -> bool:
+    """Whether ``identifier`` occurs in ``text`` verbatim (case aside) as a whole token. A field
+    named as ``TABLE-FIELD`` (ZTW_CRED_LOG-EXPOSURE) may also be named by its table and field apart."""
+    if _occurs(text, identifier):
+        return True
+    field_of = _TABLE_FIELD.match(identifier)
+    return field_of is not None and _occurs(text, field_of.group(1)) and _occurs(text, field_of.group(2))
+
+
+_TABLE_FIELD = re.compile(r"^([A-Za-z0-9]+_[A-Za-z0-9_]+)-([A-Za-z0-9_]+)$")
+
+
+def _occurs(text: str, token: str) -> bool:
+    pattern = rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])"
+    return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+def idf(passages: int, doc_freq: int) -> float:
+    """BM25's idf (as Lucene computes it); a term in no passage gets the largest value there is."""
+    return math.log(1 + (passages - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+def term_weights(terms: Sequence[str], passages: int, doc_freqs: dict[str, int]) -> dict[str, float]:
+    """Each distinct question term's weight: its idf in the searched packs."""
+    return {term: idf(passages, doc_freqs.get(term, 0)) for term in dict.fromkeys(terms)}
+
+
+def searched_text(hit: Searched) -> str:
+    """What the index matched for a passage: title, heading path and text."""
+    return "\n".join(part for part in (hit.document_title, hit.heading_path, hit.text) if part)
+
+
+@dataclass
+class Choice:
+    """The evidence verdict and the hits issued (indexes into the hits given), best first."""
+
+    evidence: bool
+    issued: list[int] = field(default_factory=list)
+    coverage: float = 0.0  # the best single passage's share of the question's weight
+    joined_coverage: float = 0.0  # the best few passages' together
+    anchored_coverage: float = 1.0  # for a question naming identifiers: the weakest run's best passage's share
+    missing_identifiers: list[str] = field(default_factory=list)
+    unknown_names: list[str] = field(default_factory=list)  # proper nouns the packs never mention
+    uncovered: list[str] = field(default_factory=list)  # question terms no candidate contains
+    weights: dict[str, float] = field(default_factory=dict)
+
+
+def choose(question: str, terms: Sequence[str], passages: int, doc_freqs: dict[str, int],
+           hits: Sequence[Searched], tokenize: Tokenizer, limit: int = REFERENCES_PER_RUN) -> Choice:
+    """The evidence check and the passages issued for ``question`` (see the module's docstring).
+
+    ``terms`` are the question's analyzed terms (``analysis.question_terms``);
+    ``passages`` and ``doc_freqs`` the searched packs' statistics for them;
+    ``tokenize`` turns a passage into the same kind of terms.
+    """
+    weights = term_weights(terms, passages, doc_freqs)
+    total = sum(weights.values())
+
+    def in_packs(token: str) -> bool:
+        return any(doc_freqs.get(t, 0) for t in tokenize(token))
+
+    runs = identifier_runs(question, known=in_packs)
+    unknown = [token for token in _proper_nouns(question) if not in_packs(token)]
+    if not total or not hits:
+        return Choice(False, weights=weights, uncovered=list(weights), unknown_names=unknown,
+                      missing_identifiers=[" ".join(r) for r in runs])
+    texts = [searched_text(hit) for hit in hits]
+    _prefetch(tokenize, texts)
+    covered = [set(tokenize(text)) & weights.keys() for text in texts]
+    shares = [sum(weights[t] for t in c) / total for c in covered]
+    joined = _joined_share(covered, weights, total)
+    anchored = 1.0
+    missing = []
+    for run in runs:
+        holding = [share for text, share in zip(texts, shares) if all(names(text, token) for token in run)]
+        if not holding:
+            missing.append(" ".join(run))
+        anchored = min(anchored, max(holding, default=0.0))
+    uncovered = [t for t in weights if not any(t in c for c in covered)]
+    best = max(shares)
+    evidence = (not missing and not unknown and anchored >= MIN_ANCHORED_COVERAGE
+                and joined >= MIN_JOINED_COVERAGE)
+    issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
+    return Choice(evidence, issued, round(best, 4), round(joined, 4), round(anchored, 4), missing, unknown,
+                  uncovered, weights)
+
+
+def _joined_share(covered: list[set[str]], weights: dict[str, float], total: float) -> float:
+    """The share of the weight the best ``MAX_JOINED`` passages cover together (chosen greedily)."""
+    union: set[str] = set()
+    for _ in range(MAX_JOINED):
+        gain, best = max(((sum(weights[t] for t in c - union), i) for i, c in enumerate(covered)), default=(0, None))
+        if not gain:
+            break
+        union |= covered[best]
+    return sum(weights[t] for t in union) / total
+
+
+def _prefetch(tokenize: Tokenizer, texts: list[str]) -> None:
+    """Let a caching tokenizer (``analysis.TermCache``) analyse these texts in one call."""
+    prefetch = getattr(tokenize, "prefetch", None)
+    if prefetch is not None:
+        prefetch(texts)

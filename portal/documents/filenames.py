@@ -1,0 +1,56 @@
+"""File names: what an upload may be called, and the name a download is given. One rule for both.
+
+A name's folder part is dropped (some browsers and scripts send a whole path).
+A name holding a control character (NUL, a line break, an escape …) or a
+text-direction mark (U+202E and the other bidirectional controls, which can make
+``gnp.exe`` read as ``exe.png``) is refused at upload, naming the character:
+such a name is broken or meant to deceive, and cleaning it would store a name
+nobody chose. Downloads use ``download_name``, which removes the same
+characters and every other invisible format character, so names stored before
+this rule are served safely too; Werkzeug writes the RFC 6266 ``filename*``
+for a name that is not ASCII.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from portal.errors import Refused
+
+# Unicode's bidirectional controls (marks, embeddings, overrides, isolates).
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+FALLBACK_DOWNLOAD_NAME = "download"
+
+
+def base_name(name: str) -> str:
+    """The name without any folder part (``/`` or ``\\`` separated)."""
+    return re.split(r"[\\/]", name)[-1]
+
+
+def _refused_character(character: str) -> bool:
+    return unicodedata.category(character) == "Cc" or character in BIDI_CONTROLS
+
+
+def upload_name(name: str) -> str:
+    """The name an upload is stored under; raise ``Refused`` when it holds a forbidden character."""
+    name = base_name(name)
+    for position, character in enumerate(name, start=1):
+        if _refused_character(character):
+            what = unicodedata.name(character, "a control character")
+            raise Refused("bad_name", f"The file name holds U+{ord(character):04X} ({what}) at character "
+                                      f"{position}: control characters and text-direction marks cannot be part "
+                                      "of a file name. Rename the file and upload it again.")
+    return name
+
+
+def shown_name(name: str) -> str:
+    """A name as it may be shown (a refusal's outcome line): forbidden characters as U+FFFD."""
+    return "".join("\ufffd" if _refused_character(c) else c for c in name)
+
+
+def download_name(name: str | None) -> str:
+    """The name a download is offered under: no folder part, no control or invisible format character."""
+    kept = "".join(c for c in base_name(name or "") if unicodedata.category(c) not in ("Cc", "Cf"))
+    kept = kept.strip().lstrip(".")
+    return kept or FALLBACK_DOWNLOAD_NAME

@@ -1,0 +1,188 @@
+"""Asking an agent: one path from the question to the stored run and its receipt.
+
+The question is analysed once (``analysis.question_terms``); those terms build
+the BM25 query over exactly the agent's granted packs (their statistics alone,
+at most 3 passages per document) and, with the packs' own document
+frequencies, weigh the evidence check in ``portal.answers.evidence``, which
+decides whether there is evidence and which passages (at most 8) are issued
+as numbered references. ``portal.answers.grounding`` then applies the agent's
+mode, and the run is stored with its receipt (each issued passage exactly as
+issued) — and, for a chat turn, its conversation — in one transaction, after
+the answer, so the database is never locked while a model answers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+
+from flask import current_app
+
+from portal.answers import evidence
+from portal.answers.grounding import Outcome, answer_question
+from portal.answers.model_client import ChatClient
+from portal.answers.references import Reference
+from portal.db import database
+from portal.errors import Refused
+from portal.models import Agent, Conversation, Figure, Pack, Run, RunReference, User, utcnow
+from portal.search.analysis import TermCache, question_terms
+from portal.search.service import SearchHit, search_packs
+
+REFERENCES_PER_RUN = evidence.REFERENCES_PER_RUN
+MAX_QUESTION_CHARS = 2_000
+
+FIGURE_MARKER_RE = re.compile(r"\[Figure (\d+): ([^\]\n]*)\]")
+
+
+def checked_question(question: str) -> str:
+    question = (question or "").strip()
+    if not question:
+        raise Refused("empty_question", "Ask a question: the text was empty.")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise Refused("question_too_long", f"A question is at most {MAX_QUESTION_CHARS:,} characters; "
+                                           f"this one has {len(question):,}.")
+    return question
+
+
+def model_client() -> ChatClient | None:
+    """The configured OpenAI-compatible model, or None for the built-in extractive answerer."""
+    config = current_app.config
+    if not config.get("CAIRN_MODEL_BASE_URL"):
+        return None
+    return ChatClient(config["CAIRN_MODEL_BASE_URL"], config.get("CAIRN_MODEL_API_KEY") or "",
+                      config["CAIRN_MODEL_NAME"], float(config["CAIRN_MODEL_TIMEOUT"]))
+
+
+@dataclass
+class Retrieval:
+    """What an agent gets for a question: the verdict, the issued hits (best first), and the term weights."""
+
+    choice: evidence.Choice
+    hits: list[SearchHit]
+
+    @property
+    def issued(self) -> list[SearchHit]:
+        return [self.hits[i] for i in self.choice.issued]
+
+
+def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, tokenize=None) -> Retrieval:
+    """Search the agent's granted packs (``packs``, when the caller has read them) and apply the evidence
+    check; nothing is stored."""
+    packs = list(agent.granted_packs()) if packs is None else packs
+    terms = question_terms(question)
+    results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms)
+    choice = evidence.choose(question, terms, results.passages, results.doc_freqs, results.hits,
+                             tokenize=tokenize or TermCache())
+    return Retrieval(choice, results.hits)
+
+
+def issued_hits(agent: Agent, question: str) -> list[SearchHit]:
+    """The passages ``agent`` is given for ``question`` now, best first (none without evidence)."""
+    return retrieve(agent, question).issued
+
+
+@dataclass
+class _Issued:
+    """A reference as issued, with what the receipt keeps besides it."""
+
+    reference: Reference
+    document_id: str
+    figures: list[dict]
+
+
+@dataclass
+class Answered:
+    """A question answered by an agent, not yet stored: what ``ask`` records as a run."""
+
+    outcome: Outcome
+    issued: list[_Issued]
+    searched: list[dict]  # the packs searched, {"slug", "title"}, as they were at the time
+    timings: dict[str, float]
+
+
+def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answered:
+    """Retrieval over the agent's granted packs, the evidence check and the grounded answer, stored nowhere.
+
+    ``ask`` stores what this returns; ``cairn eval``'s regression cases call it with no model.
+    """
+    started = time.perf_counter()
+    tokenize = TermCache()  # shared: each text is analysed once per question
+    packs = list(agent.granted_packs())
+    retrieval = retrieve(agent, question, packs, tokenize)
+    issued = _issue(retrieval.issued)
+    retrieval_ms = _elapsed_ms(started)
+    outcome = answer_question(agent.mode, question, agent.instructions, [i.reference for i in issued],
+                              no_evidence=not issued, client=client, tokenize=tokenize,
+                              weights=retrieval.choice.weights)
+    timings = {"retrieval_ms": retrieval_ms}
+    timings.update((k, v) for k, v in outcome.timings.items() if k != "total_ms")
+    timings["answer_ms"] = outcome.timings.get("total_ms", 0.0)
+    timings["total_ms"] = _elapsed_ms(started)
+    return Answered(outcome, issued, [{"slug": p.slug, "title": p.title} for p in packs], timings)
+
+
+def ask(agent: Agent, user: User | None, question: str, conversation: Conversation | None = None) -> Run:
+    """Answer ``question`` as ``agent`` for ``user`` (None: the command line) and store the run.
+
+    ``conversation``: the chat the run is a turn of; an unsaved one is created
+    with the run, in the same transaction (a conversation exists only once it
+    has an answer).
+    """
+    question = checked_question(question)
+    answered = answer_for(agent, question, model_client())
+    outcome = answered.outcome
+    now = utcnow()
+    with database().atomic():
+        if conversation is not None:
+            if conversation.id is None:
+                conversation.created_at = now
+            conversation.updated_at = now
+            conversation.save()
+        run = Run.create(created_at=now, agent=agent, agent_slug=agent.slug, agent_name=agent.name, user=user,
+                         question=question, answer=outcome.answer, status=outcome.status, mode=agent.mode,
+                         model=outcome.model, model_called=outcome.called_model,
+                         warnings_json=json.dumps(outcome.warnings), timings_json=json.dumps(answered.timings),
+                         cited_json=json.dumps(outcome.cited), answer_basis=outcome.basis,
+                         searched_packs_json=json.dumps(answered.searched), conversation=conversation)
+        rows = [_receipt_row(run, item) for item in answered.issued]
+        if rows:
+            RunReference.insert_many(rows).execute()
+    return run
+
+
+def _issue(hits: list[SearchHit]) -> list[_Issued]:
+    """Number the hits 1..n as references, each with its document's key and its figures.
+
+    The hits were read from the database by the search; only figures, when a
+    passage marks some, are read here.
+    """
+    marked = {h.passage_id: FIGURE_MARKER_RE.findall(h.text) for h in hits}
+    revisions = {h.revision_id for h in hits if marked[h.passage_id]}
+    figures = {(f.revision_id, f.number): f.id for f in
+               Figure.select(Figure.id, Figure.revision, Figure.number).where(Figure.revision.in_(revisions))
+               } if revisions else {}
+    issued = []
+    for n, hit in enumerate(hits, start=1):
+        reference = Reference(
+            n=n, passage_id=hit.passage_id, document_id=hit.document_pk, document_title=hit.document_title,
+            pack=hit.pack, pack_title=hit.pack_title, version=hit.version, page=hit.page,
+            heading_path=hit.heading_path, line_start=hit.line_start, line_end=hit.line_end, text=hit.text)
+        figure_rows = [{"number": int(number), "label": label, "figure_id": figures.get((hit.revision_id, int(number)))}
+                       for number, label in marked[hit.passage_id]]
+        issued.append(_Issued(reference, hit.document_id, figure_rows))
+    return issued
+
+
+def _receipt_row(run: Run, item: _Issued) -> dict:
+    ref = item.reference
+    return {"run": run.id, "n": ref.n, "passage_id": ref.passage_id, "pack_slug": ref.pack,
+            "pack_title": ref.pack_title, "document_pk": ref.document_id, "document_id": item.document_id,
+            "document_title": ref.document_title, "version": ref.version, "page": ref.page,
+            "heading_path": ref.heading_path, "line_start": ref.line_start, "line_end": ref.line_end,
+            "text": ref.text, "figures_json": json.dumps(item.figures)}
+
+
+def _elapsed_ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)

@@ -1,0 +1,36 @@
+"""In Chromium: a document whose figure label carries htmx attributes is opened by an administrator.
+Nothing is sent on the reader's behalf, and the document it aimed at still exists."""
+
+from __future__ import annotations
+
+from browser_helpers import sign_in
+from playwright.sync_api import expect
+from test_viewer import LABEL, PAYLOAD, hostile_word
+
+from helpers import PASSWORD
+from portal.documents import services
+from portal.models import Document
+
+
+def test_opening_a_hostile_document_sends_nothing_and_deletes_nothing(page, pack, users):
+    victim = services.upload_file(pack, "victim.md", b"# Victim\n\nKeep this document.\n", None).document
+    services.upload_file(pack, "zorblax.md", f"# Zorblax\n\nCalibrate the gauge.\n\n{PAYLOAD}\n".encode(), None)
+    services.upload_file(pack, "zorblax-word.docx", hostile_word(), None)
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    expect(page.locator("nav")).to_be_visible()
+
+    sent: list[tuple[str, str]] = []
+    page.on("request", lambda request: sent.append((request.method, request.url)))
+    labels = []
+    for doc_id in ("zorblax", "zorblax-word"):
+        page.goto(f"/packs/ops/documents/{doc_id}")
+        figure = page.locator(".doc-body .figure img")
+        expect(figure).to_be_attached()
+        # htmx processed the page on DOMContentLoaded, before goto returned; ask it to look once more.
+        page.evaluate("() => htmx.process(document.body)")
+        labels.append((figure.get_attribute("alt"), page.locator(".figure-caption").inner_text()))
+    assert [url for method, url in sent if method != "GET"] == []
+    assert Document.get_by_id(victim.id).deleted_at is None
+    assert labels == [(LABEL, f"Figure 1: {LABEL}")] * 2
+    page.goto("/packs/ops/documents/victim")
+    expect(page.locator(".doc-head h1")).to_have_text("Victim")

@@ -1,0 +1,160 @@
+"""Concurrent writers over real HTTP: a conflict is a clear refusal, never a 500.
+
+The app is served by werkzeug on a loopback port from a thread; each person is
+a requests session signed in through the login form; their requests are
+released together by a barrier, several rounds, and the tests check the status
+codes and what the database holds afterwards. Runs on SQLite and, with
+CAIRN_TEST_DATABASE_URL, on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import pytest
+import requests
+from werkzeug.serving import make_server
+
+from helpers import PASSWORD, SPOOL
+from portal.agents.services import create_agent
+from portal.auth.services import create_user
+from portal.chat.services import start_conversation
+from portal.documents import services as documents
+from portal.models import Document, Feedback, Revision
+
+ROUNDS = 5
+RATERS = 20
+CONFLICT = "This document changed while you were working"
+CONCURRENT_UPLOAD = "was stored by another upload a moment ago"
+
+
+@pytest.fixture
+def server(app):
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(5)
+
+
+def signed_in(server: str, email: str) -> requests.Session:
+    session = requests.Session()
+    response = session.post(f"{server}/login", data={"email": email, "password": PASSWORD}, allow_redirects=False)
+    assert response.status_code == 302, response.text
+    return session
+
+
+def together(requests_to_send: list[Callable[[], requests.Response]]) -> list[requests.Response]:
+    """Send each request from its own thread, all released at the same moment."""
+    barrier = threading.Barrier(len(requests_to_send))
+    responses: list[requests.Response | BaseException | None] = [None] * len(requests_to_send)
+
+    def send(number: int) -> None:
+        barrier.wait()
+        try:
+            responses[number] = requests_to_send[number]()
+        except BaseException as error:  # reported below, with the others
+            responses[number] = error
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(len(requests_to_send))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    failed = [r for r in responses if not isinstance(r, requests.Response)]
+    assert not failed, failed
+    return responses
+
+
+@pytest.fixture
+def admins(app, server, users):
+    second = create_user("second-admin@example.test", PASSWORD, {"PlatformAdmin"})
+    return [signed_in(server, users["PlatformAdmin"].email), signed_in(server, second.email)]
+
+
+def test_two_admins_saving_the_same_version_get_one_save_and_one_conflict(server, admins, pack):
+    document = documents.upload_file(pack, "notes.md", b"# Notes\n\nFirst text.\n", None).document
+    address = f"{server}/packs/{pack.slug}/documents/{document.doc_id}/edit"
+    for round_number in range(ROUNDS):
+        version = Document.get_by_id(document.id).current_version
+        texts = [f"# Notes\n\nRound {round_number}, saved by admin {n}.\n" for n in range(2)]
+        responses = together([
+            lambda session=session, text=text: session.post(
+                address, data={"text": text, "expected_version": str(version)}, allow_redirects=False)
+            for session, text in zip(admins, texts)])
+
+        assert sorted(r.status_code for r in responses) == [303, 409], [r.text[:300] for r in responses]
+        loser = next(r for r in responses if r.status_code == 409)
+        assert CONFLICT in loser.text
+        winner = texts[[r.status_code for r in responses].index(303)]
+        fresh = Document.get_by_id(document.id)
+        assert fresh.current_version == version + 1
+        assert fresh.current_revision().text == winner
+
+
+def test_two_uploads_of_the_same_new_file_make_one_document_never_a_500(server, admins, pack):
+    """Overlapping, the later one is refused; one after the other, the later one is version 2."""
+    address = f"{server}/packs/{pack.slug}/documents"
+    for round_number in range(ROUNDS):
+        name = f"runbook-{round_number}.md"
+        contents = [f"# Runbook {round_number}\n\nWritten by admin {n}.\n".encode() for n in range(2)]
+        responses = together([
+            lambda session=session, content=content: session.post(
+                address, files={"files": (name, content, "text/markdown")}, allow_redirects=False)
+            for session, content in zip(admins, contents)])
+
+        statuses = sorted(r.status_code for r in responses)
+        assert statuses in ([200, 200], [200, 422]), [r.text[:300] for r in responses]
+        stored = list(Document.select().where((Document.pack == pack) & (Document.doc_id == f"runbook-{round_number}")))
+        assert len(stored) == 1
+        revisions = Revision.select().where(Revision.document == stored[0]).count()
+        if statuses == [200, 422]:
+            assert CONCURRENT_UPLOAD in next(r for r in responses if r.status_code == 422).text
+            assert (stored[0].current_version, revisions) == (1, 1)
+        else:
+            assert (stored[0].current_version, revisions) == (2, 2)
+
+
+@pytest.mark.parametrize("name_exists", [False, True])
+def test_an_upload_overtaken_between_its_checks_and_its_transaction_is_refused(app, pack, monkeypatch, name_exists):
+    """The other upload commits exactly while this one splits its passages (after reading the document)."""
+    if name_exists:
+        documents.upload_file(pack, "runbook.md", b"# Runbook\n\nFirst version.\n", None)
+    split_passages = documents.split_passages
+
+    def overtaken(text, kind):
+        monkeypatch.setattr(documents, "split_passages", split_passages)
+        assert documents.upload_file(pack, "runbook.md", b"# Runbook\n\nThe other upload.\n", None).accepted
+        return split_passages(text, kind)
+
+    monkeypatch.setattr(documents, "split_passages", overtaken)
+    outcome = documents.upload_file(pack, "runbook.md", b"# Runbook\n\nThis upload.\n", None)
+
+    assert outcome.refused.reason == "conflict" and CONCURRENT_UPLOAD in outcome.refused.message
+    stored = Document.get(Document.doc_id == "runbook")
+    assert stored.current_version == (2 if name_exists else 1)
+    assert "The other upload." in stored.current_revision().text
+
+
+def test_twenty_members_rating_their_answers_at_once_all_succeed(app, server, pack):
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"])
+    members = [create_user(f"member{n}@example.test", PASSWORD, {"Member"}, "Acme Test Co") for n in range(RATERS)]
+    answers = [start_conversation(member, agent, "How do I delete old spool requests?")[1] for member in members]
+    sessions = [signed_in(server, member.email) for member in members]
+
+    for round_number in range(3):
+        forms = [{"rating": "helpful"} if (n + round_number) % 2 else
+                 {"rating": "not_helpful", "reasons": ["incorrect"], "note": f"round {round_number}"}
+                 for n in range(RATERS)]
+        responses = together([
+            lambda session=session, run=run, form=form: session.post(
+                f"{server}/chat/answers/{run.id}/feedback", data=form, allow_redirects=False)
+            for session, run, form in zip(sessions, answers, forms)])
+
+        assert [r.status_code for r in responses] == [303] * RATERS, [r.text[:300] for r in responses if
+                                                                        r.status_code != 303]
+        saved = {f.run_id: f.rating for f in Feedback.select()}
+        assert saved == {run.id: form["rating"] for run, form in zip(answers, forms)}

@@ -1,0 +1,238 @@
+"""A `cairn ingest` killed with SIGKILL at random points loses nothing it committed.
+
+A child process ingests many small generated files (each with a word of its
+own; some are Word files with figures, so figure files are written) and is
+killed after a random number of its printed lines, several rounds in a row.
+After each kill the next `cairn` command catches up; then every document the
+database holds must be found by a search for its own word, and every file
+under the data folder must belong to a row (and every row's file must exist).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from helpers import POSTGRES_URL, empty_postgres
+from portal.models import Pack
+from resources.make_fixtures import add_picture, docx_bytes, image_bytes
+
+CAIRN = [sys.executable, "-m", "portal.cli"]
+WORKTREE = Path(__file__).resolve().parents[1]
+FILES = 24
+ROUNDS = 3
+
+
+def unique_word(number: int) -> str:
+    """Letters only, the same length for every file: no word is another's stem or prefix."""
+    letters = "".join("bcdfghjklmnp"[int(digit)] for digit in f"{number:03d}")
+    return f"qz{letters}vq"
+
+
+def write_files(folder: Path, count: int = FILES) -> dict[str, str]:
+    """The files to ingest; returns document id → its unique word."""
+    words = {}
+    for number in range(count):
+        word = unique_word(number)
+        doc_id = f"crash-{number:03d}"
+        words[doc_id] = word
+        if number % 6 == 0:
+            def build(document, word=word, number=number):
+                document.add_heading(f"Figure notes {number}", level=1)
+                document.add_paragraph(f"The {word} diagram shows the message path.")
+                add_picture(document, image_bytes(96, 64, color=(number * 5 % 255, 90, 160)), alt=f"Path {number}")
+                add_picture(document, image_bytes(64, 96, color=(40, number * 5 % 255, 90)), alt=f"Chart {number}")
+
+            (folder / f"{doc_id}.docx").write_bytes(docx_bytes(build))
+        else:
+            (folder / f"{doc_id}.md").write_text(f"# Note {number}\n\nThe {word} queue drains at night.\n")
+    return words
+
+
+@pytest.fixture
+def env(tmp_path):
+    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(WORKTREE)}
+    env.pop("DATABASE_URL", None)
+    if POSTGRES_URL:
+        env["DATABASE_URL"] = POSTGRES_URL
+        empty_postgres(POSTGRES_URL)
+    return env
+
+
+def cairn(env, *args: str) -> subprocess.CompletedProcess:
+    result = subprocess.run(CAIRN + list(args), env=env, capture_output=True, text=True, cwd=WORKTREE, timeout=120)
+    assert result.returncode == 0, result.stderr + result.stdout
+    return result
+
+
+def ingest_until_killed(env, files: list[Path], stores_before_kill: int) -> list[dict]:
+    """Run `cairn ingest` and SIGKILL it once it has printed ``stores_before_kill`` new stores.
+
+    Returns the lines it printed. Waits on the child's output only, never on time; a child
+    that ends on its own (finished, or failed) fails the test with what it wrote to stderr.
+    """
+    with tempfile.TemporaryFile() as stderr:
+        child = subprocess.Popen(CAIRN + ["ingest", "crash", "--json", *map(str, files)], env=env, cwd=WORKTREE,
+                                 stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
+        lines, stores = [], 0
+        try:
+            for raw in child.stdout:
+                line = json.loads(raw)
+                lines.append(line)
+                stores += line["status"] == "accepted" and line["message"] is None
+                if stores >= stores_before_kill:
+                    os.killpg(child.pid, signal.SIGKILL)  # its Word reader children too
+                    break
+        finally:
+            child.stdout.close()
+            child.wait(timeout=60)
+        stderr.seek(0)
+        assert child.returncode == -signal.SIGKILL, stderr.read().decode(errors="replace")
+    return lines
+
+
+@contextmanager
+def portal_app(env):
+    """The portal on the test's data folder and database, in this process."""
+    from portal import create_app
+
+    app = create_app({"CAIRN_DATA_DIR": env["CAIRN_DATA_DIR"], "DATABASE_URL": env.get("DATABASE_URL"),
+                      "SECRET_KEY": "test-secret", "CAIRN_REPAIR_INDEX_ON_START": False})
+    try:
+        with app.app_context():
+            yield app
+    finally:
+        app.extensions["cairn_indexes"].close()
+        app.config["DATABASE"].close()
+
+
+def create_crash_pack(env) -> None:
+    from portal.migrate import migrate
+    from portal.packs.services import create_pack
+
+    with portal_app(env) as app:
+        migrate(app.config["DATABASE"])
+        create_pack("crash", "Crash test")
+
+
+def check_database_and_index(env, words: dict[str, str]) -> int:
+    """Every stored document is found by its word; files and rows match. Returns how many documents."""
+    from portal.models import Document, Figure, Revision
+    from portal.search.service import search_packs
+
+    with portal_app(env):
+        pack = Pack.get(Pack.slug == "crash")
+        stored = [d.doc_id for d in Document.select().where((Document.pack == pack)
+                                                             & Document.deleted_at.is_null())]
+        missing = [doc_id for doc_id in stored
+                   if doc_id not in {hit.document_id for hit in search_packs([pack], words[doc_id]).hits}]
+        assert not missing, f"stored but not searchable: {missing}"
+
+        named = ({p for (p,) in Revision.select(Revision.original_path)
+                  .where(Revision.original_path.is_null(False)).tuples()}
+                 | {p for (p,) in Figure.select(Figure.path).tuples()})
+        on_disk = files_on_disk(Path(env["CAIRN_DATA_DIR"]) / "files")
+        assert on_disk - named == set(), "files that belong to no row"
+        assert named - on_disk == set(), "rows whose file is missing"
+        return len(stored)
+
+
+def files_on_disk(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()} if root.exists() else set()
+
+
+def test_killed_ingests_leave_everything_committed_searchable_and_no_stray_files(env, tmp_path):
+    seed = int.from_bytes(os.urandom(4), "big")
+    rng = random.Random(seed)
+    folder = tmp_path / "incoming"
+    folder.mkdir()
+    words = write_files(folder)
+    files = sorted(folder.iterdir())
+    create_crash_pack(env)
+
+    stored = 0
+    for round_number in range(ROUNDS):
+        kill_after = rng.randint(1, 6)  # at most 18 in all: each round is killed before the end
+        lines = ingest_until_killed(env, files, kill_after)
+        assert all(line["status"] == "accepted" for line in lines), lines
+        cairn(env, "packs", "list")  # any command catches up at start
+        now = check_database_and_index(env, words)
+        # Each line is printed once its file is stored: at most the file after the last line was in flight.
+        assert stored + kill_after <= now <= stored + kill_after + 1, f"seed {seed}, round {round_number}"
+        stored = now
+
+    # The same ingest, run to its end, makes every accepted file searchable.
+    cairn(env, "ingest", "crash", "--json", *map(str, files))
+    assert check_database_and_index(env, words) == FILES, f"seed {seed}"
+
+
+# A child that stores one file (or deletes one document) and kills itself with SIGKILL at one exact step.
+KILLED_AT = """
+import os, signal, sys
+from portal import create_app
+
+def killed(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+step, path = sys.argv[1], sys.argv[2]
+app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
+with app.app_context():
+    from portal import storage
+    from portal.documents import services
+    from portal.models import Document, Pack
+    from portal.search import index, service
+
+    if step == "files written, transaction open":
+        services._create_passages = killed
+    elif step == "committed, index not written":
+        service.index_changes = killed
+    elif step == "index committed, its pending rows not deleted":
+        commit = index.IndexStore._commit
+        index.IndexStore._commit = staticmethod(lambda writer, *commit_data: (commit(writer, *commit_data), killed()))
+    elif step == "deleted, files not removed":
+        storage.remove_tree = killed
+    pack = Pack.get(Pack.slug == "crash")
+    if step.startswith("deleted"):
+        document = Document.get(Document.doc_id == os.path.splitext(os.path.basename(path))[0])
+        services.delete_document(document, document.current_version)
+    else:
+        with open(path, "rb") as handle:
+            services.upload_file(pack, os.path.basename(path), handle.read(), None)
+"""
+
+
+@pytest.mark.parametrize("step", ["files written, transaction open", "committed, index not written",
+                                  "index committed, its pending rows not deleted", "deleted, files not removed"])
+def test_a_process_killed_at_each_step_of_a_change_leaves_nothing_for_the_next_start_to_miss(env, tmp_path, step):
+    from portal.documents.services import upload_file
+
+    folder = tmp_path / "incoming"
+    folder.mkdir()
+    words = write_files(folder, count=2)
+    word_file, text_file = folder / "crash-000.docx", folder / "crash-001.md"  # number 0 has figures
+    create_crash_pack(env)
+    with portal_app(env):
+        pack = Pack.get(Pack.slug == "crash")
+        for path in [text_file, word_file] if step.startswith("deleted") else [text_file]:
+            assert upload_file(pack, path.name, path.read_bytes(), None).accepted
+
+    child = subprocess.run([sys.executable, "-c", KILLED_AT, step, str(word_file)], env=env, cwd=WORKTREE,
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    if step.startswith(("files written", "deleted")):
+        files = Path(env["CAIRN_DATA_DIR"]) / "files"
+        assert any(path.name.startswith("figure-") for path in files.rglob("*"))  # left behind, for now
+
+    cairn(env, "packs", "list")  # any command catches up at start
+
+    stored = check_database_and_index(env, words)
+    assert stored == (2 if step.startswith(("committed", "index committed")) else 1)
