@@ -13,6 +13,11 @@ plus a top-8 search, with no Python work on the results. Each query's time is
 its best of ``--rounds`` runs. Target: p95 of (a) at most 1.3 times p95 of (b).
 "Same top score" counts queries whose best hit has the identical score in (a)
 and (b): both rank with the same BM25 over the same statistics.
+
+The passages are indexed with their vectors (the packaged embedding model), and
+(c) ``Searcher.search_hybrid`` is timed in the same rounds: embedding the query,
+the BM25 and KNN pools, RRF and the cap. Target: p95 of (c) at most 3 times p95
+of (a). ``--no-vectors`` indexes without vectors and skips (c).
 """
 
 from __future__ import annotations
@@ -26,12 +31,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from portal.search import jvm
+from portal.search import embedding, jvm
 from portal.search.analysis import english_analyzer
 from portal.search.index import DEFAULT_B, DEFAULT_K1, FIELD_CONTENTS, IndexedPassage, IndexStore
 from portal.search.searcher import Searcher
 
 TARGET_RATIO = 1.3
+HYBRID_TARGET_RATIO = 3.0
 PASSAGES_PER_DOCUMENT = 10
 ZIPF_EXPONENT = 1.0
 QUERY_SKIPS_TOP_RANKS = 10
@@ -50,6 +56,7 @@ def parse_arguments() -> argparse.Namespace:
                         help="times each query is run; its best time counts (default 5)")
     parser.add_argument("--seed", type=int, default=20240601)
     parser.add_argument("--data-dir", type=Path, help="keep the indexes here instead of a temporary folder")
+    parser.add_argument("--no-vectors", action="store_true", help="index without vectors; time BM25 only")
     return parser.parse_args()
 
 
@@ -133,29 +140,42 @@ def time_call(function, *arguments) -> tuple[float, object]:
     return time.perf_counter() - started, result
 
 
-def time_searches(searcher: Searcher, plain: PlainLucene, slugs: list[str], queries: list[str], rounds: int) -> dict:
-    """Each query's best time over ``rounds``, for (a) and (b) alike.
+def hybrid_search(searcher: Searcher, slugs: list[str], query: str):
+    """What ``search_packs`` does in hybrid mode, minus the database: embed the question, search both halves."""
+    embedder = embedding.shared_embedder()
+    return searcher.search_hybrid(slugs, query, embedding.question_vector(embedder, query),
+                                  model_id=embedder.model_id, floor=embedding.DENSE_FLOOR)
 
-    The two run interleaved per query, alternating which goes first, so caches
-    and drift favour neither; the best of several rounds filters out the other
+
+def time_searches(searcher: Searcher, plain: PlainLucene, slugs: list[str], queries: list[str], rounds: int,
+                  hybrid: bool = True) -> dict:
+    """Each query's best time over ``rounds``, for (a), (b) and (c) alike.
+
+    They run interleaved per query, rotating which goes first, so caches and
+    drift favour none; the best of several rounds filters out the other
     processes of a shared machine, which otherwise dominate the tail.
     """
-    ours, baseline = [float("inf")] * len(queries), [float("inf")] * len(queries)
+    ours, baseline, fused = ([float("inf")] * len(queries) for _ in range(3))
     same_top_score = 0
     for _ in range(rounds):
         same_top_score = 0
         for number, query in enumerate(queries):
-            if number % 2:
-                plain_time, top = time_call(plain.search, query)
-                our_time, result = time_call(searcher.search, slugs, query)
-            else:
-                our_time, result = time_call(searcher.search, slugs, query)
-                plain_time, top = time_call(plain.search, query)
-            ours[number] = min(ours[number], our_time)
-            baseline[number] = min(baseline[number], plain_time)
+            calls = [("a", searcher.search, (slugs, query)), ("b", plain.search, (query,))]
+            if hybrid:
+                calls.append(("c", hybrid_search, (searcher, slugs, query)))
+            shift = number % len(calls)
+            outcome = {}
+            for name, function, arguments in calls[shift:] + calls[:shift]:
+                outcome[name] = time_call(function, *arguments)
+            ours[number] = min(ours[number], outcome["a"][0])
+            baseline[number] = min(baseline[number], outcome["b"][0])
+            if hybrid:
+                fused[number] = min(fused[number], outcome["c"][0])
+            result, top = outcome["a"][1], outcome["b"][1]
             if result.hits and len(top.scoreDocs) and result.hits[0].score == top.scoreDocs[0].score:
                 same_top_score += 1
-    return {"ours": ours, "baseline": baseline, "same_top_score": same_top_score}
+    return {"ours": ours, "baseline": baseline, "hybrid": fused if hybrid else None,
+            "same_top_score": same_top_score}
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -169,6 +189,7 @@ def summarize(args, index_seconds: float, incremental_seconds: float, timings: d
                 "mean": statistics.fmean(samples) * 1000}
 
     ours, baseline = milliseconds(timings["ours"]), milliseconds(timings["baseline"])
+    hybrid = milliseconds(timings["hybrid"]) if timings["hybrid"] else None
     return {
         "passages": args.passages,
         "packs": args.packs,
@@ -184,6 +205,10 @@ def summarize(args, index_seconds: float, incremental_seconds: float, timings: d
         "target_ratio": TARGET_RATIO,
         "target_met": ours["p95"] / baseline["p95"] <= TARGET_RATIO,
         "same_top_score": f"{timings['same_top_score']}/{args.queries}",
+        "hybrid_ms": {k: round(v, 3) for k, v in hybrid.items()} if hybrid else None,
+        "hybrid_p95_ratio_to_searcher": round(hybrid["p95"] / ours["p95"], 3) if hybrid else None,
+        "hybrid_target_ratio": HYBRID_TARGET_RATIO,
+        "hybrid_target_met": hybrid["p95"] / ours["p95"] <= HYBRID_TARGET_RATIO if hybrid else None,
     }
 
 
@@ -198,9 +223,14 @@ def markdown(summary: dict) -> str:
         "|---|---|---|---|",
         f"| (a) Searcher.search | {ours['p50']:.3f} | {ours['p95']:.3f} | {ours['mean']:.3f} |",
         f"| (b) plain Lucene | {baseline['p50']:.3f} | {baseline['p95']:.3f} | {baseline['mean']:.3f} |",
+        *([f"| (c) Searcher.search_hybrid, query embedded | {hybrid['p50']:.3f} | {hybrid['p95']:.3f} | "
+           f"{hybrid['mean']:.3f} |"] if (hybrid := summary["hybrid_ms"]) else []),
         "",
         f"p95 ratio (a)/(b): {summary['p95_ratio']} (target <= {summary['target_ratio']}: "
         f"{'met' if summary['target_met'] else 'NOT met'}); same top score: {summary['same_top_score']}",
+        *([f"p95 ratio (c)/(a): {summary['hybrid_p95_ratio_to_searcher']} (target <= "
+           f"{summary['hybrid_target_ratio']}: {'met' if summary['hybrid_target_met'] else 'NOT met'})"]
+          if hybrid else []),
     ])
 
 
@@ -209,7 +239,7 @@ def run(args: argparse.Namespace, root: Path) -> dict:
     vocabulary = make_vocabulary(args.vocabulary, rng)
     packs = make_passages(args, vocabulary, rng)
     queries = make_queries(args.queries + 50, vocabulary, rng)
-    store = IndexStore(root)
+    store = IndexStore(root, embedder=None if args.no_vectors else embedding.shared_embedder())
     index_seconds = index_corpus(store, packs)
     extra = [IndexedPassage(args.passages + n, f"extra-{n // PASSAGES_PER_DOCUMENT}", passage.pack, passage.text)
              for n, passage in enumerate(next(iter(packs.values()))[: args.incremental])]
@@ -217,8 +247,8 @@ def run(args: argparse.Namespace, root: Path) -> dict:
     slugs = list(packs)
     searcher, plain = Searcher(root), PlainLucene(root, slugs)
     try:
-        time_searches(searcher, plain, slugs, queries[:50], rounds=1)
-        timings = time_searches(searcher, plain, slugs, queries[50:], args.rounds)
+        time_searches(searcher, plain, slugs, queries[:50], rounds=1, hybrid=not args.no_vectors)
+        timings = time_searches(searcher, plain, slugs, queries[50:], args.rounds, hybrid=not args.no_vectors)
     finally:
         searcher.close()
         plain.close()

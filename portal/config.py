@@ -57,6 +57,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CAIRN_ADMIN_PASSWORD", None, "Password for CAIRN_ADMIN_EMAIL (read only by `cairn init`)."),
     Setting("CAIRN_BM25_K1", 0.9, "BM25 k1 (term-frequency saturation).", float),
     Setting("CAIRN_BM25_B", 0.4, "BM25 b (document-length normalisation).", float),
+    Setting("CAIRN_RETRIEVAL", "bm25",
+            "Search method: `bm25` (Lucene BM25 alone) or `hybrid` (BM25 and the packaged wordllama embedding "
+            "model, fused by rank; see docs/retrieval-quality.md). Only `hybrid` stores passage vectors; "
+            "after switching, the indexes are rebuilt at the next start (or run `cairn index rebuild`).",
+            lambda value: value.strip().lower()),
     Setting("CAIRN_JVM_HEAP", "1g", "Maximum Java heap for Lucene (-Xmx)."),
     Setting("CAIRN_REPAIR_INDEX_ON_START", True,
             "At server start, index pending changes and rebuild every pack index that is missing or "

@@ -197,7 +197,7 @@ with app.app_context():
         service.index_changes = killed
     elif step == "index committed, its pending rows not deleted":
         commit = index.IndexStore._commit
-        index.IndexStore._commit = staticmethod(lambda writer, generation: (commit(writer, generation), killed()))
+        index.IndexStore._commit = staticmethod(lambda writer, *commit_data: (commit(writer, *commit_data), killed()))
     elif step == "deleted, files not removed":
         storage.remove_tree = killed
     pack = Pack.get(Pack.slug == "crash")

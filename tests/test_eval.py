@@ -85,13 +85,18 @@ def test_cairn_eval_on_a_small_corpus(tmp_path):
     assert summary["questions"] == 3
     assert summary["recall@8"] == 1.0 and summary["ndcg@10"] == 1.0
     assert summary["no_evidence_share_of_unanswerable"] == 1.0
+    hybrid = json.loads(result.stdout)["questions_hybrid"]
+    assert hybrid["questions"] == 3 and hybrid["no_evidence_share_of_unanswerable"] == 1.0
+    assert json.loads(result.stdout)["dense_calibration"]["unanswerable_best_max"] < 0.25
     answers = json.loads(result.stdout)["answers"]
     assert (answers["questions"], answers["key_fact_stated"], answers["expected_document_cited"]) == (3, 1.0, 1.0)
     assert (answers["unanswerable_no_evidence"], answers["answerable_wrongly_no_evidence"]) == (1.0, 0.0)
     assert answers["ask_p95_ms"] > 0 and set(answers["by_split"]) == {"tune", "check", "unsplit"}
     assert answers["by_kind"]["unanswerable"]["unanswerable_no_evidence"] == 1.0
     text = run("eval", "--questions", str(tmp_path / "questions.json"), "--current", "--no-cranfield").stdout
-    assert "Recall@8  1.000" in text and "no evidence found': 100%" in text
+    assert "BM25 R@8 nDCG@10   hybrid R@8 nDCG@10" in text
+    assert "all answerable                       1.000  1.000" in text
+    assert "no evidence found': 100% (hybrid 100%)" in text
     assert "key fact stated (every answer_contains string, case-insensitive): 100%" in text
     tune = json.loads(run("eval", "--questions", str(tmp_path / "questions.json"), "--current", "--no-cranfield",
                           "--split", "tune", "--json").stdout)

@@ -48,6 +48,7 @@ def packs_list(as_json):
 
 def outcome_json(path: str, outcome) -> dict:
     """One file's line of `cairn ingest --json`: accepted (with the stored revision) or refused (with why)."""
+    from portal.documents.ingest_files import not_embedded
     from portal.models import Passage
 
     if not outcome.accepted:
@@ -60,6 +61,7 @@ def outcome_json(path: str, outcome) -> dict:
         "document": {
             "id": outcome.document.doc_id, "version": revision.version, "sha256": revision.sha256,
             "passages": Passage.select().where(Passage.revision == revision).count(),
+            "not_embedded": not_embedded(outcome.document.title, revision),
             "images": {"kept": outcome.images_kept, "not_kept": outcome.images_not_kept},
         },
     }
@@ -82,8 +84,10 @@ def ingest(pack, files, as_json):
             click.echo(json.dumps(line))
         elif line["status"] == "accepted":
             doc = line["document"]
+            without_vector = f", {doc['not_embedded']} without a vector" if doc["not_embedded"] else ""
             click.echo(f"{line['file']}: accepted as {doc['id']} v{doc['version']} "
-                       f"({doc['passages']} passages){' — ' + line['message'] if line['message'] else ''}")
+                       f"({doc['passages']} passages{without_vector})"
+                       f"{' — ' + line['message'] if line['message'] else ''}")
         else:
             click.echo(f"{line['file']}: refused ({line['reason']}) — {line['message']}")
     sys.exit(1 if any_refused else 0)
@@ -95,7 +99,7 @@ def ingest(pack, files, as_json):
 @click.option("--limit", default=8, show_default=True, type=click.IntRange(1, 50))
 @click.option("--json", "as_json", is_flag=True)
 def search(query, pack_slugs, limit, as_json):
-    """BM25 search over the given packs."""
+    """Search the given packs (BM25, or hybrid when CAIRN_RETRIEVAL=hybrid)."""
     from portal.models import Pack
     from portal.search.service import search_packs
 

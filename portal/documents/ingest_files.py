@@ -9,8 +9,15 @@ from pathlib import Path
 from portal.documents.services import UploadOutcome, upload_file
 from portal.errors import Refused
 from portal.ingest import limits
-from portal.models import Pack
+from portal.models import Pack, Passage
+from portal.search.embedding import can_embed, passage_text
 from portal.search.service import batched_index_updates
+
+
+def not_embedded(title: str, revision) -> int:
+    """Passages that get no vector (nothing to embed): indexed for BM25 only, and said so in the ingest line."""
+    passages = Passage.select(Passage.heading_path, Passage.text).where(Passage.revision == revision)
+    return sum(not can_embed(passage_text(title, p.heading_path, p.text)) for p in passages)
 
 
 def ingest_paths(pack_slug: str, paths) -> Iterator[tuple[str, UploadOutcome]]:

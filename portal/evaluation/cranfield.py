@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portal.evaluation.metrics import average_precision, mean, ndcg_at, recall_at
+from portal.search.embedding import DENSE_FLOOR, question_vector, shared_embedder
 from portal.search.index import IndexedPassage, IndexStore
 from portal.search.searcher import Searcher
 
@@ -30,6 +31,7 @@ class CranfieldResult:
     ndcg_at_10: float
     recall_at_100: float
     map: float
+    retrieval: str = "bm25"
 
 
 def _records(path: Path) -> list[dict[str, str]]:
@@ -62,17 +64,24 @@ def load(folder: Path):
     return documents, queries, gains
 
 
-def evaluate(folder: Path, k1: float = 0.9, b: float = 0.4) -> CranfieldResult:
+def evaluate(folder: Path, k1: float = 0.9, b: float = 0.4, retrieval: str = "bm25") -> CranfieldResult:
+    """Judge the 225 queries with BM25 alone or with ``retrieval="hybrid"`` (BM25 + the packaged model, RRF)."""
     documents, queries, gains = load(folder)
+    embedder = shared_embedder() if retrieval == "hybrid" else None
     with tempfile.TemporaryDirectory(prefix="cairn-cranfield-") as root:
-        store = IndexStore(root, k1=k1, b=b)
+        store = IndexStore(root, k1=k1, b=b, embedder=embedder)
         store.rebuild(PACK, (IndexedPassage(passage_id=int(doc_id), document_id=doc_id, pack=PACK, text=text,
                                             title=title, heading_path="")
                              for doc_id, (title, text) in documents.items()), generation=1)
         searcher = Searcher(root, k1=k1, b=b)
         ndcg, recall, ap = [], [], []
         for query_id, judged in gains.items():
-            result = searcher.search([PACK], queries[query_id], limit=100, per_document_cap=100)
+            if embedder is None:
+                result = searcher.search([PACK], queries[query_id], limit=100, per_document_cap=100)
+            else:
+                result = searcher.search_hybrid(
+                    [PACK], queries[query_id], question_vector(embedder, queries[query_id]),
+                    model_id=embedder.model_id, floor=DENSE_FLOOR, limit=100, per_document_cap=100)
             ranked = [hit.document_id for hit in result.hits]
             relevant = set(judged)
             ndcg.append(ndcg_at(ranked, judged, 10))
@@ -80,4 +89,4 @@ def evaluate(folder: Path, k1: float = 0.9, b: float = 0.4) -> CranfieldResult:
             ap.append(average_precision(ranked, relevant))
         searcher.close()
         store.close()
-    return CranfieldResult(k1, b, len(gains), mean(ndcg), mean(recall), mean(ap))
+    return CranfieldResult(k1, b, len(gains), mean(ndcg), mean(recall), mean(ap), retrieval)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from portal.evaluation.metrics import mean, ndcg_at, recall_at
 from portal.models import Pack
-from portal.search.service import search_packs
+from portal.search import embedding, fusion
+from portal.search.service import indexes, search_packs
 
 TOP_K = 8  # what an agent is given
 
@@ -22,6 +23,8 @@ class QuestionOutcome:
     expected: list[str]
     ranked: list[str]
     no_evidence: bool
+    best_similarity: float | None = None  # hybrid: the best cosine of any passage searched
+    expected_similarity: float | None = None  # hybrid: the best cosine of an expected document's passage
 
     @property
     def recall_at_8(self) -> float:
@@ -42,6 +45,18 @@ class QuestionReport:
     @property
     def unanswerable(self) -> list[QuestionOutcome]:
         return [o for o in self.outcomes if not o.expected]
+
+    def calibration(self) -> dict | None:
+        """Where the dense similarity floor sits between unrelated and answerable questions (SPEC 11)."""
+        unrelated = [o.best_similarity for o in self.unanswerable if o.best_similarity is not None]
+        answerable = [o.expected_similarity for o in self.answerable() if o.expected_similarity is not None]
+        if not unrelated and not answerable:
+            return None
+        return {"model": embedding.model_id(), "floor": embedding.DENSE_FLOOR,
+                "unanswerable_best_max": round(max(unrelated), 3) if unrelated else None,
+                "answerable_expected_min": round(min(answerable), 3) if answerable else None,
+                "answerable_below_floor": sum(value < embedding.DENSE_FLOOR for value in answerable),
+                "answerable_measured": len(answerable)}
 
     def summary(self) -> dict:
         by_kind = defaultdict(list)
@@ -102,16 +117,36 @@ def load_questions(path: Path) -> list[dict]:
     return questions
 
 
-def evaluate_questions(questions: list[dict]) -> QuestionReport:
+def evaluate_questions(questions: list[dict], retrieval: str | None = None) -> QuestionReport:
+    """Run the questions through ``search_packs`` (``retrieval``: bm25, hybrid, or the configured one).
+
+    In hybrid mode each outcome also records the dense similarities the floor is calibrated on,
+    read from the dense half alone over the same pool the search uses.
+    """
     packs = {p.slug: p for p in Pack.select()}
     report = QuestionReport()
     for question in questions:
         missing = [slug for slug in question["packs"] if slug not in packs]
         if missing:
             raise ValueError(f"question {question['id']} searches packs that do not exist: {', '.join(missing)}")
-        result = search_packs([packs[s] for s in question["packs"]], question["question"], limit=10)
+        result = search_packs([packs[s] for s in question["packs"]], question["question"], limit=10,
+                              retrieval=retrieval)
         ranked = list(dict.fromkeys(hit.document_id for hit in result.hits))
-        report.outcomes.append(QuestionOutcome(
+        outcome = QuestionOutcome(
             id=question["id"], kind=question.get("kind", ""), question=question["question"],
-            expected=list(question["expected"]), ranked=ranked, no_evidence=result.no_evidence))
+            expected=list(question["expected"]), ranked=ranked, no_evidence=result.no_evidence)
+        if (retrieval or indexes().retrieval) == "hybrid":
+            outcome.best_similarity, outcome.expected_similarity = _dense_similarities(question)
+        report.outcomes.append(outcome)
     return report
+
+
+def _dense_similarities(question: dict) -> tuple[float | None, float | None]:
+    embedder = embedding.shared_embedder()
+    vector = embedding.question_vector(embedder, question["question"])
+    if vector is None:
+        return None, None
+    nearest = indexes().searcher.nearest(question["packs"], vector, fusion.pool_size(10), model_id=embedder.model_id)
+    expected = set(question["expected"])
+    return (nearest[0].similarity if nearest else None,
+            max((hit.similarity for hit in nearest if hit.document_id in expected), default=None))

@@ -9,6 +9,11 @@ caller can tell whether an index is behind and rebuild it. ``update`` lets the
 caller decide what to write only once it holds the lock and knows the generation
 the index shows: that is how the database's pending index work is drained
 without two processes overtaking each other (portal/search/service.py).
+
+With an embedder, each passage also carries its vector (``vector``, a
+``KnnFloatVectorField``) and each commit records which model made them
+(``embedding_model``); an index built by another model is rebuilt, never
+appended to, so vectors of two models are never mixed.
 """
 
 from __future__ import annotations
@@ -22,17 +27,27 @@ from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from portal.search import jvm
 from portal.search.analysis import english_analyzer
+from portal.search.embedding import DIMENSIONS, passage_text
 from portal.search.errors import IndexBusy, SearchError
 from portal.search.jvm import J
+
+if TYPE_CHECKING:
+    from portal.search.embedding import Embedder
 
 FIELD_KEY = "id"
 FIELD_PASSAGE_ID = "passage_id"
 FIELD_DOCUMENT_ID = "document_id"
 FIELD_CONTENTS = "contents"
 GENERATION_KEY = "generation"
+# --- hybrid retrieval: passage vectors (see portal/search/embedding.py) ---
+FIELD_VECTOR = "vector"
+MODEL_KEY = "embedding_model"
+VECTOR_SIMILARITY = "DOT_PRODUCT"
+"""Vectors are unit length, so Lucene's dot product is the cosine; its score is (1 + cosine) / 2."""
 
 DEFAULT_K1 = 0.9
 DEFAULT_B = 0.4
@@ -103,6 +118,17 @@ def open_directory(path: str | Path):
     return J().JFSDirectory.open(J().JFile(str(path)).toPath())
 
 
+class ModelMismatch(SearchError):
+    """A pack's index holds vectors of another embedding model (or none); it must be rebuilt, not appended to."""
+
+    def __init__(self, pack_slug: str, found: str | None, wanted: str):
+        self.pack_slug, self.found, self.wanted = pack_slug, found, wanted
+        super().__init__(
+            f"The index of pack {pack_slug!r} was built by {found or 'no embedding model'}, not {wanted}; "
+            "run `cairn index rebuild`."
+        )
+
+
 class _PassageDocument:
     """One Lucene document whose fields are refilled for every passage.
 
@@ -131,6 +157,21 @@ class _PassageDocument:
         return self.document
 
 
+class _VectorPassageDocument(_PassageDocument):
+    """A ``_PassageDocument`` that also carries the passage's vector (a reused ``KnnFloatVectorField``)."""
+
+    def __init__(self, dimensions: int):
+        super().__init__()
+        classes = J()
+        similarity = getattr(classes.JVectorSimilarityFunction, VECTOR_SIMILARITY)
+        self._vector = classes.JKnnFloatVectorField(FIELD_VECTOR, [0.0] * dimensions, similarity)
+        self.document.add(self._vector)
+
+    def fill_with_vector(self, passage: IndexedPassage, vector: list[float]):
+        self._vector.setVectorValue(vector)
+        return self.fill(passage)
+
+
 @dataclass
 class IndexUpdate:
     """What ``IndexStore.update`` writes in one commit, decided while the writer lock is held.
@@ -157,11 +198,15 @@ class IndexStore:
         k1: float = DEFAULT_K1,
         b: float = DEFAULT_B,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
+        embedder: Embedder | None = None,
     ):
         self.root = Path(root)
         self.k1 = k1
         self.b = b
         self.lock_timeout = lock_timeout
+        self.embedder = embedder
+        self.not_embedded: list[int] = []
+        """Passage ids the last ``write`` or ``rebuild`` stored without a vector (their text has no token)."""
         self._pack_locks: dict[str, threading.Lock] = {}
         self._pack_locks_guard = threading.Lock()
 
@@ -177,16 +222,18 @@ class IndexStore:
 
         Deleting a document's passages and adding its new ones in one call replaces
         it atomically. Raises ``IndexBusy`` when another writer keeps the index for
-        longer than ``lock_timeout``; then nothing was written.
+        longer than ``lock_timeout``, and ``ModelMismatch`` when the index's vectors
+        come from another embedding model; then nothing was written.
         """
         path = pack_index_path(self.root, pack_slug)
         with self._pack_lock(pack_slug), self._writing(pack_slug, self._open_writer(pack_slug, path)) as writer:
+            self._refuse_other_model(pack_slug, path)
             with jvm.java_lock:
                 for document_id in delete_documents:
                     query = J().JTermQuery(J().JTerm(FIELD_DOCUMENT_ID, document_id))
                     writer.deleteDocuments(query)
             self._add_all(writer, pack_slug, add)
-            self._commit(writer, generation)
+            self._commit(writer, generation, self._model_id())
 
     def rebuild(self, pack_slug: str, passages: Iterable[IndexedPassage], generation: int) -> int:
         """Replace a pack's whole index by ``passages``; return how many were indexed.
@@ -202,7 +249,7 @@ class IndexStore:
         with self._pack_lock(pack_slug):
             with self._writing(pack_slug, self._open_writer_discarding_unreadable(pack_slug, path)) as writer:
                 count = self._add_all(writer, pack_slug, passages)
-                self._commit(writer, generation)
+                self._commit(writer, generation, self._model_id())
         return count
 
     def update(self, pack_slug: str, plan: Callable[[int | None], IndexUpdate | None]) -> IndexUpdate | None:
@@ -212,6 +259,10 @@ class IndexStore:
         Whatever ``plan`` reads from the database is therefore read after every earlier
         writer has committed and before any later one starts. ``plan`` returning None
         writes nothing. An index Lucene cannot read is discarded and ``plan`` gets None.
+
+        With an embedder, the passages added are embedded. When the index holds another
+        model's vectors (or none) and ``plan`` does not replace it whole, nothing is
+        written and ``ModelMismatch`` is raised: the caller rebuilds (``catch_up``).
         """
         path = pack_index_path(self.root, pack_slug)
         with self._pack_lock(pack_slug):
@@ -223,7 +274,10 @@ class IndexStore:
                     raise
                 writer, shown = self._open_writer_discarding_unreadable(pack_slug, path), None
             with self._writing(pack_slug, writer):
+                other_model = self._other_model(pack_slug, path)
                 change = plan(shown)
+                if other_model is not None and (change is None or not change.replace_all):
+                    raise ModelMismatch(pack_slug, other_model or None, self._model_id())
                 if change is None:
                     return None
                 with jvm.java_lock:
@@ -233,28 +287,60 @@ class IndexStore:
                     for document_id in change.delete_documents:
                         writer.deleteDocuments(J().JTermQuery(J().JTerm(FIELD_DOCUMENT_ID, document_id)))
                 change.added = self._add_all(writer, pack_slug, change.add)
-                self._commit(writer, change.generation)
+                self._commit(writer, change.generation, self._model_id())
                 if change.after_commit is not None:
                     change.after_commit()
         return change
 
     def generation(self, pack_slug: str) -> int | None:
         """The generation recorded by the last commit; None when there is no readable index."""
+        value = self._commit_value(pack_slug, GENERATION_KEY)
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return None
+
+    def model(self, pack_slug: str) -> str | None:
+        """The embedding model whose vectors the index holds; None for none (or no readable index)."""
+        return self._commit_value(pack_slug, MODEL_KEY)
+
+    def needs_rebuild_for_model(self, pack_slug: str) -> bool:
+        """True when this store embeds and the pack's index holds another model's vectors, or none."""
+        return self.embedder is not None and self.model(pack_slug) != self._model_id()
+
+    def _commit_value(self, pack_slug: str, key: str) -> str | None:
         path = pack_index_path(self.root, pack_slug)
         if not path.is_dir():
             return None
         with jvm.java_lock:
             directory = open_directory(path)
             try:
-                value = J().JSegmentInfos.readLatestCommit(directory).getUserData().get(GENERATION_KEY)
+                return J().JSegmentInfos.readLatestCommit(directory).getUserData().get(key)
             except jvm.JavaException:
                 return None
             finally:
                 directory.close()
-        try:
-            return int(value)
-        except (TypeError, ValueError):
+
+    def _model_id(self) -> str | None:
+        return self.embedder.model_id if self.embedder is not None else None
+
+    def _refuse_other_model(self, pack_slug: str, path: Path) -> None:
+        """Appending vectors of one model to an index of another would mix them: refuse (caller rebuilds).
+
+        An index with no commit yet is new and takes this store's model. A store
+        without an embedder (BM25 only) writes no vectors and refuses nothing; its
+        commit records no model, so hybrid retrieval later rebuilds the index.
+        """
+        found = self._other_model(pack_slug, path)
+        if found is not None:
+            raise ModelMismatch(pack_slug, found or None, self._model_id())
+
+    def _other_model(self, pack_slug: str, path: Path) -> str | None:
+        """The model of an existing index's vectors when it is not this store's ("" for none); else None."""
+        if self.embedder is None or not any(path.glob("segments_*")):
             return None
+        found = self._commit_value(pack_slug, MODEL_KEY)
+        return None if found == self._model_id() else (found or "")
 
     def drop(self, pack_slug: str) -> None:
         """Delete a pack's index, waiting for a writer that is still busy with it."""
@@ -366,11 +452,17 @@ class IndexStore:
                     raise IndexBusy(pack_slug, waited) from error
             time.sleep(_LOCK_RETRY_SECONDS)
 
-    @staticmethod
-    def _add_all(writer, pack_slug: str, passages: Iterable[IndexedPassage]) -> int:
-        """Add ``passages`` in batches, letting searches of other threads in between batches."""
+    def _add_all(self, writer, pack_slug: str, passages: Iterable[IndexedPassage]) -> int:
+        """Add ``passages`` in batches, letting searches of other threads in between batches.
+
+        With an embedder each batch is embedded first (outside the Java lock); a
+        passage without a vector (no token to embed) is indexed for BM25 only
+        and its id kept in ``not_embedded``.
+        """
+        self.not_embedded = []
         with jvm.java_lock:
             document = _PassageDocument()
+            vector_document = _VectorPassageDocument(DIMENSIONS) if self.embedder is not None else None
         count = 0
         remaining = iter(passages)
         while batch := list(itertools.islice(remaining, _ADD_BATCH)):
@@ -379,16 +471,24 @@ class IndexStore:
                     raise ValueError(
                         f"Passage {passage.passage_id} belongs to pack {passage.pack!r}, not {pack_slug!r}"
                     )
+            vectors = [None] * len(batch)
+            if self.embedder is not None:
+                texts = [passage_text(p.title, p.heading_path, p.text) for p in batch]
+                vectors = [v.tolist() if v is not None else None for v in self.embedder.embed(texts)]
+                self.not_embedded += [p.passage_id for p, v in zip(batch, vectors) if v is None]
             with jvm.java_lock:
-                for passage in batch:
-                    filled = document.fill(passage)
+                for passage, vector in zip(batch, vectors):
+                    if vector is None:
+                        filled = document.fill(passage)
+                    else:
+                        filled = vector_document.fill_with_vector(passage, vector)
                     writer.addDocument(filled)
             count += len(batch)
         return count
 
     @staticmethod
-    def _commit(writer, generation: int) -> None:
-        """Commit, recording ``generation`` in the commit's user data.
+    def _commit(writer, generation: int, model_id: str | None = None) -> None:
+        """Commit, recording ``generation`` (and the embedding model, if any) in the commit's user data.
 
         Setting the user data counts as a change, so even a call with nothing to
         add or delete commits the new generation.
@@ -396,6 +496,8 @@ class IndexStore:
         with jvm.java_lock:
             user_data = J().JHashMap()
             user_data.put(GENERATION_KEY, str(int(generation)))
+            if model_id is not None:
+                user_data.put(MODEL_KEY, model_id)
             entries = user_data.entrySet()
             writer.setLiveCommitData(entries)
             writer.commit()

@@ -49,6 +49,7 @@ _JAVA_CLASSES = {
     "JIndexSearcher": "org.apache.lucene.search.IndexSearcher",
     "JIndexWriter": "org.apache.lucene.index.IndexWriter",
     "JIndexWriterConfig": "org.apache.lucene.index.IndexWriterConfig",
+    "JKnnFloatVectorField": "org.apache.lucene.document.KnnFloatVectorField",
     "JManagementFactory": "java.lang.management.ManagementFactory",
     "JMultiReader": "org.apache.lucene.index.MultiReader",
     "JOpenMode": "org.apache.lucene.index.IndexWriterConfig$OpenMode",
@@ -61,6 +62,7 @@ _JAVA_CLASSES = {
     "JTerm": "org.apache.lucene.index.Term",
     "JTermQuery": "org.apache.lucene.search.TermQuery",
     "JTextField": "org.apache.lucene.document.TextField",
+    "JVectorSimilarityFunction": "org.apache.lucene.index.VectorSimilarityFunction",
 }
 
 java_lock = threading.RLock()
@@ -74,6 +76,7 @@ _started = False
 _forked_since_start = False
 _jnius = None
 _mmap_logger = None
+_vectorization_logger = None
 
 
 class _JavaClasses:
@@ -146,10 +149,14 @@ def _quiet_lucene_java_version_warning() -> None:
 
     ``java.util.logging`` holds loggers weakly, so we keep a reference, or the level would be forgotten.
     """
-    global _mmap_logger
+    global _mmap_logger, _vectorization_logger
     logging = _jnius.autoclass("java.util.logging.Logger")
+    severe = _jnius.autoclass("java.util.logging.Level").SEVERE
     _mmap_logger = logging.getLogger("org.apache.lucene.store.MMapDirectory")
-    _mmap_logger.setLevel(_jnius.autoclass("java.util.logging.Level").SEVERE)
+    _mmap_logger.setLevel(severe)
+    # The first vector search warns that Java 22+ has a Vector API Lucene 9.9 cannot use; it works without.
+    _vectorization_logger = logging.getLogger("org.apache.lucene.internal.vectorization.VectorizationProvider")
+    _vectorization_logger.setLevel(severe)
 
 
 def _note_fork() -> None:
@@ -217,6 +224,26 @@ def overload(java_object, java_class_name: str, method_name: str, signature: str
         return getattr(receiver, method_name)(*arguments)
 
     return call
+
+
+def constructor(java_class_name: str, signature: str):
+    """A callable creating ``java_class_name`` objects through the one constructor with JNI ``signature``.
+
+    Like ``overload``: pyjnius otherwise tests the arguments against every
+    constructor on each call, which for a ``float[]`` argument (a query vector)
+    cost about a millisecond, more than the vector search itself.
+    """
+    start()
+    return _constructor_class(java_class_name, signature)
+
+
+@functools.cache
+def _constructor_class(java_class_name: str, signature: str):
+    return _jnius.MetaJavaClass(
+        f"Pinned{java_class_name.rsplit('.', 1)[-1]}Constructor",
+        (_jnius.JavaClass,),
+        {"__javaclass__": java_class_name.replace(".", "/"), "__javaconstructor__": [(signature, False)]},
+    )
 
 
 @functools.cache

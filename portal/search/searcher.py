@@ -5,6 +5,10 @@ BM25 statistics (document frequencies, average length, counts) come from those
 packs alone: passages elsewhere cannot change a score, an order or a count.
 The query is taken as plain words, never as Lucene syntax, and a question that
 shares no term with any passage gets an explicit "no evidence" result.
+
+``search_hybrid`` adds the dense half (SPEC 11): a KNN query on the passages'
+vectors over the same ``MultiReader``, kept above a similarity floor, fused
+with the BM25 ranking by rank (``portal.search.fusion``), then capped.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from portal.search import jvm
+from portal.search import fusion, jvm
 from portal.search.analysis import analyze, english_analyzer, without_question_words
 from portal.search.errors import SearchError
 from portal.search.index import (
@@ -24,6 +28,9 @@ from portal.search.index import (
     DEFAULT_K1,
     FIELD_CONTENTS,
     FIELD_DOCUMENT_ID,
+    FIELD_VECTOR,
+    MODEL_KEY,
+    ModelMismatch,
     checked_pack_slug,
     parse_hit_key,
 )
@@ -41,12 +48,16 @@ _TOO_MANY_CLAUSES = "org.apache.lucene.search.IndexSearcher$TooManyClauses"
 
 @dataclass(frozen=True)
 class Hit:
-    """One passage found, with its BM25 score within the searched packs."""
+    """One passage found, with its BM25 score within the searched packs (its fused RRF score in hybrid search).
+
+    ``similarity`` is the cosine between question and passage when the dense half found it, else None.
+    """
 
     passage_id: int
     document_id: str
     pack: str
     score: float
+    similarity: float | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,13 @@ class SearchResult:
     no_evidence: bool = True
     total_matches: int = 0
     total_is_exact: bool = True
+    best_similarity: float | None = None
+    """Hybrid search only: the highest cosine of any passage in the searched packs, floor or not.
+
+    A second, semantic evidence signal next to term overlap: compare it with the
+    floor the dense half used (``embedding.DENSE_FLOOR``). None in BM25 search or
+    when the packs hold no vectors.
+    """
     # Set when the caller passed analyzed terms: the searched packs' own statistics for them
     # (passages, and passages containing each term), as BM25 used them.
     passages: int = 0
@@ -164,6 +182,81 @@ class Searcher:
         except jvm.JavaException as error:
             raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
 
+    # --- hybrid retrieval (SPEC 11) ---
+    def search_hybrid(
+        self,
+        pack_slugs: list[str],
+        query: str,
+        query_vector: list[float] | None,
+        *,
+        model_id: str,
+        floor: float,
+        limit: int = 8,
+        per_document_cap: int = 3,
+        terms: list[str] | None = None,
+    ) -> SearchResult:
+        """BM25 and dense halves over ``pack_slugs``, fused by RRF, at most ``per_document_cap`` per document.
+
+        Each half ranks ``fusion.pool_size(limit)`` passages. Dense candidates count
+        only with a cosine of at least ``floor``; BM25 candidates only with a shared
+        term; a question neither half keeps gets "no evidence". ``query_vector`` is
+        the question's unit vector by ``model_id`` (None: the question had nothing
+        to embed). Raises ``ModelMismatch`` when a pack's index holds another
+        model's vectors: scores of two models are not comparable. With ``terms`` (the
+        query already analyzed) the BM25 half is built from them and the result carries
+        the packs' statistics for them, as ``search`` does.
+        """
+        if limit < 1 or per_document_cap < 1:
+            raise ValueError("limit and per_document_cap must be at least 1")
+        slugs = sorted(set(map(checked_pack_slug, pack_slugs)))
+        if not slugs:
+            return SearchResult()
+        try:
+            with jvm.java_lock:
+                pack_set = self._pack_set(slugs)
+                if pack_set is None:
+                    return SearchResult()
+                pack_set.require_model(model_id)
+                pool = fusion.pool_size(limit)
+                query_object = build_query(query) if terms is None else terms_query(terms)
+                if terms is None or terms:
+                    lexical, total, total_is_exact = pack_set.bm25_pool(query_object, pool)
+                else:  # nothing analyzed survives: no lexical half, as in ``search``
+                    lexical, total, total_is_exact = [], 0, True
+                dense = pack_set.nearest(query_vector, pool) if query_vector is not None else []
+                kept = [hit for hit in dense if hit.similarity >= floor]
+                hits = _fused_and_capped(lexical, kept, limit, per_document_cap)
+                if len(hits) < limit and len({hit.document_id for hit in lexical + kept}) == 1 and (
+                    not lexical or pack_set.single_document_matches(query_object, lexical[0], total, total_is_exact)
+                ):
+                    hits = _fused_and_capped(lexical, kept, limit, limit)
+                passages, doc_freqs = pack_set.statistics(terms) if terms is not None else (0, {})
+        except jvm.JavaException as error:
+            raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
+        dense_only = len({hit.passage_id for hit in kept} - {hit.passage_id for hit in lexical})
+        return SearchResult(
+            hits=hits,
+            no_evidence=not hits,
+            total_matches=total + dense_only,
+            total_is_exact=total_is_exact and dense_only == 0,
+            best_similarity=dense[0].similarity if dense else None,
+            passages=passages,
+            doc_freqs=doc_freqs,
+        )
+
+    def nearest(self, pack_slugs: list[str], query_vector: list[float], pool: int, *, model_id: str) -> list[Hit]:
+        """The dense half alone: the ``pool`` passages of ``pack_slugs`` nearest the vector, no floor, no cap."""
+        slugs = sorted(set(map(checked_pack_slug, pack_slugs)))
+        try:
+            with jvm.java_lock:
+                pack_set = self._pack_set(slugs) if slugs else None
+                if pack_set is None:
+                    return []
+                pack_set.require_model(model_id)
+                return pack_set.nearest(query_vector, pool)
+        except jvm.JavaException as error:
+            raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
+
     def close(self) -> None:
         """Close every open reader; a later search opens them again."""
         with jvm.java_lock:
@@ -200,6 +293,7 @@ class _PackSetSearcher:
     def __init__(self, packs: list[PackReader], similarity):
         classes = J()
         self._packs = packs
+        self._model_checked: str | None = None
         self._multi_reader = classes.JMultiReader([pack.reader for pack in packs], False)
         self._searcher = classes.JIndexSearcher(jvm.cast("org.apache.lucene.index.IndexReader", self._multi_reader))
         self._searcher.setSimilarity(similarity)
@@ -253,6 +347,54 @@ class _PackSetSearcher:
         reader = self._multi_reader
         return reader.numDocs(), {term: reader.docFreq(classes.JTerm(FIELD_CONTENTS, term)) for term in set(terms)}
 
+    # --- hybrid retrieval: the two pools ---
+    def require_model(self, model_id: str) -> None:
+        """Refuse packs whose vectors come from another model (or that have none): rebuild them first.
+
+        Checked once per pack set: it is replaced whenever a pack's reader changes.
+        """
+        if self._model_checked == model_id:
+            return
+        for pack in self._packs:
+            found = _commit_value(pack.reader, MODEL_KEY)
+            if found != model_id:
+                raise ModelMismatch(pack.slug, found, model_id)
+        self._model_checked = model_id
+
+    def bm25_pool(self, query, pool: int) -> tuple[list[Hit], int, bool]:
+        """The ``pool`` best BM25 hits, uncapped, with the total match count and whether it is exact."""
+        top = self._top_docs(query, pool)
+        total_hits = top.totalHits
+        total = total_hits.value
+        if total == 0:
+            return [], 0, True
+        exact = total <= LUCENE_COUNTS_EXACTLY_UP_TO or total_hits.relation.name() == "EQUAL_TO"
+        return self._hits(top), total, exact
+
+    def nearest(self, vector: list[float], pool: int) -> list[Hit]:
+        """The ``pool`` passages nearest ``vector`` by cosine, best first, each with its ``similarity``.
+
+        Lucene searches each segment's vector graph on its own and merges the
+        results, so a passage's similarity never depends on the other packs.
+        Its dot-product score is (1 + cosine) / 2 for unit vectors.
+        """
+        knn_query = jvm.constructor("org.apache.lucene.search.KnnFloatVectorQuery", "(Ljava/lang/String;[FI)V")
+        top = self._top_docs(knn_query(FIELD_VECTOR, vector, pool), pool)
+        return [
+            Hit(hit.passage_id, hit.document_id, hit.pack, hit.score, similarity=2.0 * hit.score - 1.0)
+            for hit in self._hits(top)
+        ]
+
+    def single_document_matches(self, query, hit: Hit, total: int, total_is_exact: bool) -> bool:
+        return self._single_document_matches(query, hit, 0, total, total_is_exact)
+
+    def _hits(self, top) -> list[Hit]:
+        scored = J().JScoredDocs.fromTopDocs(top, self._searcher)
+        return [
+            Hit(*parse_hit_key(key), self._pack_of(lucene_doc), score)
+            for lucene_doc, key, score in zip(scored.lucene_docids, scored.docids, scored.scores)
+        ]
+
     def _offer_page(self, top, picker: _DiversityPicker) -> tuple[int, tuple[int, float] | None]:
         """Read a page of hits in one Java call and offer them to ``picker``.
 
@@ -285,6 +427,25 @@ class _PackSetSearcher:
         pack_searcher = classes.JIndexSearcher(jvm.cast("org.apache.lucene.index.IndexReader", pack_reader))
         matches_in_document = pack_searcher.count(in_document)
         return matches_in_document == self._searcher.count(query)
+
+
+def _commit_value(reader, key: str) -> str | None:
+    """A value of the user data of the commit a pack's ``DirectoryReader`` shows (e.g. the embedding model)."""
+    return jvm.cast("org.apache.lucene.index.DirectoryReader", reader).getIndexCommit().getUserData().get(key)
+
+
+def _fused_and_capped(lexical: list[Hit], dense: list[Hit], limit: int, per_document_cap: int) -> list[Hit]:
+    """RRF over the two rankings, then the same per-document cap as BM25 search."""
+    by_id = {hit.passage_id: hit for hit in lexical}
+    similarity = {hit.passage_id: hit.similarity for hit in dense}
+    for hit in dense:
+        by_id.setdefault(hit.passage_id, hit)
+    fused = fusion.reciprocal_rank_fusion([[h.passage_id for h in lexical], [h.passage_id for h in dense]])
+    picker = _DiversityPicker(limit, per_document_cap)
+    for passage_id, score in fused:
+        hit = by_id[passage_id]
+        picker.offer(Hit(hit.passage_id, hit.document_id, hit.pack, score, similarity.get(passage_id)))
+    return picker.hits
 
 
 class _DiversityPicker:

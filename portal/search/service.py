@@ -27,13 +27,15 @@ from pathlib import Path
 from flask import current_app
 
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
-from portal.search.index import IndexedPassage, IndexStore, IndexUpdate
+from portal.search import embedding
+from portal.search.index import IndexedPassage, IndexStore, IndexUpdate, ModelMismatch
 from portal.search.searcher import Searcher
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 50
+RETRIEVAL_MODES = ("bm25", "hybrid")
 
 
 @dataclass
@@ -65,24 +67,36 @@ class SearchResults:
     query: str
     hits: list[SearchHit]
     no_evidence: bool
+    best_similarity: float | None = None  # hybrid only: see searcher.SearchResult.best_similarity
     passages: int = 0  # in the searched packs, with ``doc_freqs``: set when searched by analyzed terms
     doc_freqs: dict[str, int] = field(default_factory=dict)
 
 
 class Indexes:
-    """The app's index store and searcher, created lazily so the JVM starts on first use."""
+    """The app's index store and searcher, created lazily so the JVM starts on first use.
 
-    def __init__(self, root: Path, k1: float, b: float):
+    With ``retrieval="hybrid"`` passages are indexed with their vectors; with
+    "bm25" they are not, and ingest does not pay for embedding (about a third of
+    its time, docs/performance.md). Each index records which model (if any) made
+    its vectors, so switching ``CAIRN_RETRIEVAL`` rebuilds the indexes at the next
+    start (``repair_indexes``) or with ``cairn index rebuild``.
+    """
+
+    def __init__(self, root: Path, k1: float, b: float, retrieval: str = "bm25"):
+        if retrieval not in RETRIEVAL_MODES:
+            raise ValueError(f"CAIRN_RETRIEVAL must be one of {', '.join(RETRIEVAL_MODES)}, not {retrieval!r}")
         self.root = root
         self.k1 = k1
         self.b = b
+        self.retrieval = retrieval
+        self.embedder = embedding.shared_embedder() if retrieval == "hybrid" else None
         self._store: IndexStore | None = None
         self._searcher: Searcher | None = None
 
     @property
     def store(self) -> IndexStore:
         if self._store is None:
-            self._store = IndexStore(self.root, k1=self.k1, b=self.b)
+            self._store = IndexStore(self.root, k1=self.k1, b=self.b, embedder=self.embedder)
         return self._store
 
     @property
@@ -100,7 +114,8 @@ class Indexes:
 
 def init_app(app) -> None:
     app.extensions["cairn_indexes"] = Indexes(
-        Path(app.config["CAIRN_DATA_DIR"]) / "indexes", app.config["CAIRN_BM25_K1"], app.config["CAIRN_BM25_B"])
+        Path(app.config["CAIRN_DATA_DIR"]) / "indexes", app.config["CAIRN_BM25_K1"], app.config["CAIRN_BM25_B"],
+        app.config.get("CAIRN_RETRIEVAL", "bm25"))
 
 
 def indexes() -> Indexes:
@@ -181,8 +196,16 @@ def catch_up(pack: Pack, rebuild: bool = False) -> IndexUpdate | None:
     Returns what was written (None: the index was up to date). Errors are logged and
     swallowed unless ``rebuild`` was asked for: pending rows stay for the next attempt.
     """
+    store = indexes().store
     try:
-        return indexes().store.update(pack.slug, lambda shown: _plan(pack.id, pack.slug, shown, rebuild))
+        try:
+            change = store.update(pack.slug, lambda shown: _plan(pack.id, pack.slug, shown, rebuild))
+        except ModelMismatch as mismatch:  # never mix two models' vectors: rebuild the whole pack instead
+            log.warning("%s; rebuilding it now", mismatch)
+            change = store.update(pack.slug, lambda shown: _plan(pack.id, pack.slug, shown, True))
+        if change is not None:
+            _log_not_embedded(pack)
+        return change
     except Exception:
         if rebuild:
             raise
@@ -223,8 +246,16 @@ def _plan(pack_id: int, slug: str, shown: int | None, rebuild: bool) -> IndexUpd
 
 
 def rebuild_pack(pack: Pack) -> int:
-    """Rebuild the pack's index from the database; return how many passages it holds."""
+    """Rebuild the pack's index, vectors included, from the database; return how many passages it holds."""
     return catch_up(pack, rebuild=True).added
+
+
+def _log_not_embedded(pack: Pack) -> None:
+    """Passages indexed without a vector (nothing to embed) are reported, never given a placeholder."""
+    missing = indexes().store.not_embedded
+    if missing:
+        log.warning("pack %s: %d passage(s) have no text to embed and are found by BM25 only: %s",
+                    pack.slug, len(missing), ", ".join(map(str, missing[:20])))
 
 
 def rebuild_all() -> dict[str, int]:
@@ -232,7 +263,11 @@ def rebuild_all() -> dict[str, int]:
 
 
 def repair_indexes() -> list[str]:
-    """Bring every pack's index up to the database; return the packs that had to be rebuilt or caught up."""
+    """Bring every pack's index up to the database; return the packs that had to be rebuilt or caught up.
+
+    An index whose vectors come from another embedding model (or that has none, in a
+    hybrid deployment) is rebuilt (``catch_up``): a model upgrade rebuilds every pack once.
+    """
     repaired = []
     for pack in Pack.select().order_by(Pack.slug):
         if catch_up(pack) is not None:
@@ -255,17 +290,24 @@ def index_pending_work() -> list[str]:
 
 
 def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
-                 terms: list[str] | None = None) -> SearchResults:
-    """BM25 over exactly these packs; hits come back as passages from the database.
+                 terms: list[str] | None = None, retrieval: str | None = None) -> SearchResults:
+    """BM25, or hybrid (``CAIRN_RETRIEVAL``, or ``retrieval``), over exactly these packs; hits come back as
+    passages from the database.
 
     ``terms``: the query already analyzed (``analysis.question_terms``); the
-    result then also carries the packs' statistics for them.
+    result then also carries the packs' statistics for them, in either mode.
     """
     limit = max(1, min(int(limit), MAX_LIMIT))
     by_slug = {p.slug: p for p in packs}
     if not query.strip() or not by_slug:
         return SearchResults(query=query, hits=[], no_evidence=True)
-    result = indexes().searcher.search(list(by_slug), query, limit=limit, terms=terms)
+    if (retrieval or indexes().retrieval) == "hybrid":
+        embedder = embedding.shared_embedder()
+        result = indexes().searcher.search_hybrid(
+            list(by_slug), query, embedding.question_vector(embedder, query), model_id=embedder.model_id,
+            floor=embedding.DENSE_FLOOR, limit=limit, terms=terms)
+    else:
+        result = indexes().searcher.search(list(by_slug), query, limit=limit, terms=terms)
     rows = {p.id: p for p in (Passage.select(Passage, Revision, Document)
                               .join(Revision).join(Document)
                               .where(Passage.id.in_([h.passage_id for h in result.hits])))}
@@ -282,5 +324,5 @@ def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
             heading_path=passage.heading_path, line_start=passage.line_start, line_end=passage.line_end,
             score=round(hit.score, 6), text=passage.text, ordinal=passage.ordinal, document_pk=document.id,
             revision_id=passage.revision.id))
-    return SearchResults(query=query, hits=hits, no_evidence=not hits, passages=result.passages,
-                         doc_freqs=result.doc_freqs)
+    return SearchResults(query=query, hits=hits, no_evidence=not hits, best_similarity=result.best_similarity,
+                         passages=result.passages, doc_freqs=result.doc_freqs)
