@@ -171,6 +171,25 @@ def test_an_index_older_than_its_pending_work_explains_is_rebuilt(app, pack):
     assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
 
 
+def test_a_new_packs_first_index_is_built_quietly_and_a_lost_one_is_reported(app, pack, caplog):
+    """Building a pack's first index is routine; an index behind its database is news for the operator."""
+    import shutil
+
+    from portal.search.service import batched_index_updates
+
+    with caplog.at_level("WARNING", logger="portal.search.service"), batched_index_updates():
+        services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook.\n", None)
+    assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
+    assert "rebuilding it" not in caplog.text
+
+    indexes().close()
+    shutil.rmtree(Path(app.config["CAIRN_DATA_DIR"]) / "indexes" / "ops")
+    with caplog.at_level("WARNING", logger="portal.search.service"):
+        repair_indexes_at_start(app)
+    assert "index of pack ops shows generation None, the database is at 1: rebuilding it" in caplog.text
+    assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
+
+
 def test_the_sweep_keeps_named_files_leaves_unnoted_folders_and_waits_for_running_transactions(app, pack):
     """A killed transaction's note names the folders it wrote; only unnamed files there are swept."""
     from portal import storage

@@ -229,8 +229,10 @@ def _plan(pack_id: int, slug: str, shown: int | None, rebuild: bool) -> IndexUpd
 
     explained = shown is not None and shown <= generation and {
         row.generation for row in rows if row.generation > shown} == set(range(shown + 1, generation + 1))
+    # A pack that was never indexed, with every change since its creation pending, is built, not repaired.
+    first_build = shown is None and {row.generation for row in rows} == set(range(1, generation + 1))
     if rebuild or not explained:
-        if not rebuild and generation:  # a new pack's first index is no news
+        if not rebuild and generation and not first_build:
             log.warning("index of pack %s shows generation %s, the database is at %s: rebuilding it",
                         slug, shown, generation)
         return IndexUpdate(generation=generation, add=current_passages(pack), replace_all=True,
