@@ -695,9 +695,12 @@ See [the runbook](https://example.test/rb) for the __escalation__ path.
     "How do I drain a backlog?",
     "What is the escalation path in the runbook?",
     "How many packets, and what do I watch in SM50?",
+    "How do I read a dump, step by step?",
+    "How should a date be written?",
 ])
 def test_extractive_never_writes_a_word_that_is_not_in_the_cited_passage(question):
-    refs = [make_ref(1, MARKDOWN_TEXT, heading_path="Batch schedule"), make_ref(2, DOCK_TEXT)]
+    refs = [make_ref(1, MARKDOWN_TEXT, heading_path="Batch schedule"), make_ref(2, DOCK_TEXT),
+            make_ref(3, DUMP_STEPS_TEXT), make_ref(4, STYLE_TEXT)]
     answer = extractive_answer(question, refs)
     assert answer != NO_EVIDENCE_ANSWER
     cited = [int(n) for n in re.findall(r"\[(\d+)\]", answer)]
@@ -741,3 +744,86 @@ def test_identifiers_a_question_names():
     assert names("Job `Z_PP_CONF_IDOC_PROCESS` runs", "z_pp_conf_idoc_process")
     assert not names("INC-2026-04270 and INC-2026-0412", "INC-2026-0427")
     assert names("the field EXPOSURE of table ZTW_CRED_LOG", "ZTW_CRED_LOG-EXPOSURE")
+
+
+DUMP_STEPS_TEXT = """## Reading a dump in three steps
+
+1. **Header**: runtime error name, user and host.
+2. **Error analysis**: the values involved.
+3. **Active calls**: the call stack down to the failing line.
+
+## Update errors
+
+1. Open SM13 and note the records in error.
+2. Open the matching dump in ST22 and read it.
+"""
+
+SYMPTOMS_TEXT = """## Symptoms
+
+- The log volume is almost full.
+- Users report that every transaction hangs.
+
+## Emergency actions
+
+Log volume full:
+- Free space on the backup target, then trigger a log backup.
+- Do not remove log segments by hand.
+"""
+
+STYLE_TEXT = """## Dates
+
+A date is written as 2031-04-07 in every document.
+
+## Checklist for a document
+
+- A title line that names the subject.
+- A date line under the title.
+"""
+
+
+def test_how_do_i_gives_the_numbered_steps_under_the_heading_that_names_the_procedure():
+    # the other list mentions "dump" and "read" in its steps; the heading names the procedure asked for
+    answer = extractive_answer("How do I read a dump, step by step?", [make_ref(1, DUMP_STEPS_TEXT)])
+    assert answer == ("Header: runtime error name, user and host. [1] Error analysis: the values involved. [1] "
+                      "Active calls: the call stack down to the failing line. [1]")
+
+
+def test_how_do_i_prefers_instructions_to_a_list_of_symptoms():
+    answer = extractive_answer("How do I recover when the log volume is full?",
+                               [make_ref(1, SYMPTOMS_TEXT)])
+    assert "Free space on the backup target" in answer
+    assert "Do not remove log segments by hand" in answer
+    assert "Users report" not in answer
+
+
+def test_a_question_how_something_should_be_written_is_not_a_procedure():
+    # "How should a date be written?" asks for the rule, not for the items of a list
+    answer = extractive_answer("How should a date be written?", [make_ref(1, STYLE_TEXT)])
+    assert answer.startswith("A date is written as 2031-04-07 in every document. [1]")
+    assert "title line" not in answer
+
+
+def test_instructions_are_told_from_descriptions():
+    from portal.answers.extractive import _is_instruction
+
+    assert [t for t in ["Restart the channel.", "In SM59, test the destination.", "Do not delete rows by hand.",
+                        "Never reuse a queue number.", "resend the calls with RSARFCEX.",
+                        "Users report that the screen hangs.", "Change: field extension of REQ-04",
+                        "The report locks all deliveries."]
+            if _is_instruction(t)] == ["Restart the channel.", "In SM59, test the destination.",
+                                       "Do not delete rows by hand.", "Never reuse a queue number.",
+                                       "resend the calls with RSARFCEX."]
+
+
+def test_a_unit_that_restates_a_chosen_one_is_left_out():
+    # the same sentence in two monthly reports: the second says nothing new, its slot goes to the other part
+    first = make_ref(1, "Resolution targets, measured around the clock: P1 4 hours, P2 8 hours, P3 72 hours.")
+    second = make_ref(2, "Resolution targets, measured around the clock from opening: P1 4 hours, P2 8 hours, "
+                         "P3 72 hours.")
+    third = make_ref(3, "One incident breached: INC-2026-0312 in February.")
+    question = "What are the resolution targets around the clock, and which incident breached?"
+    weights = {term: 1.0 for term in simple_tokenize(question)}  # every term as rare as the others
+    chosen = extractive_sentences(question, [first, second, third], max_sentences=2, weights=weights)
+    texts = [text for text, _n in chosen]
+    assert len(texts) == 2 and sum(text.startswith("Resolution targets") for text in texts) == 1
+    assert "One incident breached: INC-2026-0312 in February." in texts

@@ -13,8 +13,11 @@ punctuation of its own (a bullet).
 Units are weighed term by term (each question term's idf in the searched packs
 when the caller passes it), prefer what the question type asks for (when → a
 time or date, how many / how much / how long → a number, which job /
-transaction / message → an identifier, how do I → the items of a list, in
-order), and are chosen to cover every part of the question. The
+transaction / message → an identifier, how do I → instructions, or the items
+of a list of steps, in order, found by the heading that names the procedure
+as much as by the steps' words), and are chosen to cover every part of the
+question; a unit saying again what a chosen one says (nearly the same terms)
+is left out. The
 answer gives them in passage order (``[n]`` ascending, in order of first use).
 """
 
@@ -322,8 +325,22 @@ _ASKS_IDENTIFIER = re.compile(
     r"tables?|users?|servers?|queues?|destinations?|systems?|sids?|events?|status|statuses|codes?|ids?|"
     r"numbers?|notes?|idoc types?|message types?|partners?|releases?|clients?|hosts?|groups?|fields?)\b",
     re.IGNORECASE)
-_ASKS_STEPS = re.compile(r"^\W*(how (do|can|should|would|to|shall) (i|we|you|one)?\b|how to\b|what (are the )?steps\b)"
+# "How should a date be written?" asks for a rule, not steps: a procedure question has a person doing it.
+_ASKS_STEPS = re.compile(r"^\W*(how (do|can|should|would|shall|must) (i|we|you|one)\b|how to\b|what (are the )?steps\b)"
                          r"|\b(steps|procedure)\b", re.IGNORECASE)
+# An instruction starts with one of these verbs (after an optional lead clause such as "In STMS,"), or
+# with "Do not" / "Never": the units a "how do I" question asks for, unlike a symptom or a purpose.
+_INSTRUCTION_VERBS = frozenset("""
+    activate add adjust analyse analyze apply ask assign block call cancel change check clean clear close collect
+    compare confirm contact copy correct create deactivate decide delete determine document do enlarge enter
+    escalate export extend find fix follow free go identify import increase inform keep kill list lock look lower
+    make mark monitor move note notify open plan post prepare print process raise read record reduce register
+    release remove repeat reprocess request resend reset restart restore restrict resume return review roll run
+    save schedule search select send set start stop suspend switch take tell terminate test tick trigger try
+    unlock update upload use verify wait watch write
+""".split())
+_LEAD_CLAUSE = re.compile(r"^(?:(?:in|on|at|for|from|after|before|once|when|if|then|first|next|finally|afterwards|"
+                          r"otherwise|meanwhile)\b[^,;:.]{0,60},\s*)", re.IGNORECASE)
 
 _TIME = re.compile(
     r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(daily|weekly|"
@@ -354,8 +371,24 @@ def _asks(question: str) -> str:
     return ""
 
 
+def _is_instruction(unit_text: str) -> bool:
+    """Whether a unit tells the reader what to do: ``Restart the channel.``, ``In SM59, test the destination.``"""
+    text = _LEAD_CLAUSE.sub("", unit_text.lstrip("\"'‘“(["), count=1)
+    words = text.split(None, 2)
+    if not words:
+        return False
+    if words[0].endswith(":"):  # a label ("Change: …", "Release: …"), not a verb
+        return False
+    first = words[0].strip(",;").casefold()
+    if first in ("never", "don't") or (first == "do" and len(words) > 1 and words[1].casefold() == "not"):
+        return True
+    return first in _INSTRUCTION_VERBS
+
+
 def _carries(unit_text: str, asked: str, named: set[str]) -> bool:
     """Whether a unit carries what was asked for (an identifier the question itself names does not count)."""
+    if asked == "steps":
+        return _is_instruction(unit_text)
     if asked == "time":
         return bool(_TIME.search(unit_text))
     if asked == "number":
@@ -383,6 +416,17 @@ class _Candidate:
 def _is_answerable(sentence: str) -> bool:
     """A unit with words beyond its figure markers; a lone figure is never an answer."""
     return bool(_WORD.search(_FIGURE.sub("", sentence)))
+
+
+# A unit sharing this share of its terms with a chosen one says the same thing again (the same table
+# in two monthly reports): it is left out.
+RESTATES_SHARE = 0.8
+
+
+def _restates(unit: "_Candidate", chosen: "_Candidate") -> bool:
+    """Whether ``unit`` says again what ``chosen`` says: nearly the same terms (Jaccard)."""
+    both = unit.terms | chosen.terms
+    return bool(both) and len(unit.terms & chosen.terms) >= RESTATES_SHARE * len(both)
 
 
 def _dedup_key(sentence: str) -> str:
@@ -424,7 +468,9 @@ def extractive_sentences(
     if prefetch is not None:
         prefetch([u.text for us in units.values() for u in us]
                  + [f"{ref.document_title or ''} {ref.heading_path or ''} {u.heading} {u.lead_in}"
-                    for ref in references for u in units[ref.n]])
+                    for ref in references for u in units[ref.n]]
+                 + ([f"{u.heading} {u.lead_in}" for us in units.values() for u in us if u.kind == "item"]
+                    if asked == "steps" else []))
     for ref_position, ref in enumerate(references):
         around = " ".join((ref.document_title or "", ref.heading_path or ""))
         for unit_position, unit in enumerate(units[ref.n]):
@@ -433,7 +479,7 @@ def extractive_sentences(
             terms = frozenset(tokenize(unit.text))
             context = frozenset(tokenize(f"{around} {unit.heading} {unit.lead_in}")) - terms
             weight = TABLE_ROW_WEIGHT if unit.kind == "row" else 1.0
-            if asked and asked != "steps" and _carries(unit.text, asked, named):
+            if asked and _carries(unit.text, asked, named):
                 weight *= 1 + TYPE_BONUS
             candidate = _Candidate(unit, ref.n, (ref_position, unit_position), terms, context, weight)
             candidates.append(candidate)
@@ -457,12 +503,18 @@ def extractive_sentences(
 
     if asked == "steps":
         for items in lists.values():
-            if len(items) >= 2:
+            # a list of steps: instructions, or numbered (a list of symptoms is not a procedure)
+            if len(items) >= 2 and (items[0].unit.numbered or
+                                    sum(_is_instruction(i.unit.text) for i in items) * 2 >= len(items)):
                 first = items[0]
-                terms = frozenset().union(*(i.terms for i in items))
+                # the heading a procedure stands under names it ("Reading a dump in five steps"): its
+                # terms count in full, like the steps' own
+                terms = frozenset().union(*(i.terms for i in items),
+                                          tokenize(f"{first.unit.heading} {first.unit.lead_in}"))
                 context = first.context - terms
+                weight = first.weight / (1 + TYPE_BONUS) if _is_instruction(first.unit.text) else first.weight
                 candidates.append(_Candidate(first.unit, first.n, first.order, terms, context,
-                                             (1 + TYPE_BONUS) * first.weight, steps=items[:MAX_STEPS]))
+                                             (1 + TYPE_BONUS) * weight, steps=items[:MAX_STEPS]))
 
     def score(c: _Candidate, covered: set[str]) -> float:
         def w(t: str) -> float:
@@ -485,7 +537,7 @@ def extractive_sentences(
         pool.remove(top)
         members = top.steps or [top]
         keys = [_dedup_key(m.unit.text) for m in members]
-        if all(k in seen for k in keys):
+        if all(k in seen for k in keys) or (not top.steps and any(_restates(top, c) for c in chosen)):
             continue
         seen.update(keys)
         chosen.append(top)
