@@ -17,6 +17,7 @@ import bisect
 import dataclasses
 import functools
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,6 +165,18 @@ class Searcher:
         already analyzed, see ``analysis.question_terms``) the query is built
         from them and the result carries the packs' statistics for them.
         """
+        def bm25(pack_set: _PackSetSearcher) -> SearchResult:
+            if terms is None:
+                return pack_set.search(build_query(query), limit, per_document_cap)
+            result = pack_set.search(terms_query(terms), limit, per_document_cap) if terms else SearchResult()
+            passages, doc_freqs = pack_set.statistics(terms)
+            return dataclasses.replace(result, passages=passages, doc_freqs=doc_freqs)
+
+        return self._on_pack_set(pack_slugs, limit, per_document_cap, bm25)
+
+    def _on_pack_set(self, pack_slugs: list[str], limit: int, per_document_cap: int,
+                     search: Callable[[_PackSetSearcher], SearchResult]) -> SearchResult:
+        """``search`` one pack set under the Java lock; empty when no pack has an index yet."""
         if limit < 1 or per_document_cap < 1:
             raise ValueError("limit and per_document_cap must be at least 1")
         slugs = sorted(set(map(checked_pack_slug, pack_slugs)))
@@ -172,13 +185,7 @@ class Searcher:
         try:
             with jvm.java_lock:
                 pack_set = self._pack_set(slugs)
-                if pack_set is None:
-                    return SearchResult()
-                if terms is None:
-                    return pack_set.search(build_query(query), limit, per_document_cap)
-                result = pack_set.search(terms_query(terms), limit, per_document_cap) if terms else SearchResult()
-                passages, doc_freqs = pack_set.statistics(terms)
-                return dataclasses.replace(result, passages=passages, doc_freqs=doc_freqs)
+                return SearchResult() if pack_set is None else search(pack_set)
         except jvm.JavaException as error:
             raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
 
@@ -206,43 +213,34 @@ class Searcher:
         query already analyzed) the BM25 half is built from them and the result carries
         the packs' statistics for them, as ``search`` does.
         """
-        if limit < 1 or per_document_cap < 1:
-            raise ValueError("limit and per_document_cap must be at least 1")
-        slugs = sorted(set(map(checked_pack_slug, pack_slugs)))
-        if not slugs:
-            return SearchResult()
-        try:
-            with jvm.java_lock:
-                pack_set = self._pack_set(slugs)
-                if pack_set is None:
-                    return SearchResult()
-                pack_set.require_model(model_id)
-                pool = fusion.pool_size(limit)
-                query_object = build_query(query) if terms is None else terms_query(terms)
-                if terms is None or terms:
-                    lexical, total, total_is_exact = pack_set.bm25_pool(query_object, pool)
-                else:  # nothing analyzed survives: no lexical half, as in ``search``
-                    lexical, total, total_is_exact = [], 0, True
-                dense = pack_set.nearest(query_vector, pool) if query_vector is not None else []
-                kept = [hit for hit in dense if hit.similarity >= floor]
-                hits = _fused_and_capped(lexical, kept, limit, per_document_cap)
-                if len(hits) < limit and len({hit.document_id for hit in lexical + kept}) == 1 and (
-                    not lexical or pack_set.single_document_matches(query_object, lexical[0], total, total_is_exact)
-                ):
-                    hits = _fused_and_capped(lexical, kept, limit, limit)
-                passages, doc_freqs = pack_set.statistics(terms) if terms is not None else (0, {})
-        except jvm.JavaException as error:
-            raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
-        dense_only = len({hit.passage_id for hit in kept} - {hit.passage_id for hit in lexical})
-        return SearchResult(
-            hits=hits,
-            no_evidence=not hits,
-            total_matches=total + dense_only,
-            total_is_exact=total_is_exact and dense_only == 0,
-            best_similarity=dense[0].similarity if dense else None,
-            passages=passages,
-            doc_freqs=doc_freqs,
-        )
+        def hybrid(pack_set: _PackSetSearcher) -> SearchResult:
+            pack_set.require_model(model_id)
+            pool = fusion.pool_size(limit)
+            query_object = build_query(query) if terms is None else terms_query(terms)
+            if terms is None or terms:
+                lexical, total, total_is_exact = pack_set.bm25_pool(query_object, pool)
+            else:  # nothing analyzed survives: no lexical half, as in ``search``
+                lexical, total, total_is_exact = [], 0, True
+            dense = pack_set.nearest(query_vector, pool) if query_vector is not None else []
+            kept = [hit for hit in dense if hit.similarity >= floor]
+            hits = _fused_and_capped(lexical, kept, limit, per_document_cap)
+            if len(hits) < limit and len({hit.document_id for hit in lexical + kept}) == 1 and (
+                not lexical or pack_set.single_document_matches(query_object, lexical[0], total, total_is_exact)
+            ):
+                hits = _fused_and_capped(lexical, kept, limit, limit)
+            passages, doc_freqs = pack_set.statistics(terms) if terms is not None else (0, {})
+            dense_only = len({hit.passage_id for hit in kept} - {hit.passage_id for hit in lexical})
+            return SearchResult(
+                hits=hits,
+                no_evidence=not hits,
+                total_matches=total + dense_only,
+                total_is_exact=total_is_exact and dense_only == 0,
+                best_similarity=dense[0].similarity if dense else None,
+                passages=passages,
+                doc_freqs=doc_freqs,
+            )
+
+        return self._on_pack_set(pack_slugs, limit, per_document_cap, hybrid)
 
     def nearest(self, pack_slugs: list[str], query_vector: list[float], pool: int, *, model_id: str) -> list[Hit]:
         """The dense half alone: the ``pool`` passages of ``pack_slugs`` nearest the vector, no floor, no cap."""
