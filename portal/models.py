@@ -3,6 +3,8 @@
 The schema itself is created by the numbered files in migrations/; these
 classes must agree with them: tests/test_migrations.py checks that a freshly
 migrated database shows no difference from ``ALL_MODELS`` (``playhouse.schema_diff``).
+A foreign key that a composite index already starts with is declared
+``index=False``: that index serves lookups and cascades by it.
 """
 
 from __future__ import annotations
@@ -122,7 +124,6 @@ class Pack(BaseModel):
 
 
 class Document(BaseModel):
-    # index=False: the unique (pack, doc_id) index serves lookups by pack.
     pack = ForeignKeyField(Pack, backref="documents", on_delete="CASCADE", index=False)
     doc_id = CharField(max_length=80)
     title = CharField()
@@ -220,7 +221,7 @@ class PendingIndexUpdate(BaseModel):
         indexes = ((("pack", "generation"), True),)
 
 
-# --- Agents, their grants, the audit log, runs and receipts (migrations/0002) -------
+# --- Agents, their grants, the audit log, conversations, runs and receipts (migrations/0002, 0003) ---
 
 GROUNDING_MODES = ("open", "preferred", "required")
 RUN_STATUSES = ("completed", "completed_with_warning", "stopped")
@@ -272,7 +273,6 @@ class AuditLog(BaseModel):
 class Conversation(BaseModel):
     """A Member's chat with one agent; its turns are runs (``Run.conversation``)."""
 
-    # index=False: the (user, updated_at) index serves lookups by user.
     user = ForeignKeyField(User, backref="conversations", on_delete="CASCADE", index=False)
     agent = ForeignKeyField(Agent, null=True, backref="conversations", on_delete="SET NULL")
     agent_slug = CharField(max_length=80)  # kept: the conversation outlives the agent
@@ -367,7 +367,7 @@ class ReceiptFigure(BaseModel):
         table_name = "receipt_figure"
 
 
-# --- The support chat, answer feedback and regression cases (migrations/0003) -------
+# --- Answer feedback and regression cases (migrations/0003) -------
 
 
 class Feedback(BaseModel):
