@@ -7,7 +7,6 @@ another company's pack.
 
 from __future__ import annotations
 
-
 from peewee import JOIN
 
 from portal.db import database
