@@ -90,7 +90,7 @@ def hidden_documents(user: User, packs) -> set[tuple[str, str]]:
     """(pack slug, document id) of live documents in ``packs`` whose reader roles leave ``user`` out."""
     restricted = (Document.select(Document, Pack).join(Pack)
                   .where(Document.pack.in_([p.id for p in packs]) & Document.deleted_at.is_null()
-                         & (Document.reader_roles_csv != "")))
+                         & ~Document.reader_role_names.is_empty()))
     return {(d.pack.slug, d.doc_id) for d in restricted if not staff_role_admitted(user, d)}
 
 

@@ -15,10 +15,11 @@ the compare-and-set wait and re-check.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
-from peewee import Database, SqliteDatabase
+from peewee import OP, SQL, Database, Expression, NodeList, SqliteDatabase, TextField, Value
 from playhouse.db_url import connect as connect_url
 from playhouse.flask_utils import FlaskDB
 
@@ -31,6 +32,34 @@ class _FlaskDB(FlaskDB):
 
 flask_db = _FlaskDB()
 BaseModel = flask_db.Model  # bound to a Proxy until init_app() initialises it
+
+
+class JSONTextField(TextField):
+    """A JSON value stored as text: the same column type and the same text on SQLite and PostgreSQL.
+
+    Peewee's own ``JSONField`` needs a JSON column on PostgreSQL (it reads a text column back as a
+    string); text keeps every existing column and row as it is, and a ``LIKE`` still reads it.
+    """
+
+    def db_value(self, value):
+        return None if value is None else json.dumps(value)
+
+    def python_value(self, value):
+        return None if value is None else json.loads(value)
+
+    def holds(self, value) -> NodeList:
+        """Rows whose JSON text includes ``value`` as JSON: for a list of plain keys, the rows listing that key.
+
+        A ``LIKE`` on the quoted key (``"wrong"`` cannot match ``"wrong_version"``), with the
+        pattern characters escaped, on every database.
+        """
+        text = json.dumps(value).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return NodeList((self, SQL("LIKE"), Value(f"%{text}%", converter=False), SQL("ESCAPE '\\'")))
+
+    def is_empty(self) -> Expression:
+        """Rows whose value is the empty list (or dict), by the text ``json.dumps`` gives it."""
+        return Expression(self, OP.EQ, Value(self.db_value(self.default()), converter=False))
+
 
 SQLITE_PRAGMAS = {
     "journal_mode": "wal",

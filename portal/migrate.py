@@ -1,18 +1,24 @@
-"""Apply the numbered migrations in migrations/ (NNNN_name.py, each with ``up(migrator, db)``).
+"""Apply the numbered migrations in migrations/ with peewee's runner (``playhouse.migrations``).
 
-Applied names are recorded in ``schema_migration``; each migration runs in its
-own transaction, so a failed one leaves the database as it was before it.
+Each file ``NNNN_name.py`` defines ``up(migrator, db)``; the runner applies the
+pending ones in numeric order, each in its own transaction (a failed one leaves
+the database as it was before it), and records their names in ``schema_migration``.
+
+Databases migrated before Cairn used peewee's runner keep the same history under
+the older table layout (``name`` primary key, ``applied_at``): ``migrate`` rewrites
+that table once into the runner's layout, so no applied migration runs again.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import datetime as dt
 from pathlib import Path
 
 from peewee import Database, PostgresqlDatabase
-from playhouse.migrate import PostgresqlMigrator, SchemaMigrator, SqliteMigrator
+from playhouse.migrations import Runner
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
+HISTORY_TABLE = "schema_migration"
 
 
 def dialect_sql(db: Database, sql: str) -> str:
@@ -26,46 +32,51 @@ def dialect_sql(db: Database, sql: str) -> str:
 
 
 def run_sql(db: Database, script: str) -> None:
-    """Run ``;``-separated DDL statements (with dialect placeholders)."""
+    """Run ``;``-separated DDL statements (with dialect placeholders); the migrations' own helper."""
     for statement in dialect_sql(db, script).split(";"):
         if statement.strip():
             db.execute_sql(statement)
 
 
-def _migrator(db: Database) -> SchemaMigrator:
-    return PostgresqlMigrator(db) if isinstance(db, PostgresqlDatabase) else SqliteMigrator(db)
+def runner(db: Database) -> Runner:
+    return Runner(db, str(MIGRATIONS_DIR), table_name=HISTORY_TABLE)
 
 
-def available() -> list[Path]:
-    return sorted(p for p in MIGRATIONS_DIR.glob("[0-9][0-9][0-9][0-9]_*.py"))
+def _old_history(db: Database) -> list[tuple[str, dt.datetime | None]] | None:
+    """The applied names in the table layout of Cairn's own former runner, or None if it is not that."""
+    if not db.table_exists(HISTORY_TABLE):
+        return None
+    columns = {c.name for c in db.get_columns(HISTORY_TABLE)}
+    if "applied_at" not in columns or "id" in columns:
+        return None
+    return [tuple(row) for row in db.execute_sql(f"SELECT name, applied_at FROM {HISTORY_TABLE}").fetchall()]
 
 
-def applied(db: Database) -> set[str]:
-    db.execute_sql(
-        "CREATE TABLE IF NOT EXISTS schema_migration (name VARCHAR(255) PRIMARY KEY, applied_at TIMESTAMP)"
-    )
-    return {row[0] for row in db.execute_sql("SELECT name FROM schema_migration").fetchall()}
+def _adopt_old_history(db: Database, history: Runner) -> None:
+    """Rewrite the former runner's history table into peewee's, in one transaction, keeping every row."""
+    with db.atomic():
+        rows = _old_history(db)
+        if rows is None:
+            return
+        db.execute_sql(f"DROP TABLE {HISTORY_TABLE}")
+        history.History.create_table()
+        for name, applied_at in rows:
+            if isinstance(applied_at, str):  # SQLite's CURRENT_TIMESTAMP text
+                applied_at = dt.datetime.fromisoformat(applied_at)
+            history.History.create(name=name, applied=applied_at or dt.datetime.now())
 
 
 def pending(db: Database) -> list[str]:
-    done = applied(db)
-    return [p.stem for p in available() if p.stem not in done]
+    """Names of the migrations not applied yet (reads only)."""
+    old = _old_history(db)
+    if old is not None:
+        done = {name for name, _ in old}
+        return [m.name for m in runner(db).migrations() if m.name not in done]
+    return [m.name for m in runner(db).status() if m.path is not None and not m.applied]
 
 
-def migrate(db: Database) -> list[str]:
-    """Apply what is missing, in order; return the names applied now."""
-    done = applied(db)
-    ran = []
-    for path in available():
-        if path.stem in done:
-            continue
-        spec = importlib.util.spec_from_file_location(f"cairn_migration_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        with db.atomic():
-            module.up(_migrator(db), db)
-            db.execute_sql(
-                "INSERT INTO schema_migration (name, applied_at) VALUES (%s, CURRENT_TIMESTAMP)"
-                % db.param, (path.stem,))
-        ran.append(path.stem)
-    return ran
+def migrate(db: Database, target: str | None = None) -> list[str]:
+    """Apply what is missing, in order (stopping after ``target`` if given); return the names applied now."""
+    history = runner(db)
+    _adopt_old_history(db, history)
+    return history.up(target)

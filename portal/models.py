@@ -1,13 +1,15 @@
 """Peewee models and the queries that belong to them.
 
 The schema itself is created by the numbered files in migrations/; these
-classes must agree with them (tests migrate a fresh database and use these).
+classes must agree with them: tests/test_migrations.py checks that a freshly
+migrated database shows no difference from ``ALL_MODELS`` (``playhouse.schema_diff``).
+A foreign key that a composite index already starts with is declared
+``index=False``: that index serves lookups and cascades by it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import secrets
 
@@ -21,7 +23,7 @@ from peewee import (
     TextField,
 )
 
-from portal.db import BaseModel
+from portal.db import BaseModel, JSONTextField
 
 ROLES = ("PlatformAdmin", "AgentBuilder", "Auditor", "Member")
 STAFF_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
@@ -50,7 +52,7 @@ class Company(BaseModel):
 class User(UserMixin, BaseModel):
     email = CharField(unique=True)
     password_hash = CharField()
-    roles_csv = CharField(column_name="roles", default="")
+    role_names = JSONTextField(column_name="roles", default=list)  # JSON list, in ROLES order
     company = ForeignKeyField(Company, null=True, backref="users", on_delete="SET NULL")
     active = BooleanField(default=True)
     created_at = DateTimeField(default=utcnow)
@@ -75,14 +77,14 @@ class User(UserMixin, BaseModel):
 
     @property
     def roles(self) -> frozenset[str]:
-        return frozenset(r for r in self.roles_csv.split(",") if r)
+        return frozenset(self.role_names)
 
     @roles.setter
     def roles(self, value) -> None:
         unknown = set(value) - set(ROLES)
         if unknown:
             raise ValueError(f"unknown role(s): {', '.join(sorted(unknown))}")
-        self.roles_csv = ",".join(r for r in ROLES if r in set(value))
+        self.role_names = [r for r in ROLES if r in set(value)]
 
     def has_role(self, role: str) -> bool:
         return role in self.roles
@@ -122,13 +124,13 @@ class Pack(BaseModel):
 
 
 class Document(BaseModel):
-    pack = ForeignKeyField(Pack, backref="documents", on_delete="CASCADE")
+    pack = ForeignKeyField(Pack, backref="documents", on_delete="CASCADE", index=False)
     doc_id = CharField(max_length=80)
     title = CharField()
     kind = CharField(default="markdown")  # markdown | text | docx | pdf | image
     current_version = IntegerField(default=0)
     visibility = CharField(default="staff")
-    reader_roles_csv = CharField(column_name="reader_roles", default="")
+    reader_role_names = JSONTextField(column_name="reader_roles", default=list)  # JSON list
     redacted = BooleanField(default=False)
     created_at = DateTimeField(default=utcnow)
     updated_at = DateTimeField(default=utcnow)
@@ -146,7 +148,7 @@ class Document(BaseModel):
     @property
     def reader_roles(self) -> frozenset[str]:
         """The optional list of roles that may read it (empty: every role its visibility admits)."""
-        return frozenset(r for r in self.reader_roles_csv.split(",") if r)
+        return frozenset(self.reader_role_names)
 
     def current_revision(self) -> "Revision | None":
         return (Revision.select()
@@ -155,7 +157,7 @@ class Document(BaseModel):
 
 
 class Revision(BaseModel):
-    document = ForeignKeyField(Document, backref="revisions", on_delete="CASCADE")
+    document = ForeignKeyField(Document, backref="revisions", on_delete="CASCADE", index=False)
     version = IntegerField()
     text = TextField()
     sha256 = CharField(max_length=64)
@@ -165,7 +167,7 @@ class Revision(BaseModel):
     original_content_type = CharField(null=True)
     original_size = IntegerField(null=True)
     pages = IntegerField(null=True)
-    images_not_kept = TextField(default="{}")  # JSON {reason: count}
+    images_not_kept = JSONTextField(default=dict)  # {reason: count}
     created_by = ForeignKeyField(User, null=True, backref="revisions", on_delete="SET NULL")
     created_at = DateTimeField(default=utcnow)
 
@@ -175,7 +177,7 @@ class Revision(BaseModel):
 
 
 class Figure(BaseModel):
-    revision = ForeignKeyField(Revision, backref="figures", on_delete="CASCADE")
+    revision = ForeignKeyField(Revision, backref="figures", on_delete="CASCADE", index=False)
     number = IntegerField()
     label = CharField(max_length=400)
     path = CharField()  # relative to the data folder
@@ -188,7 +190,7 @@ class Figure(BaseModel):
 
 
 class Passage(BaseModel):
-    revision = ForeignKeyField(Revision, backref="passages", on_delete="CASCADE")
+    revision = ForeignKeyField(Revision, backref="passages", on_delete="CASCADE", index=False)
     ordinal = IntegerField()
     text = TextField()
     line_start = IntegerField()
@@ -210,7 +212,7 @@ class PendingIndexUpdate(BaseModel):
     only after a Lucene commit that shows the document as the database has it (migrations/0007).
     """
 
-    pack = ForeignKeyField(Pack, backref="pending_index_updates", on_delete="CASCADE")
+    pack = ForeignKeyField(Pack, backref="pending_index_updates", on_delete="CASCADE", index=False)
     doc_id = CharField(max_length=80)
     generation = IntegerField()
 
@@ -219,10 +221,7 @@ class PendingIndexUpdate(BaseModel):
         indexes = ((("pack", "generation"), True),)
 
 
-ALL_MODELS = (Company, User, Pack, Document, Revision, Figure, Passage, PendingIndexUpdate)
-
-
-# --- Agents, their grants, the audit log, runs and receipts (migrations/0002) -------
+# --- Agents, their grants, the audit log, conversations, runs and receipts (migrations/0002, 0003) ---
 
 GROUNDING_MODES = ("open", "preferred", "required")
 RUN_STATUSES = ("completed", "completed_with_warning", "stopped")
@@ -247,7 +246,7 @@ class Agent(BaseModel):
 
 
 class AgentGrant(BaseModel):
-    agent = ForeignKeyField(Agent, backref="grants", on_delete="CASCADE")
+    agent = ForeignKeyField(Agent, backref="grants", on_delete="CASCADE", index=False)
     pack = ForeignKeyField(Pack, backref="grants", on_delete="CASCADE")
     created_at = DateTimeField(default=utcnow)
 
@@ -263,15 +262,31 @@ class AuditLog(BaseModel):
     action = CharField(max_length=64)
     target_type = CharField(max_length=64)
     target_id = IntegerField(null=True)
-    detail_json = TextField(column_name="detail", default="{}")
+    detail = JSONTextField(default=dict)
     created_at = DateTimeField(default=utcnow)
 
     class Meta:
         table_name = "audit_log"
+        indexes = ((("target_type", "target_id"), False),)
 
-    @property
-    def detail(self) -> dict:
-        return json.loads(self.detail_json or "{}")
+
+class Conversation(BaseModel):
+    """A Member's chat with one agent; its turns are runs (``Run.conversation``)."""
+
+    user = ForeignKeyField(User, backref="conversations", on_delete="CASCADE", index=False)
+    agent = ForeignKeyField(Agent, null=True, backref="conversations", on_delete="SET NULL")
+    agent_slug = CharField(max_length=80)  # kept: the conversation outlives the agent
+    agent_name = CharField()
+    title = CharField()
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "conversation"
+        indexes = ((("user", "updated_at"), False),)
+
+    def turns(self):
+        return Run.select().where(Run.conversation == self).order_by(Run.created_at, Run.id)
 
 
 class Run(BaseModel):
@@ -287,33 +302,19 @@ class Run(BaseModel):
     mode = CharField(max_length=16)
     model = CharField()
     model_called = BooleanField(default=False)
-    warnings_json = TextField(column_name="warnings", default="[]")
-    timings_json = TextField(column_name="timings", default="{}")
-    cited_json = TextField(column_name="cited", default="[]")
+    warnings = JSONTextField(default=list)  # [str]
+    timings = JSONTextField(default=dict)  # {step: milliseconds}
+    cited = JSONTextField(default=list)  # the reference numbers the answer cites
     # What the answer rests on: a key of portal.answers.grounding.ANSWER_BASES.
     answer_basis = CharField(max_length=16, default="documents")
     # The packs searched ({"slug", "title"}) as they were then: grants and titles change later.
-    searched_packs_json = TextField(column_name="searched_packs", default="[]")
-    created_at = DateTimeField(default=utcnow)
+    searched_packs = JSONTextField(default=list)
+    # A chat turn is a run; runs asked elsewhere (try page, `cairn ask`) have no conversation.
+    conversation = ForeignKeyField(Conversation, null=True, backref="runs", on_delete="SET NULL")
+    created_at = DateTimeField(default=utcnow, index=True)
 
     class Meta:
         table_name = "run"
-
-    @property
-    def warnings(self) -> list[str]:
-        return json.loads(self.warnings_json or "[]")
-
-    @property
-    def timings(self) -> dict[str, float]:
-        return json.loads(self.timings_json or "{}")
-
-    @property
-    def cited(self) -> list[int]:
-        return json.loads(self.cited_json or "[]")
-
-    @property
-    def searched_packs(self) -> list[dict]:
-        return json.loads(self.searched_packs_json or "[]")
 
     def references(self):
         return RunReference.select().where(RunReference.run == self).order_by(RunReference.n)
@@ -327,12 +328,12 @@ class RunReference(BaseModel):
     and the figure labels (its text is gone); the rest of the row stays.
     """
 
-    run = ForeignKeyField(Run, backref="reference_rows", on_delete="CASCADE")
+    run = ForeignKeyField(Run, backref="reference_rows", on_delete="CASCADE", index=False)
     n = IntegerField()
     passage_id = IntegerField()
     pack_slug = CharField()
     pack_title = CharField()
-    document_pk = IntegerField()
+    document_pk = IntegerField(index=True)
     document_id = CharField(max_length=80)
     document_title = CharField()
     version = IntegerField()
@@ -341,15 +342,11 @@ class RunReference(BaseModel):
     line_start = IntegerField()
     line_end = IntegerField()
     text = TextField(null=True)
-    figures_json = TextField(column_name="figures", default="[]")
+    figures = JSONTextField(default=list)  # [{"number", "label", "figure_id"}]
 
     class Meta:
         table_name = "run_reference"
         indexes = ((("run", "n"), True),)
-
-    @property
-    def figures(self) -> list[dict]:
-        return json.loads(self.figures_json or "[]")
 
 
 class ReceiptFigure(BaseModel):
@@ -370,33 +367,7 @@ class ReceiptFigure(BaseModel):
         table_name = "receipt_figure"
 
 
-ALL_MODELS = ALL_MODELS + (Agent, AgentGrant, AuditLog, Run, RunReference, ReceiptFigure)
-
-
-# --- The support chat, answer feedback and regression cases (migrations/0003) -------
-
-
-class Conversation(BaseModel):
-    """A Member's chat with one agent; its turns are runs (``Run.conversation``)."""
-
-    user = ForeignKeyField(User, backref="conversations", on_delete="CASCADE")
-    agent = ForeignKeyField(Agent, null=True, backref="conversations", on_delete="SET NULL")
-    agent_slug = CharField(max_length=80)  # kept: the conversation outlives the agent
-    agent_name = CharField()
-    title = CharField()
-    created_at = DateTimeField(default=utcnow)
-    updated_at = DateTimeField(default=utcnow)
-
-    class Meta:
-        table_name = "conversation"
-
-    def turns(self):
-        return Run.select().where(Run.conversation == self).order_by(Run.created_at, Run.id)
-
-
-# A chat turn is a run; runs asked elsewhere (try page, `cairn ask`) have no conversation.
-Run._meta.add_field("conversation", ForeignKeyField(Conversation, null=True, backref="runs",
-                                                    on_delete="SET NULL"))
+# --- Answer feedback and regression cases (migrations/0003) -------
 
 
 class Feedback(BaseModel):
@@ -405,10 +376,10 @@ class Feedback(BaseModel):
     ``reasons`` is a JSON list of reason keys (``portal.feedback.services.REASONS``).
     """
 
-    run = ForeignKeyField(Run, backref="feedback", on_delete="CASCADE")
+    run = ForeignKeyField(Run, backref="feedback", on_delete="CASCADE", index=False)
     user = ForeignKeyField(User, null=True, backref="feedback", on_delete="SET NULL")
     rating = CharField(max_length=16)
-    reasons_json = TextField(column_name="reasons", default="[]")
+    reasons = JSONTextField(default=list)
     note = TextField(default="")
     status = CharField(max_length=16, default="new")
     reviewer_note = TextField(default="")
@@ -419,11 +390,7 @@ class Feedback(BaseModel):
 
     class Meta:
         table_name = "feedback"
-        indexes = ((("run", "user"), True),)
-
-    @property
-    def reasons(self) -> list[str]:
-        return json.loads(self.reasons_json or "[]")
+        indexes = ((("run", "user"), True), (("rating", "updated_at"), False))
 
 
 class FeedbackTriage(BaseModel):
@@ -467,4 +434,6 @@ class RegressionCase(BaseModel):
         table_name = "regression_case"
 
 
-ALL_MODELS = ALL_MODELS + (Conversation, Feedback, FeedbackTriage, RegressionCase)
+ALL_MODELS = (Company, User, Pack, Document, Revision, Figure, Passage, PendingIndexUpdate,
+              Agent, AgentGrant, AuditLog, Conversation, Run, RunReference, ReceiptFigure,
+              Feedback, FeedbackTriage, RegressionCase)

@@ -57,7 +57,7 @@ def seeded(app, pack, users):
             services.upload_file(pack, f"{doc_id}.md", f"# Only {role}\n\nThe IDoc backlog, {doc_id}.\n".encode(),
                                  None)
     for doc_id, role in RESTRICTED.items():
-        Document.update(reader_roles_csv=role).where(Document.doc_id == doc_id).execute()
+        Document.update(reader_role_names=[role]).where(Document.doc_id == doc_id).execute()
 
 
 @pytest.mark.parametrize("role", ["PlatformAdmin", "AgentBuilder", "Auditor", "Member", None])

@@ -432,7 +432,7 @@ def test_a_deleted_document_cannot_be_opened(chat, client_as):
 
 
 def test_reader_roles_without_member_close_the_cited_document(chat, client_as):
-    Document.update(reader_roles_csv="Auditor").where(Document.doc_id == "spool-overflow").execute()
+    Document.update(reader_role_names=["Auditor"]).where(Document.doc_id == "spool-overflow").execute()
     client = client_as("Member")
     assert _soup(client.get(f"/chat/answers/{chat.run.id}/sources")).select_one("#source-1 a.open-document") is None
     assert client.get(f"/chat/answers/{chat.run.id}/sources/1/document").status_code == 404

@@ -7,8 +7,6 @@ another company's pack.
 
 from __future__ import annotations
 
-import json
-
 from peewee import JOIN
 
 from portal.db import database
@@ -96,7 +94,7 @@ def audit(actor: User | None, action: str, target, detail: dict) -> AuditLog:
     detail = {**detail, "by": actor.email if actor is not None else "command line"}
     return AuditLog.create(actor=actor.id if actor is not None else None, action=action,
                            target_type=type(target).__name__.lower(), target_id=target.id,
-                           detail_json=json.dumps(detail, sort_keys=True))
+                           detail=detail)
 
 
 def history(agent: Agent) -> list[AuditLog]:

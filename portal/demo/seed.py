@@ -16,7 +16,6 @@ refuse a real deployment unless asked explicitly.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,8 +101,8 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
 
 def _seed_agents(report: SeedReport) -> None:
     """Create missing catalog agents; return seeded ones to their catalog mode, leaving other edits alone."""
-    deleted = {json.loads(row.detail_json).get("slug")
-                for row in AuditLog.select(AuditLog.detail_json).where(AuditLog.action == "agent.delete")}
+    deleted = {row.detail.get("slug")
+               for row in AuditLog.select(AuditLog.detail).where(AuditLog.action == "agent.delete")}
     for entry in catalog.AGENTS:
         agent = Agent.get_or_none(Agent.slug == entry["slug"])
         if agent is None and entry["slug"] in deleted:

@@ -12,7 +12,6 @@ should that fail or the process die, catches up from that list
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -207,7 +206,7 @@ def _write_revision(files: storage.FileChanges, document, version, filename, con
             document=document, version=version, text=extracted.text, sha256=text_sha,
             original_name=filename, original_path=original_path, original_sha256=original_sha,
             original_content_type=content_type, original_size=len(extracted.original or b"") or None,
-            pages=extracted.pages, images_not_kept=json.dumps(extracted.images_not_kept),
+            pages=extracted.pages, images_not_kept=dict(extracted.images_not_kept),
             created_by=user)
         for figure in extracted.figures:
             path = f"{folder}/figure-{figure.number}.webp"

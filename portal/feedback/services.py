@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import json
 from dataclasses import dataclass, field
 from math import ceil
 
@@ -90,7 +89,7 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
         if feedback is None:
             try:
                 with database().atomic():
-                    return Feedback.create(run=run.id, user=user.id, rating=rating, reasons_json=json.dumps(reasons),
+                    return Feedback.create(run=run.id, user=user.id, rating=rating, reasons=reasons,
                                            note=note, created_at=now, updated_at=now)
             except IntegrityError:  # the same person rated in another request a moment ago
                 feedback = Feedback.get((Feedback.run == run.id) & (Feedback.user == user.id))
@@ -100,8 +99,8 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
             feedback.status = "new"
             FeedbackTriage.create(feedback=feedback, status="new", note=REOPENED_NOTE, actor=user.id,
                                   actor_email=user.email, created_at=now)
-        feedback.rating, feedback.reasons_json, feedback.note, feedback.updated_at = (
-            rating, json.dumps(reasons), note, now)
+        feedback.rating, feedback.reasons, feedback.note, feedback.updated_at = (
+            rating, reasons, note, now)
         feedback.save()
     return feedback
 
@@ -176,8 +175,7 @@ def review_query(filters: ReviewFilters):
     if filters.agent:
         query = query.where(Run.agent_slug == filters.agent)
     if filters.reason:
-        # Reasons are stored as a JSON list of fixed keys, so the quoted key matches exactly one reason.
-        query = query.where(Feedback.reasons_json.contains(f'"{filters.reason}"'))
+        query = query.where(Feedback.reasons.holds(filters.reason))
     if filters.status:
         query = query.where(Feedback.status == filters.status)
     if filters.date_from:

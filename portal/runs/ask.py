@@ -13,7 +13,6 @@ the answer, so the database is never locked while a model answers.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass
@@ -143,9 +142,9 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
         run = Run.create(created_at=now, agent=agent, agent_slug=agent.slug, agent_name=agent.name, user=user,
                          question=question, answer=outcome.answer, status=outcome.status, mode=agent.mode,
                          model=outcome.model, model_called=outcome.called_model,
-                         warnings_json=json.dumps(outcome.warnings), timings_json=json.dumps(answered.timings),
-                         cited_json=json.dumps(outcome.cited), answer_basis=outcome.basis,
-                         searched_packs_json=json.dumps(answered.searched), conversation=conversation)
+                         warnings=outcome.warnings, timings=answered.timings,
+                         cited=outcome.cited, answer_basis=outcome.basis,
+                         searched_packs=answered.searched, conversation=conversation)
         rows = [_receipt_row(run, item) for item in answered.issued]
         if rows:
             RunReference.insert_many(rows).execute()
@@ -181,7 +180,7 @@ def _receipt_row(run: Run, item: _Issued) -> dict:
             "pack_title": ref.pack_title, "document_pk": ref.document_id, "document_id": item.document_id,
             "document_title": ref.document_title, "version": ref.version, "page": ref.page,
             "heading_path": ref.heading_path, "line_start": ref.line_start, "line_end": ref.line_end,
-            "text": ref.text, "figures_json": json.dumps(item.figures)}
+            "text": ref.text, "figures": item.figures}
 
 
 def _elapsed_ms(since: float) -> float:

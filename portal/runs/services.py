@@ -6,7 +6,6 @@ Asking (retrieval, the evidence check, the answer, storing the run) is
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -36,10 +35,9 @@ def forget_document_text(document_pk: int) -> None:
     RunReference.update(text=None).where(RunReference.document_pk == document_pk).execute()
     ReceiptFigure.delete().where(ReceiptFigure.document_pk == document_pk).execute()
     for row in RunReference.select().where((RunReference.document_pk == document_pk)
-                                           & (RunReference.figures_json != "[]")):
-        row.figures_json = json.dumps([{"number": f["number"], "label": None, "figure_id": None}
-                                       for f in row.figures])
-        row.save(only=[RunReference.figures_json])
+                                           & ~RunReference.figures.is_empty()):
+        row.figures = [{"number": f["number"], "label": None, "figure_id": None} for f in row.figures]
+        row.save(only=[RunReference.figures])
 
 
 def keep_cited_figures(document_pk: int, figures: list[Figure], folder: str, files: storage.FileChanges) -> list[str]:
@@ -50,8 +48,8 @@ def keep_cited_figures(document_pk: int, figures: list[Figure], folder: str, fil
     """
     if not figures:
         return []
-    cited = {entry.get("figure_id") for row in RunReference.select(RunReference.figures_json)
-             .where((RunReference.document_pk == document_pk) & (RunReference.figures_json != "[]"))
+    cited = {entry.get("figure_id") for row in RunReference.select(RunReference.figures)
+             .where((RunReference.document_pk == document_pk) & ~RunReference.figures.is_empty())
              for entry in row.figures}
     written = []
     for figure in figures:
