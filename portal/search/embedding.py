@@ -7,9 +7,9 @@ its tokens' vectors, normalised to length 1, so a dot product is a cosine.
 We compute exactly what ``WordLlama.embed(text, norm=True)`` computes for the
 text with its whitespace collapsed, but faster: the model's tokenizer never
 merges across a space, so each word's token ids are looked up once and cached,
-and the mean is taken over those ids. Tokenizing every 1,000-character passage
-whole ran at about 2,000 passages/s here, too slow for ingest's 1,000/s with
-everything else it does.
+and the mean is taken over those ids. Tokenizing every passage whole (about a
+thousand characters each) ran at about two thousand passages a second here, too
+slow for ingest's target of a thousand a second with everything else it does.
 
 ``MODEL_ID`` names the model and the text recipe; an index records it and is
 rebuilt when it differs (vectors of two models are never mixed).
