@@ -297,6 +297,19 @@ def test_a_no_evidence_answer_is_a_note_naming_the_packs_searched_and_the_other_
     assert [a.text for a in sources.select(".no-evidence-answer .other-agents a")] == ["Ops helper"]
 
 
+def test_a_long_list_of_other_agents_folds_and_a_short_one_does_not(world, client_as, users):
+    conversation, run = start_conversation(users["Member"], world.acme, NO_EVIDENCE_QUESTION)
+    page = _soup(client_as("Member").get(f"/chat/{conversation.id}"))
+    assert page.select_one(".no-evidence-answer details") is None  # one other agent: listed as it is
+    for n in range(3):
+        create_agent(None, f"ops-helper-{n}", f"Ops helper {n}", "preferred", None, "", ["ops"])
+    note = _soup(client_as("Member").get(f"/chat/{conversation.id}")).select_one(".no-evidence-answer")
+    folded = note.select_one("details.other-agents-more")
+    assert folded.select_one("summary").text == "Other agents you can ask (4)"
+    assert [a.text for a in folded.select(".other-agents a")] == ["Ops helper", "Ops helper 0", "Ops helper 1",
+                                                                  "Ops helper 2"]
+
+
 def test_an_answer_from_the_documents_has_no_evidence_note(chat, client_as):
     turn = _soup(client_as("Member").get(f"/chat/{chat.conversation.id}")).select_one(f"#turn-{chat.run.id}")
     assert "basis-documents" in turn.select_one(".bubble-answer")["class"]
