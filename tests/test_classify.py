@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from helpers import FIXTURES_DIR
+from helpers import FIXTURES_DIR, require_shared_fixtures
 from portal.errors import Refused
 from portal.ingest.classify import (
     REDACTION_MARKER,
@@ -105,8 +105,7 @@ def test_each_detector_finds_and_redacts_exactly_the_secret(rule, secret, templa
 
 
 def test_the_fake_secrets_fixture_is_redacted_and_its_prose_survives():
-    if not FAKE_SECRETS.exists():
-        pytest.skip(f"shared fixtures not found at {FIXTURES_DIR} (set CAIRN_SHARED_DIR)")
+    require_shared_fixtures()
     text = FAKE_SECRETS.read_text(encoding="utf-8")
     assert text.count(AWS_KEY_ID) == 2 and text.count(AWS_SECRET) == 1
     key_block = re.search(r"-----BEGIN RSA PRIVATE KEY-----.*?-----END RSA PRIVATE KEY-----", text, re.DOTALL)

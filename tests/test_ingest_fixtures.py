@@ -1,6 +1,6 @@
 """Every real upload fixture of ../shared/fixtures/uploads gets its MANIFEST.tsv outcome.
 
-Skipped when that folder is absent (set CAIRN_SHARED_DIR to the shared folder).
+Skipped when that folder is absent (set CAIRN_SHARED_DIR to the shared folder), except under CI=true.
 The fixtures carry their own projects' licences and are never copied here.
 """
 
@@ -11,13 +11,12 @@ import hashlib
 import time
 
 import pytest
-from helpers import FIXTURES_DIR
+from helpers import FIXTURES_DIR, require_shared_fixtures
 
 from portal.errors import Refused
 from portal.ingest.formats import read_upload
 
-if not (FIXTURES_DIR / "MANIFEST.tsv").is_file():
-    pytest.skip(f"upload fixtures not found at {FIXTURES_DIR} (set CAIRN_SHARED_DIR)", allow_module_level=True)
+require_shared_fixtures(allow_module_level=True)
 
 # Manifest reason labels → ingest reason codes (fixtures/uploads/README.md).
 REASONS = {
