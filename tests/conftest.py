@@ -11,14 +11,11 @@ import os
 from pathlib import Path
 
 import pytest
-from flask import g
 
-from portal import create_app
 from portal.auth.services import create_user
-from portal.migrate import migrate
 from portal.packs.services import create_pack
 
-from helpers import PASSWORD, POSTGRES_URL, ROLES, empty_postgres, login
+from helpers import PASSWORD, ROLES, login, migrated_app
 
 # Commands run as subprocesses (`python -m portal.cli …`) import this checkout's code, not
 # whichever copy of the project is installed in the virtualenv.
@@ -34,27 +31,8 @@ def cheap_password_hashing(monkeypatch):
 
 @pytest.fixture
 def app(tmp_path):
-    if POSTGRES_URL:
-        empty_postgres(POSTGRES_URL)
-    app = create_app({
-        "CAIRN_DATA_DIR": str(tmp_path / "data"),
-        "DATABASE_URL": POSTGRES_URL or None,
-        "SECRET_KEY": "test-secret",
-        "CAIRN_REPAIR_INDEX_ON_START": False,
-        "TESTING": True,
-        "WTF_CSRF_ENABLED": False,
-    })
-    # Requests from the test client reuse this pushed app context, and with it
-    # ``g``: forget the signed-in user between requests, as a real server does.
-    @app.before_request
-    def forget_signed_in_user():
-        g.pop("_login_user", None)
-
-    with app.app_context():
-        migrate(app.config["DATABASE"])
+    with migrated_app(tmp_path / "data") as app:
         yield app
-        app.extensions["cairn_indexes"].close()
-        app.config["DATABASE"].close()
 
 
 @pytest.fixture

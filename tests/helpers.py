@@ -5,9 +5,12 @@ from __future__ import annotations
 import io
 import os
 import re
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from werkzeug.serving import make_server
 
 SHARED_DIR = Path(os.environ.get("CAIRN_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")
 FIXTURES_DIR = SHARED_DIR / "fixtures" / "uploads"
@@ -108,3 +111,46 @@ def cli_runner(app):
         return result
 
     return run
+
+
+@contextmanager
+def migrated_app(data_dir: Path, **settings):
+    """A Cairn app on a migrated, empty database (PostgreSQL when CAIRN_TEST_DATABASE_URL is set), its context pushed."""
+    from flask import g
+
+    from portal import create_app
+    from portal.migrate import migrate
+
+    if POSTGRES_URL:
+        empty_postgres(POSTGRES_URL)
+    app = create_app({
+        "CAIRN_DATA_DIR": str(data_dir),
+        "DATABASE_URL": POSTGRES_URL or None,
+        "SECRET_KEY": "test-secret",
+        "CAIRN_REPAIR_INDEX_ON_START": False,
+        "TESTING": True,
+        "WTF_CSRF_ENABLED": False,
+        **settings,
+    })
+
+    # Requests from the test client reuse this pushed app context, and with it
+    # ``g``: forget the signed-in user between requests, as a real server does.
+    @app.before_request
+    def forget_signed_in_user():
+        g.pop("_login_user", None)
+
+    with app.app_context():
+        migrate(app.config["DATABASE"])
+        yield app
+        app.extensions["cairn_indexes"].close()
+        app.config["DATABASE"].close()
+
+
+def serve_in_thread(app):
+    """Serve ``app`` on 127.0.0.1 from a thread of this process (the JVM and the database are shared); yield its URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(5)

@@ -14,9 +14,8 @@ from collections.abc import Callable
 
 import pytest
 import requests
-from werkzeug.serving import make_server
 
-from helpers import PASSWORD, SPOOL
+from helpers import PASSWORD, SPOOL, serve_in_thread
 from portal.agents.services import create_agent
 from portal.auth.services import create_user
 from portal.chat.services import start_conversation
@@ -31,12 +30,7 @@ CONCURRENT_UPLOAD = "was stored by another upload a moment ago"
 
 @pytest.fixture
 def server(app):
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(5)
+    yield from serve_in_thread(app)
 
 
 def signed_in(server: str, email: str) -> requests.Session:

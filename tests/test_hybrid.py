@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import migrated_app
 from portal.search import embedding, jvm
 from portal.search.embedding import DENSE_FLOOR, Embedder, question_vector, shared_embedder
 from portal.search.fusion import pool_size, reciprocal_rank_fusion
@@ -235,17 +236,9 @@ def test_an_index_without_vectors_needs_a_rebuild(root):
 
 @pytest.fixture
 def hybrid_app(tmp_path):
-    """The suite's app fixture, with CAIRN_RETRIEVAL=hybrid (so indexes carry vectors)."""
-    from portal import create_app
-    from portal.migrate import migrate
-
-    app = create_app({"CAIRN_DATA_DIR": str(tmp_path / "data"), "SECRET_KEY": "test-secret", "TESTING": True,
-                      "CAIRN_REPAIR_INDEX_ON_START": False, "CAIRN_RETRIEVAL": "hybrid"})
-    with app.app_context():
-        migrate(app.config["DATABASE"])
+    """The suite's app, with CAIRN_RETRIEVAL=hybrid (so indexes carry vectors)."""
+    with migrated_app(tmp_path / "data", CAIRN_RETRIEVAL="hybrid") as app:
         yield app
-        app.extensions["cairn_indexes"].close()
-        app.config["DATABASE"].close()
 
 
 @pytest.fixture

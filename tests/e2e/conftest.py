@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 
 import pytest
 from playwright.sync_api import expect
-from werkzeug.serving import make_server
+from helpers import serve_in_thread
 
 CHROMIUM = os.environ.get("CAIRN_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 BROWSER_WAIT_MS = 60_000
@@ -42,12 +41,7 @@ def browser():
 def live_server(app):
     """Serve ``app`` from a thread on 127.0.0.1 (same process: the JVM and database are shared)."""
     app.config["WTF_CSRF_ENABLED"] = True  # the browser goes through the real forms
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(5)
+    yield from serve_in_thread(app)
 
 
 @pytest.fixture
