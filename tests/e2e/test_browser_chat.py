@@ -7,7 +7,7 @@ import csv
 import io
 import re
 
-from browser_helpers import sign_in
+from browser_helpers import arrived_at, sign_in
 from playwright.sync_api import expect
 
 from helpers import PASSWORD
@@ -48,13 +48,13 @@ def _agents(pack):
 def test_member_asks_opens_the_cited_document_and_rates_not_helpful(page, pack, users):
     _agents(pack)
     sign_in(page, users["Member"].email, PASSWORD)
-    expect(page).to_have_url(re.compile(r"/chat/$"))
+    arrived_at(page, re.compile(r"/chat/$"))
     page.check("input[name=agent][value=acme-desk]")
     page.fill("#question", QUESTION)
     page.evaluate("window.notReloaded = true")
     page.press("#question", "Enter")  # Enter sends
     expect(page.locator(".turn .answer a.cite").first).to_be_visible()
-    expect(page).to_have_url(re.compile(r"/chat/\d+$"))  # the swap pushed the conversation's address
+    arrived_at(page, re.compile(r"/chat/\d+$"))  # the swap pushed the conversation's address
     assert page.evaluate("window.notReloaded") is True
     expect(page.locator(".conversation-list a[aria-current]")).to_have_text(QUESTION)
 
@@ -82,7 +82,7 @@ def test_member_asks_opens_the_cited_document_and_rates_not_helpful(page, pack, 
 
     # The answer's [1] opens its source page; from there, the cited document, read-only.
     page.locator(".turn").first.locator(".answer a.cite").first.click()
-    expect(page).to_have_url(re.compile(r"/chat/answers/\d+/sources#source-1$"))
+    arrived_at(page, re.compile(r"/chat/answers/\d+/sources#source-1$"))
     expect(page.locator("#source-1 .passage-text")).to_contain_text("RSPO1041")
     expect(page.locator("#source-1 .source-label")).to_contain_text("Spool overflow runbook")
     page.click("#source-1 >> text=Open the document")
@@ -96,7 +96,7 @@ def test_member_asks_opens_the_cited_document_and_rates_not_helpful(page, pack, 
     # Back in the conversation: Not helpful asks for a reason, then saves in place.
     page.click(".crumbs >> text=Support chat")
     page.click(".conversation-list a")
-    expect(page).to_have_url(re.compile(r"/chat/\d+$"))
+    arrived_at(page, re.compile(r"/chat/\d+$"))
     page.evaluate("window.notReloaded = true")
     rating = page.locator(".turn").first.locator(".rating")
     rating.locator("text=Not helpful").click()
@@ -121,7 +121,7 @@ def test_member_chats_and_rates_with_javascript_off(browser, live_server, pack, 
     page.fill("#question", QUESTION)
     page.click("#ask-form button[type=submit]")
     expect(page.locator(".turn .answer a.cite").first).to_be_visible()
-    expect(page).to_have_url(re.compile(r"/chat/\d+#turn-\d+$"))
+    arrived_at(page, re.compile(r"/chat/\d+#turn-\d+$"))
     page.click(".turn .rating >> text=Not helpful")
     expect(page.locator("form.not-helpful-form")).to_be_visible()
     page.click("label:has-text('Outdated')")
@@ -138,6 +138,7 @@ def test_reviewer_filters_goes_back_triages_and_exports(page, pack, users):
         rate_answer(member, run, "not_helpful", reasons, f"Note on {question}")
     sign_in(page, users["AgentBuilder"].email, PASSWORD)
     page.click("nav >> text=Answer feedback")
+    arrived_at(page, re.compile(r"/feedback/$"))
     items = page.locator(".feedback-item")
     expect(items).to_have_count(2)
     page.evaluate("window.notReloaded = true")
@@ -146,20 +147,21 @@ def test_reviewer_filters_goes_back_triages_and_exports(page, pack, users):
     page.select_option("#filter-reason", "incorrect")
     expect(items).to_have_count(1)
     expect(items.first).to_contain_text(QUESTION)
-    expect(page).to_have_url(re.compile(r"/feedback/\?reason=incorrect$"))
+    arrived_at(page, re.compile(r"/feedback/\?reason=incorrect$"))
     page.select_option("#filter-status", "resolved")
     expect(items).to_have_count(0)
     expect(page.locator(".result-count")).to_contain_text("matches these filters")
-    expect(page).to_have_url(re.compile(r"/feedback/\?reason=incorrect&status=resolved$"))
+    arrived_at(page, re.compile(r"/feedback/\?reason=incorrect&status=resolved$"))
     assert page.evaluate("window.notReloaded") is True  # filtered in place
 
     page.go_back()  # the previous filters come back with the address
-    expect(page).to_have_url(re.compile(r"/feedback/\?reason=incorrect$"))
+    arrived_at(page, re.compile(r"/feedback/\?reason=incorrect$"))
     expect(items).to_have_count(1)
     expect(page.locator("#filter-status")).to_have_value("")
     expect(page.locator("#filter-reason")).to_have_value("incorrect")
 
     items.first.locator("text=Review").click()
+    arrived_at(page, re.compile(r"/feedback/\d+$"))
     expect(page.locator("#triage")).to_be_visible()
     page.select_option("#triage-status", "in_review")
     page.fill("#reviewer-note", "Checking whether SP01 belongs first.")
@@ -182,7 +184,7 @@ def test_a_no_evidence_answer_looks_different_and_offers_another_agent_at_390_px
     _agents(pack)
     page.set_viewport_size({"width": 390, "height": 844})
     sign_in(page, users["Member"].email, PASSWORD)
-    page.wait_for_url(re.compile(r"/chat/$"))
+    arrived_at(page, re.compile(r"/chat/$"))
     page.check("input[name=agent][value=acme-desk]")
     page.fill("#question", QUESTION)
     page.press("#question", "Enter")
@@ -213,5 +215,5 @@ def test_a_no_evidence_answer_looks_different_and_offers_another_agent_at_390_px
     # The other agent the Member may ask is one tap away.
     other = note.get_by_role("link", name="Ops helper")
     other.click()
-    page.wait_for_url(re.compile(r"/chat/agents/ops-helper$"))
+    arrived_at(page, re.compile(r"/chat/agents/ops-helper$"))
     expect(page.locator("#question")).to_be_visible()
