@@ -29,6 +29,20 @@ def cheap_password_hashing(monkeypatch):
     monkeypatch.setattr("portal.auth.services.PASSWORD_HASH_METHOD", "pbkdf2:sha256:1000")
 
 
+@pytest.fixture(scope="session")
+def java():
+    """One JVM for the whole session: it cannot be restarted within a process anyway."""
+    from portal.search import jvm
+
+    jvm.start()
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    """A folder for Lucene indexes built directly, without an app."""
+    return tmp_path / "indexes"
+
+
 @pytest.fixture
 def app(tmp_path):
     with migrated_app(tmp_path / "data") as app:

@@ -14,11 +14,13 @@ import numpy as np
 import pytest
 
 from helpers import migrated_app
-from portal.search import embedding, jvm
+from portal.search import embedding
 from portal.search.embedding import DENSE_FLOOR, Embedder, question_vector, shared_embedder
 from portal.search.fusion import pool_size, reciprocal_rank_fusion
 from portal.search.index import IndexedPassage, IndexStore, ModelMismatch
 from portal.search.searcher import Searcher
+
+pytestmark = pytest.mark.usefixtures("java")  # every test here drives Lucene in this process
 
 CORPUS = [
     IndexedPassage(201, "printer-incident", "ops", "The label printer ran out of ribbon and the spool number range "
@@ -40,16 +42,6 @@ OTHER = [
     IndexedPassage(302, "hr-leave", "other", "The database of leave balances is updated every night.",
                    "Leave policy", "Balances"),
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def java():
-    jvm.start()
-
-
-@pytest.fixture
-def root(tmp_path) -> Path:
-    return tmp_path / "indexes"
 
 
 @pytest.fixture

@@ -17,6 +17,8 @@ from portal.search.index import IndexedPassage, IndexStore
 from portal.search.analysis import TermCache, content_terms, question_terms
 from portal.search.searcher import Hit, Searcher, SearchResult, analyze
 
+pytestmark = pytest.mark.usefixtures("java")  # every test here drives Lucene in this process
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 OPS_CORPUS = [
@@ -33,17 +35,6 @@ OPS_CORPUS = [
     IndexedPassage(106, "release-notes", "ops", "Version 4.2 fixes a proxy timeout when the port is closed.",
                    "Release notes", "4.2"),
 ]
-
-
-@pytest.fixture(scope="session", autouse=True)
-def java():
-    """One JVM for the whole session: it cannot be restarted within a process anyway."""
-    jvm.start()
-
-
-@pytest.fixture
-def root(tmp_path) -> Path:
-    return tmp_path / "indexes"
 
 
 @pytest.fixture
