@@ -91,6 +91,7 @@ def test_cairn_eval_on_a_small_corpus(tmp_path):
     answers = json.loads(result.stdout)["answers"]
     assert (answers["questions"], answers["key_fact_stated"], answers["expected_document_cited"]) == (3, 1.0, 1.0)
     assert (answers["unanswerable_no_evidence"], answers["answerable_wrongly_no_evidence"]) == (1.0, 0.0)
+    assert answers["key_fact_in_passages"] == 1.0
     assert answers["ask_p95_ms"] > 0 and set(answers["by_split"]) == {"tune", "check", "unsplit"}
     assert answers["by_kind"]["unanswerable"]["unanswerable_no_evidence"] == 1.0
     text = run("eval", "--questions", str(tmp_path / "questions.json"), "--current", "--no-cranfield").stdout
@@ -127,3 +128,16 @@ def test_regression_report_counts_both_kinds_of_case():
                              "1 answered instead of no evidence, 1 skipped")
     assert "said no evidence" in lines[3] and "ANSWERED (expected no evidence)" in lines[4]
     assert "→ no evidence" in lines[4] and "skipped (the agent was deleted)" in lines[5]
+
+
+def test_key_fact_in_the_passages_reads_them_as_the_answerer_copies_them():
+    from portal.evaluation.answers import AnswerOutcome
+
+    def outcome(issued_text: str) -> AnswerOutcome:
+        return AnswerOutcome(id="q", kind="exact_id", split="", question="?", expected=["d"],
+                             answer_contains=["RSPO1041", "every night"], answer="", cited_documents=[], ms=1.0,
+                             issued_text=issued_text)
+
+    assert outcome("Run **RSPO1041**\nevery   night.").key_fact_issued
+    assert not outcome("Run RSPO1041 weekly.").key_fact_issued  # one string missing: a retrieval miss
+    assert not outcome("Run RSPO1041 weekly.").key_fact_stated

@@ -7,6 +7,11 @@ extractive answerer (no model), and the run is judged:
   the answer, compared case-insensitively (``casefold``) with runs of whitespace
   made one space; Markdown syntax is not in answers, so none is in the strings;
 - **expected document cited** — the answer cites a passage of an expected document;
+- **key fact in the passages** — every ``answer_contains`` string occurs in the
+  passages the agent was given (their text with the Markdown syntax taken out,
+  as the answerer copies it): the most the answerer could state, so a question
+  missing here is a retrieval miss and one stated here but not in the answer an
+  answerer miss;
 - **no evidence** — the answer is exactly ``NO_EVIDENCE_ANSWER``: wanted for an
   unanswerable question (no expected document), wrong for an answerable one;
 - **latency** — the whole ``ask`` call, retrieval to stored run (p95 reported).
@@ -21,7 +26,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from portal.answers.extractive import NO_EVIDENCE_ANSWER
+from portal.answers.extractive import NO_EVIDENCE_ANSWER, plain
 from portal.db import database
 from portal.evaluation.metrics import mean
 from portal.models import Agent, AgentGrant, Pack
@@ -39,6 +44,8 @@ class AnswerOutcome:
     answer: str
     cited_documents: list[str]
     ms: float
+    issued_text: str = ""  # the issued passages' text, Markdown syntax taken out
+
 
     @property
     def answerable(self) -> bool:
@@ -52,6 +59,11 @@ class AnswerOutcome:
     def key_fact_stated(self) -> bool:
         answer = _folded(self.answer)
         return bool(self.answer_contains) and all(_folded(s) in answer for s in self.answer_contains)
+
+    @property
+    def key_fact_issued(self) -> bool:
+        issued = _folded(self.issued_text)
+        return bool(self.answer_contains) and all(_folded(s) in issued for s in self.answer_contains)
 
     @property
     def expected_cited(self) -> bool:
@@ -80,6 +92,7 @@ class AnswerReport:
         return {
             "questions": len(outcomes),
             "key_fact_stated": _share(o.key_fact_stated for o in with_fact),
+            "key_fact_in_passages": _share(o.key_fact_issued for o in with_fact),
             "expected_document_cited": _share(o.expected_cited for o in answerable),
             "unanswerable_no_evidence": _share(o.no_evidence for o in unanswerable),
             "answerable_wrongly_no_evidence": _share(o.no_evidence for o in answerable),
@@ -118,12 +131,14 @@ def evaluate_answers(questions: list[dict]) -> AnswerReport:
             run = ask(agents[key], None, question["question"])
             ms = (time.perf_counter() - started) * 1000
             cited = set(run.cited)
-            documents = list(dict.fromkeys(r.document_id for r in run.references() if r.n in cited))
+            references = list(run.references())
+            documents = list(dict.fromkeys(r.document_id for r in references if r.n in cited))
             report.outcomes.append(AnswerOutcome(
                 id=question["id"], kind=question.get("kind", ""), split=question.get("split", ""),
                 question=question["question"], expected=list(question["expected"]),
                 answer_contains=list(question.get("answer_contains") or []), answer=run.answer,
-                cited_documents=documents, ms=ms))
+                cited_documents=documents, ms=ms,
+                issued_text="\n".join(plain(line) for r in references for line in r.text.splitlines())))
         transaction.rollback()
     return report
 

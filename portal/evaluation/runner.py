@@ -215,7 +215,8 @@ def _answer_lines(answers: AnswerReport, details: bool) -> list[str]:
     s = answers.summary()
 
     def row(name: str, f: dict) -> str:
-        return (f"    {name:12} {f['questions']:3} questions  key fact {_percent(f['key_fact_stated'])}  "
+        return (f"    {name:12} {f['questions']:3} questions  key fact {_percent(f['key_fact_stated'])} "
+                f"(in passages {_percent(f['key_fact_in_passages'])})  "
                 f"cited {_percent(f['expected_document_cited'])}  "
                 f"no evidence: unanswerable {_percent(f['unanswerable_no_evidence'])}, "
                 f"answerable {_percent(f['answerable_wrongly_no_evidence'])}  p95 {f['ask_p95_ms']:.0f} ms")
@@ -223,6 +224,8 @@ def _answer_lines(answers: AnswerReport, details: bool) -> list[str]:
     lines = ["Answers through ask (a preferred-mode agent granted the question's packs, no model):",
              f"  key fact stated (every answer_contains string, case-insensitive): "
              f"{_percent(s['key_fact_stated'])} of answerable questions",
+             f"  key fact in the passages given (the most the answer could state): "
+             f"{_percent(s['key_fact_in_passages'])}",
              f"  an expected document cited: {_percent(s['expected_document_cited'])} of answerable questions",
              f"  unanswerable answered 'no evidence': {_percent(s['unanswerable_no_evidence'])}",
              f"  answerable wrongly answered 'no evidence': {_percent(s['answerable_wrongly_no_evidence'])}",
