@@ -827,3 +827,19 @@ def test_a_unit_that_restates_a_chosen_one_is_left_out():
     texts = [text for text, _n in chosen]
     assert len(texts) == 2 and sum(text.startswith("Resolution targets") for text in texts) == 1
     assert "One incident breached: INC-2026-0312 in February." in texts
+
+
+@pytest.mark.parametrize("question, kind, phrase", [
+    ("How many hours does the team have to resolve a P4 incident?", "count", "hours"),
+    ("how much planned downtime did KXP have in February 2026?", "count", "planned downtime"),
+    ("Which kernel patch level was installed on K4P?", "named", "level"),
+    ("What is the password of the communication user?", "named", "password"),
+    ("What did transport K4DK901670 change?", None, None),  # "transport" is what the question is about
+    ("What is the status of PRB-2026-008?", None, None),  # a status is a word, not a value of a shape
+    ("When does job X start, and with which program?", None, None),  # several parts: each may be elsewhere
+    ("How many tickets came in? And how many were incidents?", None, None),
+])
+def test_what_value_a_question_asks_for(question, kind, phrase):
+    from portal.answers.asked import asked_value
+    asked = asked_value(question)
+    assert (asked.kind if asked else None, asked.phrase if asked else None) == (kind, phrase)

@@ -272,6 +272,8 @@ def test_one_demo_user_per_role_and_the_member_belongs_to_the_company():
 # --- evaluation questions -------------------------------------------------------------------
 
 QUESTIONS = json.loads(catalog.EVAL_QUESTIONS_PATH.read_text(encoding="utf-8"))
+# Questions asking for values, written to tune the evidence check's asked-value rule: tuning data only.
+VALUE_QUESTIONS = json.loads(catalog.VALUE_QUESTIONS_PATH.read_text(encoding="utf-8"))
 # Question words and English stopwords: what a question shares with any text.
 FUNCTION_WORDS = set(
     "a an and are as at be but by do does did for how i if in into is it many me much my no not of on or our "
@@ -309,6 +311,14 @@ def test_evaluation_questions_pass_the_loader(tmp_path):
     assert questions_module.load_questions(path) == QUESTIONS
 
 
+def test_value_questions_are_tuning_questions_the_loader_takes(tmp_path):
+    path = tmp_path / "values.json"
+    path.write_text(json.dumps(VALUE_QUESTIONS))
+    assert questions_module.load_questions(path) == VALUE_QUESTIONS
+    assert len(VALUE_QUESTIONS) >= 50 and {question["split"] for question in VALUE_QUESTIONS} == {"tune"}
+    assert sum(question["kind"] == "unanswerable" for question in VALUE_QUESTIONS) >= 15
+
+
 def test_split_alternates_within_each_kind_so_both_halves_hold_every_kind():
     groups = defaultdict(list)
     for question in QUESTIONS:
@@ -327,7 +337,7 @@ def test_split_alternates_within_each_kind_so_both_halves_hold_every_kind():
 def test_expected_documents_exist_in_the_packs_searched():
     pack_of = {document["id"]: pack["slug"] for pack, document in catalog.iter_documents()}
     slugs = {pack["slug"] for pack in catalog.PACKS}
-    for question in QUESTIONS:
+    for question in QUESTIONS + VALUE_QUESTIONS:
         assert question["packs"] and set(question["packs"]) <= slugs, question["id"]
         for document_id in question["expected"]:
             assert document_id in pack_of, (question["id"], document_id)
@@ -356,7 +366,7 @@ def _squeeze(text: str) -> str:
 
 def test_answer_strings_are_copied_from_an_expected_document(docx_text, pdf_pages):
     texts = {document_id: _squeeze(text) for document_id, text in _document_texts(docx_text, pdf_pages).items()}
-    for question in QUESTIONS:
+    for question in QUESTIONS + VALUE_QUESTIONS:
         for wanted in question["answer_contains"]:
             # Case-sensitive and verbatim: the key fact as the document writes it, without Markdown around it.
             assert not set(wanted) & set("*|`#"), (question["id"], wanted)

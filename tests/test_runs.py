@@ -815,3 +815,51 @@ def test_cli_ask_prints_the_run_as_json(app, tmp_path):
     assert "completed (required mode)" in cli("ask", "helper", EVIDENCE_QUESTION).stdout
     assert "searched: Runbooks\n" in cli("ask", "helper", NO_EVIDENCE_QUESTION).stdout
     assert cli("ask", "nobody", "question", ok=False).returncode == 2
+
+
+REVIEW = b"""# Monthly review: March 2026
+
+## Tickets
+
+March had 191 tickets, eleven of them incidents.
+
+## Service levels
+
+Resolution targets: P1 4 hours, P2 8 hours, P3 72 hours.
+
+| Measure | Result |
+|---|---|
+| P4 incidents resolved within target | 62 of 64 |
+
+## Landscape
+
+The kernel of K4P was updated in the downtime of 2026-03-14; the MES partner number is TWMES01.
+
+## Monitoring thresholds
+
+| Queue | Warning | Critical |
+|---|---|---|
+| LBWQ | 500 entries | 2,000 entries |
+
+## Earlier months
+
+The tickets of February are reviewed in a document of their own.
+"""
+
+
+@pytest.mark.parametrize("question, evidence", [
+    ("How many tickets were there in March 2026?", True),
+    ("How many incidents were there in March?", True),  # a number written as a word
+    ("How many tickets were there in April 2026?", False),  # every word covered, but not the month asked about
+    ("How many hours does the team have to resolve a P2 incident?", True),
+    # tickets and February both occur, but no passage about February gives a number
+    ("How many tickets were there in February?", False),
+    ("Which partner number does the MES use?", True),
+    ("Which kernel patch level did K4P get in the March downtime?", False),  # the noun, but no level given
+    ("What was updated on K4P in the downtime of 14 March?", True),  # a month also names its ISO dates
+    ("What is the warning threshold for LBWQ?", True),  # the noun is the heading of the table
+])
+def test_a_question_asking_for_a_value_needs_a_unit_that_gives_one(corpus, question, evidence):
+    documents.upload_file(corpus, "monthly-review.md", REVIEW, None)
+    retrieval = retrieve(make_agent("preferred"), question)
+    assert retrieval.choice.evidence is evidence, retrieval.choice

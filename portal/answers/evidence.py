@@ -22,11 +22,15 @@ the terms in its text, heading path or title. There is evidence when
   INC-2026-0427 is not answered by INC-2026-0412;
 - no capitalised name inside the question (Poland) is one the packs never use;
 - a question asking for a value of a kind that has a shape of its own (a phone,
-  mobile or fax number; an e-mail address: ``ASKED_VALUES``) is answered only by
+  mobile or fax number; an e-mail address: ``asked.SHAPED_VALUES``) is answered only by
   a passage holding a value of that shape, and that passage, too, must cover at
   least ``MIN_ANCHORED_COVERAGE``: "the mobile phone number of the DBA on call"
   is not answered by "alert the DBA on-call phone". The shapes are general, not
-  this corpus's; an ISO date is not a phone number.
+  this corpus's; an ISO date is not a phone number;
+- a question asking for a count or for a value named by its noun ("how many
+  hours …", "which patch level …") is answered only when one unit of the issued
+  passages gives such a value, in a passage naming the months the question names
+  (``portal.answers.asked``).
 
 The thresholds were
 calibrated on the tuning half of the demo question set; the distributions are
@@ -45,6 +49,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from portal.answers import asked as asked_values
+from portal.answers.extractive import passage_units
 from portal.search.analysis import STOPWORDS
 
 REFERENCES_PER_RUN = 8
@@ -59,25 +65,6 @@ MAX_JOINED = 3
 MIN_ANCHORED_COVERAGE = 0.3
 
 Tokenizer = Callable[[str], list[str]]
-
-# What a question asks for (its words) -> the shape such a value has in any text.
-# A phone number: seven or more digits, international (+49 …) or written in groups (0171 2345678,
-# 030/123-456); a run of digits alone is a document number, a date with a time is not a phone number.
-_PHONE = re.compile(r"(?<![\w./:-])(?:\+\d|\(?\d+\)?[ /-]\(?\d)[\d ()/-]{4,}\d(?![\w./:-])")
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-def _holds_phone_number(text: str) -> bool:
-    return any(sum(c.isdigit() for c in m.group()) >= 7 and not _ISO_DATE.search(m.group())
-               for m in _PHONE.finditer(text))
-
-
-ASKED_VALUES: dict[str, tuple[re.Pattern, Callable[[str], bool]]] = {
-    "phone number": (re.compile(r"\b(?:phone|telephone|mobile|cell|fax)\s+(?:number|no\b)", re.I),
-                     _holds_phone_number),
-    "e-mail address": (re.compile(r"\be-?mail\s+address", re.I),
-                       lambda text: re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text) is not None),
-}
 
 # A token of letters, digits and joiners, as identifiers are written: INC-2026-0266, VL02N,
 # Z_PP_CONF_IDOC_PROCESS, R26.04, 2026-03-14.
@@ -194,6 +181,7 @@ class Choice:
     missing_identifiers: list[str] = field(default_factory=list)
     unknown_names: list[str] = field(default_factory=list)  # proper nouns the packs never mention
     missing_values: list[str] = field(default_factory=list)  # kinds of value asked for that no passage holds
+    unanswered_value: str = ""  # the count or named value asked for that no unit of the evidence gives
     uncovered: list[str] = field(default_factory=list)  # question terms no candidate contains
     weights: dict[str, float] = field(default_factory=dict)
 
@@ -230,7 +218,7 @@ def choose(question: str, terms: Sequence[str], passages: int, doc_freqs: dict[s
             missing.append(" ".join(run))
         anchored = min(anchored, max(holding, default=0.0))
     missing_values = []
-    for kind, (asked, holds) in ASKED_VALUES.items():
+    for kind, (asked, holds) in asked_values.SHAPED_VALUES.items():
         if asked.search(question):
             holding = [share for text, share in zip(texts, shares) if holds(text)]
             if not holding:
@@ -241,8 +229,17 @@ def choose(question: str, terms: Sequence[str], passages: int, doc_freqs: dict[s
     evidence = (not missing and not missing_values and not unknown and anchored >= MIN_ANCHORED_COVERAGE
                 and joined >= MIN_JOINED_COVERAGE)
     issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
-    return Choice(evidence, issued, round(best, 4), round(joined, 4), round(anchored, 4), missing, unknown,
-                  missing_values, uncovered, weights)
+    unanswered = ""
+    value = asked_values.asked_value(question)
+    if issued and value is not None:
+        units = [asked_values.Unit(unit.text, " ".join((hits[i].document_title or "", hits[i].heading_path or "",
+                                                        unit.heading, unit.lead_in)), texts[i])
+                 for i in issued for unit in passage_units(hits[i].text)]
+        if not asked_values.answered(question, value, units, tokenize, lambda term: doc_freqs.get(term, 0) > 0):
+            unanswered, evidence, issued = value.phrase, False, []
+    return Choice(evidence, issued, coverage=round(best, 4), joined_coverage=round(joined, 4),
+                  anchored_coverage=round(anchored, 4), missing_identifiers=missing, unknown_names=unknown,
+                  missing_values=missing_values, unanswered_value=unanswered, uncovered=uncovered, weights=weights)
 
 
 def _joined_share(covered: list[set[str]], weights: dict[str, float], total: float) -> float:

@@ -264,7 +264,7 @@ def split_sentences(text: str) -> list[str]:
 
 def sentences_with_headings(text: str) -> list[tuple[str, str]]:
     """``split_sentences``, each unit paired with the heading it stands under ("" before any)."""
-    return [(unit.text, unit.heading) for unit in _passage_units(text)]
+    return [(unit.text, unit.heading) for unit in passage_units(text)]
 
 
 @dataclass
@@ -277,7 +277,7 @@ class _Unit:
     numbered: bool
 
 
-def _passage_units(text: str) -> list[_Unit]:
+def passage_units(text: str) -> list[_Unit]:
     """Sentences of prose, whole list items and table rows, in passage order."""
     units = []
     for block in _blocks(text):
@@ -463,7 +463,7 @@ def extractive_sentences(
 
     candidates: list[_Candidate] = []
     lists: dict[tuple[int, int], list[_Candidate]] = {}
-    units = {ref.n: _passage_units(ref.text) for ref in references}
+    units = {ref.n: passage_units(ref.text) for ref in references}
     prefetch = getattr(tokenize, "prefetch", None)  # a caching tokenizer analyses them all in one call
     if prefetch is not None:
         prefetch([u.text for us in units.values() for u in us]

@@ -21,6 +21,7 @@ CORPUS_DIR = DEMO_DIR / "corpus"
 SOURCES_DIR = DEMO_DIR / "sources"
 CATALOG_PATH = DEMO_DIR / "catalog.toml"
 EVAL_QUESTIONS_PATH = DEMO_DIR / "eval" / "questions.json"
+VALUE_QUESTIONS_PATH = DEMO_DIR / "eval" / "value_questions.json"  # tuning questions that ask for values
 
 
 def first_heading(path: Path) -> str:

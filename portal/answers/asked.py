@@ -1,0 +1,187 @@
+"""A question that asks for a value, and whether a text holds one: part of the evidence check.
+
+Covering a question's words is not answering it. "How many hours does the
+team have to resolve a P4 incident?" is covered word for word by a review that
+lists "P1 4 hours, P2 8 hours, P3 72 hours" and, elsewhere, "P4 resolved within
+target: 62 of 64" — yet no sentence gives hours for P4. So when a question asks
+for a value, one unit of the evidence (a sentence, a list item or a table row,
+read with its heading, lead-in, heading path and document title), in a passage
+naming the months the question names, must hold a value of the kind asked for:
+
+- **a count or a quantity** ("how many hours", "how much downtime", "what
+  percentage", "what is the size"): a number that
+  the question does not itself name, in a unit that also names what is counted
+  (any of the counted words the packs use at all; a word the packs never use is
+  the asker's own, and does not decide);
+- **a value named by a noun it is written after** ("which kernel patch level",
+  "which version", "what is the password of …"): a token shaped like a value —
+  with digits or an identifier — within a few words after that noun ("patch
+  level 200", "version 1.4", a table row "Version: 1.4; …"); so the noun alone, as in "the HANA revision update", is not an answer to
+  "which HANA revision";
+- **a value of its own shape** (a phone number, an e-mail address): a text holding
+  one (``SHAPED_VALUES``), in a passage that covers the question well enough
+  (``portal.answers.evidence``).
+
+Nouns whose values are words (a status, a name, a result) are left out: only a
+value's shape can be checked without understanding the sentence. A question of
+several parts ("…, and which program?") is not checked this way: each part may be
+answered by a different passage. The rules are general; they were calibrated on
+the tuning half of the demo question set (docs/retrieval-quality.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+Tokenizer = Callable[[str], list[str]]
+
+# --- values with a shape of their own ---------------------------------------------------
+
+# A phone number: seven or more digits, international (+49 …) or written in groups (0171 2345678,
+# 030/123-456); a run of digits alone is a document number, a date with a time is not a phone number.
+_PHONE = re.compile(r"(?<![\w./:-])(?:\+\d|\(?\d+\)?[ /-]\(?\d)[\d ()/-]{4,}\d(?![\w./:-])")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _holds_phone_number(text: str) -> bool:
+    return any(sum(c.isdigit() for c in m.group()) >= 7 and not _ISO_DATE.search(m.group())
+               for m in _PHONE.finditer(text))
+
+
+# What a question asks for (its words) -> whether a text holds a value of that shape.
+SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str], bool]]] = {
+    "phone number": (re.compile(r"\b(?:phone|telephone|mobile|cell|fax)\s+(?:number|no\b)", re.I),
+                     _holds_phone_number),
+    "e-mail address": (re.compile(r"\be-?mail\s+address", re.I),
+                       lambda text: re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text) is not None),
+}
+
+# --- counts and named values ----------------------------------------------------------------
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH = re.compile(r"\b(?:" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
+# Numbers written as words count as numbers ("eleven of the twelve").
+_NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve twenty thirty forty "
+                          "fifty hundred thousand half".split())
+# Words that end the counted phrase ("how many tickets did …", "how much downtime in …").
+_AFTER_PHRASE = (r"(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|"
+                 r"in|of|per|for|at|on|to|the)")
+_COUNT = re.compile(r"\bhow (?:many|much)\s+((?:[\w/-]+\s+){0,3}?)" + _AFTER_PHRASE + r"\b", re.IGNORECASE)
+# A quantity asked for by its noun: answered by a number, rarely written next to the noun ("2 percent").
+_QUANTITY = re.compile(r"\b(?:which|what(?:\s+(?:is|was|are|were)\s+the)?)\s+(number of|percentage|share|size|"
+                       r"amount|price|cost|fee|rate|limit|threshold)\b", re.IGNORECASE)
+# Nouns whose value is written right after them ("version 1.4", "patch level 200", "return code 12").
+# Not: status, name, result (their values are words); number, id, parameter (the value is named without
+# the noun as often as with it: "the change number" is "CHG-2026-0142").
+_VALUE_NOUNS = "version|revision|level|code|password"
+_NOT_A_NOUN = r"(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|the|a|an)\b)"
+_NAMED_VALUE = re.compile(r"\b(?:which|what(?:\s+(?:is|was|are|were)\s+the)?)\s+((?:" + _NOT_A_NOUN
+                          + r"[\w/-]+\s+){0,3}?(" + _VALUE_NOUNS + r"))\b", re.IGNORECASE)
+# "…, and which program?" / "… expire? And when …": a question of several parts.
+_SEVERAL_PARTS = re.compile(r",?\s+and\s+(?:which|what|how|when|who|where|why|with which|in which|on which|"
+                            r"under which|to which)\b|\?\s+\S", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.,][A-Za-z0-9]+)*")
+# How many words after its noun a named value may stand ("patch level of K4P: 200").
+NAMED_VALUE_WINDOW = 4
+
+
+@dataclass(frozen=True)
+class AskedValue:
+    """What a question asks for: ``kind`` "count" (with the counted phrase), "quantity" or "named" (with
+    its noun)."""
+
+    kind: str
+    phrase: str
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A unit of a passage as the check reads it: its text, and the words around it that name its subject."""
+
+    text: str
+    context: str  # document title, heading path, the unit's heading and lead-in
+    passage: str  # the whole passage it stands in, with its title and heading path
+
+
+def asked_value(question: str) -> AskedValue | None:
+    """The value ``question`` asks for, or None (it asks for none, or it has several parts)."""
+    if _SEVERAL_PARTS.search(question):
+        return None
+    count = _COUNT.search(question)
+    if count:
+        return AskedValue("count", count.group(1).strip())
+    quantity = _QUANTITY.search(question)
+    if quantity:  # any number answers it: the noun is seldom written beside its value
+        return AskedValue("quantity", quantity.group(1).removesuffix(" of"))
+    named = _NAMED_VALUE.search(question)
+    if named:
+        return AskedValue("named", named.group(2))
+    return None
+
+
+def months(question: str) -> list[str]:
+    """The months ``question`` names: the period it asks about."""
+    return [m.casefold() for m in _MONTH.findall(question)]
+
+
+def names_month(text: str, month: str) -> bool:
+    """Whether ``text`` names ``month``, by its name or in a date (2026-03-14, 03-14)."""
+    if re.search(rf"\b{month}\b", text, re.IGNORECASE):
+        return True
+    number = _MONTHS.index(month) + 1
+    return re.search(rf"(?<![\w-])(?:\d{{4}}-)?{number:02d}-\d{{2}}(?![\w-])", text) is not None
+
+
+def _is_number(token: str) -> bool:
+    return any(c.isdigit() for c in token) or any(part in _NUMBER_WORDS for part in token.casefold().split("-"))
+
+
+def _is_value(token: str) -> bool:
+    """A token shaped like a value: it has digits (12, K4DK901702, 15,2), or is an identifier (ZTW_EDI)."""
+    return any(c.isdigit() for c in token) or "_" in token
+
+
+def _same_noun(word: str, noun: str) -> bool:
+    return word.casefold().removesuffix("s") == noun.casefold().removesuffix("s")
+
+
+def holds_named_value(unit: Unit, noun: str, named: set[str]) -> bool:
+    """Whether ``unit`` has a value (not one the question names) within a few words after ``noun``. A
+    table row reads "Version: 1.3; Date: …", so a column named by the noun counts too."""
+    tokens = [m.group() for m in _TOKEN.finditer(unit.text)]
+    for i, token in enumerate(tokens):
+        if _same_noun(token, noun):
+            if any(_is_value(t) and t.casefold() not in named for t in tokens[i + 1:i + 1 + NAMED_VALUE_WINDOW]):
+                return True
+    return False
+
+
+def holds_count(unit: Unit, counted: set[str], named: set[str], tokenize: Tokenizer) -> bool:
+    """Whether ``unit`` gives a number (not one the question names) and names what is counted."""
+    if not any(_is_number(t) and t.casefold() not in named for t in _TOKEN.findall(unit.text)):
+        return False
+    return not counted or bool(counted & set(tokenize(f"{unit.context} {unit.text}")))
+
+
+def answered(question: str, asked: AskedValue, units: Iterable[Unit], tokenize: Tokenizer,
+             in_packs: Callable[[str], bool]) -> bool:
+    """Whether one of ``units``, in a passage naming the months the question names, holds the value
+    ``asked`` for. ``in_packs(term)`` says whether an analysed term occurs in the searched packs.
+
+    The question's identifiers are checked passage by passage already (``evidence``): a unit need not
+    repeat the incident number its digest is about.
+    """
+    named = {m.group().casefold() for m in _TOKEN.finditer(question)}
+    counted = {t for t in tokenize(asked.phrase) if in_packs(t)} if asked.kind == "count" else set()
+    asked_months = months(question)
+    for unit in units:
+        if not all(names_month(unit.passage, month) for month in asked_months):
+            continue
+        if asked.kind in ("count", "quantity") and holds_count(unit, counted, named, tokenize):
+            return True
+        if asked.kind == "named" and holds_named_value(unit, asked.phrase, named):
+            return True
+    return False
