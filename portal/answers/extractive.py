@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from portal.answers.references import Reference
 from portal.answers.units import Unit, passage_units
+from portal.ingest.markers import without_figure_markers
 from portal.search.analysis import STOPWORDS
 
 NO_EVIDENCE_ANSWER = "No evidence found in the granted packs for this question."
@@ -57,7 +58,6 @@ _SENTENCE_ENDINGS = tuple(".!?…:;)\"'”’")
 
 Tokenizer = Callable[[str], list[str]]
 _WORD = re.compile(r"[^\W_]+")
-_FIGURE = re.compile(r"\[Figure \d+:[^\]]*\]")
 
 
 def _stem(word: str) -> str:
@@ -189,7 +189,7 @@ class _Candidate:
 
 def _is_answerable(sentence: str) -> bool:
     """A unit with words beyond its figure markers; a lone figure is never an answer."""
-    return bool(_WORD.search(_FIGURE.sub("", sentence)))
+    return bool(_WORD.search(without_figure_markers(sentence)))
 
 
 # A unit sharing this share of its terms with a chosen one says the same thing again (the same table

@@ -11,17 +11,16 @@ and keeps identifiers verbatim.
 import re
 from dataclasses import dataclass
 
+from portal.ingest.markers import is_images_line, is_page_line, only_figure_markers
+
 _ATX_HEADING = re.compile(r"^#{1,6}(\s|$)")
 _SETEXT_UNDERLINE = re.compile(r"^(=+|-+)$")
 _THEMATIC_BREAK = re.compile(r"^([-*_])(\s*\1){2,}$")
 _FENCE = re.compile(r"^(```|~~~)")
-_PAGE_LINE = re.compile(r"^Page \d+$")
 _KEYWORDS_LINE = re.compile(r"^[*_]*keywords[*_]*\s*:", re.IGNORECASE)
-_IMAGES_LINE = re.compile(r"^Images: \d+ kept\b")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 _BULLET = re.compile(r"^(?:([-*+•])|(\d{1,3})[.)])\s+(.*)$")
 _BLOCKQUOTE = re.compile(r"^(?:>\s?)+")
-_ONLY_FIGURES = re.compile(r"^(?:\s*\[Figure \d+:[^\]]*\])+\s*$")
 
 # End of a sentence: terminal punctuation, optional closing quotes/brackets,
 # whitespace, then something that can start a sentence.
@@ -102,8 +101,8 @@ def _blocks(text: str) -> list[_Block]:
             heading = line.lstrip("#").strip()
         elif is_rule and first_row is not None:
             header, first_row = first_row, None
-        elif (_THEMATIC_BREAK.match(line) or _PAGE_LINE.match(line) or _KEYWORDS_LINE.match(line)
-              or _IMAGES_LINE.match(line) or is_rule):
+        elif (_THEMATIC_BREAK.match(line) or is_page_line(line) or _KEYWORDS_LINE.match(line)
+              or is_images_line(line) or is_rule):
             flush()
             list_open = False
         elif is_row:
@@ -117,7 +116,7 @@ def _blocks(text: str) -> list[_Block]:
                     first_row = None
                 blocks.append(_Block(_row_text(_cells(line), header), heading, "row"))
                 rows += 1
-        elif _ONLY_FIGURES.match(line):
+        elif only_figure_markers(line):
             flush()
             blocks.append(_Block(line, heading))
         elif bullet:
