@@ -15,7 +15,6 @@ from portal.answers.extractive import (
     extractive_answer,
     extractive_sentences,
     simple_tokenize,
-    split_sentences,
 )
 from portal.answers.grounding import (
     CITES_NONE_WARNING,
@@ -35,6 +34,7 @@ from portal.answers.grounding import (
 from portal.answers.model_client import ChatClient, ModelError
 from portal.answers.prompt import CANNOT_ANSWER, EVIDENCE_CLOSE, EVIDENCE_OPEN, build_messages, says_cannot_answer
 from portal.answers.references import Reference, label
+from portal.answers.units import split_sentences
 from portal.errors import CairnError
 from tests.fake_openai import FakeOpenAI
 

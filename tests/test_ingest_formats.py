@@ -36,8 +36,9 @@ from portal.errors import Refused
 from portal.ingest import formats, limits
 from portal.ingest import reader_child as worker
 from portal.ingest import reader_parent as reader_process
-from portal.ingest.figures import assemble, figure_label, images_line, placeholder
+from portal.ingest.figures import assemble, figure_label, placeholder
 from portal.ingest.formats import Extracted, read_upload
+from portal.ingest.markers import images_line
 
 PNG = image_bytes(96, 64, "PNG", (220, 40, 40))
 JPEG = image_bytes(96, 64, "JPEG", (40, 40, 220))

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from portal.answers import asked as asked_values
-from portal.answers.extractive import passage_units
+from portal.answers.units import passage_units
 from portal.search.analysis import STOPWORDS
 
 REFERENCES_PER_RUN = 8

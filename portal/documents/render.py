@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bisect
 import html
-import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,8 +20,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-PAGE_LINE_RE = re.compile(r"^Page \d+$")
-FIGURE_HTML_RE = re.compile(r"\[Figure (\d+): ([^\]<]*)\]")
+from portal.ingest.markers import is_page_line, replace_figure_markers_in_html
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
 
@@ -68,7 +66,7 @@ def render_markdown(text: str, passages: list[PassageLines] = (), highlight: tup
     _mark_page_lines(tokens)
     body = _md.renderer.render(tokens, _md.options, {})
     if figure_url is not None:
-        body = FIGURE_HTML_RE.sub(lambda m: _figure_html(m, figure_url), body)
+        body = replace_figure_markers_in_html(body, lambda number, label: _figure_html(number, label, figure_url))
     return Markup(nh3.clean(body, tags=_ALLOWED_TAGS, attributes=_ALLOWED_ATTRIBUTES,
                             url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer nofollow"))
 
@@ -76,7 +74,7 @@ def render_markdown(text: str, passages: list[PassageLines] = (), highlight: tup
 def _mark_page_lines(tokens) -> None:
     """A PDF's ``Page N`` line becomes a visible page divider."""
     for opening, inline in zip(tokens, tokens[1:]):
-        if opening.type == "paragraph_open" and inline.type == "inline" and PAGE_LINE_RE.match(inline.content):
+        if opening.type == "paragraph_open" and inline.type == "inline" and is_page_line(inline.content):
             existing = opening.attrGet("class")
             opening.attrSet("class", f"{existing} page-line" if existing else "page-line")
 
@@ -85,10 +83,9 @@ _FIGURE_HTML = Markup('<span class="figure" id="figure-{number}"><img src="{src}
                       '<span class="figure-caption">Figure {number}: {label}</span></span>')
 
 
-def _figure_html(match: re.Match, figure_url: Callable[[int], str]) -> str:
+def _figure_html(number: int, label: str, figure_url: Callable[[int], str]) -> str:
     """The marker as an image with its caption; ``Markup.format`` escapes every value, quotes included."""
-    number = int(match.group(1))
-    label = html.unescape(match.group(2))  # the renderer's text escaping does not cover quotes
+    label = html.unescape(label)  # the renderer's text escaping does not cover quotes
     return _FIGURE_HTML.format(number=number, src=figure_url(number), label=label)
 
 

@@ -27,6 +27,7 @@ from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.classify import Policy, classify, refuse_if_not_allowed
 from portal.ingest.formats import Extracted, read_upload
+from portal.ingest.markers import replace_figure_markers, without_images_line
 from portal.ingest.passages import split_passages
 from portal.models import (
     DOCUMENT_ID_RE,
@@ -46,8 +47,6 @@ from portal.search import service as search_service
 log = logging.getLogger(__name__)
 
 REDACTED_FIGURE = "[image not kept: document redacted]"
-FIGURE_MARKER_RE = re.compile(r"\[Figure \d+: [^\]\n]*\]")
-IMAGES_LINE_RE = re.compile(r"\n*Images: \d+ kept, \d+ not kept \([^)\n]*\)\s*$")
 EDITABLE_KINDS = frozenset({"markdown", "text"})
 
 
@@ -129,8 +128,7 @@ def _upload(pack, filename, data, user, content_type, expected_version) -> Uploa
 def _redact(extracted: Extracted, redacted_text: str) -> Extracted:
     """Keep only the redacted text: no original and no figures for Word/PDF."""
     if extracted.kind in ("docx", "pdf"):
-        text = IMAGES_LINE_RE.sub("", redacted_text)
-        text = FIGURE_MARKER_RE.sub(REDACTED_FIGURE, text)
+        text = replace_figure_markers(without_images_line(redacted_text), REDACTED_FIGURE)
         return Extracted(text=text, kind=extracted.kind, original=None, figures=[],
                          images_not_kept={}, pages=extracted.pages, title_hint=extracted.title_hint)
     extracted.text = redacted_text

@@ -26,7 +26,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from portal.answers.extractive import NO_EVIDENCE_ANSWER, plain
+from portal.answers.extractive import NO_EVIDENCE_ANSWER
+from portal.answers.units import plain
 from portal.db import database
 from portal.evaluation.metrics import mean
 from portal.models import Agent, AgentGrant, Pack

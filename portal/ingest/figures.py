@@ -1,16 +1,17 @@
-"""Figure markers in a document's text: labels, numbering and the Images line.
+"""Figures in a document's text: labels, numbering and where the markers go.
 
 Readers put a placeholder where each picture stands; once the images are
 prepared, ``assemble`` turns the kept ones into ``[Figure N: label]`` (numbered
 in document order), removes the others, and appends the Images line when any
-image was not kept. Readers strip control characters from document text, so
-the NUL-delimited placeholders cannot collide with it.
+image was not kept (both markers are written by ``markers``). Readers strip
+control characters from document text, so the NUL-delimited placeholders
+cannot collide with it.
 """
 
 import re
 from dataclasses import dataclass, field
 
-from portal.ingest.limits import IMAGE_REASONS
+from portal.ingest.markers import figure_marker, images_line
 
 MAX_LABEL_CHARS = 200
 NO_ALT_TEXT_LABEL = "image"
@@ -68,13 +69,6 @@ def figure_label(alt_text: str | None, fallback: str = NO_ALT_TEXT_LABEL) -> str
     return cut.rstrip(" ,;:.-") + "…"
 
 
-def images_line(kept: int, not_kept: dict[str, int]) -> str:
-    """``Images: 2 kept, 1 not kept (type: 1)``, reasons in the order of the spec."""
-    total = sum(not_kept.values())
-    reasons = ", ".join(f"{r}: {not_kept[r]}" for r in IMAGE_REASONS if not_kept.get(r))
-    return f"Images: {kept} kept, {total} not kept ({reasons})"
-
-
 def assemble(
     text: str,
     labels: list[str],
@@ -100,7 +94,7 @@ def assemble(
         webp, width, height = kept[slot]
         number = len(figures) + 1
         figures.append(ExtractedFigure(number, labels[slot], webp, width, height))
-        return f"{space}[Figure {number}: {labels[slot]}]"
+        return space + figure_marker(number, labels[slot])
 
     lines = []
     for line in text.split("\n"):

@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 
 from portal.ingest import limits
 from portal.ingest.figures import ExtractedFigure, assemble, figure_label
+from portal.ingest.markers import without_images_line
 from portal.ingest.reader_parent import ReaderResult, run_reader
 from portal.ingest.sniff import describe, sniff
 
@@ -170,5 +171,5 @@ def read_text(data: bytes) -> str:
 def _readable(text: str, images_not_kept: dict[str, int]) -> bool:
     """Whether any text is left besides the Images line."""
     if images_not_kept:
-        text = text.rsplit("\n", 1)[0] if "\n" in text else ""
+        text = without_images_line(text)
     return not _BLANK.fullmatch(text)

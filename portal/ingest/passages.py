@@ -49,6 +49,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
+from portal.ingest.markers import figure_marker_spans, page_line, page_number, starts_page
+
 MARKDOWN_KINDS = frozenset({"md", "markdown", "docx"})
 PDF_KINDS = frozenset({"pdf"})
 MIN_TARGET = 40
@@ -58,8 +60,6 @@ _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
 _SETEXT_UNDERLINE = re.compile(r" {0,3}(=+|-+)[ \t]*")
 _NOT_A_SETEXT_TITLE = re.compile(r" {4}|\s*(?:[-*+>|]|[0-9]+[.)])(?:\s|$)|\s*<|\s*\|")
-_PAGE_LINE = re.compile(r"Page ([1-9][0-9]*)[ \t]*")
-_FIGURE_MARKER = re.compile(r"\[Figure [0-9]+:[^\n]*?\]")
 _SENTENCE_END = re.compile(r"[.?!][\"'”’)\]]*\s+|[。！？][”’」』）]*\s*")
 _WHITESPACE = re.compile(r"\s+")
 _NON_SPACE = re.compile(r"\S")
@@ -132,7 +132,7 @@ class _Document:
         self.paragraph_cuts = [
             self.line_starts[i] for i in range(1, len(lines)) if self.blank[i - 1] and not self.blank[i]
         ]
-        figures = [m.span() for m in _FIGURE_MARKER.finditer(text)]
+        figures = figure_marker_spans(text)
         self.figure_starts = [s for s, _ in figures]
         self.figure_ends = [e for _, e in figures]
 
@@ -333,13 +333,11 @@ def _markdown_structure(doc: _Document) -> tuple[list[int], list[int], list[str]
 def _pdf_pieces(doc: _Document) -> list[tuple[int, int, str, str, int | None]]:
     pages: list[tuple[int, int]] = []  # (page number, line index of its page line)
     for i, content in enumerate(doc.contents):
-        if not content.startswith("Page "):
-            continue
         if not pages:
-            match = _PAGE_LINE.fullmatch(content)
-            if match:
-                pages.append((int(match.group(1)), i))
-        elif content.rstrip(" \t") == f"Page {pages[-1][0] + 1}":
+            number = page_number(content)
+            if number is not None:
+                pages.append((number, i))
+        elif starts_page(content, pages[-1][0] + 1):
             pages.append((pages[-1][0] + 1, i))
     text_end = len(doc.text)
     if not pages:
@@ -352,7 +350,7 @@ def _pdf_pieces(doc: _Document) -> list[tuple[int, int, str, str, int | None]]:
         body = _NON_SPACE.search(doc.text, start + len(doc.contents[line]), end)
         if body is None:
             continue
-        prefix = f"Page {number}\n"
+        prefix = page_line(number) + "\n"
         for index, (s, e) in enumerate(doc.split_range(start, end, len(prefix), floor=body.start())):
             pieces.append((s, e, prefix if index else "", "", number))
     return pieces

@@ -21,6 +21,7 @@ from portal.ingest.images import (
     check_dimensions,
     prepare_pil_image,
 )
+from portal.ingest.markers import page_line
 
 WHAT = "PDF"
 _NEEDS_PASSWORD = (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY)
@@ -56,12 +57,13 @@ def _read_pages(document: pdfium.PdfDocument) -> Reading:
         characters += len(text)
         if characters > limits.MAX_TEXT_CHARS:  # stop reading: the rest cannot change the answer
             raise limits.refuse_too_many_chars(characters, at_least=True)
-        section = [f"Page {index + 1}"]
+        line = page_line(index + 1)
+        section = [line]
         if text:
             section.append(text)
         for _ in range(image_count):
             section.append(placeholder(len(labels)))
-            labels.append(f"Page {index + 1}")
+            labels.append(line)  # a PDF's images have no alt text: each is labelled by its page line
         if image_count:
             pages_with_images.append(index)
         sections.append("\n\n".join(section))

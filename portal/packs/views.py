@@ -8,9 +8,9 @@ from flask_login import current_user, login_required
 from portal import access
 from portal.errors import NotFound, Refused
 from portal.ingest import limits
+from portal.ingest.markers import is_page_line
 from portal.packs.services import create_pack, live_document_counts
 from portal.rendering import render
-from portal.documents.render import PAGE_LINE_RE as PAGE_LINE
 
 bp = Blueprint("packs", __name__, url_prefix="/packs")
 
@@ -19,7 +19,7 @@ bp = Blueprint("packs", __name__, url_prefix="/packs")
 def snippet(text: str, length: int = 320) -> str:
     """A passage as one line of prose for a result list: no heading, page or keyword lines."""
     kept = [line.strip().lstrip("-*•> ").strip() for line in text.splitlines()
-            if line.strip() and not line.lstrip().startswith("#") and not PAGE_LINE.match(line.strip())
+            if line.strip() and not line.lstrip().startswith("#") and not is_page_line(line.strip())
             and not line.strip().startswith(("Keywords:", "|---", "---"))]
     flat = " ".join(" ".join(kept).split())
     return flat if len(flat) <= length else flat[:length].rsplit(" ", 1)[0] + " …"

@@ -13,7 +13,6 @@ the answer, so the database is never locked while a model answers.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 
@@ -26,13 +25,12 @@ from portal.answers.references import Reference
 from portal.db import database
 from portal.errors import Refused
 from portal.ingest.limits import MAX_QUESTION_CHARS
+from portal.ingest.markers import figure_markers
 from portal.models import Agent, Conversation, Figure, Pack, Run, RunReference, User, utcnow
 from portal.search.analysis import TermCache, question_terms
 from portal.search.service import SearchHit, search_packs
 
 REFERENCES_PER_RUN = evidence.REFERENCES_PER_RUN
-
-FIGURE_MARKER_RE = re.compile(r"\[Figure (\d+): ([^\]\n]*)\]")
 
 
 def checked_question(question: str) -> str:
@@ -157,7 +155,7 @@ def _issue(hits: list[SearchHit]) -> list[_Issued]:
     The hits were read from the database by the search; only figures, when a
     passage marks some, are read here.
     """
-    marked = {h.passage_id: FIGURE_MARKER_RE.findall(h.text) for h in hits}
+    marked = {h.passage_id: figure_markers(h.text) for h in hits}
     revisions = {h.revision_id for h in hits if marked[h.passage_id]}
     figures = {(f.revision_id, f.number): f.id for f in
                Figure.select(Figure.id, Figure.revision, Figure.number).where(Figure.revision.in_(revisions))
@@ -168,7 +166,7 @@ def _issue(hits: list[SearchHit]) -> list[_Issued]:
             n=n, passage_id=hit.passage_id, document_id=hit.document_pk, document_title=hit.document_title,
             pack=hit.pack, pack_title=hit.pack_title, version=hit.version, page=hit.page,
             heading_path=hit.heading_path, line_start=hit.line_start, line_end=hit.line_end, text=hit.text)
-        figure_rows = [{"number": int(number), "label": label, "figure_id": figures.get((hit.revision_id, int(number)))}
+        figure_rows = [{"number": number, "label": label, "figure_id": figures.get((hit.revision_id, number))}
                        for number, label in marked[hit.passage_id]]
         issued.append(_Issued(reference, hit.document_id, figure_rows))
     return issued

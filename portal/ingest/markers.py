@@ -1,0 +1,125 @@
+"""The text markers ingest writes into a document's text: each written here and read only here.
+
+- ``[Figure N: label]`` stands where kept figure N is (``figures.assemble``); its label comes
+  from ``figures.figure_label``: one line, square brackets turned into parentheses.
+- ``Page N`` opens each page of a PDF's text (``pdf_reader``); ``passages`` repeats it at the
+  head of a long page's later pieces.
+- ``Images: K kept, N not kept (reason: n, …)`` is the last line when an image was not kept.
+
+A document's text also comes from people (a Markdown upload, an edit), so the readers meet
+markers nobody wrote. Each reading below says how loosely it reads; on what ingest writes
+they all agree.
+
+Pure: no Flask, no database; ingest, answers, documents and runs all import it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from portal.ingest.limits import IMAGE_REASONS
+
+# A figure marker as written: what a receipt lists and what redaction replaces.
+_FIGURE_MARKER = re.compile(r"\[Figure (\d+): ([^\]\n]*)\]")
+# Where a passage cut must not fall: read more loosely, the space after the colon not needed.
+_FIGURE_MARKER_SPAN = re.compile(r"\[Figure [0-9]+:[^\]\n]*\]")
+# What an answer does not count as words (any digits, no space needed), in one unit or line of a passage.
+_FIGURE_MARKER_IN_UNIT = re.compile(r"\[Figure \d+:[^\]]*\]")
+_ONLY_FIGURE_MARKERS = re.compile(rf"^(?:\s*{_FIGURE_MARKER_IN_UNIT.pattern})+\s*$")
+# In rendered HTML: the renderer escapes a label's "<", so a "<" there starts a tag the marker
+# cannot cross; a soft line break inside a label is kept.
+_FIGURE_MARKER_IN_HTML = re.compile(r"\[Figure (\d+): ([^\]<]*)\]")
+
+# A page line that starts a page: numbered from 1, as ``pdf_reader`` writes it (trailing blanks allowed).
+_PAGE_LINE = re.compile(r"Page ([1-9][0-9]*)[ \t]*")
+# A line shown or skipped as a page line (the viewer's divider, answers, search snippets): any number.
+_PAGE_LINE_SHOWN = re.compile(r"^Page \d+$")
+
+_IMAGES_LINE_START = re.compile(r"^Images: \d+ kept\b")
+_IMAGES_LINE_AT_END = re.compile(r"\n*Images: \d+ kept, \d+ not kept \([^)\n]*\)\s*$")
+
+
+# --- [Figure N: label] ------------------------------------------------------------------------
+
+
+def figure_marker(number: int, label: str) -> str:
+    """``[Figure 3: label]``; ``label`` must come from ``figures.figure_label`` to read back whole."""
+    return f"[Figure {number}: {label}]"
+
+
+def figure_markers(text: str) -> list[tuple[int, str]]:
+    """The (number, label) of every figure marker in ``text``, in order."""
+    return [(int(number), label) for number, label in _FIGURE_MARKER.findall(text)]
+
+
+def replace_figure_markers(text: str, replacement: str) -> str:
+    """``text`` with every figure marker replaced by ``replacement``."""
+    return _FIGURE_MARKER.sub(lambda _match: replacement, text)
+
+
+def figure_marker_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of everything in ``text`` that reads as a figure marker, which a cut must not split."""
+    return [match.span() for match in _FIGURE_MARKER_SPAN.finditer(text)]
+
+
+def without_figure_markers(unit: str) -> str:
+    """A unit of a passage with its figure markers taken out, to see whether words are left."""
+    return _FIGURE_MARKER_IN_UNIT.sub("", unit)
+
+
+def only_figure_markers(line: str) -> bool:
+    """Whether a line of a passage holds figure markers and nothing else (white space aside)."""
+    return bool(_ONLY_FIGURE_MARKERS.match(line))
+
+
+def replace_figure_markers_in_html(html: str, replace: Callable[[int, str], str]) -> str:
+    """Rendered ``html`` with each figure marker replaced by ``replace(number, label)``; the label
+    is as it stands in the HTML, escaped."""
+    return _FIGURE_MARKER_IN_HTML.sub(lambda match: replace(int(match.group(1)), match.group(2)), html)
+
+
+# --- Page N -----------------------------------------------------------------------------------
+
+
+def page_line(number: int) -> str:
+    """``Page 3``: the first line of page 3 of a PDF's text."""
+    return f"Page {number}"
+
+
+def page_number(line: str) -> int | None:
+    """The number of the page a line (without its line break) starts, or None when it is not a page line:
+    strict, as ``pdf_reader`` writes it (trailing blanks allowed)."""
+    match = _PAGE_LINE.fullmatch(line)
+    return int(match.group(1)) if match else None
+
+
+def starts_page(line: str, number: int) -> bool:
+    """Whether a line (without its line break) is the page line of page ``number``, as ``page_number``
+    reads it; compared as text, so a body line of thousands of digits is never made a number."""
+    return line.rstrip(" \t") == page_line(number)
+
+
+def is_page_line(line: str) -> bool:
+    """Whether a line (stripped) reads as a page line, to show it as one or leave it out of prose."""
+    return bool(_PAGE_LINE_SHOWN.match(line))
+
+
+# --- Images: K kept, N not kept (…) ---------------------------------------------------------
+
+
+def images_line(kept: int, not_kept: dict[str, int]) -> str:
+    """``Images: 2 kept, 1 not kept (type: 1)``, reasons in the order of the spec."""
+    total = sum(not_kept.values())
+    reasons = ", ".join(f"{r}: {not_kept[r]}" for r in IMAGE_REASONS if not_kept.get(r))
+    return f"Images: {kept} kept, {total} not kept ({reasons})"
+
+
+def is_images_line(line: str) -> bool:
+    """Whether a line (stripped) reads as the Images line, which is not prose."""
+    return bool(_IMAGES_LINE_START.match(line))
+
+
+def without_images_line(text: str) -> str:
+    """``text`` without the Images line that ends it (and the blank lines before it), if it has one."""
+    return _IMAGES_LINE_AT_END.sub("", text)
