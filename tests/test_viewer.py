@@ -175,3 +175,14 @@ def test_every_page_showing_content_marks_it_hx_disable(app, pack, users, client
                 (address, element.name, element.get("class"))
         assert not [e for e in htmx_elements(page) if "victim" in str(e.attrs)], address
     assert Document.get_by_id(victim.id).deleted_at is None
+
+
+def test_a_figure_marker_of_thousands_of_digits_is_text_not_a_crash(app, pack, users, client_as):
+    digits = "7" * 5000  # int() refuses more than 4,300 digits
+    body = f"# Huge\n\nThe widget manual [Figure {digits}: widget] ends here.\n\nPage {digits}\n".encode()
+    services.upload_file(pack, "huge.md", body, None)
+    response = client_as("PlatformAdmin").get("/packs/ops/documents/huge")
+    assert response.status_code == 200 and digits in response.get_data(as_text=True)
+    agent = create_agent(None, "huge-agent", "Huge agent", "preferred", None, "", ["ops"])
+    run = ask(agent, users["AgentBuilder"], "What does the widget manual say?")
+    assert run.status == "completed" and list(run.references())[0].figures == []

@@ -195,7 +195,7 @@ def choose(question: str, terms: Sequence[str], passages: int, doc_freqs: dict[s
     ``tokenize`` turns a passage into the same kind of terms.
     """
     weights = term_weights(terms, passages, doc_freqs)
-    total = sum(weights.values())
+    total = math.fsum(weights.values())
 
     def in_packs(token: str) -> bool:
         return any(doc_freqs.get(t, 0) for t in tokenize(token))
@@ -208,7 +208,8 @@ def choose(question: str, terms: Sequence[str], passages: int, doc_freqs: dict[s
     texts = [searched_text(hit) for hit in hits]
     _prefetch(tokenize, texts)
     covered = [set(tokenize(text)) & weights.keys() for text in texts]
-    shares = [sum(weights[t] for t in c) / total for c in covered]
+    # fsum: the same share whatever order a set gives its terms in (sums of floats depend on it)
+    shares = [math.fsum(weights[t] for t in c) / total for c in covered]
     joined = _joined_share(covered, weights, total)
     anchored = 1.0
     missing = []
@@ -246,11 +247,11 @@ def _joined_share(covered: list[set[str]], weights: dict[str, float], total: flo
     """The share of the weight the best ``MAX_JOINED`` passages cover together (chosen greedily)."""
     union: set[str] = set()
     for _ in range(MAX_JOINED):
-        gain, best = max(((sum(weights[t] for t in c - union), i) for i, c in enumerate(covered)), default=(0, None))
+        gain, best = max(((math.fsum(weights[t] for t in c - union), i) for i, c in enumerate(covered)), default=(0, None))
         if not gain:
             break
         union |= covered[best]
-    return sum(weights[t] for t in union) / total
+    return math.fsum(weights[t] for t in union) / total
 
 
 def _prefetch(tokenize: Tokenizer, texts: list[str]) -> None:

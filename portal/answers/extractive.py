@@ -264,12 +264,12 @@ def extractive_sentences(
         frequency = {t: sum(1 for c in candidates if t in c.terms or t in c.context) for t in question_terms}
         weights = {t: math.log(1 + len(candidates) / df) for t, df in frequency.items() if df}
     weights = {t: w for t, w in weights.items() if t in question_terms}
-    total = sum(weights.values()) or 1.0
+    total = math.fsum(weights.values()) or 1.0
     in_passage: dict[int, set[str]] = {}
     for c in candidates:
         in_passage.setdefault(c.order[0], set()).update(c.terms | c.context)
     for c in candidates:
-        share = sum(weights.get(t, 0.0) for t in in_passage[c.order[0]]) / total
+        share = math.fsum(weights.get(t, 0.0) for t in in_passage[c.order[0]]) / total
         c.weight *= PASSAGE_BASE + share
     for before, c in zip(candidates, candidates[1:]):
         if before.order[0] == c.order[0] and before.unit.heading == c.unit.heading:
@@ -293,8 +293,10 @@ def extractive_sentences(
     def score(c: _Candidate, covered: set[str]) -> float:
         def w(t: str) -> float:
             return weights.get(t, 0.0) * (COVERED_WEIGHT if t in covered else 1.0)
-        return c.weight * (sum(w(t) for t in c.terms) + CONTEXT_WEIGHT * sum(w(t) for t in c.context)
-                           + NEIGHBOUR_WEIGHT * sum(w(t) for t in c.near))
+        # fsum: exact whatever the order the sets give their terms in, so ties break the same way
+        # under every hash seed
+        return c.weight * (math.fsum(w(t) for t in c.terms) + CONTEXT_WEIGHT * math.fsum(w(t) for t in c.context)
+                           + NEIGHBOUR_WEIGHT * math.fsum(w(t) for t in c.near))
 
     pool = [c for c in candidates if score(c, set()) > 0]
     chosen: list[_Candidate] = []

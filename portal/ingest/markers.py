@@ -20,19 +20,21 @@ from collections.abc import Callable
 
 from portal.ingest.limits import IMAGE_REASONS
 
+# Numbers are at most nine digits in every reading: a document is limited to far fewer figures and
+# pages, and a number of thousands of digits (typed into a Markdown upload) would make int() raise.
 # A figure marker as written: what a receipt lists and what redaction replaces.
-_FIGURE_MARKER = re.compile(r"\[Figure (\d+): ([^\]\n]*)\]")
+_FIGURE_MARKER = re.compile(r"\[Figure (\d{1,9}): ([^\]\n]*)\]")
 # Where a passage cut must not fall: read more loosely, the space after the colon not needed.
-_FIGURE_MARKER_SPAN = re.compile(r"\[Figure [0-9]+:[^\]\n]*\]")
+_FIGURE_MARKER_SPAN = re.compile(r"\[Figure [0-9]{1,9}:[^\]\n]*\]")
 # What an answer does not count as words (any digits, no space needed), in one unit or line of a passage.
-_FIGURE_MARKER_IN_UNIT = re.compile(r"\[Figure \d+:[^\]]*\]")
+_FIGURE_MARKER_IN_UNIT = re.compile(r"\[Figure \d{1,9}:[^\]]*\]")
 _ONLY_FIGURE_MARKERS = re.compile(rf"^(?:\s*{_FIGURE_MARKER_IN_UNIT.pattern})+\s*$")
 # In rendered HTML: the renderer escapes a label's "<", so a "<" there starts a tag the marker
 # cannot cross; a soft line break inside a label is kept.
-_FIGURE_MARKER_IN_HTML = re.compile(r"\[Figure (\d+): ([^\]<]*)\]")
+_FIGURE_MARKER_IN_HTML = re.compile(r"\[Figure (\d{1,9}): ([^\]<]*)\]")
 
 # A page line that starts a page: numbered from 1, as ``pdf_reader`` writes it (trailing blanks allowed).
-_PAGE_LINE = re.compile(r"Page ([1-9][0-9]*)[ \t]*")
+_PAGE_LINE = re.compile(r"Page ([1-9][0-9]{0,8})[ \t]*")
 # A line shown or skipped as a page line (the viewer's divider, answers, search snippets): any number.
 _PAGE_LINE_SHOWN = re.compile(r"^Page \d+$")
 
