@@ -412,6 +412,21 @@ def test_cited_document_shows_figures_in_place_through_the_answer(chat, client_a
     assert client.get(f"/chat/answers/{run.id}/sources/1/document/figures/5.webp").status_code == 404
 
 
+def test_files_opened_from_an_answer_answer_conditional_requests(chat, client_as):
+    Document.update(visibility="shared").where(Document.doc_id == "mixed-images").execute()
+    client = client_as("Member")
+    run = chat.figure_run
+    sent = {f"/chat/answers/{run.id}/sources/1/document/figures/1.webp": "image/webp",
+            f"/runs/{run.id}/sources/1/figures/1.webp": "image/webp",
+            f"/chat/answers/{run.id}/sources/1/document/original": "application/octet-stream"}
+    for address, mimetype in sent.items():
+        first = client.get(address)
+        assert first.status_code == 200 and first.mimetype == mimetype and first.headers["ETag"], address
+        again = client.get(address, headers={"If-None-Match": first.headers["ETag"]})
+        assert again.status_code == 304 and again.data == b"", address
+    assert first.headers["Content-Disposition"].startswith("attachment;") and first.data == MIXED_IMAGES_DOCX
+
+
 def test_only_the_current_revision_is_shown_and_a_change_is_said(chat, client_as, users):
     spool = Document.get(Document.doc_id == "spool-overflow")
     changed = SPOOL.decode().replace("Output requests pile up", "Output requests keep piling up")

@@ -259,6 +259,29 @@ def test_bad_filter_values_are_named_and_not_applied(reviewed, client_as):
     assert len(page.select(".feedback-item")) == 3
 
 
+@pytest.mark.parametrize("query, problem, shown", [
+    ("to=9999-12-31", None, ["new", "mid", "old"]),  # the last day there is: no day after it to stop before
+    ("from=0001-01-01&to=9999-12-31", None, ["new", "mid", "old"]),
+    ("agent=Bad%20Slug%00", "There is no agent 'Bad Slug\\x00'", ["new", "mid", "old"]),
+    ("agent=" + "a" * 81, "There is no agent 'aaaa", ["new", "mid", "old"]),
+    ("status=%20resolved%20", None, []),
+    ("from=2026-03-20&to=2026-03-01", "ends before it starts", []),
+    ("reason=incorrect&from=March", "'March' is not a date", ["old"]),
+])
+def test_filter_values_are_named_when_they_name_nothing_never_a_server_error(reviewed, client_as, query, problem,
+                                                                             shown):
+    client = client_as("Auditor")
+    response = client.get(f"/feedback/?{query}")
+    assert response.status_code == 200
+    page = _soup(response)
+    problems = [p.text for p in page.select(".filter-problem")]
+    assert len(problems) == (problem is not None) and all(problem in p for p in problems)
+    assert [int(i["data-feedback"]) for i in page.select(".feedback-item")] == [reviewed[k].id for k in shown]
+    export = client.get(f"/feedback/export.csv?{query}")
+    assert export.status_code == 200
+    assert len(list(csv.reader(io.StringIO(export.get_data(as_text=True))))) == len(shown) + 1
+
+
 def test_pages_of_twenty_keep_the_filters(agents, users, client_as):
     for n in range(25):
         _rated(users, agents["acme"], f"spool question {n}", ["incorrect"],

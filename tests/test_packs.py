@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+from bs4 import BeautifulSoup
+
 from helpers import upload
 from portal.documents import services
 from portal.search.service import search_packs
@@ -71,11 +74,27 @@ def test_pack_page_lists_documents_and_upload_for_admins(app, pack, client_as):
     assert "Transport import failures" in page and 'type="file"' in page and "<progress" in page
 
 
-def test_upload_fragment_updates_the_document_list(app, pack, client_as):
-    response = upload(client_as("PlatformAdmin"), "ops", "transport.md", DOC, **{"HX-Request": "true"})
+def test_upload_fragment_updates_the_documents_section_and_its_count(app, pack, client_as):
+    services.upload_file(pack, "archive.md", b"# Archive rules\n\nKeep logs for a year.\n", None)
+    client = client_as("PlatformAdmin")
+    response = upload(client, "ops", "transport.md", DOC, **{"HX-Request": "true"})
     body = response.get_data(as_text=True)
-    assert "<html" not in body and 'class="outcome accepted"' in body
-    assert 'id="document-list" hx-swap-oob="true"' in body
+    assert "<html" not in body and "HX-Request" in response.headers["Vary"]
+    fragment = BeautifulSoup(body, "html.parser")
+    assert [li["class"] for li in fragment.select("li.outcome")] == [["outcome", "accepted"]]
+    section = fragment.select_one("section#documents")  # swapped out of band: the heading counts the new one
+    assert section["hx-swap-oob"] == "true"
+    assert " ".join(section.select_one("#docs-heading").text.split()) == "Documents (2)"
+    assert [a.text for a in section.select("#document-list td a")] == ["Archive rules", "Transport import failures"]
+
+
+@pytest.mark.parametrize("headers", [{}, {"HX-Request": "true", "HX-Boosted": "true"}], ids=["plain", "boosted"])
+def test_upload_without_htmx_shows_the_whole_pack_page(app, pack, client_as, headers):
+    response = upload(client_as("PlatformAdmin"), "ops", "transport.md", DOC, **headers)
+    page = BeautifulSoup(response.get_data(as_text=True), "html.parser")
+    assert page.select_one("html") is not None and page.select_one("#upload-outcomes li.outcome.accepted")
+    assert len(page.select("section#documents")) == 1 and not page.select("[hx-swap-oob]")
+    assert " ".join(page.select_one("#docs-heading").text.split()) == "Documents (1)"
 
 
 def test_create_pack_form_errors_keep_input(app, client_as, users):

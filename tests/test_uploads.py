@@ -83,6 +83,33 @@ def test_figures_and_downloads_check_permissions(app, pack, client_as):
                                           ).status_code == 404
 
 
+def test_originals_and_figures_are_sent_with_their_headers_and_answer_conditional_requests(app, pack, client_as):
+    data = word_with_pictures()
+    services.upload_file(pack, "interface-monitoring.docx", data, None)
+    admin = client_as("PlatformAdmin")
+    original = admin.get("/packs/ops/documents/interface-monitoring/original")
+    assert original.status_code == 200 and original.data == data
+    assert original.mimetype == "application/octet-stream"
+    assert _disposition(original)["filename"] == "interface-monitoring.docx"
+    assert original.headers["X-Content-Type-Options"] == "nosniff"
+    assert "default-src 'self'" in original.headers["Content-Security-Policy"]
+    assert "no-cache" in original.headers["Cache-Control"]  # asked again every time: a 304 when unchanged
+    figure = admin.get("/packs/ops/documents/interface-monitoring/v1/figures/1.webp")
+    assert figure.status_code == 200 and figure.mimetype == "image/webp" and figure.data[:4] == b"RIFF"
+    assert figure.headers["Cache-Control"] == "private, max-age=3600"
+    assert figure.headers["X-Content-Type-Options"] == "nosniff"
+    for first in (original, figure):
+        address = first.request.path
+        assert first.headers["ETag"] and first.headers["Last-Modified"]
+        for asked in ({"If-None-Match": first.headers["ETag"]}, {"If-Modified-Since": first.headers["Last-Modified"]}):
+            again = admin.get(address, headers=asked)
+            assert again.status_code == 304 and again.data == b"", (address, asked)
+            assert again.headers["ETag"] == first.headers["ETag"]
+        assert admin.get(address, headers={"If-None-Match": '"another"'}).status_code == 200
+    assert client_as("Member").get("/packs/ops/documents/interface-monitoring/v1/figures/1.webp",
+                                   headers={"If-None-Match": figure.headers["ETag"]}).status_code == 404
+
+
 def test_pdf_passages_start_with_their_page_and_show_figures(app, pack, client_as):
     outcome = services.upload_file(pack, "restart-checklist.pdf", pdf_with_figure(), None)
     assert outcome.accepted, outcome.refused

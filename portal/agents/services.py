@@ -11,7 +11,7 @@ from peewee import JOIN
 
 from portal.db import database
 from portal.errors import Refused
-from portal.models import GROUNDING_MODES, Agent, AgentGrant, AuditLog, Company, Pack, User, utcnow
+from portal.models import GROUNDING_MODES, Agent, AgentGrant, AuditLog, Company, Pack, Run, User, utcnow
 from portal.packs.services import SLUG_RE
 
 MAX_NAME_CHARS = 255
@@ -123,6 +123,39 @@ def describe_change(entry: AuditLog) -> str:
     if detail.get("revoked"):
         parts.append("revoked " + ", ".join(detail["revoked"]))
     return "; ".join(parts) or "updated"
+
+
+# --- What the agent pages list ----------------------------------------------------------
+
+
+def all_agents() -> list[Agent]:
+    return list(Agent.select().order_by(Agent.name))
+
+
+def grants_by_agent(agents: list[Agent]) -> dict[int, list[Pack]]:
+    """Each agent's granted packs by slug, in one query (the agents list)."""
+    grants: dict[int, list[Pack]] = {a.id: [] for a in agents}
+    for grant in AgentGrant.select(AgentGrant, Pack).join(Pack).order_by(Pack.slug):
+        grants.setdefault(grant.agent_id, []).append(grant.pack)
+    return grants
+
+
+def grantable_packs() -> list[Pack]:
+    """Every pack the agent form offers, company packs first."""
+    return list(Pack.select().order_by(Pack.kind.desc(), Pack.title))
+
+
+def company_names() -> list[str]:
+    return [c.name for c in Company.select().order_by(Company.name)]
+
+
+def recent_runs(agent: Agent, limit: int) -> list[Run]:
+    return list(Run.select().where(Run.agent == agent).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit))
+
+
+def run_of(agent: Agent, run_id: int) -> Run | None:
+    """Run ``run_id`` when it was put to ``agent``."""
+    return Run.get_or_none((Run.id == run_id) & (Run.agent == agent))
 
 
 def agents_as_json(agents) -> list[dict]:

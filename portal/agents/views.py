@@ -8,7 +8,7 @@ from flask_login import current_user, login_required
 from portal import access
 from portal.agents import services
 from portal.errors import NotFound, Refused
-from portal.models import Agent, AgentGrant, Company, Pack, Run
+from portal.models import Agent, Run
 from portal.numbers import query_number
 from portal.rendering import render, wants_fragment
 from portal.runs import services as runs
@@ -24,8 +24,8 @@ RECENT_RUNS = 10
 def index():
     if not access.can(current_user, "agents.read"):
         raise NotFound("agents")
-    agents = list(Agent.select().order_by(Agent.name))
-    return render("agents/index.html", agents=agents, grants=_grants_by_agent(agents))
+    agents = services.all_agents()
+    return render("agents/index.html", agents=agents, grants=services.grants_by_agent(agents))
 
 
 @bp.route("/new")
@@ -119,20 +119,18 @@ def _shown_run(agent: Agent, run_id: int | None) -> Run | None:
     """The run named in ``?run=`` when it is this agent's and the user may see it."""
     if run_id is None:
         return None
-    run = Run.get_or_none((Run.id == run_id) & (Run.agent == agent))
+    run = services.run_of(agent, run_id)
     return run if run is not None and access.can_see_run(current_user, run) else None
 
 
 def _form_page(template: str, agent: Agent | None, form, selected_packs: set[str], error: str | None = None,
                status: int = 200):
     context = {"agent": agent, "form": form, "selected_packs": selected_packs, "error": error,
-               "packs": list(Pack.select().order_by(Pack.kind.desc(), Pack.title)),
-               "companies": [c.name for c in Company.select().order_by(Company.name)],
+               "packs": services.grantable_packs(), "companies": services.company_names(),
                "modes": services.MODE_HELP}
     if agent is not None:
         context["history"] = [(entry, services.describe_change(entry)) for entry in services.history(agent)]
-        context["recent_runs"] = list(Run.select().where(Run.agent == agent)
-                                      .order_by(Run.created_at.desc(), Run.id.desc()).limit(RECENT_RUNS))
+        context["recent_runs"] = services.recent_runs(agent, RECENT_RUNS)
         context["status_labels"] = runs.STATUS_LABELS
     return render(template, status=status, **context)
 
@@ -140,10 +138,3 @@ def _form_page(template: str, agent: Agent | None, form, selected_packs: set[str
 def _agent_form(agent: Agent) -> dict:
     return {"slug": agent.slug, "name": agent.name, "mode": agent.mode, "instructions": agent.instructions,
             "company": agent.company.name if agent.company_id else ""}
-
-
-def _grants_by_agent(agents: list[Agent]) -> dict[int, list[Pack]]:
-    grants: dict[int, list[Pack]] = {a.id: [] for a in agents}
-    for grant in AgentGrant.select(AgentGrant, Pack).join(Pack).order_by(Pack.slug):
-        grants.setdefault(grant.agent_id, []).append(grant.pack)
-    return grants

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from portal import access
+from portal.documents.viewer import passages_of
 from portal.errors import NotFound
 from portal.models import Agent, Conversation, Document, Feedback, Passage, Revision, Run, RunReference, User
 from portal.runs.ask import ask as ask_agent
@@ -122,7 +123,7 @@ def cited_document(user: User, run_id: int, n: int) -> CitedDocument:
     revision = document.current_revision()
     if revision is None:
         raise NotFound(n)
-    passages = list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
+    passages = passages_of(revision)
     highlighted = next((p for p in passages if p.id == reference.passage_id), None)
     if highlighted is None and reference.text is not None:
         highlighted = next((p for p in passages if p.text == reference.text), None)

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import io
-
-from flask import Blueprint, redirect, request, send_file, url_for
+from flask import Blueprint, redirect, request, url_for
 from flask_login import current_user, login_required
 
-from portal import access, storage
+from portal import access
 from portal.chat import services
-from portal.documents.filenames import download_name
-from portal.documents.render import PassageLines, numbered_lines, render_markdown
+from portal.documents import viewer
+from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound, Refused
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, rating_of
-from portal.models import Agent, Conversation, Figure, Run
+from portal.models import Agent, Conversation, Run
 from portal.rendering import render, wants_fragment
 from portal.runs.services import STATUS_LABELS
 
@@ -126,16 +124,9 @@ def sources(run_id: int):
 @login_required
 def document(run_id: int, n: int):
     cited = services.cited_document(current_user, run_id, n)
-    highlight = (cited.highlighted.line_start, cited.highlighted.line_end) if cited.highlighted else None
-    view = "lines" if request.args.get("view") == "lines" else "formatted"
-    figure_numbers = {f.number for f in Figure.select(Figure.number).where(Figure.revision == cited.revision)}
-
-    def figure_url(number: int) -> str:
-        return url_for("chat.figure", run_id=run_id, n=n, number=number) if number in figure_numbers else ""
-
-    body = (numbered_lines(cited.revision.text, highlight) if view == "lines" else
-            render_markdown(cited.revision.text, [PassageLines(p.ordinal, p.line_start, p.line_end)
-                                                  for p in cited.passages], highlight, figure_url))
+    view = viewer.chosen_view(request.args.get("view"))
+    body = viewer.document_body(cited.revision, cited.passages, view, cited.highlighted,
+                                lambda number: url_for("chat.figure", run_id=run_id, n=n, number=number))
     return render("chat/document.html", citation=cited, cited=cited.highlighted, document=cited.document,
                   revision=cited.revision, receipt=cited.reference, run=cited.run, body=body, view=view,
                   can_download=bool(cited.revision.original_path)
@@ -147,12 +138,10 @@ def document(run_id: int, n: int):
 def figure(run_id: int, n: int, number: int):
     """A figure of the cited document as it is now; no other document's or revision's figures."""
     cited = services.cited_document(current_user, run_id, n)
-    found = Figure.get_or_none((Figure.revision == cited.revision) & (Figure.number == number))
+    found = viewer.figure_of(cited.document, cited.revision.version, number)
     if found is None:
         raise NotFound(number)
-    response = send_file(io.BytesIO(storage.read(found.path)), mimetype="image/webp", max_age=3600)
-    response.headers["Cache-Control"] = "private, max-age=3600"
-    return response
+    return send_figure(found.path)
 
 
 @bp.route("/answers/<int:run_id>/sources/<int:n>/document/original")
@@ -162,6 +151,4 @@ def original(run_id: int, n: int):
     cited = services.cited_document(current_user, run_id, n)
     if not cited.revision.original_path or not access.member_may_download(current_user, cited.document):
         raise NotFound(n)
-    return send_file(io.BytesIO(storage.read(cited.revision.original_path)), as_attachment=True,
-                     download_name=download_name(cited.revision.original_name),
-                     mimetype="application/octet-stream", max_age=0)
+    return send_original(cited.revision)

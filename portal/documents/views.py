@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import io
-
-from flask import Blueprint, flash, redirect, request, send_file, url_for
+from flask import Blueprint, flash, redirect, request, url_for
 from flask_login import current_user, login_required
 
-from portal import access, storage
-from portal.documents import services
-from portal.documents.filenames import download_name
-from portal.documents.render import PassageLines, numbered_lines, render_markdown
+from portal import access
+from portal.documents import services, viewer
+from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound, Refused, VersionConflict
-from portal.models import Figure, Passage, Revision
 from portal.numbers import form_number, query_number
-from portal.rendering import render, wants_fragment
+from portal.rendering import render
 from portal.runs.services import citation_for_viewer
 
 bp = Blueprint("documents", __name__, url_prefix="/packs/<slug>/documents")
@@ -32,11 +28,10 @@ def upload(slug: str):
         outcomes = [services.upload_file(pack, f.filename, f.read(), current_user,
                                          content_type=f.mimetype or None) for f in files]
     status = 200 if all(o.accepted for o in outcomes) else 422
-    if wants_fragment():
-        return render("packs/show.html", "documents/_upload_outcomes.html", status=status, pack=pack,
-                      outcomes=outcomes, documents=access.readable_documents(current_user, pack))
-    return render("packs/show.html", status=status, pack=pack, documents=access.readable_documents(current_user, pack),
-                  query="", results=None, outcomes=outcomes)
+    # With htmx the outcomes are added to the list on the page, and the documents section (its
+    # heading counts them) is swapped out of band; without, the whole pack page again.
+    return render("packs/show.html", "documents/_uploaded.html", status=status, pack=pack, outcomes=outcomes,
+                  documents=access.readable_documents(current_user, pack), query="", results=None)
 
 
 @bp.route("/<doc_id>")
@@ -45,28 +40,18 @@ def show(slug: str, doc_id: str):
     pack = access.pack_for(current_user, slug)
     document = access.document_for(current_user, pack, doc_id)
     revision = document.current_revision()
-    passages = list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
+    passages = viewer.passages_of(revision)
     passage_id = query_number("passage")
     cited = next((p for p in passages if p.id == passage_id), None)
     from_run = citation_for_viewer(current_user, query_number("run"), query_number("ref"), document, passages)
     if from_run is not None and cited is None:
         cited = from_run.current_passage
-    highlight = (cited.line_start, cited.line_end) if cited else None
-    view = "lines" if request.args.get("view") == "lines" else "formatted"
-    figure_numbers = {f.number for f in Figure.select(Figure.number).where(Figure.revision == revision)}
-
-    def figure_url(number: int) -> str:
-        if number not in figure_numbers:
-            return ""
-        return url_for("documents.figure", slug=slug, doc_id=doc_id, version=revision.version, number=number)
-
-    body = (numbered_lines(revision.text, highlight) if view == "lines" else
-            render_markdown(revision.text, [PassageLines(p.ordinal, p.line_start, p.line_end) for p in passages],
-                            highlight, figure_url))
-    history = list(Revision.select(Revision.version, Revision.sha256, Revision.created_at, Revision.created_by)
-                   .where(Revision.document == document).order_by(Revision.version.desc()))
+    view = viewer.chosen_view(request.args.get("view"))
+    body = viewer.document_body(revision, passages, view, cited, lambda number: url_for(
+        "documents.figure", slug=slug, doc_id=doc_id, version=revision.version, number=number))
     return render("documents/show.html", pack=pack, document=document, revision=revision, body=body,
-                  view=view, cited=cited, passages=passages, history=history, from_run=from_run)
+                  view=view, cited=cited, passages=passages, history=viewer.revision_history(document),
+                  from_run=from_run)
 
 
 @bp.route("/<doc_id>/edit", methods=["GET", "POST"])
@@ -114,9 +99,7 @@ def original(slug: str, doc_id: str):
     revision = document.current_revision()
     if not access.can(current_user, "documents.write") or revision is None or not revision.original_path:
         raise NotFound(doc_id)
-    return send_file(io.BytesIO(storage.read(revision.original_path)), as_attachment=True,
-                     download_name=download_name(revision.original_name), mimetype="application/octet-stream",
-                     max_age=0)
+    return send_original(revision)
 
 
 @bp.route("/<doc_id>/v<int:version>/figures/<int:number>.webp")
@@ -124,11 +107,7 @@ def original(slug: str, doc_id: str):
 def figure(slug: str, doc_id: str, version: int, number: int):
     pack = access.pack_for(current_user, slug)
     document = access.document_for(current_user, pack, doc_id)
-    found = (Figure.select().join(Revision)
-             .where((Revision.document == document) & (Revision.version == version) & (Figure.number == number))
-             .first())
+    found = viewer.figure_of(document, version, number)
     if found is None:
         raise NotFound(number)
-    response = send_file(io.BytesIO(storage.read(found.path)), mimetype="image/webp", max_age=3600)
-    response.headers["Cache-Control"] = "private, max-age=3600"
-    return response
+    return send_figure(found.path)

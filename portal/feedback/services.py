@@ -9,10 +9,11 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from math import ceil
 
 from peewee import JOIN, IntegrityError
+from playhouse.flask_utils import PaginatedQuery
 
 from portal.db import database
 from portal.errors import Refused
@@ -30,7 +31,6 @@ from portal.models import (
     User,
     utcnow,
 )
-from portal.numbers import page_number
 
 RATINGS = {"helpful": "Helpful", "not_helpful": "Not helpful"}
 REASONS = {
@@ -114,15 +114,13 @@ def rating_of(user: User, run: Run) -> Feedback | None:
 
 @dataclass
 class ReviewFilters:
-    """The review list's filters, parsed once from the query string (page, list and CSV alike)."""
+    """The review list's filters that apply (``portal/feedback/forms.py`` reads them from the address)."""
 
     agent: str = ""
     reason: str = ""
     status: str = ""
     date_from: dt.date | None = None
     date_to: dt.date | None = None
-    page: int = 1
-    problems: list[str] = field(default_factory=list)
 
     def args(self, page: int | None = None) -> dict[str, str]:
         """The filters as query arguments (empty ones left out), for links that keep them."""
@@ -136,32 +134,6 @@ class ReviewFilters:
     @property
     def active(self) -> bool:
         return bool(self.args())
-
-
-def parse_filters(args) -> ReviewFilters:
-    """Read ``agent``, ``reason``, ``status``, ``from``, ``to`` (YYYY-MM-DD, UTC, inclusive) and ``page``.
-
-    An unknown reason or status, or a malformed date, is left out and named in ``problems``.
-    """
-    filters = ReviewFilters(agent=(args.get("agent") or "").strip()[:80])
-    for name, allowed in (("reason", REASONS), ("status", STATUSES)):
-        value = (args.get(name) or "").strip()
-        if value in allowed:
-            setattr(filters, name, value)
-        elif value:
-            filters.problems.append(f"There is no {name} {value[:40]!r}; that filter was not applied.")
-    for name, attribute in (("from", "date_from"), ("to", "date_to")):
-        value = (args.get(name) or "").strip()
-        if not value:
-            continue
-        try:
-            setattr(filters, attribute, dt.date.fromisoformat(value))
-        except ValueError:
-            filters.problems.append(f"{value[:40]!r} is not a date (YYYY-MM-DD); that filter was not applied.")
-    if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
-        filters.problems.append("The date range ends before it starts, so nothing can match.")
-    filters.page = page_number(args.get("page"))
-    return filters
 
 
 def review_query(filters: ReviewFilters):
@@ -180,34 +152,34 @@ def review_query(filters: ReviewFilters):
         query = query.where(Feedback.status == filters.status)
     if filters.date_from:
         query = query.where(Feedback.updated_at >= dt.datetime.combine(filters.date_from, dt.time()))
-    if filters.date_to:
+    if filters.date_to and filters.date_to < dt.date.max:  # nothing is rated after the last day there is
         query = query.where(Feedback.updated_at < dt.datetime.combine(filters.date_to + dt.timedelta(days=1),
                                                                       dt.time()))
     return query.order_by(Feedback.updated_at.desc(), Feedback.id.desc())
 
 
-@dataclass
-class ReviewPage:
-    items: list[Feedback]
-    total: int
-    page: int
-    pages: int
+class ReviewPage(PaginatedQuery):
+    """One page of the review list (``PAGE_SIZE`` items); a page past the end shows the last one."""
+
+    def __init__(self, filters: ReviewFilters, page: int):
+        query = review_query(filters)
+        super().__init__(query, PAGE_SIZE, page=page)
+        self.total = query.count()
+        self.items = list(self.get_object_list())
+
+    def get_page_count(self) -> int:
+        return max(1, ceil(self.total / self.paginate_by))
+
+    def get_page(self) -> int:
+        return min(super().get_page(), self.get_page_count())
 
     @property
     def first(self) -> int:
-        return (self.page - 1) * PAGE_SIZE + 1 if self.total else 0
+        return (self.get_page() - 1) * self.paginate_by + 1 if self.total else 0
 
     @property
     def last(self) -> int:
-        return min(self.page * PAGE_SIZE, self.total)
-
-
-def review_page(filters: ReviewFilters) -> ReviewPage:
-    query = review_query(filters)
-    total = query.count()
-    pages = max(1, ceil(total / PAGE_SIZE))
-    page = min(filters.page, pages)
-    return ReviewPage(list(query.paginate(page, PAGE_SIZE)), total, page, pages)
+        return min(self.get_page() * self.paginate_by, self.total)
 
 
 def agents_with_feedback() -> list[tuple[str, str]]:

@@ -8,9 +8,11 @@ from flask_login import current_user, login_required
 from portal import access
 from portal.errors import NotFound, Refused
 from portal.feedback import services
+from portal.feedback.forms import read_filters
 from portal.ingest import limits
-from portal.models import Feedback, Pack, Run, utcnow
-from portal.numbers import form_number
+from portal.models import Feedback, Run, utcnow
+from portal.numbers import form_number, query_page
+from portal.packs.services import all_packs
 from portal.rendering import render, wants_fragment
 from portal.runs.services import STATUS_LABELS, linked_answer
 
@@ -75,14 +77,15 @@ def _reviewer():
 @login_required
 def index():
     _reviewer()
-    filters = services.parse_filters(request.args)
-    results = services.review_page(filters)
-    response = render("feedback/index.html", "feedback/_results.html", filters=filters, results=results,
-                      agents=services.agents_with_feedback(), reasons=services.REASONS, statuses=services.STATUSES,
+    form = read_filters(request.args)
+    filters = form.filters()
+    results = services.ReviewPage(filters, query_page())
+    response = render("feedback/index.html", "feedback/_results.html", form=form, filters=filters, results=results,
+                      agents=services.agents_with_feedback(), statuses=services.STATUSES,
                       excerpt=services.answer_excerpt, reason_labels=services.reason_labels,
                       cases=services.cases_by_feedback(results.items), case_summary=services.case_summary)
     if wants_fragment():  # the address bar shows the filters as a clean, shareable link
-        response.headers["HX-Push-Url"] = url_for("feedback.index", **filters.args(results.page))
+        response.headers["HX-Push-Url"] = url_for("feedback.index", **filters.args(results.get_page()))
     return response
 
 
@@ -90,7 +93,7 @@ def index():
 @login_required
 def export():
     _reviewer()
-    filters = services.parse_filters(request.args)
+    filters = read_filters(request.args).filters()
     name = f"answer-feedback-{utcnow():%Y%m%d-%H%M}.csv"
     # A byte-order mark, so spreadsheet programs read the file as UTF-8.
     return Response("\ufeff" + services.export_csv(filters), mimetype="text/csv",
@@ -154,11 +157,12 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
     """The feedback item; ``?q=`` searches for the source that should have answered (``scope``: agent or all)."""
     run = feedback.run
     agent_packs = list(run.agent.granted_packs()) if run.agent_id else []
+    every_pack = all_packs()
     scope = "all" if request.values.get("scope") == "all" or not agent_packs else "agent"
     query = request.values.get("q")  # a search kept across recording one of its results
     candidates = None
     if query is not None and query.strip():
-        packs = agent_packs if scope == "agent" else list(Pack.select())
+        packs = agent_packs if scope == "agent" else every_pack
         candidates = access.search_for_reader(current_user, packs, query[:limits.MAX_SEARCH_CHARS],
                                               limit=EXPECTED_SOURCE_HITS)
     cases = services.regression_cases_of(feedback)
@@ -169,7 +173,7 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
         "statuses": services.STATUSES, "reason_labels": services.reason_labels(feedback),
         "case_kinds": services.CASE_KINDS,
         "max_note_chars": services.MAX_NOTE_CHARS, "status_labels": STATUS_LABELS, "agent_packs": agent_packs,
-        "all_packs": list(Pack.select().order_by(Pack.slug)), "scope": scope,
+        "all_packs": every_pack, "scope": scope,
         "query": run.question if query is None else query, "candidates": candidates,
         "triage_form": {}, "case_form": {},
     }

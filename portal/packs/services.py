@@ -32,6 +32,10 @@ def create_pack(slug: str, title: str, kind: str = "generic", company_name: str 
     return Pack.create(slug=slug, title=title, kind=kind, company=company, description=description.strip())
 
 
+def all_packs() -> list[Pack]:
+    return list(Pack.select().order_by(Pack.slug))
+
+
 def live_document_counts() -> dict[int, int]:
     rows = (Document.select(Document.pack, fn.COUNT(Document.id).alias("n"))
             .where(Document.deleted_at.is_null()).group_by(Document.pack).tuples())

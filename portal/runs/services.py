@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
+from peewee import JOIN
 
 from portal import access, storage
 from portal.models import Document, Figure, Passage, ReceiptFigure, Revision, Run, RunReference, User
@@ -63,9 +64,11 @@ def keep_cited_figures(document_pk: int, figures: list[Figure], folder: str, fil
     return written
 
 
-def cited_figure_path(reference: RunReference, number: int) -> str | None:
-    """The file of figure ``number`` of a receipt entry: its revision's, else the copy the receipt kept."""
-    entry = next((f for f in reference.figures if f["number"] == number), None)
+def cited_figure_path(run: Run, n: int, number: int) -> str | None:
+    """The file of figure ``number`` of the run's receipt entry ``n``: its revision's, else the copy the
+    receipt kept; None when there is no such entry or figure."""
+    reference = RunReference.get_or_none((RunReference.run == run) & (RunReference.n == n))
+    entry = next((f for f in reference.figures if f["number"] == number), None) if reference else None
     figure_id = entry.get("figure_id") if entry else None
     if figure_id is None:
         return None
@@ -207,6 +210,15 @@ def citation_for_viewer(user: User, run_id: int | None, n: int | None, document:
     if current is None:
         current = next((p for p in passages if p.text == reference.text), None)
     return RunCitation(run, reference, current, document.current_version)
+
+
+def run_list(user: User, agent_slug: str = ""):
+    """The runs ``user`` may see (of one agent, when named), newest first, with who asked."""
+    query = (access.visible_runs(user).select_extend(User)
+             .join(User, JOIN.LEFT_OUTER, on=(Run.user == User.id)))
+    if agent_slug:
+        query = query.where(Run.agent_slug == agent_slug)
+    return query.order_by(Run.created_at.desc(), Run.id.desc())
 
 
 def run_as_json(run: Run) -> dict:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import io
-
-from flask import Blueprint, request, send_file
+from flask import Blueprint, request
 from flask_login import current_user, login_required
-from peewee import JOIN
+from playhouse.flask_utils import PaginatedQuery
 
-from portal import access, storage
+from portal import access
+from portal.agents.services import all_agents
+from portal.documents.downloads import send_figure
 from portal.errors import NotFound
-from portal.models import Agent, Run, RunReference, User
 from portal.numbers import query_page
 from portal.rendering import render
 from portal.runs import services
@@ -23,16 +22,10 @@ RUNS_PER_PAGE = 50
 @bp.route("/")
 @login_required
 def index():
-    query = (access.visible_runs(current_user).select_extend(User)
-             .join(User, JOIN.LEFT_OUTER, on=(Run.user == User.id)))
     agent_slug = request.args.get("agent", "")
-    if agent_slug:
-        query = query.where(Run.agent_slug == agent_slug)
-    page_number = query_page()
-    runs = list(query.order_by(Run.created_at.desc(), Run.id.desc())
-                .limit(RUNS_PER_PAGE + 1).offset((page_number - 1) * RUNS_PER_PAGE))
-    agents = list(Agent.select().order_by(Agent.name)) if access.can(current_user, "agents.read") else []
-    return render("runs/index.html", runs=runs[:RUNS_PER_PAGE], more=len(runs) > RUNS_PER_PAGE, page_number=page_number,
+    pagination = PaginatedQuery(services.run_list(current_user, agent_slug), RUNS_PER_PAGE, page=query_page())
+    agents = all_agents() if access.can(current_user, "agents.read") else []
+    return render("runs/index.html", runs=list(pagination.get_object_list()), pagination=pagination,
                   agent_slug=agent_slug, agents=agents, status_labels=services.STATUS_LABELS)
 
 
@@ -49,10 +42,7 @@ def show(run_id: int):
 def figure(run_id: int, n: int, number: int):
     """A figure the run was given, until its document is deleted; same checks as the run record."""
     run = access.run_for(current_user, run_id)
-    reference = RunReference.get_or_none((RunReference.run == run) & (RunReference.n == n))
-    path = services.cited_figure_path(reference, number) if reference else None
+    path = services.cited_figure_path(run, n, number)
     if path is None:
         raise NotFound(number)
-    response = send_file(io.BytesIO(storage.read(path)), mimetype="image/webp", max_age=3600)
-    response.headers["Cache-Control"] = "private, max-age=3600"
-    return response
+    return send_figure(path)

@@ -34,6 +34,7 @@ def test_admin_uploads_searches_and_opens_the_cited_passage(page, pack, users, t
     expect(page.locator(".outcome.refused")).to_contain_text("no text")
     expect(page.locator("#upload-bar")).to_have_attribute("value", "100")
     expect(page.locator("#document-list").get_by_text("Spool overflow runbook")).to_have_count(1)
+    expect(page.locator("#docs-heading")).to_have_text(re.compile(r"^Documents\s*\(1\)$"))  # counted again
 
     page.fill("#q", "RSPO1041")  # results arrive as you type, no button press
     expect(page.locator("#results .hit").first).to_be_visible()
