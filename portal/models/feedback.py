@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from peewee import (
-    CharField,
-    DateTimeField,
-    ForeignKeyField,
-    IntegerField,
-    TextField,
-)
+from peewee import CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 
 from portal.db import BaseModel, JSONTextField
 from portal.models.agents import Agent

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import re
 
-from peewee import (
-    BooleanField,
-    CharField,
-    DateTimeField,
-    ForeignKeyField,
-    IntegerField,
-    TextField,
-)
+from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 
 from portal.db import BaseModel, JSONTextField
 from portal.models.clock import utcnow

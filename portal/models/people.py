@@ -5,12 +5,7 @@ from __future__ import annotations
 import secrets
 
 from flask_login import UserMixin
-from peewee import (
-    BooleanField,
-    CharField,
-    DateTimeField,
-    ForeignKeyField,
-)
+from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField
 
 from portal.db import BaseModel, JSONTextField
 from portal.models.clock import utcnow
