@@ -33,7 +33,8 @@ from pathlib import Path
 
 from portal.search import embedding, jvm
 from portal.search.analysis import english_analyzer
-from portal.search.index import DEFAULT_B, DEFAULT_K1, FIELD_CONTENTS, IndexedPassage, IndexStore
+from portal.search.index import DEFAULT_B, DEFAULT_K1, IndexStore
+from portal.search.schema import FIELD_CONTENTS, IndexedPassage
 from portal.search.searcher import Searcher
 
 TARGET_RATIO = 1.3

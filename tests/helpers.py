@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from flask.testing import FlaskClient
 from werkzeug.serving import make_server
 
 SHARED_DIR = Path(os.environ.get("CAIRN_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")
@@ -113,6 +114,20 @@ def cli_runner(app):
     return run
 
 
+class BodyClosingClient(FlaskClient):
+    """Flask's test client, closing the body of each request it sent once the response is back.
+
+    Werkzeug writes a multipart body of 500 KB or more to a temporary file and closes it only
+    through ``response.close()`` after followed redirects (``Client.open``); tests do not close
+    responses, so the file's ResourceWarning would fail some later test (``filterwarnings = error``).
+    """
+
+    def open(self, *args, **kwargs):
+        response = super().open(*args, **kwargs)
+        response.request.input_stream.close()
+        return response
+
+
 @contextmanager
 def migrated_app(data_dir: Path, **settings):
     """A Cairn app on a migrated, empty database (PostgreSQL when CAIRN_TEST_DATABASE_URL is set), its context pushed."""
@@ -132,6 +147,8 @@ def migrated_app(data_dir: Path, **settings):
         "WTF_CSRF_ENABLED": False,
         **settings,
     })
+
+    app.test_client_class = BodyClosingClient
 
     # Requests from the test client reuse this pushed app context, and with it
     # ``g``: forget the signed-in user between requests, as a real server does.

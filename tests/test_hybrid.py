@@ -16,8 +16,10 @@ import pytest
 from helpers import migrated_app
 from portal.search import embedding
 from portal.search.embedding import DENSE_FLOOR, Embedder, question_vector, shared_embedder
+from portal.search.errors import ModelMismatch
 from portal.search.fusion import pool_size, reciprocal_rank_fusion
-from portal.search.index import IndexedPassage, IndexStore, ModelMismatch
+from portal.search.index import IndexStore
+from portal.search.schema import IndexedPassage
 from portal.search.searcher import Searcher
 
 pytestmark = pytest.mark.usefixtures("java")  # every test here drives Lucene in this process

@@ -32,7 +32,8 @@ REASONS = {
     "size": "size",
 }
 
-ROWS = list(csv.DictReader((FIXTURES_DIR / "MANIFEST.tsv").open(encoding="utf-8"), delimiter="\t"))
+with (FIXTURES_DIR / "MANIFEST.tsv").open(encoding="utf-8") as manifest:
+    ROWS = list(csv.DictReader(manifest, delimiter="\t"))
 
 
 def labels(extracted):

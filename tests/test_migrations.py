@@ -29,11 +29,17 @@ def test_a_freshly_migrated_database_has_no_difference_from_the_models(app):
 
 
 def test_every_model_is_in_the_one_list_and_run_declares_its_conversation():
+    import importlib
+    import pkgutil
+
     from portal import models
     from portal.db import BaseModel
 
-    declared = {v for v in vars(models).values() if isinstance(v, type) and issubclass(v, BaseModel)
-                and v is not BaseModel}
+    # Every module of the package, so a model defined in one but missing from the list is caught.
+    modules = [models, *(importlib.import_module(f"{models.__name__}.{info.name}")
+                         for info in pkgutil.iter_modules(models.__path__))]
+    declared = {v for module in modules for v in vars(module).values()
+                if isinstance(v, type) and issubclass(v, BaseModel) and v is not BaseModel}
     assert declared == set(ALL_MODELS)
     assert "conversation" in Run.__dict__ and Run.conversation.null
 

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from portal.search import jvm
-from portal.search.errors import IndexBusy
-from portal.search.index import IndexedPassage, IndexStore
 from portal.search.analysis import TermCache, content_terms, question_terms
+from portal.search.errors import IndexBusy
+from portal.search.index import IndexStore
+from portal.search.schema import IndexedPassage
 from portal.search.searcher import Hit, Searcher, SearchResult, analyze
 
 pytestmark = pytest.mark.usefixtures("java")  # every test here drives Lucene in this process

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from portal.evaluation.metrics import average_precision, mean, ndcg_at, recall_at
 from portal.search.embedding import DENSE_FLOOR, question_vector, shared_embedder
-from portal.search.index import IndexedPassage, IndexStore
+from portal.search.index import IndexStore
+from portal.search.schema import IndexedPassage
 from portal.search.searcher import Searcher
 
 # Plain Lucene BM25 with Anserini's English analyzer over title + abstract (ENGINEERING.md).

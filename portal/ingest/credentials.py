@@ -14,14 +14,10 @@ GCP service-account keys, whole private-key blocks, ``Authorization`` headers,
 ``github_pat_`` tokens, the other password forms of connection strings, and
 unquoted ``NAME=value`` / ``name: value`` settings.
 
-detect-secrets' KeywordDetector alone flags prose (``The secretary: "Jane"``,
-``password="see the vault"``), so its matches are kept only when the whole name
-contains a credential word (password, secret, token, api key …) and the value
-is one token-like string: no spaces, no placeholder (``<token>``, ``${VAR}``,
-``YOUR_API_KEY``, ``choose-a-password``, ``****``), not a plain word or a
-dotted name. Unquoted values must also mix letters and digits. A value that a
-specific rule recognises (an AWS key in ``AWS_ACCESS_KEY_ID=…``, a JWT in
-``token: …``) is reported by that rule only.
+A setting (``db_password = "…"``, ``API_TOKEN=…``) counts only when its name
+sounds like a credential and its value looks like one; those judgments are in
+``credential_values.py``. A value that a specific rule recognises (an AWS key in
+``AWS_ACCESS_KEY_ID=…``, a JWT in ``token: …``) is reported by that rule only.
 """
 
 from __future__ import annotations
@@ -41,6 +37,8 @@ from detect_secrets.plugins.keyword import QUOTES_REQUIRED_DENYLIST_REGEX_TO_GRO
 from detect_secrets.plugins.private_key import PrivateKeyDetector
 from detect_secrets.plugins.slack import SlackDetector
 from detect_secrets.plugins.stripe import StripeDetector
+
+from portal.ingest.credential_values import looks_like_password, looks_like_secret, looks_random, name_family
 
 Span = tuple[int, int]
 
@@ -114,26 +112,10 @@ _UNQUOTED_SETTING = re.compile(
     r"[ \t]*(?:export[ \t]+|-[ \t]+)?[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[:=][ \t]*"
     r"([^\s\"'`]+)[ \t]*\r?"
 )
-_UNQUOTED_VALUE = re.compile(r"[A-Za-z0-9+/=_.~!@#%^&*?:-]+")  # no brackets, commas or quotes: code, not a secret
-# self.secret, 2fa-enabled, rust_openssl.hpke.X25519Key: names and words, not secrets
-_JOINED_WORDS = re.compile(r"[A-Za-z]+(?:[-_.][A-Za-z]+)+|[a-z0-9]+(?:-[a-z0-9]+)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _QUOTED_TOKEN_SETTING = re.compile(
     r"(?i)\b([\w.-]*token)[\"']?\s*[:=]\s*([\"'])([^\"'\s]+)\2"
 )
-_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[^\W\dA-Z_]+|[0-9]+")
-_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "secret",
-                             "contraseña", "contrasena"})
-_API_KEY_WORDS = frozenset({"apikey", "secretkey", "accesskey", "authkey", "privatekey", "clientsecret"})
 _CREDENTIAL_HINT = re.compile(r"(?i)key|pass|pwd|secret|token|contrase")
-_KEY_QUALIFIERS = frozenset({"api", "secret", "access", "auth", "private", "client", "service", "account",
-                             "signing", "encryption", "master", "db", "database", "license"})
-_PLACEHOLDER_START = tuple("<${%[(*#")
-_SINGLE_WORD = re.compile(r"[A-Za-z][a-z]*[?!]?")  # "string", "Required": a type or a word, not a secret
-_PLACEHOLDER_VALUE = re.compile(r"[A-Z][A-Z0-9_]*_[A-Z0-9_]+")
-_PLACEHOLDER_WORDS = frozenset({"password", "passwd", "secret", "token", "key", "apikey", "your", "example",
-                                "sample", "placeholder", "changeme", "redacted", "dummy", "mock", "fake"})
-_VALUE_SEPARATORS = re.compile(r"[-_.]+")
-_PLACEHOLDER_PASSWORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "pw"})
 
 
 def _lines_matching(text: str, hint: re.Pattern) -> Iterator[tuple[int, str]]:
@@ -158,54 +140,6 @@ def _isolated(text: str, start: int, end: int | None = None, inner: frozenset[st
 def _extend_token(text: str, end: int) -> int:
     """A library pattern matches a fixed length; a real token may be longer."""
     return _TOKEN_CHARS.match(text, end).end()
-
-
-def _name_family(name: str) -> str | None:
-    """``password_assignment`` or ``api_token`` for a credential-sounding setting name, else None."""
-    words = [word.lower() for word in _NAME_WORDS.findall(name)]
-    if any(word in _PASSWORD_WORDS or word.endswith(("password", "passwd")) for word in words):
-        return "password_assignment"
-    if (any(word.endswith("token") or word in _API_KEY_WORDS for word in words)
-            or ("key" in words and _KEY_QUALIFIERS.intersection(words))):
-        return "api_token"
-    return None
-
-
-def _looks_like_secret(value: str) -> bool:
-    """A single token-like value, not a placeholder, a reference or a masked value."""
-    return (
-        len(value) >= 6
-        and not any(char.isspace() for char in value)
-        and not value.startswith(_PLACEHOLDER_START)
-        and "{{" not in value
-        and len(set(value)) > 2
-        and not _PLACEHOLDER_VALUE.fullmatch(value)
-        and not _SINGLE_WORD.fullmatch(value)
-        and not _PLACEHOLDER_WORDS.intersection(part.lower() for part in _value_words(value))
-    )
-
-
-def _value_words(value: str) -> list[str]:
-    """Words of a value: split at ``-_.``, and at camel case too when it holds only letters."""
-    parts = _VALUE_SEPARATORS.split(value)
-    return _NAME_WORDS.findall(value) if value.isalpha() else parts
-
-
-def _looks_random(value: str) -> bool:
-    """An unquoted value needs more evidence: 8+ token characters with letters and digits, not joined words."""
-    classes = (any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
-               + any(not c.isalnum() for c in value))
-    return (len(value) >= 8 and classes >= 2 and _UNQUOTED_VALUE.fullmatch(value) is not None
-            and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-            and not _JOINED_WORDS.fullmatch(value))
-
-
-def _looks_like_password(value: str) -> bool:
-    return (
-        value.lower() not in _PLACEHOLDER_PASSWORDS
-        and not value.startswith(_PLACEHOLDER_START)
-        and len(set(value)) > 1
-    )
 
 
 def _assignments(text: str) -> tuple[tuple[str, Span], ...]:
@@ -248,16 +182,16 @@ def _assignment_candidates(text: str) -> Iterator[tuple[str, Span]]:
             continue
         for pattern, group in QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items() if _has_quote(line) else ():
             for match in pattern.finditer(line):
-                family = _name_family(_assigned_name(line, match))
-                if family and _looks_like_secret(match.group(group)):
+                family = name_family(_assigned_name(line, match))
+                if family and looks_like_secret(match.group(group)):
                     yield family, (offset + match.start(group), offset + match.end(group))
         for match in _QUOTED_TOKEN_SETTING.finditer(line) if _has_quote(line) else ():
-            if _name_family(match.group(1)) == "api_token" and _looks_like_secret(match.group(3)):
+            if name_family(match.group(1)) == "api_token" and looks_like_secret(match.group(3)):
                 yield "api_token", (offset + match.start(3), offset + match.end(3))
         setting = _UNQUOTED_SETTING.fullmatch(line)
         if setting:
-            family, value = _name_family(setting.group(1)), setting.group(2)
-            if family and _looks_like_secret(value) and _looks_random(value):
+            family, value = name_family(setting.group(1)), setting.group(2)
+            if family and looks_like_secret(value) and looks_random(value):
                 yield family, (offset + setting.start(2), offset + setting.end(2))
 
 
@@ -353,7 +287,7 @@ def _end_of_key_body(text: str, start: int) -> int:
 def detect_bearer_tokens(text: str) -> Iterator[Span]:
     """The credential of an ``Authorization: Bearer|Token|Basic …`` header."""
     for match in _AUTHORIZATION.finditer(text):
-        if _looks_like_secret(match.group(1)) and len(match.group(1)) >= 8:
+        if looks_like_secret(match.group(1)) and len(match.group(1)) >= 8:
             yield match.span(1)
 
 
@@ -379,12 +313,12 @@ def detect_connection_string_passwords(text: str) -> Iterator[Span]:
     """The password of ``scheme://user:password@host``, ``?password=`` and ``Password=…;`` forms."""
     for pattern in (*_BASIC_AUTH.denylist, _URL_EMPTY_USER_PASSWORD, _URL_QUERY_PASSWORD):
         for match in pattern.finditer(text):
-            if _looks_like_password(match.group(1)):
+            if looks_like_password(match.group(1)):
                 yield match.span(1)
     for offset, line in _lines_matching(text, _KEY_VALUE_PASSWORD_HINT):
         if ";" in line and _KEY_VALUE_CONNECTION.search(line):
             for match in _KEY_VALUE_PASSWORD.finditer(line):
-                if _looks_like_password(match.group(1)):
+                if looks_like_password(match.group(1)):
                     yield offset + match.start(1), offset + match.end(1)
 
 

@@ -4,7 +4,8 @@ Importing this package does not start the JVM; the first index write or search d
 """
 
 from portal.search.errors import IndexBusy, SearchError
-from portal.search.index import IndexedPassage, IndexStore
+from portal.search.index import IndexStore
+from portal.search.schema import IndexedPassage
 from portal.search.searcher import Hit, Searcher, SearchResult, analyze
 
 __all__ = ["Hit", "IndexBusy", "IndexStore", "IndexedPassage", "SearchError", "SearchResult", "Searcher", "analyze"]

@@ -20,3 +20,14 @@ class IndexBusy(SearchError):
             f"The search index of pack {pack_slug!r} is being written by another process; "
             f"gave up after {waited_seconds:.0f} s. Nothing was written."
         )
+
+
+class ModelMismatch(SearchError):
+    """A pack's index holds vectors of another embedding model (or none); it must be rebuilt, not appended to."""
+
+    def __init__(self, pack_slug: str, found: str | None, wanted: str):
+        self.pack_slug, self.found, self.wanted = pack_slug, found, wanted
+        super().__init__(
+            f"The index of pack {pack_slug!r} was built by {found or 'no embedding model'}, not {wanted}; "
+            "run `cairn index rebuild`."
+        )

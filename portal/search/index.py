@@ -19,157 +19,37 @@ appended to, so vectors of two models are never mixed.
 from __future__ import annotations
 
 import itertools
-import re
 import shutil
 import threading
-import time
 from collections.abc import Callable, Iterable
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from portal.search import jvm
-from portal.search.analysis import english_analyzer
 from portal.search.embedding import DIMENSIONS, passage_text
-from portal.search.errors import IndexBusy, SearchError
+from portal.search.errors import ModelMismatch, SearchError
 from portal.search.jvm import J
+from portal.search.schema import (
+    FIELD_DOCUMENT_ID,
+    GENERATION_KEY,
+    MODEL_KEY,
+    IndexedPassage,
+    PassageDocument,
+    VectorPassageDocument,
+    open_directory,
+    pack_index_path,
+)
+from portal.search.writer import BULK_RAM_BUFFER_MB, WriterSettings, close_quietly, describe, is_unreadable, writing
 
 if TYPE_CHECKING:
     from portal.search.embedding import Embedder
 
-FIELD_KEY = "id"
-FIELD_PASSAGE_ID = "passage_id"
-FIELD_DOCUMENT_ID = "document_id"
-FIELD_CONTENTS = "contents"
-GENERATION_KEY = "generation"
-# --- hybrid retrieval: passage vectors (see portal/search/embedding.py) ---
-FIELD_VECTOR = "vector"
-MODEL_KEY = "embedding_model"
-VECTOR_SIMILARITY = "DOT_PRODUCT"
-"""Vectors are unit length, so Lucene's dot product is the cosine; its score is (1 + cosine) / 2."""
-
 DEFAULT_K1 = 0.9
 DEFAULT_B = 0.4
 DEFAULT_LOCK_TIMEOUT_SECONDS = 10.0
-BULK_RAM_BUFFER_MB = 256.0
 
-_LOCK_RETRY_SECONDS = 0.05
 _ADD_BATCH = 256
-_LOCK_FAILED = "org.apache.lucene.store.LockObtainFailedException"
-_UNREADABLE_INDEX = {
-    "org.apache.lucene.index.CorruptIndexException",
-    "org.apache.lucene.index.IndexFormatTooOldException",
-    "org.apache.lucene.index.IndexFormatTooNewException",
-}
-_PACK_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-
-
-@dataclass(frozen=True)
-class IndexedPassage:
-    """A passage as the index needs it; ``title`` is its document's title."""
-
-    passage_id: int
-    document_id: str
-    pack: str
-    text: str
-    title: str = ""
-    heading_path: str = ""
-
-
-def indexed_text(passage: IndexedPassage) -> str:
-    """The text that is searched for a passage: its document title, heading path and body.
-
-    The one place that decides what a passage is found by; change it here and rebuild.
-    """
-    return "\n".join(part for part in (passage.title, passage.heading_path, passage.text) if part)
-
-
-def hit_key(passage_id: int, document_id: str) -> str:
-    """The only stored field, ``id``: both ids in one string, read back for all hits in one Java call.
-
-    ``id`` is Anserini's name for a document's external id, which its
-    ``ScoredDocs`` reads for a whole page of hits. Storing nothing else keeps
-    that read small: it is the largest cost of a search after Lucene's own.
-    """
-    return f"{passage_id}:{document_id}"
-
-
-def parse_hit_key(key: str) -> tuple[int, str]:
-    """Inverse of ``hit_key``; passage ids are digits, so the first colon separates."""
-    passage_id, _, document_id = key.partition(":")
-    return int(passage_id), document_id
-
-
-def checked_pack_slug(pack_slug: str) -> str:
-    """``pack_slug`` itself, once it is known not to point outside the index root."""
-    if not _PACK_SLUG.fullmatch(pack_slug):
-        raise ValueError(f"Not a pack slug usable as an index folder name: {pack_slug!r}")
-    return pack_slug
-
-
-def pack_index_path(root: Path, pack_slug: str) -> Path:
-    """The folder of a pack's index."""
-    return root / checked_pack_slug(pack_slug)
-
-
-def open_directory(path: str | Path):
-    """A Lucene ``FSDirectory`` on ``path`` (memory-mapped on 64-bit systems)."""
-    return J().JFSDirectory.open(J().JFile(str(path)).toPath())
-
-
-class ModelMismatch(SearchError):
-    """A pack's index holds vectors of another embedding model (or none); it must be rebuilt, not appended to."""
-
-    def __init__(self, pack_slug: str, found: str | None, wanted: str):
-        self.pack_slug, self.found, self.wanted = pack_slug, found, wanted
-        super().__init__(
-            f"The index of pack {pack_slug!r} was built by {found or 'no embedding model'}, not {wanted}; "
-            "run `cairn index rebuild`."
-        )
-
-
-class _PassageDocument:
-    """One Lucene document whose fields are refilled for every passage.
-
-    Fields: ``id`` (stored only, see ``hit_key``), ``passage_id`` and
-    ``document_id`` (exact terms, not stored: deletes and per-document counts)
-    and ``contents`` (analyzed ``indexed_text``, not stored: the database keeps
-    the text). Reusing the field objects is Lucene's own advice for fast
-    indexing, and here it also means four Java calls per passage instead of a dozen.
-    """
-
-    def __init__(self):
-        classes = J()
-        self._key = classes.JStoredField(FIELD_KEY, "")
-        self._passage_id = classes.JStringField(FIELD_PASSAGE_ID, "", classes.JFieldStore.NO)
-        self._document_id = classes.JStringField(FIELD_DOCUMENT_ID, "", classes.JFieldStore.NO)
-        self._contents = classes.JTextField(FIELD_CONTENTS, "", classes.JFieldStore.NO)
-        self.document = classes.JDocument()
-        for field in (self._key, self._passage_id, self._document_id, self._contents):
-            self.document.add(field)
-
-    def fill(self, passage: IndexedPassage):
-        self._key.setStringValue(hit_key(passage.passage_id, passage.document_id))
-        self._passage_id.setStringValue(str(passage.passage_id))
-        self._document_id.setStringValue(passage.document_id)
-        self._contents.setStringValue(indexed_text(passage))
-        return self.document
-
-
-class _VectorPassageDocument(_PassageDocument):
-    """A ``_PassageDocument`` that also carries the passage's vector (a reused ``KnnFloatVectorField``)."""
-
-    def __init__(self, dimensions: int):
-        super().__init__()
-        classes = J()
-        similarity = getattr(classes.JVectorSimilarityFunction, VECTOR_SIMILARITY)
-        self._vector = classes.JKnnFloatVectorField(FIELD_VECTOR, [0.0] * dimensions, similarity)
-        self.document.add(self._vector)
-
-    def fill_with_vector(self, passage: IndexedPassage, vector: list[float]):
-        self._vector.setVectorValue(vector)
-        return self.fill(passage)
 
 
 @dataclass
@@ -226,7 +106,7 @@ class IndexStore:
         come from another embedding model; then nothing was written.
         """
         path = pack_index_path(self.root, pack_slug)
-        with self._pack_lock(pack_slug), self._writing(pack_slug, self._open_writer(pack_slug, path)) as writer:
+        with self._pack_lock(pack_slug), writing(pack_slug, self._writers.open_writer(pack_slug, path)) as writer:
             self._refuse_other_model(pack_slug, path)
             with jvm.java_lock:
                 for document_id in delete_documents:
@@ -247,7 +127,7 @@ class IndexStore:
         """
         path = pack_index_path(self.root, pack_slug)
         with self._pack_lock(pack_slug):
-            with self._writing(pack_slug, self._open_writer_discarding_unreadable(pack_slug, path)) as writer:
+            with writing(pack_slug, self._writers.open_writer_discarding_unreadable(pack_slug, path)) as writer:
                 count = self._add_all(writer, pack_slug, passages)
                 self._commit(writer, generation, self._model_id())
         return count
@@ -267,13 +147,13 @@ class IndexStore:
         path = pack_index_path(self.root, pack_slug)
         with self._pack_lock(pack_slug):
             try:
-                writer = self._open_writer(pack_slug, path)
+                writer = self._writers.open_writer(pack_slug, path)
                 shown = self.generation(pack_slug)
             except SearchError as error:
-                if getattr(error.__cause__, "classname", None) not in _UNREADABLE_INDEX:
+                if not is_unreadable(error):
                     raise
-                writer, shown = self._open_writer_discarding_unreadable(pack_slug, path), None
-            with self._writing(pack_slug, writer):
+                writer, shown = self._writers.open_writer_discarding_unreadable(pack_slug, path), None
+            with writing(pack_slug, writer):
                 other_model = self._other_model(pack_slug, path)
                 change = plan(shown)
                 if other_model is not None and (change is None or not change.replace_all):
@@ -351,9 +231,9 @@ class IndexStore:
             with jvm.java_lock:
                 directory = open_directory(path)
             try:
-                lock = self._retry_while_locked(pack_slug, lambda: directory.obtainLock("write.lock"))
+                lock = self._writers.retry_while_locked(pack_slug, lambda: directory.obtainLock("write.lock"))
             except jvm.JavaException as error:
-                raise SearchError(f"Locking the index of pack {pack_slug!r} failed: {_describe(error)}") from error
+                raise SearchError(f"Locking the index of pack {pack_slug!r} failed: {describe(error)}") from error
             finally:
                 with jvm.java_lock:
                     directory.close()
@@ -361,96 +241,19 @@ class IndexStore:
                 shutil.rmtree(path)
             finally:
                 with jvm.java_lock:
-                    _close_quietly(lock)
+                    close_quietly(lock)
 
     def close(self) -> None:
         """Nothing to release (every call closes what it opened); kept so both classes are used alike."""
+
+    @property
+    def _writers(self) -> WriterSettings:
+        return WriterSettings(self.k1, self.b, self.lock_timeout)
 
     def _pack_lock(self, pack_slug: str) -> threading.Lock:
         """One lock per pack, so threads of this process queue instead of polling Lucene's lock."""
         with self._pack_locks_guard:
             return self._pack_locks.setdefault(pack_slug, threading.Lock())
-
-    def _writer_config(self, open_mode: str, ram_buffer_mb: float | None):
-        classes = J()
-        config = classes.JIndexWriterConfig(english_analyzer())
-        similarity = classes.JBM25Similarity(self.k1, self.b)
-        config.setSimilarity(similarity)
-        mode = getattr(classes.JOpenMode, open_mode)
-        config.setOpenMode(mode)
-        if ram_buffer_mb is not None:
-            config.setRAMBufferSizeMB(ram_buffer_mb)
-        return config
-
-    def _open_writer(
-        self, pack_slug: str, path: Path, open_mode: str = "CREATE_OR_APPEND", ram_buffer_mb: float | None = None
-    ):
-        """An ``IndexWriter`` on ``path``, retrying while another writer holds the lock."""
-        with jvm.java_lock:
-            directory = open_directory(path)
-
-        def open_writer():
-            config = self._writer_config(open_mode, ram_buffer_mb)
-            return J().JIndexWriter(directory, config)
-
-        try:
-            return self._retry_while_locked(pack_slug, open_writer)
-        except jvm.JavaException as error:
-            with jvm.java_lock:
-                directory.close()
-            raise SearchError(f"Opening the index of pack {pack_slug!r} failed: {_describe(error)}") from error
-        except BaseException:
-            with jvm.java_lock:
-                directory.close()
-            raise
-
-    def _open_writer_discarding_unreadable(self, pack_slug: str, path: Path):
-        """A writer that starts the pack's index afresh, even over files Lucene cannot read."""
-        try:
-            return self._open_writer(pack_slug, path, "CREATE", BULK_RAM_BUFFER_MB)
-        except SearchError as error:
-            if getattr(error.__cause__, "classname", None) not in _UNREADABLE_INDEX:
-                raise
-        shutil.rmtree(path)
-        return self._open_writer(pack_slug, path, "CREATE", BULK_RAM_BUFFER_MB)
-
-    @staticmethod
-    @contextmanager
-    def _writing(pack_slug: str, writer):
-        """Hand out ``writer``; on any failure roll back, so a call writes all or nothing."""
-        try:
-            yield writer
-        except jvm.JavaException as error:
-            with jvm.java_lock:
-                _rollback_quietly(writer)
-            raise SearchError(f"Writing the index of pack {pack_slug!r} failed: {_describe(error)}") from error
-        except BaseException:
-            with jvm.java_lock:
-                _rollback_quietly(writer)
-            raise
-        finally:
-            with jvm.java_lock:
-                directory = writer.getDirectory()
-                _close_quietly(writer)
-                directory.close()
-
-    def _retry_while_locked(self, pack_slug: str, attempt: Callable):
-        """Run ``attempt`` until Lucene's write lock is free, or raise ``IndexBusy`` after ``lock_timeout``.
-
-        Each attempt holds ``java_lock``; the waits between them do not.
-        """
-        started = time.monotonic()
-        while True:
-            try:
-                with jvm.java_lock:
-                    return attempt()
-            except jvm.JavaException as error:
-                if error.classname != _LOCK_FAILED:
-                    raise
-                waited = time.monotonic() - started
-                if waited >= self.lock_timeout:
-                    raise IndexBusy(pack_slug, waited) from error
-            time.sleep(_LOCK_RETRY_SECONDS)
 
     def _add_all(self, writer, pack_slug: str, passages: Iterable[IndexedPassage]) -> int:
         """Add ``passages`` in batches, letting searches of other threads in between batches.
@@ -461,8 +264,8 @@ class IndexStore:
         """
         self.not_embedded = []
         with jvm.java_lock:
-            document = _PassageDocument()
-            vector_document = _VectorPassageDocument(DIMENSIONS) if self.embedder is not None else None
+            document = PassageDocument()
+            vector_document = VectorPassageDocument(DIMENSIONS) if self.embedder is not None else None
         count = 0
         remaining = iter(passages)
         while batch := list(itertools.islice(remaining, _ADD_BATCH)):
@@ -502,22 +305,3 @@ class IndexStore:
             writer.setLiveCommitData(entries)
             writer.commit()
 
-
-def _describe(error) -> str:
-    return f"{error.classname}: {error.innermessage}"
-
-
-def _rollback_quietly(writer) -> None:
-    """Discard uncommitted changes; a writer already broken by the failure may refuse, which is fine."""
-    try:
-        writer.rollback()
-    except jvm.JavaException:
-        pass
-
-
-def _close_quietly(closeable) -> None:
-    """Close a writer or lock that may already be closed (``rollback`` closes the writer)."""
-    try:
-        closeable.close()
-    except jvm.JavaException:
-        pass

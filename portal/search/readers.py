@@ -18,8 +18,8 @@ from pathlib import Path
 
 from portal.search import jvm
 from portal.search.errors import SearchError
-from portal.search.index import open_directory
 from portal.search.jvm import J
+from portal.search.schema import open_directory
 
 MTIME_SETTLED_NS = 3_000_000_000
 """A folder mtime this much older than our last look is trusted to change on the next commit.

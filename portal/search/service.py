@@ -28,7 +28,9 @@ from flask import current_app
 
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
 from portal.search import embedding
-from portal.search.index import IndexedPassage, IndexStore, IndexUpdate, ModelMismatch
+from portal.search.errors import ModelMismatch
+from portal.search.index import IndexStore, IndexUpdate
+from portal.search.schema import IndexedPassage
 from portal.search.searcher import Searcher
 
 log = logging.getLogger(__name__)

@@ -175,7 +175,7 @@ def test_reviewer_filters_goes_back_triages_and_exports(page, pack, users):
     expect(items.first.locator(".triage")).to_contain_text("in review")
     with page.expect_download() as download:
         page.click("text=Export CSV")
-    rows = list(csv.DictReader(io.StringIO(open(download.value.path(), encoding="utf-8-sig").read())))
+    rows = list(csv.DictReader(io.StringIO(download.value.path().read_text(encoding="utf-8-sig"))))
     assert [(r["question"], r["status"], r["reviewer_note"]) for r in rows] == [
         (QUESTION, "in review", "Checking whether SP01 belongs first.")]
 

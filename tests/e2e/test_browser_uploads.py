@@ -50,7 +50,7 @@ def test_word_pdf_and_scanned_pdf_uploads(page, pack, users, tmp_path):
     with page.expect_download() as download:
         page.click("text=Download the original")
     assert download.value.suggested_filename == "restart-checklist.pdf"
-    assert open(download.value.path(), "rb").read() == pdf.read_bytes()
+    assert download.value.path().read_bytes() == pdf.read_bytes()
 
 
 def test_a_file_over_the_request_limit_is_refused_in_the_words_of_the_limits_module(page, pack, users, tmp_path):

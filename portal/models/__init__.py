@@ -1,0 +1,38 @@
+"""Peewee models and the queries that belong to them, one module per area; import them from here.
+
+The schema itself is created by the numbered files in migrations/; these
+classes must agree with them: tests/test_migrations.py checks that a freshly
+migrated database shows no difference from ``ALL_MODELS`` (``playhouse.schema_diff``).
+A foreign key that a composite index already starts with is declared
+``index=False``: that index serves lookups and cascades by it.
+"""
+
+from portal.models.agents import GROUNDING_MODES, Agent, AgentGrant, AuditLog
+from portal.models.clock import utcnow
+from portal.models.feedback import Feedback, FeedbackTriage, RegressionCase
+from portal.models.packs import (
+    DOCUMENT_ID_RE,
+    PACK_KINDS,
+    REVISIONS_KEPT,
+    VISIBILITIES,
+    Document,
+    Figure,
+    Pack,
+    Passage,
+    PendingIndexUpdate,
+    Revision,
+)
+from portal.models.people import ROLES, STAFF_ROLES, Company, User, new_session_token
+from portal.models.runs import RUN_STATUSES, Conversation, ReceiptFigure, Run, RunReference
+
+# The one list of every model: tests/test_migrations.py compares it with the migrated schema.
+ALL_MODELS = (Company, User, Pack, Document, Revision, Figure, Passage, PendingIndexUpdate,
+              Agent, AgentGrant, AuditLog, Conversation, Run, RunReference, ReceiptFigure,
+              Feedback, FeedbackTriage, RegressionCase)
+
+__all__ = [
+    "ALL_MODELS", "DOCUMENT_ID_RE", "GROUNDING_MODES", "PACK_KINDS", "REVISIONS_KEPT", "ROLES", "RUN_STATUSES",
+    "STAFF_ROLES", "VISIBILITIES", "Agent", "AgentGrant", "AuditLog", "Company", "Conversation", "Document",
+    "Feedback", "FeedbackTriage", "Figure", "Pack", "Passage", "PendingIndexUpdate", "ReceiptFigure",
+    "RegressionCase", "Revision", "Run", "RunReference", "User", "new_session_token", "utcnow",
+]

@@ -1,0 +1,137 @@
+"""Packs and their documents: revisions, figures, passages, and the outbox of index work (migrations/0001, 0007)."""
+
+from __future__ import annotations
+
+import re
+
+from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
+
+from portal.db import BaseModel, JSONTextField
+from portal.models.clock import utcnow
+from portal.models.people import Company, User
+
+PACK_KINDS = ("generic", "company")
+VISIBILITIES = ("staff", "shared", "company")
+REVISIONS_KEPT = 10
+
+DOCUMENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
+
+
+class Pack(BaseModel):
+    slug = CharField(unique=True)
+    title = CharField()
+    description = TextField(default="")
+    kind = CharField(default="generic")
+    company = ForeignKeyField(Company, null=True, backref="packs", on_delete="RESTRICT")
+    # Bumped in the same transaction as every change to the pack's passages, which
+    # also writes a PendingIndexUpdate with the new value; the Lucene index records
+    # the generation it shows, so a lagging, lost or missing index is detected.
+    index_generation = IntegerField(default=0)
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "pack"
+
+    def live_documents(self):
+        return (Document.select()
+                .where((Document.pack == self) & Document.deleted_at.is_null())
+                .order_by(Document.title))
+
+
+class Document(BaseModel):
+    pack = ForeignKeyField(Pack, backref="documents", on_delete="CASCADE", index=False)
+    doc_id = CharField(max_length=80)
+    title = CharField()
+    kind = CharField(default="markdown")  # markdown | text | docx | pdf | image
+    current_version = IntegerField(default=0)
+    visibility = CharField(default="staff")
+    reader_role_names = JSONTextField(column_name="reader_roles", default=list)  # JSON list
+    redacted = BooleanField(default=False)
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+    # Set on delete: the row stays as a tombstone so the id is never reused.
+    deleted_at = DateTimeField(null=True)
+
+    class Meta:
+        table_name = "document"
+        indexes = ((("pack", "doc_id"), True),)
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+    @property
+    def reader_roles(self) -> frozenset[str]:
+        """The optional list of roles that may read it (empty: every role its visibility admits)."""
+        return frozenset(self.reader_role_names)
+
+    def current_revision(self) -> "Revision | None":
+        return (Revision.select()
+                .where((Revision.document == self) & (Revision.version == self.current_version))
+                .first())
+
+
+class Revision(BaseModel):
+    document = ForeignKeyField(Document, backref="revisions", on_delete="CASCADE", index=False)
+    version = IntegerField()
+    text = TextField()
+    sha256 = CharField(max_length=64)
+    original_name = CharField(null=True)
+    original_path = CharField(null=True)  # relative to the data folder; never shown
+    original_sha256 = CharField(max_length=64, null=True)
+    original_content_type = CharField(null=True)
+    original_size = IntegerField(null=True)
+    pages = IntegerField(null=True)
+    images_not_kept = JSONTextField(default=dict)  # {reason: count}
+    created_by = ForeignKeyField(User, null=True, backref="revisions", on_delete="SET NULL")
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "revision"
+        indexes = ((("document", "version"), True),)
+
+
+class Figure(BaseModel):
+    revision = ForeignKeyField(Revision, backref="figures", on_delete="CASCADE", index=False)
+    number = IntegerField()
+    label = CharField(max_length=400)
+    path = CharField()  # relative to the data folder
+    width = IntegerField()
+    height = IntegerField()
+
+    class Meta:
+        table_name = "figure"
+        indexes = ((("revision", "number"), True),)
+
+
+class Passage(BaseModel):
+    revision = ForeignKeyField(Revision, backref="passages", on_delete="CASCADE", index=False)
+    ordinal = IntegerField()
+    text = TextField()
+    line_start = IntegerField()
+    line_end = IntegerField()
+    char_start = IntegerField()
+    char_end = IntegerField()
+    heading_path = TextField(default="")
+    page = IntegerField(null=True)
+
+    class Meta:
+        table_name = "passage"
+        indexes = ((("revision", "ordinal"), True),)
+
+
+class PendingIndexUpdate(BaseModel):
+    """A change to a pack's passages that its Lucene index may not show yet: the outbox of index work.
+
+    Written in the same transaction as the change, with the pack generation the change made; deleted
+    only after a Lucene commit that shows the document as the database has it (migrations/0007).
+    """
+
+    pack = ForeignKeyField(Pack, backref="pending_index_updates", on_delete="CASCADE", index=False)
+    doc_id = CharField(max_length=80)
+    generation = IntegerField()
+
+    class Meta:
+        table_name = "index_pending"
+        indexes = ((("pack", "generation"), True),)
+
