@@ -33,7 +33,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 
     from werkzeug.middleware.proxy_fix import ProxyFix
 
-    from portal import auth, db, errors_web, web
+    from portal import api, auth, db, errors_web, web
 
     if settings["CAIRN_PROXIES"]:  # the real client address, for the sign-in limits and the logs
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings["CAIRN_PROXIES"], x_proto=settings["CAIRN_PROXIES"])
@@ -42,6 +42,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     search_service.init_app(app)
     auth.init_app(app)
+    api.init_app(app)
     errors_web.init_app(app)
     web.init_app(app)
     if app.config["CAIRN_REPAIR_INDEX_ON_START"]:

@@ -343,6 +343,8 @@ class RunReference(BaseModel):
     line_end = IntegerField()
     text = TextField(null=True)
     figures = JSONTextField(default=list)  # [{"number", "label", "figure_id"}]
+    # SHA-256 of the revision's full text, as issued: the grounding reference names it (migrations/0011).
+    sha256 = CharField(max_length=64, null=True)
 
     class Meta:
         table_name = "run_reference"
@@ -434,6 +436,8 @@ class RegressionCase(BaseModel):
         table_name = "regression_case"
 
 
+from portal.api.tokens import ApiToken  # noqa: E402  (its own module; it needs User, defined above)
+
 ALL_MODELS = (Company, User, Pack, Document, Revision, Figure, Passage, PendingIndexUpdate,
               Agent, AgentGrant, AuditLog, Conversation, Run, RunReference, ReceiptFigure,
-              Feedback, FeedbackTriage, RegressionCase)
+              Feedback, FeedbackTriage, RegressionCase, ApiToken)
