@@ -48,7 +48,8 @@ def gunicorn_server(data_dir: Path, **settings: str) -> Iterator[str]:
     with log_path.open("w") as log:
         server = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--chdir", str(ROOT), "--workers", "1", "--threads", "4",
-             "--timeout", "300", "--graceful-timeout", "10", *_NO_CONTROL_SOCKET, "--bind", f"127.0.0.1:{port}", "app:app"],
+             "--timeout", "300", "--graceful-timeout", "10", *_NO_CONTROL_SOCKET, "--bind", f"127.0.0.1:{port}",
+             "app:app"],
             env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         url = f"http://127.0.0.1:{port}"
         try:

@@ -202,7 +202,8 @@ def test_a_document_reads_with_its_hash_figures_and_reader_access(live):
 
 def test_versioned_writes_and_conflicts(live):
     path = "/api/v1/packs/ops/documents/versioned"
-    first = live.call("admin", "PUT", path, json={"expected_version": 0, "text": "# V\n\none\n", "visibility": "shared"})
+    first = live.call("admin", "PUT", path,
+                      json={"expected_version": 0, "text": "# V\n\none\n", "visibility": "shared"})
     assert (first.status_code, first.json()["version"], first.json()["visibility"]) == (201, 1, "shared")
     again = live.call("admin", "PUT", path, json={"expected_version": 0, "text": "# V\n\nother\n"})
     assert again.status_code == 409 and again.json()["error"]["current_version"] == 1

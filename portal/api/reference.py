@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from markupsafe import Markup, escape
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def with_code(text: str) -> Markup:
+    """Our own descriptions as HTML: escaped, each `span` in backticks as <code>."""
+    return Markup(_CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(text))))
 
 
 def _resolve(document: dict, schema: dict) -> dict:
@@ -35,7 +45,8 @@ def _fields(document: dict, schema: dict) -> list[dict[str, Any]]:
     schema = _resolve(document, schema)
     required = set(schema.get("required", ()))
     return [{"name": name, "type": type_label(document, prop), "required": name in required,
-             "description": prop.get("description", "")} for name, prop in schema.get("properties", {}).items()]
+             "description": with_code(prop.get("description", ""))}
+            for name, prop in schema.get("properties", {}).items()]
 
 
 def readable_reference(document: dict) -> list[dict[str, Any]]:
@@ -46,14 +57,15 @@ def readable_reference(document: dict) -> list[dict[str, Any]]:
             body = operation.get("requestBody", {}).get("content", {})
             operations.append({
                 "method": method.upper(), "path": document["servers"][0]["url"] + path,
-                "summary": operation.get("summary", ""), "description": operation.get("description", ""),
+                "summary": operation.get("summary", ""), "description": with_code(operation.get("description", "")),
                 "public": operation.get("security") == [],
                 "parameters": [{"name": p["name"], "in": p["in"], "required": p.get("required", False),
                                 "type": type_label(document, p.get("schema", {})),
-                                "description": p.get("description", "")} for p in operation.get("parameters", ())],
+                                "description": with_code(p.get("description", ""))}
+                               for p in operation.get("parameters", ())],
                 "bodies": [{"media": media, "fields": _fields(document, content["schema"])}
                            for media, content in body.items()],
-                "responses": [{"status": status, "description": response["description"]}
+                "responses": [{"status": status, "description": with_code(response["description"])}
                               for status, response in operation["responses"].items()],
             })
     return operations

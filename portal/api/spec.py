@@ -98,7 +98,9 @@ class Registry:
                 type="http", scheme="bearer", description="An API token, made on your account page or with "
                                                           "`cairn tokens create`.")}),
             security=[{"token": []}])
-        return construct_open_api_with_schema_class(api).model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
+        built = construct_open_api_with_schema_class(api)
+        # Only what was set: the library's defaults include fields OpenAPI 3.1 forbids on path parameters.
+        return built.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
 
 
 def _operation(spec: Endpoint) -> Operation:

@@ -23,6 +23,7 @@ from portal.api.auth import rate_limit_key, token_user
 from portal.api.errors import RevisionPurged, UnsupportedBody, init_blueprint
 from portal.api.spec import JSON, Endpoint, Registry
 from portal.answers.references import grounding_reference
+from portal.auth import csrf, limiter
 from portal.documents import services
 from portal.errors import NotFound
 from portal.models import Document, Figure, Revision, User
@@ -39,6 +40,9 @@ TEXT = "text/plain"
 NOT_FOUND = (404, "Missing, or not yours to see: both look the same.")
 PACKS = api.tag("packs", "Packs and their documents, with the rights of the token's user.")
 ASKING = api.tag("asking", "Search and agents: every passage carries its grounding reference.")
+csrf.exempt(bp)  # only a bearer token authenticates here, never a cookie: nothing to forge
+limiter.limit(lambda: current_app.config["CAIRN_API_RATE_LIMIT"], key_func=rate_limit_key)(bp)
+init_blueprint(bp, limiter)
 
 
 def _endpoint(spec: Endpoint, view):
@@ -275,9 +279,4 @@ def _reader_access(body, existing: Document | None) -> services.ReaderAccess | N
 
 
 def init_app(app) -> None:
-    from portal.auth import csrf, limiter
-
-    csrf.exempt(bp)  # only a bearer token authenticates here, never a cookie: nothing to forge
-    limiter.limit(lambda: current_app.config["CAIRN_API_RATE_LIMIT"], key_func=rate_limit_key)(bp)
-    init_blueprint(bp, limiter)
     app.register_blueprint(bp)
