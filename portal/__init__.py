@@ -42,9 +42,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     search_service.init_app(app)
     auth.init_app(app)
-    api.init_app(app)
     errors_web.init_app(app)
     web.init_app(app)
+    api.init_app(app)  # after web: its <int:…> routes need the bounded converter that web installs
     if app.config["CAIRN_REPAIR_INDEX_ON_START"]:
         repair_indexes_at_start(app)
     return app

@@ -200,6 +200,14 @@ def test_a_document_reads_with_its_hash_figures_and_reader_access(live):
         assert response.status_code == (404 if version == 2 else 400), version
 
 
+@pytest.mark.parametrize("value", ["0", "999999", "99999999999999999999", "-1", "\u00b2"])
+def test_a_number_in_the_path_that_names_nothing_is_a_404(live, value):
+    for path in (f"/api/v1/packs/ops/documents/monitoring/versions/{value}/figures/1",
+                 f"/api/v1/packs/ops/documents/monitoring/versions/1/figures/{value}"):
+        response = live.call("admin", "GET", path)
+        assert (response.status_code, response.json()["error"]["code"]) == (404, "not_found"), path
+
+
 def test_versioned_writes_and_conflicts(live):
     path = "/api/v1/packs/ops/documents/versioned"
     first = live.call("admin", "PUT", path,
