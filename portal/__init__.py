@@ -33,7 +33,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 
     from werkzeug.middleware.proxy_fix import ProxyFix
 
-    from portal import auth, db, errors_web, web
+    from portal import api, auth, db, errors_web, web
 
     if settings["CAIRN_PROXIES"]:  # the real client address, for the sign-in limits and the logs
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings["CAIRN_PROXIES"], x_proto=settings["CAIRN_PROXIES"])
@@ -44,6 +44,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     auth.init_app(app)
     errors_web.init_app(app)
     web.init_app(app)
+    api.init_app(app)  # after web: its <int:…> routes need the bounded converter that web installs
     if app.config["CAIRN_REPAIR_INDEX_ON_START"]:
         repair_indexes_at_start(app)
     return app

@@ -33,6 +33,8 @@ ACTIONS: dict[str, frozenset[str]] = {
     "feedback.review": STAFF,
     # Reviewers triage and record cases; removing someone else's case is administration.
     "cases.remove_any": frozenset({ADMIN}),
+    # Everyone revokes their own API tokens; revoking another user's is administration.
+    "tokens.revoke_any": frozenset({ADMIN}),
 }
 # The support chat is for Members, who always belong to a company.
 COMPANY_ACTIONS = frozenset({"chat.use"})
@@ -174,6 +176,14 @@ def agent_for_chat(user: User, slug: str) -> Agent:
     if agent is None:
         raise NotFound(slug)
     return agent
+
+
+def agent_for_asking(user: User, slug: str) -> Agent:
+    """An agent ``user`` may put a question to outside the chat (the API): staff try any agent, a member
+    asks the agents offered to them in the chat."""
+    if can(user, "agents.try"):
+        return agent_for(user, slug, "agents.try")
+    return agent_for_chat(user, slug)
 
 
 def conversation_for_member(user: User, conversation_id: int):

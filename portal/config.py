@@ -50,6 +50,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CAIRN_SIGN_IN_LIMIT_STORAGE", "memory://",
             "Where the sign-in counters live (a Flask-Limiter storage URI). memory:// counts inside the one server "
             "process and forgets at restart; several processes need a shared store such as redis://host:6379."),
+    Setting("CAIRN_API_RATE_LIMIT", "120 per minute",
+            "Requests one API token may make per window (a Flask-Limiter limit, counted in "
+            "CAIRN_SIGN_IN_LIMIT_STORAGE); over it the API answers 429 with Retry-After. Requests without a "
+            "valid token count per network address."),
     Setting("CAIRN_PROXIES", 0,
             "How many reverse proxies in front of the portal set X-Forwarded-For/-Proto. 0: none are trusted, "
             "the address limit counts the peer address (behind a proxy that is the proxy's: set this).", int),
@@ -109,7 +113,7 @@ def check_settings(values: dict[str, Any]) -> None:
         Policy.from_config(values.get("CAIRN_CLASSIFICATION_POLICY"))
     except (TypeError, ValueError) as error:
         raise ConfigError(f"CAIRN_CLASSIFICATION_POLICY: {error}") from None
-    for name in ("CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT", "CAIRN_SIGN_IN_LIMIT_PER_ADDRESS"):
+    for name in ("CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT", "CAIRN_SIGN_IN_LIMIT_PER_ADDRESS", "CAIRN_API_RATE_LIMIT"):
         try:
             parse_many(str(values.get(name)))
         except ValueError:

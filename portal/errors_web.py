@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import jsonify, request
 from flask_wtf.csrf import CSRFError
-from werkzeug.exceptions import BadRequest
+from werkzeug.exceptions import BadRequest, MethodNotAllowed
 from werkzeug.exceptions import NotFound as HTTPNotFound
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -17,9 +17,11 @@ def _wants_json() -> bool:
     return request.path.startswith("/api/") or request.accept_mimetypes.best == "application/json"
 
 
-def _problem(status: int, title: str, message: str, reason: str | None = None):
+def _problem(status: int, title: str, message: str, reason: str | None = None, **detail):
+    """The error as a page (or fragment), or as ``{"error": {"code", "message", …}}`` for the API."""
     if _wants_json():
-        response = jsonify({"error": reason or title.lower().replace(" ", "_"), "message": message})
+        response = jsonify({"error": {"code": reason or title.lower().replace(" ", "_"), "message": message,
+                                      **detail}})
         response.status_code = status
         return response
     return render("errors/page.html", "errors/_message.html", status=status, title=title, message=message)
@@ -33,7 +35,7 @@ def init_app(app) -> None:
 
     @app.errorhandler(VersionConflict)
     def version_conflict(error: VersionConflict):
-        return _problem(409, "Version conflict", str(error), "version_conflict")
+        return _problem(409, "Version conflict", str(error), "version_conflict", current_version=error.current)
 
     @app.errorhandler(Refused)
     def refused(error: Refused):
@@ -48,6 +50,13 @@ def init_app(app) -> None:
         if length is not None and limit is not None and length <= limit:
             return _problem(413, "Too many parts", too_many_form_parts_message(), "too_many_parts")
         return _problem(413, "Too large", request_too_large_message(), "too_large")
+
+    @app.errorhandler(MethodNotAllowed)
+    def method_not_allowed(error: MethodNotAllowed):
+        response = _problem(405, "Method not allowed", f"{request.method} is not one of the methods this "
+                                                       "address answers.", "method_not_allowed")
+        response.headers["Allow"] = ", ".join(error.valid_methods or ())
+        return response
 
     @app.errorhandler(BadRequest)
     def bad_request(error: BadRequest):

@@ -31,6 +31,7 @@ def healthz():
 
 
 def init_app(app) -> None:
+    from portal.account.views import bp as account_bp
     from portal.agents.views import bp as agents_bp
     from portal.chat.views import bp as chat_bp
     from portal.documents.views import bp as documents_bp
@@ -47,6 +48,7 @@ def init_app(app) -> None:
     app.register_blueprint(runs_bp)
     app.register_blueprint(chat_bp)
     app.register_blueprint(feedback_bp)
+    app.register_blueprint(account_bp)
 
     @app.context_processor
     def template_helpers():

@@ -98,12 +98,13 @@ def test_a_database_migrated_by_the_former_runner_migrates_forward_without_loss(
         insert("feedback", run_id=run, user_id=admin, rating="not_helpful", reasons='["outdated", "incorrect"]',
                created_at=now, updated_at=now)
 
-        assert migrations.pending(db) == ["0010_json_roles_and_indexes"]
-        assert migrations.migrate(db) == ["0010_json_roles_and_indexes"]
+        newer = ["0010_json_roles_and_indexes", "0011_api_tokens_and_grounding"]
+        assert migrations.pending(db) == newer
+        assert migrations.migrate(db) == newer
         assert migrations.migrate(db) == [] and migrations.pending(db) == []
 
         history = migrations.runner(db).applied()
-        assert set(history) == {*FORMER_RUNNER_APPLIED, "0010_json_roles_and_indexes"}
+        assert set(history) == {*FORMER_RUNNER_APPLIED, *newer}
         for name, applied_at in applied_before.items():  # the former runner's timestamps are kept
             kept = applied_at if isinstance(applied_at, dt.datetime) else dt.datetime.fromisoformat(applied_at)
             assert history[name] == kept
@@ -122,6 +123,7 @@ def test_a_database_migrated_by_the_former_runner_migrates_forward_without_loss(
         assert (stored.warnings, stored.timings, stored.cited, stored.searched_packs) == (
             ["a warning"], {"search_ms": 1.5, "total_ms": 2.0}, [1], [{"slug": "ops", "title": "Operations"}])
         assert RunReference.get().figures == [{"number": 1, "label": "Chart", "figure_id": 3}]
+        assert RunReference.get().sha256 == "s"  # the hash of the revision it was issued from, while it is kept
         assert Feedback.get().reasons == ["outdated", "incorrect"]
         assert Feedback.select().where(Feedback.reasons.holds("outdated")).count() == 1
 

@@ -6,6 +6,7 @@ speaking the chat-completions protocol.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -800,15 +801,21 @@ def test_cli_ask_prints_the_run_as_json(app, tmp_path):
     cli("agents", "create", "helper", "--name", "Helper", "--mode", "required", "--grant", "runbooks")
     record = json.loads(cli("ask", "helper", EVIDENCE_QUESTION, "--json").stdout)
     assert set(record) == {"run_id", "agent", "mode", "status", "warnings", "answer", "answer_basis",
-                           "searched_packs", "references", "cited"}
+                           "searched_packs", "references", "cited", "document_citations"}
     assert (record["agent"], record["mode"], record["status"], record["warnings"]) == (
         "helper", "required", "completed", [])
     assert (record["answer_basis"], record["searched_packs"]) == (
         "documents", [{"slug": "runbooks", "title": "Runbooks"}])
     assert record["cited"] == [1] and "RSPO1041" in record["answer"]
     first = record["references"][0]
-    assert set(first) == {"n", "passage_id", "document_id", "version", "page", "text"}
+    assert set(first) == {"n", "passage_id", "pack", "document_id", "document_title", "version", "sha256", "page",
+                          "heading_path", "line_start", "line_end", "text", "grounding"}
     assert (first["n"], first["document_id"], first["version"], first["page"]) == (1, "spool-overflow", 1, None)
+    text_sha = hashlib.sha256(SPOOL).hexdigest()  # stored as written: the revision text is the file
+    assert first["sha256"] == text_sha
+    assert first["grounding"] == f"document:spool-overflow@1#{text_sha}:L{first['line_start']}-L{first['line_end']}"
+    assert record["document_citations"] == [{k: first[k] for k in (
+        "n", "pack", "document_id", "version", "sha256", "line_start", "line_end", "grounding")}]
     stopped = json.loads(cli("ask", "helper", NO_EVIDENCE_QUESTION, "--json").stdout)
     assert (stopped["status"], stopped["references"], stopped["cited"]) == ("stopped", [], [])
     assert stopped["answer"] == STOPPED_NO_PASSAGE_ANSWER and stopped["answer_basis"] == "no_evidence"

@@ -1,6 +1,8 @@
-"""The numbered references a run issues to the model, and how they are labelled."""
+"""The numbered references a run issues to the model, how they are labelled, and their grounding references."""
 
+import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -34,3 +36,36 @@ def label(ref: Reference) -> str:
     elif ref.heading_path:
         where = f" (section {ref.heading_path})"
     return f"[{ref.n}] {ref.pack_title} — {ref.document_title}{where}"
+
+
+# A citation's grounding reference (SPEC 10): the document, the revision, the SHA-256 of that
+# revision's full text (UTF-8) and the passage's 1-based, inclusive line range in it. Written
+# by ``grounding_reference`` and read by ``parse_grounding_reference``, nowhere else.
+GROUNDING_RE = re.compile(r"document:(?P<document_id>[A-Za-z0-9][A-Za-z0-9._-]{0,79})@(?P<version>[1-9][0-9]*)"
+                          r"#(?P<sha256>[0-9a-f]{64}):L(?P<line_start>[1-9][0-9]*)-L(?P<line_end>[1-9][0-9]*)")
+
+
+class Grounding(NamedTuple):
+    document_id: str
+    version: int
+    sha256: str
+    line_start: int
+    line_end: int
+
+
+def grounding_reference(document_id: str, version: int, sha256: str | None, line_start: int,
+                        line_end: int) -> str | None:
+    """``document:<id>@<version>#<sha256>:L<start>-L<end>``; None when the text's hash is not known."""
+    if not sha256:
+        return None
+    return f"document:{document_id}@{version}#{sha256}:L{line_start}-L{line_end}"
+
+
+def parse_grounding_reference(text: str) -> Grounding:
+    """The parts of a grounding reference; ``ValueError`` for anything else."""
+    match = GROUNDING_RE.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"not a grounding reference: {text!r}")
+    found = match.groupdict()
+    return Grounding(found["document_id"], int(found["version"]), found["sha256"], int(found["line_start"]),
+                     int(found["line_end"]))

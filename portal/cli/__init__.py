@@ -1,4 +1,4 @@
-"""The ``cairn`` command line: set-up, users, packs, ingest, search, the index, agents, the demo and eval.
+"""The ``cairn`` command line: set-up, users, API tokens, packs, ingest, search, the index, agents, the demo and eval.
 
 One module per group of commands; this one only gathers them under ``main``, the ``cairn``
 console script (pyproject.toml). Built on Flask's CLI support (``support.CairnGroup``), so a
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from portal.cli import agents, demo, evaluate, packs, server, users
+from portal.cli import agents, demo, evaluate, packs, server, tokens, users
 from portal.cli.support import CairnGroup, fail
 
 
@@ -24,7 +24,7 @@ def main():
         fail(f"{error}\nCairn does not start until this setting is fixed.")
 
 
-for command in (server.init, users.users, packs.packs, packs.ingest, packs.search, packs.index, demo.seed_demo,
+for command in (server.init, users.users, tokens.tokens, packs.packs, packs.ingest, packs.search, packs.index, demo.seed_demo,
                 evaluate.evaluate, server.serve, agents.agents, agents.ask):
     main.add_command(command)
 

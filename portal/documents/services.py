@@ -32,6 +32,8 @@ from portal.ingest.passages import split_passages
 from portal.models import (
     DOCUMENT_ID_RE,
     REVISIONS_KEPT,
+    ROLES,
+    VISIBILITIES,
     Document,
     Figure,
     Pack,
@@ -48,6 +50,26 @@ log = logging.getLogger(__name__)
 
 REDACTED_FIGURE = "[image not kept: document redacted]"
 EDITABLE_KINDS = frozenset({"markdown", "text"})
+
+
+@dataclass(frozen=True)
+class ReaderAccess:
+    """Who may read a document directly (SPEC 2): its visibility and its optional reader roles."""
+
+    visibility: str
+    reader_roles: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.visibility not in VISIBILITIES:
+            raise Refused("bad_visibility", f"A document's visibility is one of {', '.join(VISIBILITIES)}.")
+        unknown = sorted(set(self.reader_roles) - set(ROLES))
+        if unknown:
+            raise Refused("bad_reader_roles", f"Reader roles are among {', '.join(ROLES)}; "
+                                              f"{', '.join(unknown)} is not one.")
+
+    def fields(self) -> dict:
+        """The document's columns for it (roles in ROLES order, like a user's)."""
+        return {"visibility": self.visibility, "reader_role_names": [r for r in ROLES if r in self.reader_roles]}
 
 
 @dataclass
@@ -77,6 +99,12 @@ def document_id_for(filename: str) -> str:
     return cleaned
 
 
+def refuse_if_bad_document_id(doc_id: str) -> None:
+    if not DOCUMENT_ID_RE.match(doc_id):
+        raise Refused("bad_name", "A document id has 1–80 letters, digits, '.', '_' or '-', "
+                                  "starting with a letter or digit.")
+
+
 def title_for(filename: str, text: str, kind: str, own_title: str = "") -> str:
     """The file's own title (PDF metadata), a Markdown or Word document's first level-1 heading,
     else the file name's stem."""
@@ -100,29 +128,41 @@ def classification_policy() -> Policy:
 
 
 def upload_file(pack: Pack, filename: str, data: bytes, user: User | None,
-                content_type: str | None = None, expected_version: int | None = None) -> UploadOutcome:
-    """Read, classify, store and index one file; a refusal stores nothing."""
+                content_type: str | None = None, expected_version: int | None = None, *,
+                doc_id: str | None = None, reader_access: ReaderAccess | None = None) -> UploadOutcome:
+    """Read, classify, store and index one file; a refusal stores nothing.
+
+    ``doc_id``: the document's id when the caller names it (the API), else the file name's.
+    ``reader_access``: set with the new revision (None: the document keeps its own, or the defaults).
+    """
     try:
-        return _upload(pack, filename, data, user, content_type, expected_version)
+        return _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access)
     except Refused as refusal:
         return UploadOutcome(filename=shown_name(filename), refused=refusal)
 
 
-def _upload(pack, filename, data, user, content_type, expected_version) -> UploadOutcome:
+def _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access) -> UploadOutcome:
     filename = upload_name(filename)
     if len(data) > limits.MAX_FILE_BYTES:
         raise limits.refuse_too_large(len(data))
-    document_id_for(filename)  # refuse an unusable name before reading anything
+    if doc_id is None:
+        document_id_for(filename)  # refuse an unusable name before reading anything
+    else:
+        refuse_if_bad_document_id(doc_id)
     extracted = read_upload(filename, data, content_type)
     title = title_for(filename, extracted.text, extracted.kind, extracted.title)
     verdict = classify(extracted.text, title, filename, classification_policy())
     refuse_if_not_allowed(verdict)
     redacted = verdict.decision == "redact"
     if redacted:
+        if doc_id is not None and verdict.redacted_filename != filename:
+            raise Refused("bad_name", "The document id or file name looks like a credential; "
+                                      "choose another one. Nothing was stored.")
         extracted = _redact(extracted, verdict.redacted_text)
         title, filename = verdict.redacted_title, verdict.redacted_filename
-    doc_id = document_id_for(filename)
-    return _store(pack, doc_id, title, filename, content_type, extracted, redacted, user, expected_version)
+    doc_id = doc_id or document_id_for(filename)
+    return _store(pack, doc_id, title, filename, content_type, extracted, redacted, user, expected_version,
+                  reader_access)
 
 
 def _redact(extracted: Extracted, redacted_text: str) -> Extracted:
@@ -136,7 +176,7 @@ def _redact(extracted: Extracted, redacted_text: str) -> Extracted:
 
 
 def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, redacted, user,
-           expected_version) -> UploadOutcome:
+           expected_version, reader_access: ReaderAccess | None = None) -> UploadOutcome:
     text_sha = sha256_hex(extracted.text)
     original_sha = sha256_hex(extracted.original) if extracted.original is not None else None
     existing = Document.get_or_none((Document.pack == pack) & (Document.doc_id == doc_id))
@@ -149,6 +189,9 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
     if existing is not None:
         current = existing.current_revision()
         if current and current.sha256 == text_sha and current.original_sha256 == original_sha:
+            if reader_access is not None and reader_access.fields() != {
+                    "visibility": existing.visibility, "reader_role_names": existing.reader_role_names}:
+                existing = set_reader_access(existing, reader_access, current_version)
             return UploadOutcome(filename=filename, document=existing, revision=current, unchanged=True,
                                  images_kept=len(extracted.figures),
                                  images_not_kept=dict(extracted.images_not_kept))
@@ -161,6 +204,8 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
                                                     current_version)
                 purged, revision = _write_revision(files, document, version, filename, content_type, extracted,
                                                    text_sha, original_sha, spans, title, redacted, user)
+                if reader_access is not None:
+                    Document.update(**reader_access.fields()).where(Document.id == document.id).execute()
             _remove_revision_folders(document, purged)
     except VersionConflict:
         if expected_version is not None:
@@ -220,6 +265,17 @@ def _write_revision(files: storage.FileChanges, document, version, filename, con
         storage.remove_tree(folder)
         raise
     return purged, revision
+
+
+def set_reader_access(document: Document, reader_access: ReaderAccess, expected_version: int) -> Document:
+    """Change who may read ``document`` directly, if it is still at ``expected_version``; the fresh row."""
+    changed = (Document.update(**reader_access.fields(), updated_at=utcnow())
+               .where((Document.id == document.id) & (Document.current_version == expected_version)
+                      & Document.deleted_at.is_null()).execute())
+    fresh = Document.get_by_id(document.id)
+    if not changed:
+        raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+    return fresh
 
 
 def edit_text(document: Document, text: str, expected_version: int, user: User | None) -> Revision:

@@ -10,6 +10,7 @@ A foreign key that a composite index already starts with is declared
 from portal.models.agents import GROUNDING_MODES, Agent, AgentGrant, AuditLog
 from portal.models.clock import utcnow
 from portal.models.feedback import Feedback, FeedbackTriage, RegressionCase
+from portal.models.tokens import ApiToken
 from portal.models.packs import (
     DOCUMENT_ID_RE,
     PACK_KINDS,
@@ -28,10 +29,10 @@ from portal.models.runs import RUN_STATUSES, Conversation, ReceiptFigure, Run, R
 # The one list of every model: tests/test_migrations.py compares it with the migrated schema.
 ALL_MODELS = (Company, User, Pack, Document, Revision, Figure, Passage, PendingIndexUpdate,
               Agent, AgentGrant, AuditLog, Conversation, Run, RunReference, ReceiptFigure,
-              Feedback, FeedbackTriage, RegressionCase)
+              Feedback, FeedbackTriage, RegressionCase, ApiToken)
 
 __all__ = [
-    "ALL_MODELS", "DOCUMENT_ID_RE", "GROUNDING_MODES", "PACK_KINDS", "REVISIONS_KEPT", "ROLES", "RUN_STATUSES",
+    "ALL_MODELS", "ApiToken", "DOCUMENT_ID_RE", "GROUNDING_MODES", "PACK_KINDS", "REVISIONS_KEPT", "ROLES", "RUN_STATUSES",
     "STAFF_ROLES", "VISIBILITIES", "Agent", "AgentGrant", "AuditLog", "Company", "Conversation", "Document",
     "Feedback", "FeedbackTriage", "Figure", "Pack", "Passage", "PendingIndexUpdate", "ReceiptFigure",
     "RegressionCase", "Revision", "Run", "RunReference", "User", "new_session_token", "utcnow",

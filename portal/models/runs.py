@@ -85,6 +85,8 @@ class RunReference(BaseModel):
     line_end = IntegerField()
     text = TextField(null=True)
     figures = JSONTextField(default=list)  # [{"number", "label", "figure_id"}]
+    # SHA-256 of the revision's full text, as issued: the grounding reference names it (migrations/0011).
+    sha256 = CharField(max_length=64, null=True)
 
     class Meta:
         table_name = "run_reference"

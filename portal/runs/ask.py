@@ -87,6 +87,7 @@ class _Issued:
     reference: Reference
     document_id: str
     figures: list[dict]
+    sha256: str  # of the revision's full text
 
 
 @dataclass
@@ -168,7 +169,7 @@ def _issue(hits: list[SearchHit]) -> list[_Issued]:
             heading_path=hit.heading_path, line_start=hit.line_start, line_end=hit.line_end, text=hit.text)
         figure_rows = [{"number": number, "label": label, "figure_id": figures.get((hit.revision_id, number))}
                        for number, label in marked[hit.passage_id]]
-        issued.append(_Issued(reference, hit.document_id, figure_rows))
+        issued.append(_Issued(reference, hit.document_id, figure_rows, hit.sha256))
     return issued
 
 
@@ -178,7 +179,7 @@ def _receipt_row(run: Run, item: _Issued) -> dict:
             "pack_title": ref.pack_title, "document_pk": ref.document_id, "document_id": item.document_id,
             "document_title": ref.document_title, "version": ref.version, "page": ref.page,
             "heading_path": ref.heading_path, "line_start": ref.line_start, "line_end": ref.line_end,
-            "text": ref.text, "figures": item.figures}
+            "text": ref.text, "figures": item.figures, "sha256": item.sha256}
 
 
 def _elapsed_ms(since: float) -> float:

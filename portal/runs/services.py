@@ -13,6 +13,7 @@ from markupsafe import Markup, escape
 from peewee import JOIN
 
 from portal import access, storage
+from portal.answers.references import grounding_reference
 from portal.models import Document, Figure, Passage, ReceiptFigure, Revision, Run, RunReference, User
 
 PREVIEW_LINES = 6
@@ -103,10 +104,20 @@ class Source:
     deleted: bool = False
     current_version: int | None = None
     passage_ordinal: int | None = None  # set when the passage is still in the current revision
+    revision_kept: bool = True  # False once the revision it was issued from was purged (or deleted)
 
     @property
     def changed(self) -> bool:
         return self.current_version is not None and self.current_version != self.reference.version
+
+    @property
+    def grounding(self) -> str | None:
+        return reference_grounding(self.reference)
+
+
+def reference_grounding(ref: RunReference) -> str | None:
+    """The receipt entry's ``document:<id>@<version>#<sha256>:L<start>-L<end>``."""
+    return grounding_reference(ref.document_id, ref.version, ref.sha256, ref.line_start, ref.line_end)
 
 
 def run_sources(run: Run, user: User) -> list[Source]:
@@ -123,6 +134,8 @@ def run_sources(run: Run, user: User) -> list[Source]:
     kept_figures = ({f.id for f in Figure.select(Figure.id).where(Figure.id.in_(figure_ids))}
                     | {k.figure_id for k in ReceiptFigure.select(ReceiptFigure.figure_id)
                        .where(ReceiptFigure.figure_id.in_(figure_ids))}) if figure_ids else set()
+    kept_revisions = set(Revision.select(Revision.document, Revision.version).where(
+        Revision.document.in_({r.document_pk for r in references})).tuples()) if references else set()
     readable: dict[int, Document | None] = {}
     sources = []
     for ref in references:
@@ -136,7 +149,8 @@ def run_sources(run: Run, user: User) -> list[Source]:
                      for f in ref.figures],
             document=None if deleted else readable[ref.document_pk], deleted=deleted,
             current_version=None if deleted else document.current_version,
-            passage_ordinal=still_current.get(ref.passage_id)))
+            passage_ordinal=still_current.get(ref.passage_id),
+            revision_kept=(ref.document_pk, ref.version) in kept_revisions))
     return sources
 
 
@@ -222,12 +236,25 @@ def run_list(user: User, agent_slug: str = ""):
 
 
 def run_as_json(run: Run) -> dict:
-    """The run as ``cairn ask --json`` prints it."""
+    """The run as ``cairn ask --json`` prints it and the API returns it.
+
+    ``references`` are every passage issued, ``document_citations`` those the answer
+    cites; each carries its grounding reference (None only for a receipt written
+    before hashes were kept whose revision is gone).
+    """
+    references = list(run.references())
+    cited = set(run.cited)
     return {
         "run_id": run.id, "agent": run.agent_slug, "mode": run.mode, "status": run.status,
         "warnings": run.warnings, "answer": run.answer, "answer_basis": run.answer_basis,
         "searched_packs": run.searched_packs,
-        "references": [{"n": r.n, "passage_id": r.passage_id, "document_id": r.document_id,
-                        "version": r.version, "page": r.page, "text": r.text} for r in run.references()],
+        "references": [{"n": r.n, "passage_id": r.passage_id, "pack": r.pack_slug, "document_id": r.document_id,
+                        "document_title": r.document_title, "version": r.version, "sha256": r.sha256,
+                        "page": r.page, "heading_path": r.heading_path, "line_start": r.line_start,
+                        "line_end": r.line_end, "text": r.text, "grounding": reference_grounding(r)}
+                       for r in references],
         "cited": run.cited,
+        "document_citations": [{"n": r.n, "pack": r.pack_slug, "document_id": r.document_id, "version": r.version,
+                                "sha256": r.sha256, "line_start": r.line_start, "line_end": r.line_end,
+                                "grounding": reference_grounding(r)} for r in references if r.n in cited],
     }

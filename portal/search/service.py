@@ -57,6 +57,7 @@ class SearchHit:
     ordinal: int = 0  # position within its revision: the viewer's #passage-N anchor
     document_pk: int = 0
     revision_id: int = 0
+    sha256: str = ""  # of the revision's full text: what a grounding reference names
 
     def as_json(self) -> dict:
         return {k: getattr(self, k) for k in (
@@ -327,6 +328,6 @@ def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
             pack=pack.slug, pack_title=pack.title, version=passage.revision.version, page=passage.page,
             heading_path=passage.heading_path, line_start=passage.line_start, line_end=passage.line_end,
             score=round(hit.score, 6), text=passage.text, ordinal=passage.ordinal, document_pk=document.id,
-            revision_id=passage.revision.id))
+            revision_id=passage.revision.id, sha256=passage.revision.sha256))
     return SearchResults(query=query, hits=hits, no_evidence=not hits, best_similarity=result.best_similarity,
                          passages=result.passages, doc_freqs=result.doc_freqs)

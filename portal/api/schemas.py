@@ -1,0 +1,262 @@
+"""The API's request and response shapes (pydantic): they validate what comes in, shape what goes out,
+and are the schemas of the OpenAPI document (``portal.api.spec``), so the three cannot drift apart.
+
+Limits come from where they are defined (``portal.ingest.limits``, ``portal.search.service``); a
+request's refusals by the upload, classification or question rules keep their own reason codes
+(``Refused``), so only the shape of a request is checked here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from portal.ingest.limits import (ACCEPTED_EXTENSIONS, MAX_FILE_BYTES, MAX_QUESTION_CHARS, MAX_SEARCH_CHARS,
+                                  MAX_TEXT_CHARS, megabytes)
+from portal.models import DOCUMENT_ID_RE, ROLES, VISIBILITIES
+from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT
+
+Visibility = Literal[VISIBILITIES]  # type: ignore[valid-type]
+Role = Literal[ROLES]  # type: ignore[valid-type]
+MAX_PER_PAGE = 200
+GROUNDING_HELP = ("`document:<id>@<version>#<sha256>:L<start>-L<end>`: the SHA-256 of the revision's full text "
+                  "(UTF-8) and the passage's line range in it (1-based, inclusive).")
+
+
+class Request(BaseModel):
+    """A request shape: unknown fields are an error, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- Path and query parameters ---------------------------------------------------------------
+
+class PackPath(Request):
+    slug: str = Field(description="The pack's slug.")
+
+
+class DocumentPath(PackPath):
+    doc_id: str = Field(max_length=80, pattern=DOCUMENT_ID_RE.pattern,
+                        description="The document id: 1–80 letters, digits, `.`, `_`, `-`, starting with a "
+                                    "letter or digit.")
+
+
+class FigurePath(DocumentPath):
+    version: int = Field(ge=1, description="The revision.")
+    number: int = Field(ge=1, description="The figure's number, as in its `[Figure N: label]` marker.")
+
+
+class AgentPath(Request):
+    slug: str = Field(description="The agent's slug.")
+
+
+class DocumentListQuery(Request):
+    page: int = Field(1, ge=1, description="Page number, from 1.")
+    per_page: int = Field(50, ge=1, le=MAX_PER_PAGE, description="Documents per page.")
+
+
+class DocumentQuery(Request):
+    version: int | None = Field(None, ge=1, description="A retained revision; unset: the current one.")
+
+
+class SearchQuery(Request):
+    q: str = Field(min_length=1, max_length=MAX_SEARCH_CHARS, description="The query, as words (no syntax).")
+    pack: list[str] = Field(default_factory=list,
+                            description="A pack slug to search; repeat for several. None: every pack you read.")
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="At most this many passages.")
+
+
+# --- Request bodies ---------------------------------------------------------------------------
+
+ExpectedVersion = Annotated[int, Field(ge=0, description="The version this change is based on; 0: the document "
+                                                         "must not exist yet. Another one: 409 with the current.")]
+
+
+class DocumentWrite(Request):
+    """A document's text in JSON (Markdown or plain text), with who may read it."""
+
+    expected_version: ExpectedVersion
+    text: str = Field(description=f"The full text; at most {MAX_TEXT_CHARS:,} characters (refused, never cut).")
+    format: Literal["markdown", "text"] = Field("markdown", description="How the text is read.")
+    visibility: Visibility | None = Field(None, description="Who may read it directly; unset: unchanged "
+                                                            "(`staff` for a new document).")
+    reader_roles: list[Role] | None = Field(None, description="Narrows reading to these exact roles; unset: "
+                                                              "unchanged (none for a new document).")
+
+
+class DocumentUpload(Request):
+    """A document as a file (multipart/form-data), read like a browser upload."""
+
+    expected_version: ExpectedVersion
+    file: Annotated[bytes, WithJsonSchema({
+        "type": "string", "contentMediaType": "application/octet-stream",
+        "description": f"The file ({', '.join(ACCEPTED_EXTENSIONS)}), at most {megabytes(MAX_FILE_BYTES)}; "
+                       "its extension decides the format."})]
+    visibility: Visibility | None = None
+    reader_roles: list[Role] | None = Field(None, description="Repeat the field for several roles; "
+                                                              "one empty value: none.")
+
+
+class DocumentDelete(Request):
+    expected_version: ExpectedVersion
+
+
+class AskRequest(Request):
+    question: str = Field(description=f"The question; at most {MAX_QUESTION_CHARS:,} characters.")
+
+
+# --- Responses --------------------------------------------------------------------------------
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="A machine code: `not_found`, `unauthorized`, `version_conflict`, "
+                                  "`invalid_request`, `rate_limited`, or an upload refusal's reason.")
+    message: str = Field(description="The sentence shown to people, naming the limit or reason.")
+    current_version: int | None = Field(None, description="On a version conflict: the document's version now "
+                                                          "(0: it does not exist).")
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail
+
+
+class PackOut(BaseModel):
+    slug: str
+    title: str
+    kind: Literal["generic", "company"]
+    company: str | None
+    documents: int = Field(description="Live documents in the pack.")
+
+
+class PackList(BaseModel):
+    packs: list[PackOut]
+
+
+class DocumentSummary(BaseModel):
+    id: str
+    title: str
+    kind: str
+    version: int = Field(description="The current version.")
+    visibility: Visibility
+    reader_roles: list[Role]
+    redacted: bool
+    updated_at: dt.datetime
+
+
+class DocumentPage(BaseModel):
+    pack: str
+    documents: list[DocumentSummary]
+    page: int
+    per_page: int
+    total: int
+    next: str | None = Field(description="The next page's address, or null on the last page.")
+
+
+class FigureOut(BaseModel):
+    number: int
+    label: str
+    url: str = Field(description="The WebP image, under the same permission check as the document.")
+
+
+class DocumentOut(BaseModel):
+    pack: str
+    id: str
+    title: str
+    kind: str
+    version: int = Field(description="The revision returned.")
+    current_version: int
+    sha256: str = Field(description="SHA-256 of `text` encoded as UTF-8.")
+    created_at: dt.datetime = Field(description="When this revision was made.")
+    visibility: Visibility
+    reader_roles: list[Role]
+    redacted: bool
+    text: str
+    figures: list[FigureOut]
+
+
+class WriteResult(BaseModel):
+    pack: str
+    id: str
+    version: int
+    sha256: str
+    created: bool
+    unchanged: bool = Field(description="The text was the same as the current version's: no new revision.")
+    visibility: Visibility
+    reader_roles: list[Role]
+    redacted: bool
+    images_kept: int
+    images_not_kept: dict[str, int]
+
+
+class DeleteResult(BaseModel):
+    pack: str
+    id: str
+    deleted: bool
+
+
+class SearchHitOut(BaseModel):
+    pack: str
+    document_id: str
+    document_title: str
+    version: int
+    sha256: str
+    page: int | None
+    heading_path: str
+    line_start: int
+    line_end: int
+    score: float
+    text: str
+    grounding: str = Field(description=GROUNDING_HELP)
+
+
+class SearchOut(BaseModel):
+    query: str
+    no_evidence: bool
+    hits: list[SearchHitOut]
+
+
+class PackRef(BaseModel):
+    slug: str
+    title: str
+
+
+class ReferenceOut(BaseModel):
+    n: int
+    passage_id: int
+    pack: str
+    document_id: str
+    document_title: str
+    version: int
+    sha256: str | None
+    page: int | None
+    heading_path: str
+    line_start: int
+    line_end: int
+    text: str | None = Field(description="The passage exactly as issued; null once the document was deleted.")
+    grounding: str | None = Field(description=GROUNDING_HELP)
+
+
+class CitationOut(BaseModel):
+    n: int
+    pack: str
+    document_id: str
+    version: int
+    sha256: str | None
+    line_start: int
+    line_end: int
+    grounding: str | None = Field(description=GROUNDING_HELP)
+
+
+class RunOut(BaseModel):
+    run_id: int
+    agent: str
+    mode: str
+    status: Literal["completed", "completed_with_warning", "stopped"]
+    warnings: list[str]
+    answer: str
+    answer_basis: str
+    searched_packs: list[PackRef]
+    references: list[ReferenceOut] = Field(description="Every passage issued to the agent, numbered `[n]`.")
+    cited: list[int]
+    document_citations: list[CitationOut] = Field(description="The references the answer cites.")
