@@ -115,7 +115,8 @@ def cli_runner(app):
 
 
 class BodyClosingClient(FlaskClient):
-    """Flask's test client, closing the body of each request it sent once the response is back.
+    """Flask's test client, closing the body of each request it sent, and each file it was sent, once
+    the response is back.
 
     Werkzeug writes a multipart body of 500 KB or more to a temporary file and closes it only
     through ``response.close()`` after followed redirects (``Client.open``); tests do not close
@@ -125,6 +126,11 @@ class BodyClosingClient(FlaskClient):
     def open(self, *args, **kwargs):
         response = super().open(*args, **kwargs)
         response.request.input_stream.close()
+        # A file sent from disk (send_file) is streamed: read it into memory, as tests read it anyway,
+        # and close the file, as the WSGI server does after the last byte.
+        if response.is_streamed:
+            response.make_sequence()
+            response.close()
         return response
 
 
