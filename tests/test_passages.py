@@ -148,10 +148,14 @@ def test_setext_headings_count_like_the_viewer_renders_them():
         "Two line paragraph\nstill the paragraph\n---\n\nAfter.\n"
     )
     passages = split_passages(text, "md")
+    # "- a list item" then "---" is a list and a thematic break; a two-line paragraph underlined
+    # is one setext heading (CommonMark, as the viewer renders it: <h2>Two line paragraph …</h2>)
     assert [p.heading_path for p in passages] == [
         "pdfminer.six", "pdfminer.six > Features", "pdfminer.six > Features > Detail",
+        "pdfminer.six > Two line paragraph still the paragraph",
     ]
     assert passages[1].text.startswith("Features\n--------")
+    assert passages[3].text.startswith("Two line paragraph\nstill the paragraph\n---")
     assert_exact_positions(text, passages)
 
 

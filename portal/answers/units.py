@@ -3,24 +3,21 @@
 A unit is a sentence, a list item (with the line that leads into its list, once),
 or a table row read as ``Header: value; Header: value`` from its table's header
 row. Headings, ``Page N`` lines, ``Keywords:`` lines, the ``Images:`` summary
-line, code blocks and table rules are not prose and give no unit. ``plain``
+line, code blocks and table rules are not prose and give no unit. The blocks are
+the viewer's: ``ingest.markdown_blocks`` reads the passage with its parser. ``plain``
 takes out the Markdown syntax (``**``, ``__``, backticks, ``|``, link targets)
 and keeps identifiers verbatim.
 """
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
+from portal.ingest.markdown_blocks import heading_title, markdown_blocks
 from portal.ingest.markers import is_images_line, is_page_line, only_figure_markers
 
-_ATX_HEADING = re.compile(r"^#{1,6}(\s|$)")
-_SETEXT_UNDERLINE = re.compile(r"^(=+|-+)$")
-_THEMATIC_BREAK = re.compile(r"^([-*_])(\s*\1){2,}$")
-_FENCE = re.compile(r"^(```|~~~)")
 _KEYWORDS_LINE = re.compile(r"^[*_]*keywords[*_]*\s*:", re.IGNORECASE)
-_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
-_BULLET = re.compile(r"^(?:([-*+•])|(\d{1,3})[.)])\s+(.*)$")
-_BLOCKQUOTE = re.compile(r"^(?:>\s?)+")
+_TABLE_RULE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 
 # End of a sentence: terminal punctuation, optional closing quotes/brackets,
 # whitespace, then something that can start a sentence.
@@ -30,7 +27,7 @@ _ABBREVIATIONS = frozenset(
 )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class _Block:
     """A block of a passage a sentence cannot cross: a paragraph, a list item or a table row."""
 
@@ -42,105 +39,79 @@ class _Block:
     numbered: bool = False
 
 
+@lru_cache(maxsize=1024)  # a passage is read by the evidence check and again by the answerer
+def _blocks(text: str) -> tuple[_Block, ...]:
+    """The passage's blocks in order, as the viewer renders its Markdown (``markdown_blocks``).
+
+    Headings, code blocks, thematic breaks and, inside a paragraph, ``Page N`` lines,
+    ``Keywords:`` lines and the ``Images:`` summary line are not prose and are dropped; a line
+    of figure markers is a block of its own. A list item is its first paragraph; a nested list
+    continues its outermost list. A paragraph of ``|`` lines is the rows of a table whose header
+    row is in an earlier passage (a passage is a slice of its document).
+    """
+    blocks: list[_Block] = []
+    heading = ""
+    lists: dict[int, tuple[int, str]] = {}  # a top Markdown list → (its number here, its lead-in)
+    # A list right under a paragraph (no blank line) is led in by that paragraph's last line:
+    # (the line after the paragraph, that line), when the line is prose.
+    line_before = (-1, "")
+    source = markdown_blocks(text)
+    for position, block in enumerate(source):
+        if block.kind == "heading":
+            heading = heading_title(block.text)
+        elif block.kind == "table_header":
+            following = source[position + 1] if position + 1 < len(source) else None
+            if following is None or following.kind != "table_row":  # a header without rows: a row of its own
+                blocks.append(_Block(_row_text(list(block.cells), None), heading, "row"))
+        elif block.kind == "table_row":
+            blocks.append(_Block(_row_text(list(block.cells), list(block.header)), heading, "row"))
+        elif block.kind == "paragraph":
+            lines = [line.strip() for line in block.text.split("\n")]
+            if all(line.startswith("|") for line in lines):
+                blocks.extend(_Block(_row_text(_cells(line), None), heading, "row")
+                              for line in lines if not _TABLE_RULE.match(line))
+                continue
+            pieces = _paragraph_pieces(lines, block.item_lead)
+            if block.item_lead and pieces[0]:
+                if block.lists[0] not in lists:
+                    lead_in = line_before[1] if line_before[0] == block.line_start else _prose_before(blocks, heading)
+                    lists[block.lists[0]] = len(lists) + 1, lead_in if lead_in.endswith(":") else ""
+                number, lead_in = lists[block.lists[0]]
+                blocks.append(_Block(pieces.pop(0), heading, "item", lead_in, number, block.numbered))
+            blocks.extend(_Block(piece, heading) for piece in pieces if piece)
+            line_before = (block.line_end, lines[-1]) if pieces and pieces[-1] else (-1, "")
+    return tuple(blocks)
+
+
+def _prose_before(blocks: list[_Block], heading: str) -> str:
+    """The paragraph a list follows after a blank line: the last block, if prose under the same heading."""
+    before = blocks[-1] if blocks else None
+    return before.text if before is not None and before.kind == "prose" and before.heading == heading else ""
+
+
+def _paragraph_pieces(lines: list[str], after_bullet: bool) -> list[str]:
+    """A paragraph's prose, cut where a text marker line stands: a ``Page N``, ``Keywords:`` or
+    ``Images:`` line is left out, a line of figure markers is a piece of its own. A first piece
+    of ``""`` says the paragraph opened with a marker line. A list item's first line follows its
+    bullet: it is the item's text, never a marker line."""
+    pieces: list[str] = []
+    current: list[str] = []
+    for number, line in enumerate(lines):
+        if number == 0 and after_bullet:
+            current.append(line)
+        elif is_page_line(line) or _KEYWORDS_LINE.match(line) or is_images_line(line) or only_figure_markers(line):
+            pieces.append(" ".join(current))
+            current = []
+            if only_figure_markers(line):
+                pieces.append(line)
+        else:
+            current.append(line)
+    pieces.append(" ".join(current))
+    return pieces
+
+
 def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
-def _blocks(text: str) -> list[_Block]:
-    """The passage's blocks in order. Headings, ``Page N`` lines, ``Keywords:`` lines, the
-    ``Images:`` summary line, code blocks and table rules are not prose and are dropped."""
-    blocks: list[_Block] = []
-    lines: list[str] = []
-    meta = {"kind": "prose", "lead_in": "", "list_id": -1, "numbered": False}
-    heading = ""
-    header: list[str] | None = None  # the current table's header row, once its rule was seen
-    first_row: list[str] | None = None  # a table's first row: its header if a rule follows
-    rows = 0
-    lists = 0
-    list_open = False  # the last block was an item and nothing but blank lines followed it
-
-    def flush() -> None:
-        nonlocal meta
-        if lines:
-            blocks.append(_Block(" ".join(lines), heading, **meta))
-            lines.clear()
-        meta = {"kind": "prose", "lead_in": "", "list_id": -1, "numbered": False}
-
-    def end_table() -> None:
-        nonlocal header, first_row, rows
-        if first_row is not None or (header is not None and not rows):  # a lone row, or a header without rows
-            blocks.append(_Block(_row_text(first_row or header, None), heading, "row"))
-        header = first_row = None
-        rows = 0
-
-    in_fence = False
-    for raw in text.splitlines():
-        line = _BLOCKQUOTE.sub("", raw.strip()).strip()
-        if _FENCE.match(raw.strip()):
-            in_fence = not in_fence
-            flush()
-            continue
-        if in_fence:
-            continue
-        is_row = line.startswith("|")
-        is_rule = bool(line) and bool(_TABLE_SEPARATOR.match(line))
-        if not is_row and not is_rule:
-            end_table()
-        if not line:
-            list_open = list_open or meta["kind"] == "item"
-            flush()
-            continue
-        bullet = _BULLET.match(line)
-        if _SETEXT_UNDERLINE.match(line) and lines and meta["kind"] == "prose":
-            heading = lines.pop()  # the line above was a heading
-            flush()
-            list_open = False
-        elif _ATX_HEADING.match(line):
-            flush()
-            list_open = False
-            heading = line.lstrip("#").strip()
-        elif is_rule and first_row is not None:
-            header, first_row = first_row, None
-        elif (_THEMATIC_BREAK.match(line) or is_page_line(line) or _KEYWORDS_LINE.match(line)
-              or is_images_line(line) or is_rule):
-            flush()
-            list_open = False
-        elif is_row:
-            flush()
-            list_open = False
-            if header is None and first_row is None:
-                first_row = _cells(line)
-            else:
-                if first_row is not None:  # no rule under it: a row of a table whose header is elsewhere
-                    blocks.append(_Block(_row_text(first_row, None), heading, "row"))
-                    first_row = None
-                blocks.append(_Block(_row_text(_cells(line), header), heading, "row"))
-                rows += 1
-        elif only_figure_markers(line):
-            flush()
-            blocks.append(_Block(line, heading))
-        elif bullet:
-            continuing = meta["kind"] == "item" or list_open
-            lead_in = meta["lead_in"] if continuing else ""
-            if not continuing:
-                lists += 1
-                before = lines[-1] if lines else (blocks[-1].text if blocks and blocks[-1].kind == "prose"
-                                                  and blocks[-1].heading == heading else "")
-                lead_in = before if before.rstrip().endswith(":") else ""
-            elif list_open and blocks and blocks[-1].kind == "item":
-                lead_in = blocks[-1].lead_in
-            flush()
-            list_open = False
-            meta = {"kind": "item", "lead_in": lead_in, "list_id": lists, "numbered": bullet.group(2) is not None}
-            lines.append(bullet.group(3))
-        else:
-            if list_open or (meta["kind"] == "item" and not lines):
-                flush()
-            list_open = False
-            lines.append(line)
-    flush()
-    end_table()
-    return blocks
 
 
 def _row_text(cells: list[str], header: list[str] | None) -> str:

@@ -1,6 +1,7 @@
 """Document text to safe HTML: Markdown, passage anchors, highlights, figures in place.
 
-Markdown is rendered with raw HTML disabled; ``[Figure N: label]`` markers
+Markdown is rendered by ``ingest.markdown_blocks.MARKDOWN``, the parser the passage splitter
+and the answerer read blocks with, raw HTML disabled; ``[Figure N: label]`` markers
 become images, every value escaped again where it is put into markup; then the
 whole result is sanitized with nh3, last, so nothing added after the renderer
 can carry an attribute outside the allow-list (an ``hx-*`` attribute would act
@@ -17,12 +18,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 import nh3
-from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from portal.ingest.markdown_blocks import MARKDOWN, source_lines
 from portal.ingest.markers import is_page_line, replace_figure_markers_in_html
-
-_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
 
 _BLOCK_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "blockquote", "table", "hr",
                "div", "code"}
@@ -46,13 +45,15 @@ class PassageLines:
 def render_markdown(text: str, passages: list[PassageLines] = (), highlight: tuple[int, int] | None = None,
                     figure_url: Callable[[int], str] | None = None) -> Markup:
     """Render ``text``; ``highlight`` is a 1-based inclusive line range to mark as cited."""
-    tokens = _md.parse(text)
+    tokens = MARKDOWN.parse(text)
+    lines = source_lines(text)  # passage lines are counted as str.splitlines counts them
     starts = [p.line_start for p in passages]
     anchored: set[int] = set()
     for token in tokens:
         if token.level != 0 or token.nesting == -1 or not token.map:
             continue
-        first_line, last_line = token.map[0] + 1, token.map[1]
+        first, end = lines(token.map)
+        first_line, last_line = first + 1, end
         token.attrSet("data-line", str(first_line))
         classes = []
         if highlight and first_line <= highlight[1] and last_line >= highlight[0]:
@@ -64,7 +65,7 @@ def render_markdown(text: str, passages: list[PassageLines] = (), highlight: tup
         if classes:
             token.attrSet("class", " ".join(classes))
     _mark_page_lines(tokens)
-    body = _md.renderer.render(tokens, _md.options, {})
+    body = MARKDOWN.renderer.render(tokens, MARKDOWN.options, {})
     if figure_url is not None:
         body = replace_figure_markers_in_html(body, lambda number, label: _figure_html(number, label, figure_url))
     return Markup(nh3.clean(body, tags=_ALLOWED_TAGS, attributes=_ALLOWED_ATTRIBUTES,

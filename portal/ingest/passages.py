@@ -15,10 +15,9 @@ indentation.
 
 Markdown (``md``, ``markdown``, ``docx`` — Word is read into Markdown):
 
-- ATX headings ``#`` … ``######`` outside fenced code blocks give each passage
-  its ``heading_path`` (``Setup > Network > Proxy``). A one-line paragraph
-  underlined with ``===`` or ``---`` (a setext heading, as the viewer renders
-  it) counts as a level 1 or 2 heading.
+- The top-level headings the viewer renders (``markdown_blocks``: ATX ``#`` …
+  ``######`` and setext, never a ``#`` line in a code block) give each passage
+  its ``heading_path`` (``Setup > Network > Proxy``).
 - A heading starts a new passage once the current one holds anything besides
   headings, so a passage never crosses into another section and its heading
   path is true for all of it. Small sections are *not* merged: a short section
@@ -49,17 +48,13 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
+from portal.ingest.markdown_blocks import markdown_blocks
 from portal.ingest.markers import figure_marker_spans, page_line, page_number, starts_page
 
 MARKDOWN_KINDS = frozenset({"md", "markdown", "docx"})
 PDF_KINDS = frozenset({"pdf"})
 MIN_TARGET = 40
 
-_ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
-_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
-_SETEXT_UNDERLINE = re.compile(r" {0,3}(=+|-+)[ \t]*")
-_NOT_A_SETEXT_TITLE = re.compile(r" {4}|\s*(?:[-*+>|]|[0-9]+[.)])(?:\s|$)|\s*<|\s*\|")
 _SENTENCE_END = re.compile(r"[.?!][\"'”’)\]]*\s+|[。！？][”’」』）]*\s*")
 _WHITESPACE = re.compile(r"\s+")
 _NON_SPACE = re.compile(r"\S")
@@ -277,56 +272,25 @@ def _markdown_pieces(doc: _Document) -> list[tuple[int, int, str, str, None]]:
 
 
 def _markdown_structure(doc: _Document) -> tuple[list[int], list[int], list[str]]:
-    """Section start lines, heading lines, and the heading path in force after each heading line."""
+    """Section start lines, heading lines, and the heading path in force after each heading line.
+
+    The headings are the top-level ones the viewer renders (``markdown_blocks``); a heading
+    inside a block quote or list item is part of that block and starts no section.
+    """
     section_starts = [0]
     heading_lines: list[int] = []
     heading_paths: list[str] = []
-    stack: list[tuple[int, str]] = []
-    has_content = False
-    fence: tuple[str, int] | None = None
-    setext_title: tuple[int, bool] | None = None  # (line, has_content before it) of a possible setext title
-
-    def add_heading(line: int, level: int, title: str, content_before: bool) -> None:
-        if content_before:
-            section_starts.append(line)
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, title.strip()))
-        heading_lines.append(line)
-        heading_paths.append(" > ".join(title for _, title in stack if title))
-
-    for i, content in enumerate(doc.contents):
-        title_candidate, setext_title = setext_title, None
-        if fence is not None:
-            closing = _FENCE_CLOSE.fullmatch(content)
-            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= fence[1]:
-                fence = None
-            has_content = has_content or not doc.blank[i]
+    after_heading = 0  # the line after the last heading
+    for block in markdown_blocks(doc.text):
+        if block.kind != "heading" or block.depth:
             continue
-        opening = _FENCE_OPEN.fullmatch(content)
-        if opening and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
-            fence = (opening.group(1)[0], len(opening.group(1)))
-            has_content = True
-            continue
-        heading = _ATX_HEADING.fullmatch(content) if "#" in content[:4] else None
-        if heading is not None:
-            add_heading(i, len(heading.group(1)), heading.group(2) or "", has_content)
-            has_content = False
-            continue
-        underline = _SETEXT_UNDERLINE.fullmatch(content) if title_candidate else None
-        if underline is not None:
-            title_line, content_before = title_candidate
-            add_heading(title_line, 1 if underline.group(1)[0] == "=" else 2, doc.contents[title_line],
-                        content_before)
-            heading_lines.append(i)  # the underline belongs to the heading too
-            heading_paths.append(heading_paths[-1])
-            has_content = False
-            continue
-        if not doc.blank[i]:
-            starts_paragraph = i == 0 or doc.blank[i - 1] or (heading_lines and heading_lines[-1] == i - 1)
-            if starts_paragraph and not _NOT_A_SETEXT_TITLE.match(content):
-                setext_title = (i, has_content)
-            has_content = True
+        if not all(doc.blank[after_heading:block.line_start]):
+            section_starts.append(block.line_start)
+        path = " > ".join(block.heading_path)
+        for line in range(block.line_start, block.line_end):  # a setext heading's underline belongs to it too
+            heading_lines.append(line)
+            heading_paths.append(path)
+        after_heading = block.line_end
     return section_starts, heading_lines, heading_paths
 
 

@@ -1,0 +1,176 @@
+"""Markdown read once: the viewer's parser and the blocks it finds, with the source lines of each.
+
+The viewer (``documents/render.py``) renders with ``MARKDOWN``; the passage splitter
+(``passages``) takes its headings, and the answerer (``answers/units.py``) its paragraphs,
+list items and table rows, from ``markdown_blocks``, which reads the same parser's tokens.
+So a ``#`` line in a code block, a setext heading or a table without outer pipes is what
+the viewer shows it as, for all three.
+
+Line numbers follow the project's convention (``passages``): 0-based here, counted as
+``str.splitlines`` counts them. markdown-it breaks lines only at ``\\n``, ``\\r\\n`` and ``\\r``;
+``source_lines`` converts its line maps where a text also holds another line break
+(form feed, ``\\u2028``, …).
+
+Pure: no Flask, no database; ingest, answers and documents import it.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import accumulate
+
+from markdown_it import MarkdownIt
+
+
+def _configured() -> MarkdownIt:
+    """CommonMark with tables; raw HTML off, so nothing in a document becomes markup: it is text."""
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+
+
+MARKDOWN = _configured()
+# The same parser without the inline pass (emphasis, links, …): the block structure, at about
+# half the cost. An inline token keeps its source in ``content``, without children.
+_BLOCK_STRUCTURE = _configured().disable(["inline", "text_join"])
+
+_MARKDOWN_IT_BREAK = re.compile(r"\r\n?|\n")
+_OTHER_LINE_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_LIST_OPEN = {"bullet_list_open": False, "ordered_list_open": True}
+_CLOSE = frozenset({"blockquote_close", "bullet_list_close", "ordered_list_close", "list_item_close"})
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One leaf block of the text as the viewer renders it.
+
+    ``kind`` is ``heading``, ``paragraph``, ``code`` (fenced or indented), ``rule`` (a
+    thematic break), ``table_header`` (a table's header row) or ``table_row`` (a row of its
+    body). ``text`` is a heading's or paragraph's inline source, Markdown syntax kept, its
+    lines joined by ``\\n``; a code block's content; empty for the others.
+    """
+
+    kind: str
+    text: str
+    line_start: int  # its first source line, 0-based
+    line_end: int  # one past its last
+    level: int = 0  # a heading's level, 1 to 6
+    depth: int = 0  # how many block quotes and list items it stands in: 0 is the top level
+    lists: tuple[int, ...] = ()  # the lists it stands in, outermost first, numbered through the text
+    item_lead: bool = False  # the first block of the list item it stands in: what the bullet introduces
+    numbered: bool = False  # the innermost list is an ordered one
+    cells: tuple[str, ...] = ()  # a table row's cells, inline source; as many as its header has
+    header: tuple[str, ...] = ()  # a body row: its table's header cells
+    heading_path: tuple[str, ...] = ()  # the titles of the top-level headings in force, its own included
+
+
+def heading_title(text: str) -> str:
+    """A heading's inline source on one line (a setext heading may span several)."""
+    return " ".join(line.strip() for line in text.split("\n"))
+
+
+def source_lines(text: str) -> Callable[[list[int]], tuple[int, int]]:
+    """A token's ``map`` (markdown-it lines) → ``(first, end)`` source lines, 0-based, end exclusive."""
+    if not _OTHER_LINE_BREAKS.search(text):
+        return lambda line_map: (line_map[0], line_map[1])
+    line_starts = [0, *accumulate(map(len, text.splitlines(keepends=True)))]
+    total = len(line_starts) - 1
+    markdown_starts = [0, *(match.end() for match in _MARKDOWN_IT_BREAK.finditer(text))]
+    converted = [bisect_right(line_starts, start) - 1 if start < len(text) else total for start in markdown_starts]
+    converted.append(total)  # the end of a map that reaches the end of the text
+    return lambda line_map: (converted[line_map[0]], converted[line_map[1]])
+
+
+def markdown_blocks(text: str) -> list[Block]:
+    """The leaf blocks of ``text`` in order, as ``MARKDOWN`` parses it."""
+    tokens = _BLOCK_STRUCTURE.parse(text)
+    lines = source_lines(text)
+    blocks: list[Block] = []
+    containers: list[tuple[str, int, bool]] = []  # ("quote" | "list" | "item", number, ordered)
+    context: dict = {}  # what a block takes from its containers, worked out again when they change
+    counters = {"list": 0, "item": 0}
+    lead_pending = -1  # an item whose first block is still to come
+    path: list[tuple[int, str]] = []  # (level, title) of the top-level headings in force
+    titles: tuple[str, ...] = ()
+
+    def enter_or_leave() -> None:
+        lists = [(number, ordered) for what, number, ordered in containers if what == "list"]
+        items = [number for what, number, _ in containers if what == "item"]
+        context.update(depth=len(containers) - len(lists), lists=tuple(number for number, _ in lists),
+                       numbered=bool(lists) and lists[-1][1], item=items[-1] if items else -1)
+
+    def add(kind: str, line_map: list[int], text: str = "", **fields) -> None:
+        nonlocal lead_pending
+        first, end = lines(line_map)
+        lead = lead_pending >= 0 and context["item"] == lead_pending
+        blocks.append(Block(kind, text, first, end, depth=context["depth"], lists=context["lists"],
+                            item_lead=lead, numbered=context["numbered"], heading_path=titles, **fields))
+        if lead:
+            lead_pending = -1
+
+    enter_or_leave()
+    position = 0
+    while position < len(tokens):
+        token = tokens[position]
+        kind = token.type
+        position += 1
+        if kind == "blockquote_open":
+            containers.append(("quote", 0, False))
+        elif kind in _LIST_OPEN:
+            counters["list"] += 1
+            containers.append(("list", counters["list"], _LIST_OPEN[kind]))
+        elif kind == "list_item_open":
+            counters["item"] += 1
+            containers.append(("item", counters["item"], False))
+            lead_pending = counters["item"]
+        elif kind in _CLOSE:
+            containers.pop()
+        elif kind == "heading_open":
+            level, content = int(token.tag[1]), tokens[position].content
+            if not containers:
+                while path and path[-1][0] >= level:
+                    path.pop()
+                path.append((level, heading_title(content)))
+                titles = tuple(title for _, title in path if title)
+            add("heading", token.map, content, level=level)
+            position += 2
+            continue
+        elif kind == "paragraph_open":
+            add("paragraph", token.map, tokens[position].content)
+            position += 2
+            continue
+        elif kind in ("fence", "code_block"):
+            add("code", token.map, token.content)
+            continue
+        elif kind == "hr":
+            add("rule", token.map)
+            continue
+        elif kind == "table_open":
+            position = _table(tokens, position, add)
+            continue
+        enter_or_leave()  # a container opened or closed
+    return blocks
+
+
+def _table(tokens, position: int, add: Callable[..., None]) -> int:
+    """Add a table's rows (each a ``tr`` with its cells' inline tokens); the position after it."""
+    header: tuple[str, ...] = ()
+    in_body = False
+    row_map: list[int] = []
+    cells: list[str] = []
+    while tokens[position].type != "table_close":
+        token = tokens[position]
+        if token.type == "tbody_open":
+            in_body = True
+        elif token.type == "tr_open":
+            row_map, cells = token.map, []
+        elif token.type == "inline":
+            cells.append(token.content)
+        elif token.type == "tr_close" and in_body:
+            add("table_row", row_map, cells=tuple(cells), header=header)
+        elif token.type == "tr_close":
+            header = tuple(cells)
+            add("table_header", row_map, cells=header)
+        position += 1
+    return position + 1
