@@ -92,12 +92,13 @@ def test_a_database_migrated_by_the_former_runner_migrates_forward_without_loss(
         insert("feedback", run_id=run, user_id=admin, rating="not_helpful", reasons='["outdated", "incorrect"]',
                created_at=now, updated_at=now)
 
-        assert migrations.pending(db) == ["0010_json_roles_and_indexes"]
-        assert migrations.migrate(db) == ["0010_json_roles_and_indexes"]
+        newer = ["0010_json_roles_and_indexes", "0012_conversation_turns_index"]
+        assert migrations.pending(db) == newer
+        assert migrations.migrate(db) == newer
         assert migrations.migrate(db) == [] and migrations.pending(db) == []
 
         history = migrations.runner(db).applied()
-        assert set(history) == {*FORMER_RUNNER_APPLIED, "0010_json_roles_and_indexes"}
+        assert set(history) == {*FORMER_RUNNER_APPLIED, *newer}
         for name, applied_at in applied_before.items():  # the former runner's timestamps are kept
             kept = applied_at if isinstance(applied_at, dt.datetime) else dt.datetime.fromisoformat(applied_at)
             assert history[name] == kept
