@@ -96,7 +96,8 @@
   }
 
   // The chat: Enter sends (Shift+Enter makes a new line); while the answer is made the pending block shows
-  // the question and the seconds elapsed; after the swap the newest answer is scrolled into view.
+  // the question and the seconds elapsed; when it arrives it is scrolled into view and the question box,
+  // empty again, has the focus.
   function enhanceChat() {
     var timer = null;
     document.body.addEventListener("keydown", function (event) {
@@ -118,15 +119,30 @@
         elapsed.textContent = "(" + Math.round((Date.now() - started) / 1000) + " s)";
       }, 1000);
     });
-    // The chat is swapped whole (outerHTML): the new #chat is announced by htmx:load.
+    // A new conversation swaps #chat whole; an answer within one appends its turn and replaces #ask (the
+    // question form) out of band; "Show earlier" puts older turns on top and replaces #show-earlier.
     document.body.addEventListener("htmx:load", function (event) {
-      if (event.target.id !== "chat") { return; }
-      showLatestTurn(event.target);
-      var field = event.target.querySelector("textarea[data-enter-sends]");
-      if (field) { field.focus({ preventScroll: true }); }
+      var loaded = event.target;
+      if (!(loaded instanceof Element)) { return; }
+      if (loaded.id === "chat") {
+        showLatestTurn(loaded);
+        focusQuestion(loaded);
+      } else if (loaded.id === "ask") {
+        focusQuestion(loaded);
+      } else if (loaded.matches(".turn") && !loaded.nextElementSibling) {
+        loaded.scrollIntoView({ block: "start" });  // the new answer, last in the list
+      } else if (loaded.id === "show-earlier") {
+        var control = loaded.querySelector("a, [tabindex]");  // the link clicked was replaced: keep the place
+        if (control) { control.focus({ preventScroll: true }); }
+      }
     });
     var chat = document.getElementById("chat");
     if (chat && !window.location.hash) { showLatestTurn(chat); }
+  }
+
+  function focusQuestion(container) {
+    var field = container.querySelector("textarea[data-enter-sends]");
+    if (field) { field.focus({ preventScroll: true }); }
   }
 
   function showLatestTurn(chat) {

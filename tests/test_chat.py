@@ -194,25 +194,6 @@ def test_first_question_starts_a_conversation_without_javascript(world, client_a
     assert page.select_one(".conversation-list a[aria-current]").text == QUESTION
 
 
-def test_asking_with_htmx_swaps_the_chat_and_pushes_its_address(chat, client_as):
-    client = client_as("Member")
-    page = _soup(client.get(f"/chat/{chat.conversation.id}"))
-    form = page.select_one("form#ask-form")
-    assert form["method"] == "post" and form["action"] == f"/chat/{chat.conversation.id}"
-    assert form["hx-post"] == form["action"] and form["hx-target"] == "#chat"
-    response = client.post(f"/chat/{chat.conversation.id}", data={"question": "stale lock entries"},
-                           headers={"HX-Request": "true"})
-    assert response.status_code == 200 and "HX-Request" in response.headers["Vary"]
-    assert response.headers["HX-Push-Url"] == f"/chat/{chat.conversation.id}"
-    body = response.get_data(as_text=True)
-    assert "<html" not in body
-    fragment = BeautifulSoup(body, "html.parser")
-    assert fragment.select_one("div#chat") is not None
-    questions = [q.text for q in fragment.select(".turn .bubble-question .question")]
-    assert questions == [QUESTION, FIGURE_QUESTION, "stale lock entries"]  # the conversation keeps its history
-    assert "SM12" in fragment.select(".turn .answer")[-1].text
-
-
 def test_starting_with_htmx_returns_the_new_conversation(world, client_as):
     response = client_as("Member").post("/chat/", data={"agent": "ops-helper", "question": QUESTION},
                                         headers={"HX-Request": "true"})

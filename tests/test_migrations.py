@@ -98,7 +98,7 @@ def test_a_database_migrated_by_the_former_runner_migrates_forward_without_loss(
         insert("feedback", run_id=run, user_id=admin, rating="not_helpful", reasons='["outdated", "incorrect"]',
                created_at=now, updated_at=now)
 
-        newer = ["0010_json_roles_and_indexes", "0011_api_tokens_and_grounding"]
+        newer = ["0010_json_roles_and_indexes", "0011_api_tokens_and_grounding", "0012_conversation_turns_index"]
         assert migrations.pending(db) == newer
         assert migrations.migrate(db) == newer
         assert migrations.migrate(db) == [] and migrations.pending(db) == []

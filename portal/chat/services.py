@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from markupsafe import Markup
+from peewee import Tuple
 
 from portal import access
 from portal.documents.viewer import passages_of
@@ -22,6 +23,7 @@ from portal.runs.services import Source, linked_answer, run_sources
 
 TITLE_CHARS = 80
 SIDEBAR_CONVERSATIONS = 20
+TURNS_PER_PAGE = 50  # the latest turns a conversation shows; "Show earlier" loads the ones before, as many again
 
 
 def offered_agents(user: User) -> list[Agent]:
@@ -75,9 +77,47 @@ class Turn:
     feedback: Feedback | None
 
 
-def turns(user: User, conversation: Conversation, sources_url) -> list[Turn]:
-    """The conversation's runs, oldest first; ``sources_url(run)`` is where the answer's markers point."""
-    runs = list(conversation.turns())
+@dataclass
+class TurnPage:
+    """Consecutive turns of a conversation, oldest first, as one page of the chat shows them."""
+
+    turns: list[Turn]
+    before: int | None  # the run these turns come before (``?before=``); None: they are the latest
+    earlier: int | None  # the ``before`` of the page of older turns, when there are any
+
+
+def turn_page(user: User, conversation: Conversation, sources_url, before: int | None = None) -> TurnPage:
+    """The latest ``TURNS_PER_PAGE`` turns of ``conversation``, or those just before its run ``before``.
+
+    A keyset on the turns' order (``created_at``, ``id``; an index serves it): a page reads only its
+    own rows however long the conversation is, and turns asked meanwhile do not shift older pages.
+    ``sources_url(run)`` is where an answer's markers point.
+    """
+    query = conversation.turns(newest_first=True)
+    if before is not None:
+        cursor = Run.get_or_none((Run.id == before) & (Run.conversation == conversation.id))
+        if cursor is None:
+            raise NotFound(before)
+        query = query.where(Tuple(Run.created_at, Run.id) < Tuple(cursor.created_at, cursor.id))
+    runs = list(query.limit(TURNS_PER_PAGE + 1))
+    shown = runs[:TURNS_PER_PAGE][::-1]
+    earlier = shown[0].id if len(runs) > TURNS_PER_PAGE else None
+    return TurnPage(_turns(user, shown, sources_url), before, earlier)
+
+
+def new_turn(run: Run, sources_url) -> Turn:
+    """A turn just asked, as the chat appends it (not rated yet)."""
+    return Turn(run, linked_answer(run.answer, run.cited, sources_url(run)), None)
+
+
+def cursor_showing(run: Run) -> int | None:
+    """The ``before`` of a page that shows the turn ``run``; None when it is among the latest turns."""
+    newer = list(run.conversation.turns().select(Run.id)
+                 .where(Tuple(Run.created_at, Run.id) > Tuple(run.created_at, run.id)).limit(TURNS_PER_PAGE))
+    return newer[0].id if len(newer) == TURNS_PER_PAGE else None
+
+
+def _turns(user: User, runs: list[Run], sources_url) -> list[Turn]:
     ratings = {f.run_id: f for f in Feedback.select().where(
         (Feedback.user == user.id) & Feedback.run.in_([r.id for r in runs]))} if runs else {}
     return [Turn(run, linked_answer(run.answer, run.cited, sources_url(run)), ratings.get(run.id)) for run in runs]

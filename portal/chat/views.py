@@ -12,6 +12,7 @@ from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound, Refused
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, rating_of
 from portal.models import Agent, Conversation, Run
+from portal.numbers import query_number
 from portal.rendering import render, wants_fragment
 from portal.runs.services import STATUS_LABELS
 
@@ -43,19 +44,26 @@ def start():
         raise NotFound("chat")
     question, slug = request.form.get("question", ""), request.form.get("agent", "")
     if not slug:
-        return _chat_page(None, question=question, error="Choose an agent to ask. Nothing was sent.", status=422)
+        return _refused(None, None, question, "Choose an agent to ask. Nothing was sent.")
     agent = access.agent_for_chat(current_user, slug)
     try:
         conversation, run = services.start_conversation(current_user, agent, question)
     except Refused as refusal:
-        return _chat_page(None, chosen=agent, question=question, error=refusal.message, status=422)
-    return _answered(conversation, run)
+        return _refused(None, agent, question, refusal.message)
+    if not wants_fragment():  # a plain form: redirect, so a reload never asks again
+        return redirect(answer_address(run), code=303)
+    response = _chat_page(Conversation.get_by_id(conversation.id), fragment="chat/_started.html")
+    response.headers["HX-Push-Url"] = url_for("chat.conversation", conversation_id=conversation.id)
+    return response
 
 
 @bp.route("/<int:conversation_id>")
 @login_required
 def conversation(conversation_id: int):
-    return _chat_page(access.conversation_for_member(current_user, conversation_id))
+    """The latest turns; ``?before=<run id>`` the turns before that one (htmx: only them, for "Show earlier")."""
+    conversation = access.conversation_for_member(current_user, conversation_id)
+    turns = services.turn_page(current_user, conversation, _sources_url, query_number("before"))
+    return _chat_page(conversation, turns, fragment="chat/_earlier.html" if turns.before else "chat/_chat.html")
 
 
 @bp.route("/<int:conversation_id>", methods=["POST"])
@@ -69,35 +77,61 @@ def ask(conversation_id: int):
     try:
         run = services.continue_conversation(current_user, conversation, agent, question)
     except Refused as refusal:
-        return _chat_page(conversation, question=question, error=refusal.message, status=422)
-    return _answered(conversation, run)
-
-
-def _answered(conversation: Conversation, run: Run):
-    """With htmx the chat is swapped in place; without, the POST redirects (a reload never asks again)."""
-    address = url_for("chat.conversation", conversation_id=conversation.id)
+        return _refused(conversation, None, question, refusal.message)
     if not wants_fragment():
-        return redirect(f"{address}#turn-{run.id}", code=303)
-    response = _chat_page(Conversation.get_by_id(conversation.id))
-    response.headers["HX-Push-Url"] = address
+        return redirect(answer_address(run), code=303)
+    # htmx appends the new turn alone: the answer costs the same however long the conversation is.
+    return render("chat/_answered.html", **_chat_context(conversation, agent=agent,
+                                                         turn=services.new_turn(run, _sources_url)))
+
+
+def _refused(conversation: Conversation | None, chosen: Agent | None, question: str, error: str):
+    """A refused question: with htmx only the question form, with its message, replaces the form in place."""
+    if not wants_fragment():
+        return _chat_page(conversation, chosen=chosen, question=question, error=error, status=422)
+    response = render("chat/_ask_form.html", status=422, conversation=conversation, chosen=chosen,
+                      agents=services.offered_agents(current_user), question=question, error=error,
+                      action=_form_action(conversation))
+    response.headers.update({"HX-Retarget": "#ask", "HX-Reswap": "outerHTML"})
     return response
 
 
-def _chat_page(conversation: Conversation | None, chosen: Agent | None = None, agents: list[Agent] | None = None,
-               question: str = "", error: str | None = None, status: int = 200):
-    agents = services.offered_agents(current_user) if agents is None else agents
-    context = {"conversation": conversation, "chosen": chosen, "agents": agents, "question": question,
-               "error": error, "status_labels": STATUS_LABELS,
-               "conversations": services.conversations_of(current_user, services.SIDEBAR_CONVERSATIONS + 1),
-               "sidebar_size": services.SIDEBAR_CONVERSATIONS, **RATING_CONTEXT}
+def _chat_context(conversation: Conversation | None, **context) -> dict:
+    """What every part of the chat needs: the offered agents, the sidebar, the question form and its address."""
+    if "agents" not in context:
+        context["agents"] = services.offered_agents(current_user)
+    return {"conversation": conversation, "chosen": None, "question": "", "error": None,
+            "status_labels": STATUS_LABELS, "action": _form_action(conversation),
+            "conversations": services.conversations_of(current_user, services.SIDEBAR_CONVERSATIONS + 1),
+            "sidebar_size": services.SIDEBAR_CONVERSATIONS, **RATING_CONTEXT, **context}
+
+
+def _chat_page(conversation: Conversation | None, turns: services.TurnPage | None = None,
+               fragment: str = "chat/_chat.html", status: int = 200, **context):
     if conversation is not None:
-        context["turns"] = services.turns(current_user, conversation, _sources_url)
+        context["turn_page"] = turns or services.turn_page(current_user, conversation, _sources_url)
         context["agent"] = services.agent_still_offered(current_user, conversation)
-    return render("chat/page.html", "chat/_chat.html", status=status, **context)
+    return render("chat/page.html", fragment, status=status, **_chat_context(conversation, **context))
+
+
+def _form_action(conversation: Conversation | None) -> str:
+    if conversation is None:
+        return url_for("chat.start")
+    return url_for("chat.ask", conversation_id=conversation.id)
 
 
 def _sources_url(run: Run) -> str:
     return url_for("chat.sources", run_id=run.id)
+
+
+@bp.app_template_global()
+def answer_address(run: Run) -> str:
+    """Where an answer is shown: its turn in its conversation (on the page of older turns that holds it,
+    when it is not among the latest), else its source page."""
+    if not run.conversation_id:
+        return url_for("chat.sources", run_id=run.id)
+    return url_for("chat.conversation", conversation_id=run.conversation_id,
+                   before=services.cursor_showing(run)) + f"#turn-{run.id}"
 
 
 @bp.route("/conversations")

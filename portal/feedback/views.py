@@ -6,6 +6,7 @@ from flask import Blueprint, Response, flash, redirect, request, url_for
 from flask_login import current_user, login_required
 
 from portal import access
+from portal.chat.views import answer_address
 from portal.errors import NotFound, Refused
 from portal.feedback import services
 from portal.feedback.forms import read_filters
@@ -47,7 +48,7 @@ def rate(run_id: int):
         return _rating(run, services.rating_of(current_user, run), True, form, refusal.message, 422)
     if not wants_fragment():
         flash("Thank you: your rating was saved.")
-        return redirect(_answer_address(run), code=303)
+        return redirect(answer_address(run), code=303)
     return _rating(run, feedback, False, form, saved=True)
 
 
@@ -56,13 +57,6 @@ def _rating(run: Run, feedback: Feedback | None, choosing: bool, form: dict, err
     return render("feedback/rate.html", "feedback/_rating.html", status=status, run=run, feedback=feedback,
                   choosing=choosing, form=form, error=error, saved=saved, reasons=services.REASONS,
                   max_note_chars=services.MAX_NOTE_CHARS)
-
-
-def _answer_address(run: Run) -> str:
-    """Where the answer is shown: its place in the conversation (or its source page)."""
-    if run.conversation_id:
-        return url_for("chat.conversation", conversation_id=run.conversation_id) + f"#turn-{run.id}"
-    return url_for("chat.sources", run_id=run.id)
 
 
 # --- Answer feedback (reviewers) --------------------------------------------------------------

@@ -27,8 +27,10 @@ class Conversation(BaseModel):
         table_name = "conversation"
         indexes = ((("user", "updated_at"), False),)
 
-    def turns(self):
-        return Run.select().where(Run.conversation == self).order_by(Run.created_at, Run.id)
+    def turns(self, newest_first: bool = False):
+        """Its runs in the order they were asked (or the reverse), the order of its index on ``run``."""
+        order = (Run.created_at.desc(), Run.id.desc()) if newest_first else (Run.created_at, Run.id)
+        return Run.select().where(Run.conversation == self).order_by(*order)
 
 
 class Run(BaseModel):
@@ -52,11 +54,13 @@ class Run(BaseModel):
     # The packs searched ({"slug", "title"}) as they were then: grants and titles change later.
     searched_packs = JSONTextField(default=list)
     # A chat turn is a run; runs asked elsewhere (try page, `cairn ask`) have no conversation.
-    conversation = ForeignKeyField(Conversation, null=True, backref="runs", on_delete="SET NULL")
+    conversation = ForeignKeyField(Conversation, null=True, backref="runs", on_delete="SET NULL", index=False)
     created_at = DateTimeField(default=utcnow, index=True)
 
     class Meta:
         table_name = "run"
+        # A conversation's turns in order (``Conversation.turns``), one page at a time (migrations/0012).
+        indexes = ((("conversation", "created_at", "id"), False),)
 
     def references(self):
         return RunReference.select().where(RunReference.run == self).order_by(RunReference.n)

@@ -6,15 +6,17 @@ from __future__ import annotations
 import csv
 import io
 import re
+from datetime import timedelta
 
 from browser_helpers import arrived_at, sign_in
 from playwright.sync_api import expect
 
 from helpers import PASSWORD
 from portal.agents.services import create_agent
-from portal.chat.services import start_conversation
+from portal.chat.services import TURNS_PER_PAGE, start_conversation
 from portal.documents import services as documents
 from portal.feedback.services import rate_answer
+from portal.models import Run
 
 RUNBOOK = """# Spool overflow runbook
 
@@ -110,6 +112,65 @@ def test_member_asks_opens_the_cited_document_and_rates_not_helpful(page, pack, 
     rated = page.locator(".turn").first.locator(".rated")
     expect(rated).to_have_text("Thank you. You rated this answer Not helpful: incorrect. Change the reasons")
     assert page.evaluate("window.notReloaded") is True
+
+
+def test_two_questions_in_a_row_append_their_turns_and_leave_the_earlier_one_alone(page, pack, users):
+    _agents(pack)
+    sign_in(page, users["Member"].email, PASSWORD)
+    arrived_at(page, re.compile(r"/chat/$"))
+    page.check("input[name=agent][value=acme-desk]")
+    page.fill("#question", QUESTION)
+    page.press("#question", "Enter")
+    arrived_at(page, re.compile(r"/chat/\d+$"))
+    expect(page.locator(".turn")).to_have_count(1)
+    page.evaluate("window.notReloaded = true")
+    # Marked in the page: a turn sent again would come back without the mark.
+    page.evaluate("document.querySelector('.turn').dataset.seen = 'before'")
+
+    for number, (question, expected) in enumerate((("stale lock entries", "SM12"), ("spool TemSe", "SP12")), 2):
+        page.fill("#question", question)
+        page.press("#question", "Enter")
+        expect(page.locator(".turn")).to_have_count(number)
+        expect(page.locator(".turn").nth(number - 1).locator(".answer")).to_contain_text(expected)
+        expect(page.locator("#question")).to_have_value("")
+        expect(page.locator("#question")).to_be_focused()
+        expect(page.locator("#chat-announce")).to_contain_text(expected)
+    assert page.locator(".turn .bubble-question .question").all_inner_texts() == [
+        QUESTION, "stale lock entries", "spool TemSe"]
+    assert page.evaluate("document.querySelector('.turn').dataset.seen") == "before"
+    assert page.evaluate("window.notReloaded") is True
+    expect(page.locator(".turn").last).to_be_in_viewport()
+    # The new answer's controls work in place: rate it Helpful.
+    page.locator(".turn").last.locator("button.rate-helpful").click()
+    expect(page.locator(".turn").last.locator(".rated")).to_contain_text("You rated this answer Helpful")
+
+    # A refused question shows its message by the box and keeps the turns as they were.
+    page.evaluate("document.querySelector('#question').value = 'x'.repeat(2001)")  # past maxlength, by a script
+    page.press("#question", "Enter")
+    expect(page.locator("#ask .error")).to_contain_text("at most 2,000")
+    expect(page.locator("#question")).to_be_focused()
+    expect(page.locator(".turn")).to_have_count(3)
+
+
+def test_show_earlier_puts_the_older_turns_on_top(page, pack, users):
+    acme, _ = _agents(pack)
+    conversation, first = start_conversation(users["Member"], acme, QUESTION)
+    for n in range(TURNS_PER_PAGE + 4):
+        Run.create(**{**{k: v for k, v in first.__data__.items() if k != "id"},
+                      "question": f"Question {n}", "created_at": first.created_at + timedelta(seconds=n + 1)})
+    sign_in(page, users["Member"].email, PASSWORD)
+    page.goto(f"/chat/{conversation.id}")
+    arrived_at(page, re.compile(rf"/chat/{conversation.id}$"))
+    turns = page.locator(".turn")
+    expect(turns).to_have_count(TURNS_PER_PAGE)
+    page.evaluate("window.notReloaded = true")
+    page.click("#show-earlier a")
+    expect(turns).to_have_count(TURNS_PER_PAGE + 5)
+    expect(turns.first.locator(".bubble-question .question")).to_have_text(QUESTION)
+    expect(page.locator("#show-earlier")).to_have_text("The conversation starts here.")
+    expect(page.locator("#show-earlier [tabindex]")).to_be_focused()
+    assert page.evaluate("window.notReloaded") is True
+    arrived_at(page, re.compile(rf"/chat/{conversation.id}$"))
 
 
 def test_member_chats_and_rates_with_javascript_off(browser, live_server, pack, users):
