@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from portal.errors import Refused
 from portal.ingest.classify import REDACTION_MARKER
-from portal.ingest.markers import images_line
+from portal.ingest.markers import images_summary
 from portal.models import Document, Revision
 
 # What stands where a figure was in a redacted Word or PDF file's text (SPEC 4).
@@ -55,8 +55,5 @@ class UploadOutcome:
         return self.refused is None
 
     def images_summary(self) -> str:
-        """``Images: 4 kept, 3 not kept (type: 3)`` as the text's own Images line says it, ``Images: 2 kept``
-        when every image was kept, nothing for a file without images."""
-        if self.images_not_kept:
-            return images_line(self.images_kept, self.images_not_kept)
-        return f"Images: {self.images_kept} kept" if self.images_kept else ""
+        """``Images: 4 kept, 3 not kept (type: 3)``, as the text's own Images line says it."""
+        return images_summary(self.images_kept, self.images_not_kept)
