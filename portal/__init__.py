@@ -23,8 +23,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         SESSION_COOKIE_SECURE=settings["CAIRN_SECURE_COOKIES"],
         REMEMBER_COOKIE_HTTPONLY=True,
         REMEMBER_COOKIE_SECURE=settings["CAIRN_SECURE_COOKIES"],
-        # The request body may carry one file at the limit plus the form around it; one field
-        # (an edited text) may be as long as the body, so only these two limits refuse a form.
+        # The request body may carry one file at the limit plus the form around it (the upload view
+        # allows a batch of files); one field (an edited text) may be as long as the body, so only
+        # these two limits refuse a form.
         MAX_CONTENT_LENGTH=_max_request_bytes(),
         MAX_FORM_MEMORY_SIZE=_max_request_bytes(),
         MAX_FORM_PARTS=_max_form_parts(),
@@ -34,6 +35,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     from werkzeug.middleware.proxy_fix import ProxyFix
 
     from portal import api, auth, db, errors_web, web
+    from portal.documents import batch
 
     if settings["CAIRN_PROXIES"]:  # the real client address, for the sign-in limits and the logs
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings["CAIRN_PROXIES"], x_proto=settings["CAIRN_PROXIES"])
@@ -41,6 +43,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 
     db.init_app(app)
     search_service.init_app(app)
+    batch.init_app(app)  # before auth: the upload's body limit must be set before the CSRF check reads the form
     auth.init_app(app)
     errors_web.init_app(app)
     web.init_app(app)
@@ -51,9 +54,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 
 
 def _max_request_bytes() -> int:
-    from portal.ingest.limits import MAX_FILE_BYTES
+    from portal.ingest.limits import MAX_FILE_BYTES, REQUEST_OVERHEAD_BYTES
 
-    return MAX_FILE_BYTES + 64 * 1024
+    return MAX_FILE_BYTES + REQUEST_OVERHEAD_BYTES
 
 
 def _max_form_parts() -> int:

@@ -27,6 +27,16 @@ def _problem(status: int, title: str, message: str, reason: str | None = None, *
     return render("errors/page.html", "errors/_message.html", status=status, title=title, message=message)
 
 
+def too_large_problem():
+    """The 413 page: Werkzeug raises the same error for a body over MAX_CONTENT_LENGTH and for a form of
+    more than MAX_FORM_PARTS parts (a field over MAX_FORM_MEMORY_SIZE cannot happen: that limit is the
+    body's). A body whose announced length is within the limit was refused for its parts."""
+    length, limit = request.content_length, request.max_content_length
+    if length is not None and limit is not None and length <= limit:
+        return _problem(413, "Too many parts", too_many_form_parts_message(), "too_many_parts")
+    return _problem(413, "Too large", request_too_large_message(), "too_large")
+
+
 def init_app(app) -> None:
     @app.errorhandler(NotFound)
     @app.errorhandler(HTTPNotFound)
@@ -43,13 +53,7 @@ def init_app(app) -> None:
 
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(_error):
-        # Werkzeug raises the same error for a body over MAX_CONTENT_LENGTH and for a form of more
-        # than MAX_FORM_PARTS parts (a field over MAX_FORM_MEMORY_SIZE cannot happen: that limit is
-        # the body's). A body whose announced length is within the limit was refused for its parts.
-        length, limit = request.content_length, request.max_content_length
-        if length is not None and limit is not None and length <= limit:
-            return _problem(413, "Too many parts", too_many_form_parts_message(), "too_many_parts")
-        return _problem(413, "Too large", request_too_large_message(), "too_large")
+        return too_large_problem()
 
     @app.errorhandler(MethodNotAllowed)
     def method_not_allowed(error: MethodNotAllowed):

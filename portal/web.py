@@ -36,6 +36,7 @@ def init_app(app) -> None:
     from portal.chat.views import bp as chat_bp
     from portal.documents.views import bp as documents_bp
     from portal.feedback.views import bp as feedback_bp
+    from portal.help.views import bp as help_bp
     from portal.packs.views import bp as packs_bp
     from portal.runs.views import bp as runs_bp
 
@@ -49,6 +50,7 @@ def init_app(app) -> None:
     app.register_blueprint(chat_bp)
     app.register_blueprint(feedback_bp)
     app.register_blueprint(account_bp)
+    app.register_blueprint(help_bp)
 
     @app.context_processor
     def template_helpers():
@@ -56,7 +58,7 @@ def init_app(app) -> None:
             "access": access,
             "answer_bases": ANSWER_BASES,
             "limits": limits.limits(),  # every limit a page writes, with its label ("4 MB")
-            "upload_too_large": limits.upload_refused_too_large_message(),  # cairn.js shows it on a 413
+            "upload_not_sent": limits.not_sent_too_large_message(),  # cairn.js shows it for a file it keeps back
             "accepted_extensions": limits.ACCEPTED_EXTENSIONS,
             "htmx_src": url_for("static", filename=f"vendor/htmx-{HTMX_VERSION}.min.js"),
         }

@@ -9,7 +9,9 @@
 
   // Upload the chosen files one request at a time, so each stays under the
   // per-file limit and the progress bar tells how far the whole batch is.
+  // A file over the limit is not sent at all: its refusal is shown at once.
   function enhanceUpload(form) {
+    var limit = Number(form.dataset.fileBytes);  // from portal/ingest/limits.py, as is the message
     var input = form.querySelector('input[type="file"]');
     var box = form.querySelector(".upload-progress");
     var bar = box.querySelector("progress");
@@ -17,10 +19,24 @@
     var outcomes = document.getElementById("upload-outcomes");
     var button = form.querySelector('button[type="submit"]');
 
+    function keepBack(file) {
+      var size = (file.size / (1024 * 1024)).toFixed(1) + " MB";
+      var item = document.createElement("li");
+      var name = document.createElement("strong");
+      item.className = "outcome refused";
+      item.dataset.reason = "too_large";
+      name.textContent = file.name;
+      item.append(name, ": " + form.dataset.notSent.replace("{size}", size));
+      outcomes.appendChild(item);
+    }
+
     form.addEventListener("submit", function (event) {
-      var files = Array.prototype.slice.call(input.files);
-      if (!files.length || !window.XMLHttpRequest) { return; }
+      var chosen = Array.prototype.slice.call(input.files);
+      if (!chosen.length || !window.XMLHttpRequest) { return; }
       event.preventDefault();
+      function tooLarge(f) { return f.size > limit; }
+      var files = chosen.filter(function (f) { return !tooLarge(f); });
+      chosen.filter(tooLarge).forEach(keepBack);
       var total = files.reduce(function (sum, f) { return sum + f.size; }, 0) || 1;
       var done = 0;
       box.hidden = false;
@@ -29,7 +45,8 @@
 
       function next(index) {
         if (index >= files.length) {
-          label.textContent = "Done: " + files.length + " file" + (files.length === 1 ? "" : "s") + ".";
+          label.textContent = "Done: " + files.length + " file" + (files.length === 1 ? "" : "s") + " sent" +
+            (chosen.length > files.length ? ", " + (chosen.length - files.length) + " kept back." : ".");
           bar.value = 100;
           button.disabled = false;
           input.value = "";
@@ -50,10 +67,7 @@
         xhr.addEventListener("load", function () {
           done += file.size;
           bar.value = Math.round(100 * done / total);
-          if (xhr.status === 413) {
-            outcomes.insertAdjacentHTML("beforeend", '<li class="outcome refused" data-reason="too_large"></li>');
-            outcomes.lastElementChild.textContent = file.name + ": " + form.dataset.tooLarge;  // worded by portal/ingest/limits.py
-          } else if (window.htmx && htmx.swap) {
+          if (window.htmx && htmx.swap) {
             htmx.swap(outcomes, xhr.responseText, { swapStyle: "beforeend" });
           } else {
             outcomes.insertAdjacentHTML("beforeend", xhr.responseText);

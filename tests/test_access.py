@@ -41,6 +41,13 @@ ROUTES = [
     ("GET", "/packs/ops/documents/for-members", None, ADMIN_ONLY, 200),
     ("POST", "/packs/ops/documents/for-members/edit", {"text": "# Changed\n\ntext\n", "expected_version": "1"},
      ADMIN_ONLY, 303),
+    # Help is for everyone signed in, whatever their roles (portal/help/views.py).
+    ("GET", "/help/", None, ROLES, 200),
+    ("GET", "/help/grounding", None, ROLES, 200),
+    ("GET", "/help/classification", None, ROLES, 200),
+    ("GET", "/help/no-evidence", None, ROLES, 200),
+    ("GET", "/help/rating", None, ROLES, 200),
+    ("GET", "/help/missing", None, (), 404),
     ("GET", "/packs/missing", None, (), 404),
     ("GET", "/packs/ops/documents/missing", None, (), 404),
 ]

@@ -299,6 +299,88 @@ def test_pages_of_twenty_keep_the_filters(agents, users, client_as):
                                            .get_data(as_text=True))))) == 26  # every row, not one page
 
 
+# --- The review list as a table, sorted by its columns (issue 16, item 8) ---------------------------
+
+def _rows(page) -> list[int]:
+    return [int(row["data-feedback"]) for row in page.select(".feedback-table .feedback-row")]
+
+
+SORTED = [
+    ("", ["new", "mid", "old"], ("date", "descending")),
+    ("sort=-date", ["new", "mid", "old"], ("date", "descending")),
+    ("sort=date", ["old", "mid", "new"], ("date", "ascending")),
+    ("sort=agent", ["new", "old", "mid"], ("agent", "ascending")),  # Acme desk, newest first within it
+    ("sort=-agent", ["mid", "new", "old"], ("agent", "descending")),
+    ("sort=reasons", ["mid", "old", "new"], ("reasons", "ascending")),  # Incomplete …, Incorrect, Outdated
+    ("sort=-reasons", ["new", "old", "mid"], ("reasons", "descending")),
+    ("sort=status", ["mid", "old", "new"], ("status", "ascending")),  # new before resolved
+    ("sort=-status", ["new", "mid", "old"], ("status", "descending")),
+]
+
+
+@pytest.mark.parametrize("query, expected, heading", SORTED, ids=[s[0] or "default" for s in SORTED])
+def test_the_table_sorts_by_date_agent_reasons_and_status(reviewed, client_as, users, query, expected, heading):
+    services.triage(users["Auditor"], reviewed["new"], "resolved", "")
+    client = client_as("AgentBuilder")
+    page = _soup(client.get(f"/feedback/?{query}"))
+    ids = [reviewed[k].id for k in expected]
+    assert _rows(page) == ids
+    assert [int(i["data-feedback"]) for i in page.select(".feedback-item")] == ids  # the cards, in the same order
+    sorted_headings = page.select(".feedback-table th[aria-sort]")
+    assert [(th.select_one("a")["data-sort"].lstrip("-"), th["aria-sort"]) for th in sorted_headings] == [heading]
+    rows = list(csv.DictReader(io.StringIO(client.get(page.select_one("a.export-csv")["href"])
+                                           .get_data(as_text=True).lstrip("\ufeff"))))
+    assert [int(r["feedback_id"]) for r in rows] == ids  # the export in the order shown
+
+
+def test_the_headings_are_links_that_keep_the_filters_and_reverse_the_order(reviewed, client_as):
+    client = client_as("Auditor")
+    page = _soup(client.get("/feedback/?reason=outdated"))
+    links = {a.text.strip(" ▲▼"): a for a in page.select(".feedback-table th a")}
+    assert list(links) == ["Date", "Agent", "Reasons", "Status"]
+    assert [th.text for th in page.select(".feedback-table th:not(.sortable)")] == ["Question", "Rated by"]
+    assert links["Date"]["href"] == links["Date"]["hx-get"] == "/feedback/?reason=outdated&sort=date"
+    assert links["Agent"]["href"] == "/feedback/?reason=outdated&sort=agent"
+    assert page.select_one("input[name=sort]") is None  # the default order is no argument
+    by_agent = _soup(client.get(links["Agent"]["href"]))
+    assert _rows(by_agent) == [reviewed["new"].id, reviewed["mid"].id]
+    reverse = by_agent.select_one(".feedback-table th[aria-sort] a")
+    assert reverse["href"] == "/feedback/?reason=outdated&sort=-agent"
+    kept = by_agent.select_one("input[name=sort]")  # the filter form sends the order along
+    assert (kept["form"], kept["value"]) == ("feedback-filters", "agent")
+    response = client.get("/feedback/?reason=outdated&sort=-agent", headers={"HX-Request": "true"})
+    assert response.headers["HX-Push-Url"] == "/feedback/?reason=outdated&sort=-agent"
+    assert _rows(_soup(response)) == [reviewed["mid"].id, reviewed["new"].id]
+
+
+@pytest.mark.parametrize("value", ["rude", "--date", "date;drop table feedback", "%00", "-", "Date"])
+def test_a_bad_sort_value_is_named_and_the_list_keeps_its_order(reviewed, client_as, value):
+    client = client_as("Auditor")
+    response = client.get(f"/feedback/?sort={value}&reason=outdated")
+    assert response.status_code == 200
+    page = _soup(response)
+    problems = [p.text for p in page.select(".filter-problem")]
+    assert len(problems) == 1 and problems[0].startswith("There is no sort order")
+    assert problems[0].endswith("the list is sorted newest first.")
+    assert _rows(page) == [reviewed["new"].id, reviewed["mid"].id]
+    assert client.get(f"/feedback/export.csv?sort={value}").status_code == 200
+
+
+def test_pages_keep_the_order(agents, users, client_as):
+    for n in range(25):
+        _rated(users, agents["acme" if n % 2 else "shared"], f"spool question {n}", ["incorrect"],
+               dt.datetime(2026, 3, 1) + dt.timedelta(hours=n))
+    client = client_as("Auditor")
+    first = _soup(client.get("/feedback/?sort=agent"))
+    assert len(_rows(first)) == 20
+    following = first.select_one(".pager a[rel=next]")
+    assert following["href"] == "/feedback/?sort=agent&page=2" and following.text == "Next"
+    second = _soup(client.get(following["href"]))
+    names = [row.select_one(".row-agent").text for row in second.select(".feedback-row")]
+    assert names == ["Ops helper"] * 5
+    assert second.select_one(".pager a[rel=prev]").text == "Previous"
+
+
 def test_csv_export(reviewed, client_as, users):
     response = client_as("AgentBuilder").get("/feedback/export.csv")
     assert response.mimetype == "text/csv"

@@ -11,6 +11,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from helpers import upload
+from portal.documents import services
 from portal.ingest import limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,6 +77,7 @@ def test_labels_are_formatted_from_the_constants():
 def small_limits(monkeypatch):
     """Limits other than today's, set before the app reads them (request this fixture before ``app``)."""
     monkeypatch.setattr(limits, "MAX_FILE_BYTES", 2 * 1024 * 1024)
+    monkeypatch.setattr(limits, "MAX_BATCH_BYTES", 5 * 1024 * 1024)
     monkeypatch.setattr(limits, "MAX_QUESTION_CHARS", 1_500)
     monkeypatch.setattr(limits, "MAX_SEARCH_CHARS", 1_200)
 
@@ -84,18 +86,38 @@ def test_the_upload_form_and_its_script_message_show_the_limit_of_the_constant(s
                                                                                client_as):
     page = BeautifulSoup(client_as("PlatformAdmin").get("/packs/ops").data, "html.parser")
     assert "at most 2 MB each" in page.select_one("label[for=files]").text
-    assert page.select_one("#upload-form")["data-too-large"] == (
-        "refused — larger than the 2 MB limit per file, so it was not read.")
+    form = page.select_one("#upload-form")
+    assert form["data-file-bytes"] == str(2 * 1024 * 1024)
+    assert form["data-not-sent"] == (
+        "refused — The file is {size}; the limit is 2 MB per file. Split the document and upload the parts. "
+        "It was not sent.")
+    assert "Sent together, the files may be at most 5 MB." in page.select_one("#files-help noscript").text
     assert page.select_one("#q")["maxlength"] == "1200"
     assert "4 MB" not in str(page)
 
 
 def test_the_413_names_the_limit_of_the_constant(small_limits, app, pack, client_as):
     assert app.config["MAX_CONTENT_LENGTH"] == 2 * 1024 * 1024 + 64 * 1024
-    response = upload(client_as("PlatformAdmin"), "ops", "big.md", b"a" * (3 * 1024 * 1024))
+    services.upload_file(pack, "notes.md", b"# Notes\n\nshort\n", None)
+    response = client_as("PlatformAdmin").post("/packs/ops/documents/notes/edit",
+                                               data={"text": "a" * (3 * 1024 * 1024), "expected_version": "1"})
     assert response.status_code == 413
     text = response.get_data(as_text=True)
     assert "larger than the 2 MB limit per file" in text and "4 MB" not in text
+
+
+def test_an_upload_over_the_batch_limit_names_both_limits_of_the_constants(small_limits, app, pack, client_as):
+    sizes = {"one.md": 1024 * 1024, "big.md": 3 * 1024 * 1024, "two.md": 1024 * 1024 + 512 * 1024}
+    files = [(io.BytesIO(b"a" * size), name, "text/markdown") for name, size in sizes.items()]
+    response = client_as("PlatformAdmin").post("/packs/ops/documents", data={"files": files},
+                                               content_type="multipart/form-data")
+    assert response.status_code == 413
+    page = BeautifulSoup(response.data, "html.parser")
+    lines = [li.get_text(" ", strip=True) for li in page.select("#upload-outcomes .outcome")]
+    assert [li.strong.text for li in page.select("#upload-outcomes .outcome")] == list(sizes)
+    assert "over the 5 MB limit for one upload" in lines[0] and "over the 5 MB limit for one upload" in lines[2]
+    assert "The file is 3.0 MB; the limit is 2 MB per file." in lines[1]
+    assert "4 MB" not in str(page) and "16 MB" not in str(page)
 
 
 def test_a_file_over_the_limit_is_refused_naming_the_limit_of_the_constant(small_limits, app, pack, client_as):

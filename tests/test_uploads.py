@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import csv
 import io
+import zipfile
 
 import pytest
 from bs4 import BeautifulSoup
+from PIL import Image
 from resources.make_fixtures import (
     PdfPage,
     add_picture,
     docx_bytes,
     image_bytes,
     pdf_bytes,
+    replace_part,
     rgb_image,
 )
 
@@ -275,10 +278,14 @@ def test_a_form_of_more_than_1000_parts_is_refused_naming_that_limit(app, pack, 
     assert data_snapshot(app) == before
 
 
-def test_a_body_over_the_size_limit_still_names_the_4_mb_limit(app, pack, client_as):
+def test_a_file_over_the_limit_is_refused_by_its_size_before_it_is_read(app, pack, client_as):
+    before = data_snapshot(app)
     response = upload(client_as("PlatformAdmin"), "ops", "huge.md", b"a" * (4 * 1024 * 1024 + 70 * 1024))
-    assert response.status_code == 413
-    assert "larger than the 4 MB limit per file" in response.get_data(as_text=True)
+    assert response.status_code == 422
+    line = BeautifulSoup(response.data, "html.parser").select_one("#upload-outcomes .outcome.refused")
+    assert line["data-reason"] == "too_large"
+    assert "The file is 4.1 MB; the limit is 4 MB per file." in line.text
+    assert data_snapshot(app) == before
 
 
 @pytest.mark.parametrize("content_type", ["application/x-www-form-urlencoded", "multipart/form-data"])
@@ -297,3 +304,132 @@ def test_download_name_rule():
     assert download_name("../../etc/pass\x00wd\u202e.pdf") == "passwd.pdf"
     assert download_name("\u200b\x00/") == "download" and download_name(None) == "download"
     assert download_name(".hidden.md") == "hidden.md" and download_name("h\u00e9llo.pdf") == "h\u00e9llo.pdf"
+
+
+# --- What an upload's result line says, and a batch sent without JavaScript (issue 16, item 5) ----------
+
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+def _outcomes(response) -> dict[str, BeautifulSoup]:
+    """Each outcome line of an upload's page (or fragment) by the file name it starts with."""
+    return {li.strong.text: li for li in BeautifulSoup(response.data, "html.parser").select(".outcome")}
+
+
+def _text(line) -> str:
+    return " ".join(line.get_text(" ").split())
+
+
+def test_a_redacted_word_upload_says_what_redaction_removed(app, pack, client_as):
+    def build(document):
+        document.add_paragraph("Connect with AKIAIOSFODNN7EXAMPLE to the bucket.")
+        add_picture(document, image_bytes(64, 64), alt="Bucket layout")
+        add_picture(document, image_bytes(48, 48, color=(0, 90, 0)), alt="Bucket policy")
+
+    response = upload(client_as("PlatformAdmin"), "ops", "bucket-access.docx", docx_bytes(build), DOCX)
+    assert response.status_code == 200
+    line = _outcomes(response)["bucket-access.docx"]
+    assert "redacted" in line["class"]
+    assert _text(line.select_one(".outcome-redaction")) == (
+        "Redacted: the credentials found (cloud access key (text)) were replaced by [REDACTED:credential]. "
+        "The original file is not kept, so it cannot be downloaded, and its 2 images were not kept (each became "
+        "[image not kept: document redacted]). What redaction does")
+    assert line.select_one(".outcome-redaction a")["href"] == "/help/classification"
+    assert line.select_one(".outcome-images") is None  # none kept: the redaction says so
+
+
+def test_a_redacted_text_upload_says_only_what_it_replaced(app, pack, client_as):
+    response = upload(client_as("PlatformAdmin"), "ops", "notes.md",
+                      b"# Notes\n\nConnect with AKIAIOSFODNN7EXAMPLE to the bucket.\n", **{"HX-Request": "true"})
+    line = _outcomes(response)["notes.md"]
+    assert _text(line.select_one(".outcome-redaction")) == (
+        "Redacted: the credentials found (cloud access key (text)) were replaced by [REDACTED:credential]. "
+        "What redaction does")
+    plain = upload(client_as("PlatformAdmin"), "ops", "plain.md", b"# Plain\n\nNothing secret.\n")
+    assert _outcomes(plain)["plain.md"].select_one(".outcome-redaction") is None
+
+
+def word_with_a_tiff() -> bytes:
+    """Two pictures kept and one not (a TIFF: its type is not kept)."""
+    def build(document):
+        document.add_paragraph("Pictures follow.")
+        for color in ((200, 0, 0), (0, 200, 0), (0, 0, 200)):
+            add_picture(document, image_bytes(96, 64, color=color), alt=f"picture {color}")
+
+    docx = docx_bytes(build)
+    with zipfile.ZipFile(io.BytesIO(docx)) as archive:
+        media = sorted(n for n in archive.namelist() if n.startswith("word/media/"))
+    tiff = io.BytesIO()
+    Image.new("RGB", (96, 64)).save(tiff, "TIFF")
+    return replace_part(docx, media[1], tiff.getvalue())
+
+
+def test_the_result_line_gives_the_images_kept_and_why_others_were_not(app, pack, client_as):
+    admin = client_as("PlatformAdmin")
+    line = _outcomes(upload(admin, "ops", "pictures.docx", word_with_a_tiff(), DOCX))["pictures.docx"]
+    assert line.select_one(".outcome-images").text == "Images: 2 kept, 1 not kept (type: 1)."
+    line = _outcomes(upload(admin, "ops", "interface-monitoring.docx", word_with_pictures(), DOCX))[
+        "interface-monitoring.docx"]
+    assert line.select_one(".outcome-images").text == "Images: 2 kept."
+    line = _outcomes(upload(admin, "ops", "plain.md", b"# Plain\n\ntext\n"))["plain.md"]
+    assert line.select_one(".outcome-images") is None
+
+
+def _csrf_client(app, client_as):
+    """A PlatformAdmin's client with CSRF checked, as in production, and the token of the pack page."""
+    client = client_as("PlatformAdmin")  # signed in first: the sign-in form carries no token here
+    app.config["WTF_CSRF_ENABLED"] = True
+    page = BeautifulSoup(client.get("/packs/ops").data, "html.parser")
+    return client, page.select_one("#upload-form input[name=csrf_token]")["value"]
+
+
+def test_a_batch_within_its_limit_names_the_file_over_the_per_file_limit(app, pack, client_as):
+    """Without JavaScript every chosen file comes in one request: each gets its own outcome."""
+    client, token = _csrf_client(app, client_as)
+    files = [(io.BytesIO(b"# One\n\n" + b"one " * 50_000), "one.md", "text/markdown"),
+             (io.BytesIO(b"a" * (5 * 1024 * 1024)), "big.md", "text/markdown"),
+             (io.BytesIO(b"# Two\n\n" + b"two " * 50_000), "two.md", "text/markdown")]
+    response = client.post("/packs/ops/documents", data={"csrf_token": token, "files": files},
+                           content_type="multipart/form-data")
+    assert response.status_code == 422
+    lines = _outcomes(response)
+    assert list(lines) == ["one.md", "big.md", "two.md"]
+    assert "accepted" in lines["one.md"]["class"] and "accepted" in lines["two.md"]["class"]
+    assert "The file is 5.0 MB; the limit is 4 MB per file." in lines["big.md"].text
+    assert [d.doc_id for d in Document.select().order_by(Document.doc_id)] == ["one", "two"]
+
+
+def test_a_batch_over_its_limit_gets_a_page_naming_each_file_and_its_outcome(app, pack, client_as, monkeypatch):
+    from portal.ingest import limits
+
+    monkeypatch.setattr(limits, "MAX_BATCH_BYTES", 6 * 1024 * 1024)
+    client, token = _csrf_client(app, client_as)
+    before = data_snapshot(app)
+    sizes = {"one.md": 3 * 1024 * 1024, "two.md": 3 * 1024 * 1024, "big.md": 5 * 1024 * 1024}
+    files = [(io.BytesIO(b"a" * size), name, "text/markdown") for name, size in sizes.items()]
+    response = client.post("/packs/ops/documents", data={"csrf_token": token, "files": files},
+                           content_type="multipart/form-data")
+    assert response.status_code == 413
+    page = BeautifulSoup(response.data, "html.parser")
+    assert page.select_one("h1").text.startswith("Operations")  # the pack page, with the outcomes on it
+    lines = _outcomes(response)
+    assert list(lines) == list(sizes)
+    for name in ("one.md", "two.md"):
+        assert lines[name]["data-reason"] == "batch_too_large"
+        assert "The files sent together were 11.0 MB, over the 6 MB limit for one upload" in lines[name].text
+        assert "per file" not in lines[name].text
+    assert lines["big.md"]["data-reason"] == "too_large"
+    assert "The file is 5.0 MB; the limit is 4 MB per file." in lines["big.md"].text
+    assert data_snapshot(app) == before
+
+
+def test_a_batch_over_its_limit_is_not_listed_for_someone_who_may_not_upload(app, pack, client_as, monkeypatch):
+    from portal.ingest import limits
+
+    monkeypatch.setattr(limits, "MAX_BATCH_BYTES", 1024 * 1024)
+    clients = (client_as("Auditor"), client_as(None))
+    app.config["WTF_CSRF_ENABLED"] = True  # its check reads the form before the view asks who is posting
+    for client in clients:
+        files = {"files": (io.BytesIO(b"a" * (2 * 1024 * 1024)), "one.md", "text/markdown")}
+        response = client.post("/packs/ops/documents", data=files, content_type="multipart/form-data")
+        assert response.status_code == 413 and "one.md" not in response.get_data(as_text=True)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from flask import current_app
@@ -23,9 +22,10 @@ from peewee import IntegrityError
 from portal import storage
 from portal.db import database
 from portal.documents.filenames import shown_name, upload_name
+from portal.documents.outcomes import REDACTED_FIGURE, Redaction, UploadOutcome
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
-from portal.ingest.classify import Policy, classify, refuse_if_not_allowed
+from portal.ingest.classify import Classification, Policy, classify, refuse_if_not_allowed
 from portal.ingest.formats import Extracted, read_upload
 from portal.ingest.markers import replace_figure_markers, without_images_line
 from portal.ingest.passages import split_passages
@@ -48,7 +48,6 @@ from portal.search import service as search_service
 
 log = logging.getLogger(__name__)
 
-REDACTED_FIGURE = "[image not kept: document redacted]"
 EDITABLE_KINDS = frozenset({"markdown", "text"})
 
 
@@ -70,24 +69,6 @@ class ReaderAccess:
     def fields(self) -> dict:
         """The document's columns for it (roles in ROLES order, like a user's)."""
         return {"visibility": self.visibility, "reader_role_names": [r for r in ROLES if r in self.reader_roles]}
-
-
-@dataclass
-class UploadOutcome:
-    """What happened to one uploaded file."""
-
-    filename: str
-    document: Document | None = None
-    revision: Revision | None = None
-    created: bool = False
-    unchanged: bool = False
-    refused: Refused | None = None
-    images_kept: int = 0
-    images_not_kept: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def accepted(self) -> bool:
-        return self.refused is None
 
 
 def document_id_for(filename: str) -> str:
@@ -153,26 +134,30 @@ def _upload(pack, filename, data, user, content_type, expected_version, doc_id, 
     title = title_for(filename, extracted.text, extracted.kind, extracted.title)
     verdict = classify(extracted.text, title, filename, classification_policy())
     refuse_if_not_allowed(verdict)
-    redacted = verdict.decision == "redact"
-    if redacted:
+    redaction = None
+    if verdict.decision == "redact":
         if doc_id is not None and verdict.redacted_filename != filename:
             raise Refused("bad_name", "The document id or file name looks like a credential; "
                                       "choose another one. Nothing was stored.")
-        extracted = _redact(extracted, verdict.redacted_text)
+        extracted, redaction = _redact(extracted, verdict)
         title, filename = verdict.redacted_title, verdict.redacted_filename
     doc_id = doc_id or document_id_for(filename)
-    return _store(pack, doc_id, title, filename, content_type, extracted, redacted, user, expected_version,
-                  reader_access)
+    outcome = _store(pack, doc_id, title, filename, content_type, extracted, redaction is not None, user,
+                     expected_version, reader_access)
+    outcome.redaction = redaction
+    return outcome
 
 
-def _redact(extracted: Extracted, redacted_text: str) -> Extracted:
-    """Keep only the redacted text: no original and no figures for Word/PDF."""
+def _redact(extracted: Extracted, verdict: Classification) -> tuple[Extracted, Redaction]:
+    """Keep only the redacted text: no original and no figures for Word/PDF; and say what went."""
     if extracted.kind in ("docx", "pdf"):
-        text = replace_figure_markers(without_images_line(redacted_text), REDACTED_FIGURE)
-        return Extracted(text=text, kind=extracted.kind, original=None, figures=[],
-                         images_not_kept={}, pages=extracted.pages, title_hint=extracted.title_hint)
-    extracted.text = redacted_text
-    return extracted
+        text = replace_figure_markers(without_images_line(verdict.redacted_text), REDACTED_FIGURE)
+        images = len(extracted.figures) + sum(extracted.images_not_kept.values())
+        return (Extracted(text=text, kind=extracted.kind, original=None, figures=[], images_not_kept={},
+                          pages=extracted.pages, title_hint=extracted.title_hint),
+                Redaction(verdict.deciding_kinds, original_dropped=True, images_dropped=images))
+    extracted.text = verdict.redacted_text
+    return extracted, Redaction(verdict.deciding_kinds, original_for_staff_only=extracted.original is not None)
 
 
 def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, redacted, user,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from flask import Blueprint, flash, redirect, request, url_for
 from flask_login import current_user, login_required
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from portal import access
-from portal.documents import services, viewer
+from portal.documents import batch, services, viewer
 from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound, Refused, VersionConflict
+from portal.errors_web import too_large_problem
 from portal.numbers import form_number, query_number
 from portal.rendering import render
 from portal.runs.services import citation_for_viewer
@@ -20,18 +22,28 @@ bp = Blueprint("documents", __name__, url_prefix="/packs/<slug>/documents")
 @login_required
 def upload(slug: str):
     pack = access.pack_for(current_user, slug, "documents.write")
-    files = [f for f in request.files.getlist("files") if f and f.filename]
-    if not files:
-        outcomes = [services.UploadOutcome(filename="(none)", refused=Refused(
-            "no_file", "Choose at least one file to upload."))]
-    else:
-        outcomes = [services.upload_file(pack, f.filename, f.read(), current_user,
-                                         content_type=f.mimetype or None) for f in files]
-    status = 200 if all(o.accepted for o in outcomes) else 422
+    outcomes = batch.upload_batch(pack, current_user)
+    return _uploaded(pack, outcomes, batch.batch_status(outcomes))
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def too_large(_error):
+    """An upload whose files together are over the limit for one request: each file named with its outcome."""
+    if not batch.is_batch_too_large() or not current_user.is_authenticated:
+        return too_large_problem()
+    try:
+        pack = access.pack_for(current_user, request.view_args["slug"], "documents.write")
+    except NotFound:
+        return too_large_problem()
+    return _uploaded(pack, batch.refused_batch(), 413)
+
+
+def _uploaded(pack, outcomes, status: int):
     # With htmx the outcomes are added to the list on the page, and the documents section (its
     # heading counts them) is swapped out of band; without, the whole pack page again.
-    return render("packs/show.html", "documents/_uploaded.html", status=status, pack=pack, outcomes=outcomes,
-                  documents=access.readable_documents(current_user, pack), query="", results=None)
+    return render("packs/show.html", "documents/_uploaded.html", status=status, pack=pack,
+                  outcomes=outcomes, documents=access.readable_documents(current_user, pack), query="",
+                  results=None)
 
 
 @bp.route("/<doc_id>")

@@ -1,7 +1,8 @@
-"""The Answer feedback filters: a GET form (WTForms) read from the address, so a filtered list is a link.
+"""The Answer feedback filters and order: a GET form (WTForms) read from the address, so a filtered,
+sorted list is a link.
 
-A value that names nothing (an unknown reason or status, a malformed date, an
-agent slug no agent can have) is left out and named in ``problems``; the page
+A value that names nothing (an unknown reason, status or order, a malformed date,
+an agent slug no agent can have) is left out and named in ``problems``; the page
 lists what the other filters match, never an error. The review list, its pages
 and the CSV export read the same form.
 """
@@ -15,6 +16,7 @@ from wtforms.fields import DateField, SelectChoice
 from wtforms.validators import ValidationError
 
 from portal.feedback.services import REASONS, STATUSES, ReviewFilters
+from portal.feedback.sorting import DEFAULT_SORT, SORTS
 from portal.packs.services import SLUG_RE
 
 
@@ -61,6 +63,12 @@ class ReviewFilterForm(Form):
                          validators=[_naming_one(STATUSES.__contains__, "status")])
     date_from = IsoDateField("From", id="filter-from", name="from")
     date_to = IsoDateField("To", id="filter-to", name="to")
+    # Set by the column headings' links, not shown as a field.
+    sort = StringField("Sort", filters=[_stripped])
+
+    def validate_sort(self, field) -> None:
+        if field.data and field.data not in SORTS:
+            raise ValidationError(f"There is no sort order {field.data[:40]!r}; the list is sorted newest first.")
 
     def validate_date_to(self, field) -> None:
         if self.date_from.data and field.data and self.date_from.data > field.data:
@@ -77,7 +85,8 @@ class ReviewFilterForm(Form):
             return field.data if field.data and not field.errors else ""
 
         return ReviewFilters(agent=valid(self.agent), reason=valid(self.reason), status=valid(self.status),
-                             date_from=self.date_from.data, date_to=self.date_to.data)
+                             date_from=self.date_from.data, date_to=self.date_to.data,
+                             sort=valid(self.sort) or DEFAULT_SORT)
 
 
 def read_filters(args) -> ReviewFilterForm:

@@ -17,6 +17,7 @@ from playhouse.flask_utils import PaginatedQuery
 
 from portal.db import database
 from portal.errors import Refused
+from portal.feedback.sorting import DEFAULT_SORT, heading_sort, ordering
 from portal.models import (
     Agent,
     Company,
@@ -121,23 +122,32 @@ class ReviewFilters:
     status: str = ""
     date_from: dt.date | None = None
     date_to: dt.date | None = None
+    sort: str = DEFAULT_SORT  # one of SORTS
 
-    def args(self, page: int | None = None) -> dict[str, str]:
-        """The filters as query arguments (empty ones left out), for links that keep them."""
+    def args(self, page: int | None = None, sort: str | None = None) -> dict[str, str]:
+        """The filters and the order as query arguments (empty and default ones left out), for links that
+        keep them; ``sort`` replaces the order."""
+        sort = sort or self.sort
         out = {"agent": self.agent, "reason": self.reason, "status": self.status,
                "from": self.date_from.isoformat() if self.date_from else "",
-               "to": self.date_to.isoformat() if self.date_to else ""}
+               "to": self.date_to.isoformat() if self.date_to else "",
+               "sort": "" if sort == DEFAULT_SORT else sort}
         if page and page > 1:
             out["page"] = str(page)
         return {k: v for k, v in out.items() if v}
 
     @property
     def active(self) -> bool:
-        return bool(self.args())
+        """Whether any filter applies (the order filters nothing)."""
+        return bool(self.agent or self.reason or self.status or self.date_from or self.date_to)
+
+    def sorting(self, column: str) -> tuple[str, str]:
+        """(the order a click on ``column``'s heading asks for, the heading's ``aria-sort``)."""
+        return heading_sort(self.sort, column)
 
 
 def review_query(filters: ReviewFilters):
-    """Not helpful ratings matching ``filters``, newest first, with their run and rater."""
+    """Not helpful ratings matching ``filters``, in its order, with their run and rater."""
     rater = User.alias("rater")
     query = (Feedback.select(Feedback, Run, rater, Company)
              .join(Run, on=(Feedback.run == Run.id))
@@ -155,7 +165,8 @@ def review_query(filters: ReviewFilters):
     if filters.date_to and filters.date_to < dt.date.max:  # nothing is rated after the last day there is
         query = query.where(Feedback.updated_at < dt.datetime.combine(filters.date_to + dt.timedelta(days=1),
                                                                       dt.time()))
-    return query.order_by(Feedback.updated_at.desc(), Feedback.id.desc())
+    return query.order_by(*ordering(filters.sort, list(STATUSES)))
+
 
 
 class ReviewPage(PaginatedQuery):

@@ -10,6 +10,7 @@ from portal.chat.views import answer_address
 from portal.errors import NotFound, Refused
 from portal.feedback import services
 from portal.feedback.forms import read_filters
+from portal.feedback.sorting import DEFAULT_SORT, SORT_COLUMNS
 from portal.ingest import limits
 from portal.models import Feedback, Run, utcnow
 from portal.numbers import form_number, query_page
@@ -77,7 +78,8 @@ def index():
     response = render("feedback/index.html", "feedback/_results.html", form=form, filters=filters, results=results,
                       agents=services.agents_with_feedback(), statuses=services.STATUSES,
                       excerpt=services.answer_excerpt, reason_labels=services.reason_labels,
-                      cases=services.cases_by_feedback(results.items), case_summary=services.case_summary)
+                      cases=services.cases_by_feedback(results.items), case_summary=services.case_summary,
+                      sort_columns=SORT_COLUMNS, default_sort=DEFAULT_SORT)
     if wants_fragment():  # the address bar shows the filters as a clean, shareable link
         response.headers["HX-Push-Url"] = url_for("feedback.index", **filters.args(results.get_page()))
     return response

@@ -13,6 +13,11 @@ from portal.errors import Refused
 
 # Formats (SPEC 3).
 MAX_FILE_BYTES = 4 * 1024 * 1024  # "4 MB": binary megabytes, 4,194,304 bytes
+# Without JavaScript a browser sends every chosen file in one request (cairn.js sends one file per request).
+MAX_BATCH_BYTES = 16 * 1024 * 1024  # the files of one upload request together
+# A request over MAX_BATCH_BYTES is read this far, keeping nothing, to name its files and their sizes.
+MAX_LISTED_BATCH_BYTES = 16 * MAX_BATCH_BYTES
+REQUEST_OVERHEAD_BYTES = 64 * 1024  # the form around the files: part headers, the CSRF token
 MAX_FORM_PARTS = 1_000  # fields and files in one posted form (Werkzeug's default, stated here)
 MAX_TEXT_CHARS = 400_000
 MAX_PDF_PAGES = 300
@@ -42,6 +47,7 @@ ACCEPTED_EXTENSIONS = (".md", ".txt", ".docx", ".pdf", ".png", ".jpg", ".jpeg", 
 
 REASONS = (
     "too_large",
+    "batch_too_large",
     "too_many_chars",
     "too_many_pages",
     "timeout",
@@ -79,6 +85,7 @@ def limits() -> dict[str, Limit]:
     """
     return {
         "file_bytes": Limit(MAX_FILE_BYTES, megabytes(MAX_FILE_BYTES)),
+        "batch_bytes": Limit(MAX_BATCH_BYTES, megabytes(MAX_BATCH_BYTES)),
         "form_parts": Limit(MAX_FORM_PARTS, number(MAX_FORM_PARTS)),
         "text_chars": Limit(MAX_TEXT_CHARS, number(MAX_TEXT_CHARS)),
         "pdf_pages": Limit(MAX_PDF_PAGES, number(MAX_PDF_PAGES)),
@@ -97,11 +104,30 @@ def _mb(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
+def too_large_message(size_label: str) -> str:
+    """A file over the per-file limit; ``size_label`` is its size as ``_mb`` writes it."""
+    return (f"The file is {size_label}; the limit is {megabytes(MAX_FILE_BYTES)} per file. "
+            "Split the document and upload the parts.")
+
+
 def refuse_too_large(size: int) -> Refused:
+    return Refused("too_large", too_large_message(_mb(size)))
+
+
+def not_sent_too_large_message() -> str:
+    """What the upload page shows after the name of a chosen file over the limit, which cairn.js does
+    not send. The script writes the file's size in place of ``{size}``, to one decimal as ``_mb`` does."""
+    return f"refused — {too_large_message('{size}')} It was not sent."
+
+
+def refuse_batch_too_large(total: int | None) -> Refused:
+    """One file of a request whose files together are over ``MAX_BATCH_BYTES`` (a form sent without
+    JavaScript): nothing in it was read."""
+    amount = f"were {_mb(total)}, over" if total else "were over"
     return Refused(
-        "too_large",
-        f"The file is {_mb(size)}; the limit is {megabytes(MAX_FILE_BYTES)} per file. "
-        "Split the document and upload the parts.",
+        "batch_too_large",
+        f"The files sent together {amount} the {megabytes(MAX_BATCH_BYTES)} limit for one upload, so none "
+        "of them was read and nothing was stored. Upload them again a few at a time.",
     )
 
 
@@ -109,14 +135,6 @@ def request_too_large_message() -> str:
     """A request body over the limit (one file at the limit plus its form) was not read (the 413)."""
     return (f"The upload is larger than the {megabytes(MAX_FILE_BYTES)} limit per file, so it was not "
             "read. Upload large files one at a time, or split them.")
-
-
-def upload_refused_too_large_message() -> str:
-    """What the upload page shows after a file's name when the server answered its request with 413.
-
-    cairn.js uploads one file per request and reads this from the form (``data-too-large``).
-    """
-    return f"refused — larger than the {megabytes(MAX_FILE_BYTES)} limit per file, so it was not read."
 
 
 def too_many_form_parts_message() -> str:

@@ -53,15 +53,55 @@ def test_word_pdf_and_scanned_pdf_uploads(page, pack, users, tmp_path):
     assert download.value.path().read_bytes() == pdf.read_bytes()
 
 
-def test_a_file_over_the_request_limit_is_refused_in_the_words_of_the_limits_module(page, pack, users, tmp_path):
+def test_a_file_over_the_limit_is_refused_in_the_browser_and_never_sent(page, pack, users, tmp_path):
     from portal.ingest import limits
 
     huge = tmp_path / "huge.md"
-    huge.write_bytes(b"a" * (limits.MAX_FILE_BYTES + 70 * 1024))  # over the request cap: the server answers 413
+    huge.write_bytes(b"a" * (limits.MAX_FILE_BYTES + 70 * 1024))
+    small = tmp_path / "small-note.md"
+    small.write_bytes(b"# Small note\n\nSent on its own.\n")
+    sent = []
+    page.on("request", lambda request: sent.append(request) if request.method == "POST" else None)
     sign_in(page, users["PlatformAdmin"].email, PASSWORD)
     page.goto("/packs/ops")
+    page.set_input_files("#files", [str(huge), str(small)])
+    page.click("#upload-form button[type=submit]")
+    expect(page.locator(".upload-label")).to_have_text("Done: 1 file sent, 1 kept back.")
+    refused = page.locator("#upload-outcomes .outcome.refused")
+    expect(refused).to_have_text("huge.md: " + limits.not_sent_too_large_message().replace("{size}", "4.1 MB"))
+    expect(refused).to_have_attribute("data-reason", "too_large")
+    expect(page.locator("#upload-outcomes .outcome.accepted")).to_contain_text("small-note.md: added as")
+    uploads = [r for r in sent if r.url.endswith("/packs/ops/documents")]
+    assert len(uploads) == 1  # the small file's: its body is far under the limit the huge file is over
+    assert uploads[0].sizes()["requestBodySize"] < 1024
+
+    sent.clear()
     page.set_input_files("#files", [str(huge)])
     page.click("#upload-form button[type=submit]")
-    refused = page.locator("#upload-outcomes .outcome.refused")
-    expect(refused).to_have_text(f"huge.md: {limits.upload_refused_too_large_message()}")
-    expect(refused).to_have_attribute("data-reason", "too_large")
+    expect(page.locator(".upload-label")).to_have_text("Done: 0 files sent, 1 kept back.")
+    expect(refused).to_have_count(2)
+    assert sent == []
+
+
+def test_without_javascript_a_batch_over_its_limit_names_each_file(browser, live_server, pack, users, tmp_path,
+                                                                  monkeypatch):
+    from portal.ingest import limits
+
+    monkeypatch.setattr(limits, "MAX_BATCH_BYTES", 6 * 1024 * 1024)
+    sizes = {"one.md": 3 * 1024 * 1024, "two.md": 3 * 1024 * 1024, "big.md": 5 * 1024 * 1024}
+    for name, size in sizes.items():
+        (tmp_path / name).write_bytes(b"a" * size)
+    context = browser.new_context(base_url=live_server, java_script_enabled=False)
+    page = context.new_page()
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/ops")
+    page.set_input_files("#files", [str(tmp_path / name) for name in sizes])
+    page.click("#upload-form button[type=submit]")
+    outcomes = page.locator("#upload-outcomes .outcome.refused")
+    expect(outcomes).to_have_count(3)
+    expect(outcomes.nth(0)).to_contain_text("one.md: refused — The files sent together were 11.0 MB, over the "
+                                            "6 MB limit for one upload")
+    expect(outcomes.nth(1)).to_contain_text("two.md: refused — The files sent together were 11.0 MB")
+    expect(outcomes.nth(2)).to_contain_text("big.md: refused — The file is 5.0 MB; the limit is 4 MB per file.")
+    expect(page.locator("#docs-heading")).to_have_text("Documents (0)")
+    context.close()

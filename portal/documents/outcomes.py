@@ -1,0 +1,59 @@
+"""What happened to one uploaded file, and the sentences its result line adds: images, redaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from portal.errors import Refused
+from portal.ingest.classify import REDACTION_MARKER
+from portal.ingest.markers import images_summary
+from portal.models import Document, Revision
+
+# What stands where a figure was in a redacted Word or PDF file's text (SPEC 4).
+REDACTED_FIGURE = "[image not kept: document redacted]"
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """What redaction took out of an upload: its credentials always, and with them, for a Word or PDF
+    file, the file itself and its images (SPEC 4); a redacted document is never a member's download."""
+
+    kinds: tuple[str, ...]  # the kinds of credential found, with where: "private key (text)"
+    original_dropped: bool = False  # a Word or PDF file
+    original_for_staff_only: bool = False  # an image file: kept, but never a member's download
+    images_dropped: int = 0  # the images the file held, none kept
+
+    def summary(self) -> str:
+        found = f"credentials found ({', '.join(self.kinds)}) were" if self.kinds else "credentials found were"
+        sentences = [f"Redacted: the {found} replaced by {REDACTION_MARKER}."]
+        if self.original_dropped:
+            images = {0: "", 1: f", and its image was not kept (it became {REDACTED_FIGURE})"}.get(
+                self.images_dropped, f", and its {self.images_dropped} images were not kept "
+                                     f"(each became {REDACTED_FIGURE})")
+            sentences.append(f"The original file is not kept, so it cannot be downloaded{images}.")
+        elif self.original_for_staff_only:
+            sentences.append("Members cannot download the file.")
+        return " ".join(sentences)
+
+
+@dataclass
+class UploadOutcome:
+    """What happened to one uploaded file."""
+
+    filename: str
+    document: Document | None = None
+    revision: Revision | None = None
+    created: bool = False
+    unchanged: bool = False
+    refused: Refused | None = None
+    images_kept: int = 0
+    images_not_kept: dict[str, int] = field(default_factory=dict)
+    redaction: Redaction | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.refused is None
+
+    def images_summary(self) -> str:
+        """``Images: 4 kept, 3 not kept (type: 3)``, as the text's own Images line says it."""
+        return images_summary(self.images_kept, self.images_not_kept)
