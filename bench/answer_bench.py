@@ -94,15 +94,25 @@ def load_corpus(args, rng: random.Random, vocabulary: list[str]) -> list[Pack]:
                 pack = packs[number % len(packs)]
                 texts = [passage_text(k, rng, vocabulary, cumulative) for k in range(PASSAGES_PER_DOCUMENT)]
                 full = "\n\n".join(texts)
-                document = Document.create(pack=pack, doc_id=f"doc-{number}", title=f"Document {number}",
-                                           current_version=1)
+                document = Document.create(
+                    pack=pack, doc_id=f"doc-{number}", title=f"Document {number}", current_version=1
+                )
                 revision = Revision.create(document=document, version=1, text=full, sha256="0" * 64)
                 rows, line, offset = [], 1, 0
                 for ordinal, text in enumerate(texts):
                     lines = text.count("\n") + 1
-                    rows.append({"revision": revision.id, "ordinal": ordinal, "text": text, "line_start": line,
-                                 "line_end": line + lines - 1, "char_start": offset, "char_end": offset + len(text),
-                                 "heading_path": f"Document {number} > Section {ordinal}"})
+                    rows.append(
+                        {
+                            "revision": revision.id,
+                            "ordinal": ordinal,
+                            "text": text,
+                            "line_start": line,
+                            "line_end": line + lines - 1,
+                            "char_start": offset,
+                            "char_end": offset + len(text),
+                            "heading_path": f"Document {number} > Section {ordinal}",
+                        }
+                    )
                     line += lines + 1
                     offset += len(text) + 2
                 Passage.insert_many(rows).execute()
@@ -135,8 +145,15 @@ def main() -> None:
     args = parse_arguments()
     rng = random.Random(args.seed)
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="cairn-answer-bench-"))
-    app = create_app({"CAIRN_DATA_DIR": str(data_dir), "DATABASE_URL": None, "SECRET_KEY": "bench",
-                      "CAIRN_REPAIR_INDEX_ON_START": False, "CAIRN_MODEL_BASE_URL": None})
+    app = create_app(
+        {
+            "CAIRN_DATA_DIR": str(data_dir),
+            "DATABASE_URL": None,
+            "SECRET_KEY": "bench",
+            "CAIRN_REPAIR_INDEX_ON_START": False,
+            "CAIRN_MODEL_BASE_URL": None,
+        }
+    )
     with app.app_context():
         migrate(app.config["DATABASE"])
         vocabulary = make_vocabulary(args.vocabulary, rng)
@@ -148,7 +165,7 @@ def main() -> None:
         for question in questions[: args.warmup]:
             ask(agent, None, question)
         totals, retrieval, extractive, references, statuses = [], [], [], [], {}
-        for question in questions[args.warmup:]:
+        for question in questions[args.warmup :]:
             begun = time.perf_counter()
             run = ask(agent, None, question)
             totals.append((time.perf_counter() - begun) * 1000)
@@ -158,15 +175,25 @@ def main() -> None:
             statuses[run.status] = statuses.get(run.status, 0) + 1
 
     def summary(samples):
-        return {"p50": round(percentile(samples, 0.5), 2), "p95": round(percentile(samples, 0.95), 2),
-                "mean": round(statistics.fmean(samples), 2), "max": round(max(samples), 2)}
+        return {
+            "p50": round(percentile(samples, 0.5), 2),
+            "p95": round(percentile(samples, 0.95), 2),
+            "mean": round(statistics.fmean(samples), 2),
+            "max": round(max(samples), 2),
+        }
 
     result = {
-        "passages": args.passages, "packs": args.packs, "questions": args.questions,
+        "passages": args.passages,
+        "packs": args.packs,
+        "questions": args.questions,
         "load_and_index_seconds": round(load_seconds, 1),
-        "ask_ms": summary(totals), "retrieval_ms": summary(retrieval), "extractive_ms": summary(extractive),
-        "mean_references": round(statistics.fmean(references), 2), "statuses": statuses,
-        "target_p95_ms": TARGET_P95_MS, "target_met": percentile(totals, 0.95) < TARGET_P95_MS,
+        "ask_ms": summary(totals),
+        "retrieval_ms": summary(retrieval),
+        "extractive_ms": summary(extractive),
+        "mean_references": round(statistics.fmean(references), 2),
+        "statuses": statuses,
+        "target_p95_ms": TARGET_P95_MS,
+        "target_met": percentile(totals, 0.95) < TARGET_P95_MS,
     }
     print(markdown(result))
     if args.json:
@@ -174,8 +201,11 @@ def main() -> None:
 
 
 def markdown(result: dict) -> str:
-    rows = [("`ask` end to end", result["ask_ms"]), ("retrieval (BM25 + receipt)", result["retrieval_ms"]),
-            ("extractive answer", result["extractive_ms"])]
+    rows = [
+        ("`ask` end to end", result["ask_ms"]),
+        ("retrieval (BM25 + receipt)", result["retrieval_ms"]),
+        ("extractive answer", result["extractive_ms"]),
+    ]
     lines = [
         f"{result['passages']:,} passages in {result['packs']} granted packs (bulk insert + index rebuild: "
         f"{result['load_and_index_seconds']} s); {result['questions']} questions, mean "

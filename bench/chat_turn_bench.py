@@ -46,10 +46,10 @@ QUESTION = "How do I delete old spool requests?"
 HTMX = {"HX-Request": "true"}
 RUNBOOKS = {
     "spool-overflow.md": "# Spool overflow runbook\n\n## Symptoms\n\nOutput requests pile up and SP01 shows "
-                         "thousands of entries.\n\n## Fix\n\nRun the report RSPO1041 to delete old spool requests.\n"
-                         "Then check the TemSe consistency in SP12.\n",
+    "thousands of entries.\n\n## Fix\n\nRun the report RSPO1041 to delete old spool requests.\n"
+    "Then check the TemSe consistency in SP12.\n",
     "lock-entries.md": "# Lock entries runbook\n\n## Fix\n\nDelete stale lock entries in SM12 only after checking "
-                       "that the owner's session is gone.\n",
+    "that the owner's session is gone.\n",
 }
 
 
@@ -81,8 +81,9 @@ def grow(app, conversation_id: int, turns: int) -> None:
         Run.update(created_at=start).where(Run.id == first.id).execute()
         row = {k: v for k, v in first.__data__.items() if k != "id"}
         with database().atomic():
-            Run.insert_many([{**row, "created_at": start + timedelta(seconds=n)}
-                             for n in range(1, turns - asked + 1)]).execute()
+            Run.insert_many(
+                [{**row, "created_at": start + timedelta(seconds=n)} for n in range(1, turns - asked + 1)]
+            ).execute()
 
 
 def timed(call) -> tuple[float, int]:
@@ -101,18 +102,29 @@ def ask_many(client, address: str, count: int) -> list[tuple[float, int]]:
 def summary(samples: list[tuple[float, int]]) -> dict:
     times = sorted(ms for ms, _ in samples)
     sizes = [size for _, size in samples]
-    return {"n": len(samples), "bytes_min": min(sizes), "bytes_max": max(sizes),
-            "p50_ms": round(statistics.median(times), 1),
-            "p95_ms": round(times[min(len(times) - 1, round(0.95 * (len(times) - 1)))], 1),
-            "mean_ms": round(statistics.fmean(times), 1)}
+    return {
+        "n": len(samples),
+        "bytes_min": min(sizes),
+        "bytes_max": max(sizes),
+        "p50_ms": round(statistics.median(times), 1),
+        "p95_ms": round(times[min(len(times) - 1, round(0.95 * (len(times) - 1)))], 1),
+        "mean_ms": round(statistics.fmean(times), 1),
+    }
 
 
 def main() -> None:
     args = parse_arguments()
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="cairn-chat-turn-bench-"))
-    app = create_app({"CAIRN_DATA_DIR": str(data_dir), "DATABASE_URL": None, "SECRET_KEY": "bench",
-                      "CAIRN_REPAIR_INDEX_ON_START": False, "CAIRN_MODEL_BASE_URL": None,
-                      "WTF_CSRF_ENABLED": False})
+    app = create_app(
+        {
+            "CAIRN_DATA_DIR": str(data_dir),
+            "DATABASE_URL": None,
+            "SECRET_KEY": "bench",
+            "CAIRN_REPAIR_INDEX_ON_START": False,
+            "CAIRN_MODEL_BASE_URL": None,
+            "WTF_CSRF_ENABLED": False,
+        }
+    )
     build(app)
     client = app.test_client()
     signed_in = client.post("/login", data={"email": "member@bench.test", "password": PASSWORD})
@@ -131,11 +143,13 @@ def main() -> None:
         total = Conversation.get_by_id(conversation_id).turns().count()
 
     n = args.questions
-    result = {"answer at turn 1 (the whole chat)": summary([first]),
-              f"answers at turns 2–{n + 1}": summary(short),
-              f"answers at turns {args.turns + 1}–{args.turns + n}": summary(long),
-              f"conversation page at {n + 1} turns": summary(short_page),
-              f"conversation page at {total} turns": summary(long_page)}
+    result = {
+        "answer at turn 1 (the whole chat)": summary([first]),
+        f"answers at turns 2–{n + 1}": summary(short),
+        f"answers at turns {args.turns + 1}–{args.turns + n}": summary(long),
+        f"conversation page at {n + 1} turns": summary(short_page),
+        f"conversation page at {total} turns": summary(long_page),
+    }
     print(markdown(result))
     if args.json:
         print(json.dumps(result))

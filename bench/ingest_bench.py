@@ -22,10 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = ("idoc queue backlog partner status inbound outbound job spool request transport import lock entry "
-         "update task work process dump memory kernel certificate destination rfc batch schedule billing "
-         "delivery order invoice plant warehouse release downtime restart checklist monitor alert threshold "
-         "owner escalation follow-up root cause fix symptom system client host database table growth").split()
+WORDS = (
+    "idoc queue backlog partner status inbound outbound job spool request transport import lock entry "
+    "update task work process dump memory kernel certificate destination rfc batch schedule billing "
+    "delivery order invoice plant warehouse release downtime restart checklist monitor alert threshold "
+    "owner escalation follow-up root cause fix symptom system client host database table growth"
+).split()
 
 
 def sentence(rng: random.Random) -> str:
@@ -63,8 +65,10 @@ def main() -> int:
         results = [ingest(root / "with-vectors", files, vectors=True), ingest(root / "bm25-only", files, vectors=False)]
     print("| index | files | passages | seconds | passages/s |\n|---|---|---|---|---|")
     for result in results:
-        print(f"| {result['index']} | {result['files']} | {result['passages']} | {result['seconds']} | "
-              f"{result['passages_per_second']} |")
+        print(
+            f"| {result['index']} | {result['files']} | {result['passages']} | {result['seconds']} | "
+            f"{result['passages_per_second']} |"
+        )
     print(json.dumps(results))
     return 0 if all(result["refused"] == 0 for result in results) else 1
 
@@ -77,8 +81,14 @@ def ingest(data_dir: Path, files: list[Path], vectors: bool) -> dict:
     from portal.migrate import migrate
     from portal.packs.services import create_pack
 
-    app = create_app({"CAIRN_DATA_DIR": str(data_dir), "SECRET_KEY": "bench", "CAIRN_REPAIR_INDEX_ON_START": False,
-                      "CAIRN_RETRIEVAL": "hybrid" if vectors else "bm25"})
+    app = create_app(
+        {
+            "CAIRN_DATA_DIR": str(data_dir),
+            "SECRET_KEY": "bench",
+            "CAIRN_REPAIR_INDEX_ON_START": False,
+            "CAIRN_RETRIEVAL": "hybrid" if vectors else "bm25",
+        }
+    )
     with app.app_context():
         migrate(app.config["DATABASE"])
         create_pack("bench", "Benchmark")
@@ -89,8 +99,14 @@ def ingest(data_dir: Path, files: list[Path], vectors: bool) -> dict:
         app.extensions["cairn_indexes"].close()
     passages = sum(line["document"]["passages"] for line in lines if line["document"])
     refused = sum(1 for line in lines if line["status"] == "refused")
-    return {"index": "hybrid (BM25 + vectors)" if vectors else "bm25 (no vectors)", "files": len(lines), "refused": refused,
-            "passages": passages, "seconds": round(elapsed, 2), "passages_per_second": round(passages / elapsed)}
+    return {
+        "index": "hybrid (BM25 + vectors)" if vectors else "bm25 (no vectors)",
+        "files": len(lines),
+        "refused": refused,
+        "passages": passages,
+        "seconds": round(elapsed, 2),
+        "passages_per_second": round(passages / elapsed),
+    }
 
 
 if __name__ == "__main__":

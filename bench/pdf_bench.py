@@ -22,10 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from resources.make_fixtures import image_bytes, text_pdf  # noqa: E402
-
 from portal.errors import Refused  # noqa: E402
 from portal.ingest.formats import read_upload  # noqa: E402
+from resources.make_fixtures import image_bytes, text_pdf  # noqa: E402
 
 TARGET_SECONDS = 2.0
 
@@ -111,8 +110,7 @@ def main() -> None:
     for label, data in files.items():
         median, worst, result = timed(lambda data=data: read_or_refusal("bench.pdf", data), runs)
         outcome = (
-            f"refused: {result.reason}" if isinstance(result, Refused)
-            else f"accepted: {len(result.text):,} chars"
+            f"refused: {result.reason}" if isinstance(result, Refused) else f"accepted: {len(result.text):,} chars"
         )
         rows.append((f"{label}, {len(data) / 1e6:.2f} MB", "read_upload", median, worst, outcome))
         median, worst, chars = timed(lambda data=data: in_process_pdfium(data), runs)
@@ -128,9 +126,17 @@ def main() -> None:
     data = files["300 pages, ~1,300 chars/page"]
     median, worst, outcome = upload_end_to_end(data, runs)
     passages = outcome.revision.passages.count() if outcome.accepted else 0
-    rows.append(("300 pages, ~1,300 chars/page", "upload end to end", median, worst,
-                 f"stored {outcome.revision.pages} pages, {passages} passages, indexed" if outcome.accepted
-                 else f"refused: {outcome.refused.reason}"))
+    rows.append(
+        (
+            "300 pages, ~1,300 chars/page",
+            "upload end to end",
+            median,
+            worst,
+            f"stored {outcome.revision.pages} pages, {passages} passages, indexed"
+            if outcome.accepted
+            else f"refused: {outcome.refused.reason}",
+        )
+    )
 
     print(f"{'file':48} {'reader':22} {'median':>8} {'max':>8}  outcome")
     for label, reader, median, worst, outcome in rows:

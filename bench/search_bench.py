@@ -51,10 +51,15 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--queries", type=int, default=500, help="timed queries (default 500)")
     parser.add_argument("--words", type=int, default=150, help="words per passage (default 150)")
     parser.add_argument("--vocabulary", type=int, default=50_000, help="distinct words (default 50000)")
-    parser.add_argument("--incremental", type=int, default=2_000,
-                        help="passages added afterwards through write() in batches of 50 (default 2000)")
-    parser.add_argument("--rounds", type=int, default=5,
-                        help="times each query is run; its best time counts (default 5)")
+    parser.add_argument(
+        "--incremental",
+        type=int,
+        default=2_000,
+        help="passages added afterwards through write() in batches of 50 (default 2000)",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="times each query is run; its best time counts (default 5)"
+    )
     parser.add_argument("--seed", type=int, default=20240601)
     parser.add_argument("--data-dir", type=Path, help="keep the indexes here instead of a temporary folder")
     parser.add_argument("--no-vectors", action="store_true", help="index without vectors; time BM25 only")
@@ -74,8 +79,9 @@ def zipf_cumulative_weights(size: int) -> list[float]:
     return list(itertools.accumulate(1.0 / rank**ZIPF_EXPONENT for rank in range(1, size + 1)))
 
 
-def make_passages(args: argparse.Namespace, vocabulary: list[str], rng: random.Random
-                  ) -> dict[str, list[IndexedPassage]]:
+def make_passages(
+    args: argparse.Namespace, vocabulary: list[str], rng: random.Random
+) -> dict[str, list[IndexedPassage]]:
     """The corpus, grouped by pack; generated before timing so only indexing is measured."""
     cumulative = zipf_cumulative_weights(len(vocabulary))
     packs: dict[str, list[IndexedPassage]] = {f"bench-pack-{n}": [] for n in range(args.packs)}
@@ -84,8 +90,16 @@ def make_passages(args: argparse.Namespace, vocabulary: list[str], rng: random.R
         document_number = (passage_id - 1) // PASSAGES_PER_DOCUMENT
         pack = slugs[document_number % len(slugs)]
         text = " ".join(rng.choices(vocabulary, cum_weights=cumulative, k=args.words))
-        packs[pack].append(IndexedPassage(passage_id, f"doc-{document_number}", pack, text,
-                                          title=f"Document {document_number}", heading_path="Section"))
+        packs[pack].append(
+            IndexedPassage(
+                passage_id,
+                f"doc-{document_number}",
+                pack,
+                text,
+                title=f"Document {document_number}",
+                heading_path="Section",
+            )
+        )
     return packs
 
 
@@ -106,7 +120,7 @@ def index_corpus(store: IndexStore, packs: dict[str, list[IndexedPassage]]) -> f
 def index_incrementally(store: IndexStore, passages: list[IndexedPassage], batch: int = 50) -> float:
     started = time.perf_counter()
     for generation, start in enumerate(range(0, len(passages), batch), start=2):
-        store.write(passages[0].pack, add=passages[start:start + batch], generation=generation)
+        store.write(passages[0].pack, add=passages[start : start + batch], generation=generation)
     return time.perf_counter() - started
 
 
@@ -119,14 +133,20 @@ class PlainLucene:
 
     def __init__(self, root: Path, slugs: list[str]):
         classes = jvm.J()
-        readers = [classes.JDirectoryReader.open(classes.JFSDirectory.open(classes.JFile(str(root / s)).toPath()))
-                   for s in slugs]
+        readers = [
+            classes.JDirectoryReader.open(classes.JFSDirectory.open(classes.JFile(str(root / s)).toPath()))
+            for s in slugs
+        ]
         self.reader = classes.JMultiReader(readers, True)
         self.searcher = classes.JIndexSearcher(jvm.cast("org.apache.lucene.index.IndexReader", self.reader))
         self.searcher.setSimilarity(classes.JBM25Similarity(DEFAULT_K1, DEFAULT_B))
         self.parser = classes.JQueryParser(FIELD_CONTENTS, english_analyzer())
-        self.top_docs = jvm.overload(self.searcher, "org.apache.lucene.search.IndexSearcher", "search",
-                                     "(Lorg/apache/lucene/search/Query;I)Lorg/apache/lucene/search/TopDocs;")
+        self.top_docs = jvm.overload(
+            self.searcher,
+            "org.apache.lucene.search.IndexSearcher",
+            "search",
+            "(Lorg/apache/lucene/search/Query;I)Lorg/apache/lucene/search/TopDocs;",
+        )
 
     def search(self, query: str):
         return self.top_docs(self.parser.parse(query), 8)
@@ -144,12 +164,18 @@ def time_call(function, *arguments) -> tuple[float, object]:
 def hybrid_search(searcher: Searcher, slugs: list[str], query: str):
     """What ``search_packs`` does in hybrid mode, minus the database: embed the question, search both halves."""
     embedder = embedding.shared_embedder()
-    return searcher.search_hybrid(slugs, query, embedding.question_vector(embedder, query),
-                                  model_id=embedder.model_id, floor=embedding.DENSE_FLOOR)
+    return searcher.search_hybrid(
+        slugs,
+        query,
+        embedding.question_vector(embedder, query),
+        model_id=embedder.model_id,
+        floor=embedding.DENSE_FLOOR,
+    )
 
 
-def time_searches(searcher: Searcher, plain: PlainLucene, slugs: list[str], queries: list[str], rounds: int,
-                  hybrid: bool = True) -> dict:
+def time_searches(
+    searcher: Searcher, plain: PlainLucene, slugs: list[str], queries: list[str], rounds: int, hybrid: bool = True
+) -> dict:
     """Each query's best time over ``rounds``, for (a), (b) and (c) alike.
 
     They run interleaved per query, rotating which goes first, so caches and
@@ -175,8 +201,7 @@ def time_searches(searcher: Searcher, plain: PlainLucene, slugs: list[str], quer
             result, top = outcome["a"][1], outcome["b"][1]
             if result.hits and len(top.scoreDocs) and result.hits[0].score == top.scoreDocs[0].score:
                 same_top_score += 1
-    return {"ours": ours, "baseline": baseline, "hybrid": fused if hybrid else None,
-            "same_top_score": same_top_score}
+    return {"ours": ours, "baseline": baseline, "hybrid": fused if hybrid else None, "same_top_score": same_top_score}
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -186,8 +211,11 @@ def percentile(samples: list[float], fraction: float) -> float:
 
 def summarize(args, index_seconds: float, incremental_seconds: float, timings: dict) -> dict:
     def milliseconds(samples):
-        return {"p50": percentile(samples, 0.5) * 1000, "p95": percentile(samples, 0.95) * 1000,
-                "mean": statistics.fmean(samples) * 1000}
+        return {
+            "p50": percentile(samples, 0.5) * 1000,
+            "p95": percentile(samples, 0.95) * 1000,
+            "mean": statistics.fmean(samples) * 1000,
+        }
 
     ours, baseline = milliseconds(timings["ours"]), milliseconds(timings["baseline"])
     hybrid = milliseconds(timings["hybrid"]) if timings["hybrid"] else None
@@ -199,7 +227,8 @@ def summarize(args, index_seconds: float, incremental_seconds: float, timings: d
         "rebuild_seconds": round(index_seconds, 2),
         "rebuild_passages_per_second": round(args.passages / index_seconds),
         "write_batches_of_50_passages_per_second": round(args.incremental / incremental_seconds)
-        if args.incremental else None,
+        if args.incremental
+        else None,
         "searcher_ms": {k: round(v, 3) for k, v in ours.items()},
         "plain_lucene_ms": {k: round(v, 3) for k, v in baseline.items()},
         "p95_ratio": round(ours["p95"] / baseline["p95"], 3),
@@ -215,24 +244,37 @@ def summarize(args, index_seconds: float, incremental_seconds: float, timings: d
 
 def markdown(summary: dict) -> str:
     ours, baseline = summary["searcher_ms"], summary["plain_lucene_ms"]
-    return "\n".join([
-        f"{summary['passages']:,} passages in {summary['packs']} packs: rebuild {summary['rebuild_seconds']} s "
-        f"({summary['rebuild_passages_per_second']:,} passages/s); write() in batches of 50: "
-        f"{summary['write_batches_of_50_passages_per_second']} passages/s",
-        "",
-        f"| {summary['queries']} queries, best of {summary['rounds']} | p50 ms | p95 ms | mean ms |",
-        "|---|---|---|---|",
-        f"| (a) Searcher.search | {ours['p50']:.3f} | {ours['p95']:.3f} | {ours['mean']:.3f} |",
-        f"| (b) plain Lucene | {baseline['p50']:.3f} | {baseline['p95']:.3f} | {baseline['mean']:.3f} |",
-        *([f"| (c) Searcher.search_hybrid, query embedded | {hybrid['p50']:.3f} | {hybrid['p95']:.3f} | "
-           f"{hybrid['mean']:.3f} |"] if (hybrid := summary["hybrid_ms"]) else []),
-        "",
-        f"p95 ratio (a)/(b): {summary['p95_ratio']} (target <= {summary['target_ratio']}: "
-        f"{'met' if summary['target_met'] else 'NOT met'}); same top score: {summary['same_top_score']}",
-        *([f"p95 ratio (c)/(a): {summary['hybrid_p95_ratio_to_searcher']} (target <= "
-           f"{summary['hybrid_target_ratio']}: {'met' if summary['hybrid_target_met'] else 'NOT met'})"]
-          if hybrid else []),
-    ])
+    return "\n".join(
+        [
+            f"{summary['passages']:,} passages in {summary['packs']} packs: rebuild {summary['rebuild_seconds']} s "
+            f"({summary['rebuild_passages_per_second']:,} passages/s); write() in batches of 50: "
+            f"{summary['write_batches_of_50_passages_per_second']} passages/s",
+            "",
+            f"| {summary['queries']} queries, best of {summary['rounds']} | p50 ms | p95 ms | mean ms |",
+            "|---|---|---|---|",
+            f"| (a) Searcher.search | {ours['p50']:.3f} | {ours['p95']:.3f} | {ours['mean']:.3f} |",
+            f"| (b) plain Lucene | {baseline['p50']:.3f} | {baseline['p95']:.3f} | {baseline['mean']:.3f} |",
+            *(
+                [
+                    f"| (c) Searcher.search_hybrid, query embedded | {hybrid['p50']:.3f} | {hybrid['p95']:.3f} | "
+                    f"{hybrid['mean']:.3f} |"
+                ]
+                if (hybrid := summary["hybrid_ms"])
+                else []
+            ),
+            "",
+            f"p95 ratio (a)/(b): {summary['p95_ratio']} (target <= {summary['target_ratio']}: "
+            f"{'met' if summary['target_met'] else 'NOT met'}); same top score: {summary['same_top_score']}",
+            *(
+                [
+                    f"p95 ratio (c)/(a): {summary['hybrid_p95_ratio_to_searcher']} (target <= "
+                    f"{summary['hybrid_target_ratio']}: {'met' if summary['hybrid_target_met'] else 'NOT met'})"
+                ]
+                if hybrid
+                else []
+            ),
+        ]
+    )
 
 
 def run(args: argparse.Namespace, root: Path) -> dict:
@@ -242,8 +284,10 @@ def run(args: argparse.Namespace, root: Path) -> dict:
     queries = make_queries(args.queries + 50, vocabulary, rng)
     store = IndexStore(root, embedder=None if args.no_vectors else embedding.shared_embedder())
     index_seconds = index_corpus(store, packs)
-    extra = [IndexedPassage(args.passages + n, f"extra-{n // PASSAGES_PER_DOCUMENT}", passage.pack, passage.text)
-             for n, passage in enumerate(next(iter(packs.values()))[: args.incremental])]
+    extra = [
+        IndexedPassage(args.passages + n, f"extra-{n // PASSAGES_PER_DOCUMENT}", passage.pack, passage.text)
+        for n, passage in enumerate(next(iter(packs.values()))[: args.incremental])
+    ]
     incremental_seconds = index_incrementally(store, extra) if extra else 0.0
     slugs = list(packs)
     searcher, plain = Searcher(root), PlainLucene(root, slugs)

@@ -23,9 +23,7 @@ from playhouse.migrate import migrate as apply_operations
 from portal.migrate import run_sql
 
 NO_EVIDENCE_ANSWER = "No evidence found in the granted packs for this question."
-STOPPED_NO_PASSAGE_ANSWER = (
-    "Stopped before the model was called: no acceptable passage was found in the granted packs."
-)
+STOPPED_NO_PASSAGE_ANSWER = "Stopped before the model was called: no acceptable passage was found in the granted packs."
 NOT_ACCEPTED_ANSWER = (
     "The answer was not accepted: it cites none of its references, and this agent "
     "requires every answer to cite the granted packs."
@@ -40,20 +38,30 @@ ALTER TABLE regression_case ADD COLUMN kind VARCHAR(16) NOT NULL DEFAULT 'expect
 
 def up(migrator, db):
     run_sql(db, SCHEMA)
-    apply_operations(*(migrator.drop_not_null("regression_case", column)
-                       for column in ("pack_slug", "document_pk", "document_id", "document_title")))
+    apply_operations(
+        *(
+            migrator.drop_not_null("regression_case", column)
+            for column in ("pack_slug", "document_pk", "document_id", "document_title")
+        )
+    )
     param = db.param
-    db.execute_sql(f"UPDATE run SET answer_basis = 'no_evidence' WHERE answer IN ({param}, {param})",
-                   (NO_EVIDENCE_ANSWER, STOPPED_NO_PASSAGE_ANSWER))
+    db.execute_sql(
+        f"UPDATE run SET answer_basis = 'no_evidence' WHERE answer IN ({param}, {param})",
+        (NO_EVIDENCE_ANSWER, STOPPED_NO_PASSAGE_ANSWER),
+    )
     db.execute_sql(f"UPDATE run SET answer_basis = 'not_accepted' WHERE answer = {param}", (NOT_ACCEPTED_ANSWER,))
-    db.execute_sql("UPDATE run SET answer_basis = 'model_only' WHERE answer_basis = 'documents' "
-                   "AND model_called AND model <> 'extractive' "
-                   "AND NOT EXISTS (SELECT 1 FROM run_reference WHERE run_reference.run_id = run.id)")
+    db.execute_sql(
+        "UPDATE run SET answer_basis = 'model_only' WHERE answer_basis = 'documents' "
+        "AND model_called AND model <> 'extractive' "
+        "AND NOT EXISTS (SELECT 1 FROM run_reference WHERE run_reference.run_id = run.id)"
+    )
     grants: dict[int, list[dict]] = {}
     for agent_id, slug, title in db.execute_sql(
-            "SELECT agent_grant.agent_id, pack.slug, pack.title FROM agent_grant "
-            "JOIN pack ON pack.id = agent_grant.pack_id ORDER BY agent_grant.agent_id, pack.slug").fetchall():
+        "SELECT agent_grant.agent_id, pack.slug, pack.title FROM agent_grant "
+        "JOIN pack ON pack.id = agent_grant.pack_id ORDER BY agent_grant.agent_id, pack.slug"
+    ).fetchall():
         grants.setdefault(agent_id, []).append({"slug": slug, "title": title})
     for agent_id, packs in grants.items():
-        db.execute_sql(f"UPDATE run SET searched_packs = {param} WHERE agent_id = {param}",
-                       (json.dumps(packs), agent_id))
+        db.execute_sql(
+            f"UPDATE run SET searched_packs = {param} WHERE agent_id = {param}", (json.dumps(packs), agent_id)
+        )

@@ -39,12 +39,15 @@ def up(migrator, db):
         rows = db.execute_sql(f'SELECT id, {column} FROM "{table}"').fetchall()
         for row_id, csv in rows:
             names = [name for name in (csv or "").split(",") if name]
-            db.execute_sql(f'UPDATE "{table}" SET {column} = {db.param} WHERE id = {db.param}',
-                           (json.dumps(names), row_id))
+            db.execute_sql(
+                f'UPDATE "{table}" SET {column} = {db.param} WHERE id = {db.param}', (json.dumps(names), row_id)
+            )
         # Dropped first: on SQLite adding a default appends a second DEFAULT clause to the column.
-        migrator.migrate(migrator.drop_column_default(table, column),
-                         migrator.add_column_default(table, column, "'[]'"))
+        migrator.migrate(
+            migrator.drop_column_default(table, column), migrator.add_column_default(table, column, "'[]'")
+        )
     migrator.migrate(*(migrator.add_index(table, (column,)) for table, column in FOREIGN_KEY_INDEXES))
     if isinstance(db, SqliteDatabase):
-        migrator.migrate(*(migrator.add_index(table, (column,), unique=True)
-                           for table, column in SQLITE_UNIQUE_COLUMNS))
+        migrator.migrate(
+            *(migrator.add_index(table, (column,), unique=True) for table, column in SQLITE_UNIQUE_COLUMNS)
+        )

@@ -9,5 +9,7 @@ conversation still finds its runs through an index.
 
 
 def up(migrator, db):
-    migrator.migrate(migrator.drop_index("run", "run_conversation_id"),
-                     migrator.add_index("run", ("conversation_id", "created_at", "id")))
+    migrator.migrate(
+        migrator.drop_index("run", "run_conversation_id"),
+        migrator.add_index("run", ("conversation_id", "created_at", "id")),
+    )

@@ -12,9 +12,19 @@ from __future__ import annotations
 from flask import current_app
 
 from portal.errors import NotFound
+from portal.models import (
+    Agent,
+    AgentGrant,
+    Conversation,
+    Document,
+    Feedback,
+    Pack,
+    RegressionCase,
+    Run,
+    RunReference,
+    User,
+)
 from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT, SearchResults, search_packs
-from portal.models import (Agent, AgentGrant, Conversation, Document, Feedback, Pack, RegressionCase, Run,
-                           RunReference, User)
 
 ADMIN, BUILDER, AUDITOR, MEMBER = "PlatformAdmin", "AgentBuilder", "Auditor", "Member"
 STAFF = frozenset({ADMIN, BUILDER, AUDITOR})
@@ -77,7 +87,8 @@ def staff_role_admitted(user: User, document: Document) -> bool:
 
 def document_for(user: User, pack: Pack, doc_id: str) -> Document:
     document = Document.get_or_none(
-        (Document.pack == pack) & (Document.doc_id == doc_id) & Document.deleted_at.is_null())
+        (Document.pack == pack) & (Document.doc_id == doc_id) & Document.deleted_at.is_null()
+    )
     if document is None or not staff_role_admitted(user, document):
         raise NotFound(doc_id)
     return document
@@ -90,9 +101,15 @@ def readable_documents(user: User, pack: Pack) -> list[Document]:
 
 def hidden_documents(user: User, packs) -> set[tuple[str, str]]:
     """(pack slug, document id) of live documents in ``packs`` whose reader roles leave ``user`` out."""
-    restricted = (Document.select(Document, Pack).join(Pack)
-                  .where(Document.pack.in_([p.id for p in packs]) & Document.deleted_at.is_null()
-                         & ~Document.reader_role_names.is_empty()))
+    restricted = (
+        Document.select(Document, Pack)
+        .join(Pack)
+        .where(
+            Document.pack.in_([p.id for p in packs])
+            & Document.deleted_at.is_null()
+            & ~Document.reader_role_names.is_empty()
+        )
+    )
     return {(d.pack.slug, d.doc_id) for d in restricted if not staff_role_admitted(user, d)}
 
 
@@ -112,6 +129,7 @@ def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT)
 
 
 # --- Agents and runs ------------------------------------------------------------
+
 
 def agent_for(user: User, slug: str, action: str = "agents.read") -> Agent:
     """The agent, if ``user`` may see agents and take ``action`` ("agents.configure", "agents.try") on it."""
@@ -157,6 +175,7 @@ def source_document_for_reading(user: User, document_pk: int) -> Document | None
 
 
 # --- Support chat, source pages and answer feedback ----------------------------------
+
 
 def agents_offered_to(user: User):
     """Agents serving the member's company, and company-less ones when CAIRN_OFFER_SHARED_AGENTS is on.
@@ -228,13 +247,17 @@ def member_may_download(user: User, document: Document) -> bool:
         return False
     if document.visibility == "shared":
         return True
-    return (document.visibility == "company" and user.company_id is not None
-            and document.pack.company_id == user.company_id)
+    return (
+        document.visibility == "company" and user.company_id is not None and document.pack.company_id == user.company_id
+    )
 
 
 def feedback_for(user: User, feedback_id: int):
-    feedback = (Feedback.get_or_none((Feedback.id == feedback_id) & (Feedback.rating == "not_helpful"))
-                if can(user, "feedback.review") else None)
+    feedback = (
+        Feedback.get_or_none((Feedback.id == feedback_id) & (Feedback.rating == "not_helpful"))
+        if can(user, "feedback.review")
+        else None
+    )
     if feedback is None:
         raise NotFound(feedback_id)
     return feedback
@@ -244,8 +267,7 @@ def can_remove_case(user: User, case: RegressionCase) -> bool:
     """A regression case is removed by the reviewer who recorded it, or by a PlatformAdmin."""
     if not can(user, "feedback.review"):
         return False
-    return can(user, "cases.remove_any") or (case.created_by_id is not None
-                                                         and case.created_by_id == user.id)
+    return can(user, "cases.remove_any") or (case.created_by_id is not None and case.created_by_id == user.id)
 
 
 def case_for(user: User, feedback: Feedback, case_id: int) -> RegressionCase:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 def _bool(value: str) -> bool:
@@ -32,56 +33,102 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("CAIRN_DATA_DIR", "data",
-            "Folder holding the SQLite database, uploaded originals, figures and the Lucene indexes."),
-    Setting("DATABASE_URL", None,
-            "Database URL. Unset: SQLite at $CAIRN_DATA_DIR/cairn.db (WAL, synchronous FULL, mode 0600). "
-            "postgresql://user@host/db for PostgreSQL."),
-    Setting("SECRET_KEY", None,
-            "Key that signs sessions and CSRF tokens. Unset: generated once and kept in "
-            "$CAIRN_DATA_DIR/secret_key (mode 0600)."),
-    Setting("CAIRN_SECURE_COOKIES", False,
-            "Send the session cookie only over HTTPS. Turn on behind TLS (the Procfile does).", _bool),
-    Setting("CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT", "10 per 15 minutes",
-            "Failed sign-ins allowed for one e-mail address before the sign-in page answers 429 until the window "
-            "ends (a fixed window: the owner waits at most that long). Only wrong passwords count."),
-    Setting("CAIRN_SIGN_IN_LIMIT_PER_ADDRESS", "30 per 15 minutes",
-            "Failed sign-ins allowed from one network address (any accounts) per window; see CAIRN_PROXIES."),
-    Setting("CAIRN_SIGN_IN_LIMIT_STORAGE", "memory://",
-            "Where the sign-in counters live (a Flask-Limiter storage URI). memory:// counts inside the one server "
-            "process and forgets at restart; several processes need a shared store such as redis://host:6379."),
-    Setting("CAIRN_API_RATE_LIMIT", "120 per minute",
-            "Requests one API token may make per window (a Flask-Limiter limit, counted in "
-            "CAIRN_SIGN_IN_LIMIT_STORAGE); over it the API answers 429 with Retry-After. Requests without a "
-            "valid token count per network address."),
-    Setting("CAIRN_PROXIES", 0,
-            "How many reverse proxies in front of the portal set X-Forwarded-For/-Proto. 0: none are trusted, "
-            "the address limit counts the peer address (behind a proxy that is the proxy's: set this).", int),
+    Setting(
+        "CAIRN_DATA_DIR",
+        "data",
+        "Folder holding the SQLite database, uploaded originals, figures and the Lucene indexes.",
+    ),
+    Setting(
+        "DATABASE_URL",
+        None,
+        "Database URL. Unset: SQLite at $CAIRN_DATA_DIR/cairn.db (WAL, synchronous FULL, mode 0600). "
+        "postgresql://user@host/db for PostgreSQL.",
+    ),
+    Setting(
+        "SECRET_KEY",
+        None,
+        "Key that signs sessions and CSRF tokens. Unset: generated once and kept in "
+        "$CAIRN_DATA_DIR/secret_key (mode 0600).",
+    ),
+    Setting(
+        "CAIRN_SECURE_COOKIES",
+        False,
+        "Send the session cookie only over HTTPS. Turn on behind TLS (the Procfile does).",
+        _bool,
+    ),
+    Setting(
+        "CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT",
+        "10 per 15 minutes",
+        "Failed sign-ins allowed for one e-mail address before the sign-in page answers 429 until the window "
+        "ends (a fixed window: the owner waits at most that long). Only wrong passwords count.",
+    ),
+    Setting(
+        "CAIRN_SIGN_IN_LIMIT_PER_ADDRESS",
+        "30 per 15 minutes",
+        "Failed sign-ins allowed from one network address (any accounts) per window; see CAIRN_PROXIES.",
+    ),
+    Setting(
+        "CAIRN_SIGN_IN_LIMIT_STORAGE",
+        "memory://",
+        "Where the sign-in counters live (a Flask-Limiter storage URI). memory:// counts inside the one server "
+        "process and forgets at restart; several processes need a shared store such as redis://host:6379.",
+    ),
+    Setting(
+        "CAIRN_API_RATE_LIMIT",
+        "120 per minute",
+        "Requests one API token may make per window (a Flask-Limiter limit, counted in "
+        "CAIRN_SIGN_IN_LIMIT_STORAGE); over it the API answers 429 with Retry-After. Requests without a "
+        "valid token count per network address.",
+    ),
+    Setting(
+        "CAIRN_PROXIES",
+        0,
+        "How many reverse proxies in front of the portal set X-Forwarded-For/-Proto. 0: none are trusted, "
+        "the address limit counts the peer address (behind a proxy that is the proxy's: set this).",
+        int,
+    ),
     Setting("CAIRN_ADMIN_EMAIL", None, "`cairn init` creates this PlatformAdmin when it does not exist yet."),
     Setting("CAIRN_ADMIN_PASSWORD", None, "Password for CAIRN_ADMIN_EMAIL (read only by `cairn init`)."),
     Setting("CAIRN_BM25_K1", 0.9, "BM25 k1 (term-frequency saturation).", float),
     Setting("CAIRN_BM25_B", 0.4, "BM25 b (document-length normalisation).", float),
-    Setting("CAIRN_RETRIEVAL", "bm25",
-            "Search method: `bm25` (Lucene BM25 alone) or `hybrid` (BM25 and the packaged wordllama embedding "
-            "model, fused by rank; see docs/retrieval-quality.md). Only `hybrid` stores passage vectors; "
-            "after switching, the indexes are rebuilt at the next start (or run `cairn index rebuild`).",
-            lambda value: value.strip().lower()),
+    Setting(
+        "CAIRN_RETRIEVAL",
+        "bm25",
+        "Search method: `bm25` (Lucene BM25 alone) or `hybrid` (BM25 and the packaged wordllama embedding "
+        "model, fused by rank; see docs/retrieval-quality.md). Only `hybrid` stores passage vectors; "
+        "after switching, the indexes are rebuilt at the next start (or run `cairn index rebuild`).",
+        lambda value: value.strip().lower(),
+    ),
     Setting("CAIRN_JVM_HEAP", "1g", "Maximum Java heap for Lucene (-Xmx)."),
-    Setting("CAIRN_REPAIR_INDEX_ON_START", True,
-            "At server start, index pending changes and rebuild every pack index that is missing or "
-            "behind the database (`cairn` commands always index pending changes).", _bool),
-    Setting("CAIRN_CLASSIFICATION_POLICY", None,
-            'JSON list of classification rules overriding the defaults, e.g. '
-            '[{"rule": "private_key", "decision": "block"}].', _json),
-    Setting("CAIRN_MODEL_BASE_URL", None,
-            "OpenAI-compatible chat-completions base URL (e.g. http://127.0.0.1:8080/v1). "
-            "Unset: answers come from the built-in extractive answerer."),
+    Setting(
+        "CAIRN_REPAIR_INDEX_ON_START",
+        True,
+        "At server start, index pending changes and rebuild every pack index that is missing or "
+        "behind the database (`cairn` commands always index pending changes).",
+        _bool,
+    ),
+    Setting(
+        "CAIRN_CLASSIFICATION_POLICY",
+        None,
+        "JSON list of classification rules overriding the defaults, e.g. "
+        '[{"rule": "private_key", "decision": "block"}].',
+        _json,
+    ),
+    Setting(
+        "CAIRN_MODEL_BASE_URL",
+        None,
+        "OpenAI-compatible chat-completions base URL (e.g. http://127.0.0.1:8080/v1). "
+        "Unset: answers come from the built-in extractive answerer.",
+    ),
     Setting("CAIRN_MODEL_API_KEY", None, "Bearer key for CAIRN_MODEL_BASE_URL."),
     Setting("CAIRN_MODEL_NAME", "gpt-4o-mini", "Model name sent to CAIRN_MODEL_BASE_URL."),
-    Setting("CAIRN_MODEL_TIMEOUT", 20.0, "Seconds to wait for the model before answering from the evidence.",
-            float),
-    Setting("CAIRN_OFFER_SHARED_AGENTS", True,
-            "Offer agents that serve no company to the members of every company in the support chat.", _bool),
+    Setting("CAIRN_MODEL_TIMEOUT", 20.0, "Seconds to wait for the model before answering from the evidence.", float),
+    Setting(
+        "CAIRN_OFFER_SHARED_AGENTS",
+        True,
+        "Offer agents that serve no company to the members of every company in the support chat.",
+        _bool,
+    ),
 )
 
 SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}

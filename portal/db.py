@@ -23,6 +23,7 @@ from peewee import OP, SQL, Database, Expression, NodeList, SqliteDatabase, Text
 from playhouse.db_url import connect as connect_url
 from playhouse.flask_utils import FlaskDB
 
+
 class _FlaskDB(FlaskDB):
     """FlaskDB that tolerates a connection already open in this thread (CLI, tests)."""
 
@@ -83,7 +84,7 @@ class _ImmediateSqliteDatabase(SqliteDatabase):
 def open_database(url: str) -> Database:
     """A peewee Database for ``url``, with the SQLite rules applied."""
     if url.startswith("sqlite:///"):
-        path = Path(url[len("sqlite:///"):])
+        path = Path(url[len("sqlite:///") :])
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists():
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from flask import jsonify, request
 from flask_wtf.csrf import CSRFError
-from werkzeug.exceptions import BadRequest, MethodNotAllowed
+from werkzeug.exceptions import BadRequest, MethodNotAllowed, RequestEntityTooLarge
 from werkzeug.exceptions import NotFound as HTTPNotFound
-from werkzeug.exceptions import RequestEntityTooLarge
 
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.ingest.limits import request_too_large_message, too_many_form_parts_message
@@ -20,8 +19,7 @@ def _wants_json() -> bool:
 def _problem(status: int, title: str, message: str, reason: str | None = None, **detail):
     """The error as a page (or fragment), or as ``{"error": {"code", "message", …}}`` for the API."""
     if _wants_json():
-        response = jsonify({"error": {"code": reason or title.lower().replace(" ", "_"), "message": message,
-                                      **detail}})
+        response = jsonify({"error": {"code": reason or title.lower().replace(" ", "_"), "message": message, **detail}})
         response.status_code = status
         return response
     return render("errors/page.html", "errors/_message.html", status=status, title=title, message=message)
@@ -57,8 +55,12 @@ def init_app(app) -> None:
 
     @app.errorhandler(MethodNotAllowed)
     def method_not_allowed(error: MethodNotAllowed):
-        response = _problem(405, "Method not allowed", f"{request.method} is not one of the methods this "
-                                                       "address answers.", "method_not_allowed")
+        response = _problem(
+            405,
+            "Method not allowed",
+            f"{request.method} is not one of the methods this address answers.",
+            "method_not_allowed",
+        )
         response.headers["Allow"] = ", ".join(error.valid_methods or ())
         return response
 
@@ -68,5 +70,10 @@ def init_app(app) -> None:
 
     @app.errorhandler(CSRFError)
     def csrf_failed(_error):
-        return _problem(400, "Form expired", "The form had expired or did not come from this portal. "
-                                             "Reload the page and try again; nothing was changed.", "csrf")
+        return _problem(
+            400,
+            "Form expired",
+            "The form had expired or did not come from this portal. "
+            "Reload the page and try again; nothing was changed.",
+            "csrf",
+        )

@@ -80,8 +80,10 @@ def form_number(name: str, *, optional: bool = False) -> int | None:
         return None
     number = parse_number(raw)
     if number is None:
-        raise BadRequest(f"The form field {name} must be a whole number from 0 to {MAX_NUMBER:,}; "
-                         "nothing was changed. Reload the page and try again.")
+        raise BadRequest(
+            f"The form field {name} must be a whole number from 0 to {MAX_NUMBER:,}; "
+            "nothing was changed. Reload the page and try again."
+        )
     return number
 
 

@@ -71,5 +71,6 @@ def init_app(app) -> None:
         response.headers.setdefault(
             "Content-Security-Policy",
             "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-            "frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+            "frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+        )
         return response

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import PASSWORD, ROLES, login, migrated_app
 from portal.auth.services import create_user
 from portal.packs.services import create_pack
-
-from helpers import PASSWORD, ROLES, login, migrated_app
 
 # Commands run as subprocesses (`python -m portal.cli …`) import this checkout's code, not
 # whichever copy of the project is installed in the virtualenv.
@@ -53,8 +52,9 @@ def app(tmp_path):
 def users(app):
     """One user per role; the Member belongs to Acme Test Co."""
     return {
-        role: create_user(f"{role.lower()}@example.test", PASSWORD, {role},
-                          "Acme Test Co" if role == "Member" else None)
+        role: create_user(
+            f"{role.lower()}@example.test", PASSWORD, {role}, "Acme Test Co" if role == "Member" else None
+        )
         for role in ROLES
     }
 

@@ -79,9 +79,7 @@ class FakeOpenAI:
                     body = json.loads(raw)
                 except json.JSONDecodeError:
                     body = {"unparsed": raw.decode("utf-8", "replace")}
-                fake.requests.append(
-                    ReceivedRequest("POST", self.path, dict(self.headers.items()), body)
-                )
+                fake.requests.append(ReceivedRequest("POST", self.path, dict(self.headers.items()), body))
                 if self.path != "/v1/chat/completions":
                     return self._send(404, {"error": {"message": "not found"}})
                 behaviour = fake._behaviour
@@ -92,8 +90,9 @@ class FakeOpenAI:
                     fake._release.wait(behaviour[1])
                     return self._send(200, _completion(body.get("model"), behaviour[2]))
                 if kind == "trickle":
-                    return self._trickle(json.dumps(_completion(body.get("model"), behaviour[1])).encode(),
-                                         behaviour[2])
+                    return self._trickle(
+                        json.dumps(_completion(body.get("model"), behaviour[1])).encode(), behaviour[2]
+                    )
                 if kind == "status":
                     return self._send(behaviour[1], {"error": {"message": "provider error"}})
                 if kind == "malformed":
@@ -134,9 +133,7 @@ class FakeOpenAI:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
@@ -158,8 +155,6 @@ def _completion(model: str | None, content: str) -> dict:
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "model": model,
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-        ],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }

@@ -29,6 +29,8 @@ def require_shared_fixtures(allow_module_level: bool = False) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{message}; CI must run the tests of real files", pytrace=False)
     pytest.skip(message, allow_module_level=allow_module_level)
+
+
 PASSWORD = "correct horse battery"
 ROLES = ("PlatformAdmin", "AgentBuilder", "Auditor", "Member")
 POSTGRES_URL = os.environ.get("CAIRN_TEST_DATABASE_URL")
@@ -68,15 +70,20 @@ def login(client, email: str, password: str = PASSWORD):
 
 
 def upload(client, slug: str, name: str, data: bytes, content_type: str = "text/markdown", **headers):
-    return client.post(f"/packs/{slug}/documents", data={"files": (io.BytesIO(data), name, content_type)},
-                       content_type="multipart/form-data", headers=headers)
+    return client.post(
+        f"/packs/{slug}/documents",
+        data={"files": (io.BytesIO(data), name, content_type)},
+        content_type="multipart/form-data",
+        headers=headers,
+    )
 
 
 def data_snapshot(app) -> dict:
     """Every file under the data folder (but the database) and every row count: to prove nothing was stored."""
     root = Path(app.config["CAIRN_DATA_DIR"])
-    files = sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                   if p.is_file() and not re.match(r"cairn\.db", p.name))
+    files = sorted(
+        str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and not re.match(r"cairn\.db", p.name)
+    )
     from portal.models import ALL_MODELS, Pack
 
     counts = {m.__name__: m.select().count() for m in ALL_MODELS}
@@ -136,7 +143,8 @@ class BodyClosingClient(FlaskClient):
 
 @contextmanager
 def migrated_app(data_dir: Path, **settings):
-    """A Cairn app on a migrated, empty database (PostgreSQL when CAIRN_TEST_DATABASE_URL is set), its context pushed."""
+    """A Cairn app on a migrated, empty database (PostgreSQL when CAIRN_TEST_DATABASE_URL is set), its context
+    pushed."""
     from flask import g
 
     from portal import create_app
@@ -144,15 +152,17 @@ def migrated_app(data_dir: Path, **settings):
 
     if POSTGRES_URL:
         empty_postgres(POSTGRES_URL)
-    app = create_app({
-        "CAIRN_DATA_DIR": str(data_dir),
-        "DATABASE_URL": POSTGRES_URL or None,
-        "SECRET_KEY": "test-secret",
-        "CAIRN_REPAIR_INDEX_ON_START": False,
-        "TESTING": True,
-        "WTF_CSRF_ENABLED": False,
-        **settings,
-    })
+    app = create_app(
+        {
+            "CAIRN_DATA_DIR": str(data_dir),
+            "DATABASE_URL": POSTGRES_URL or None,
+            "SECRET_KEY": "test-secret",
+            "CAIRN_REPAIR_INDEX_ON_START": False,
+            "TESTING": True,
+            "WTF_CSRF_ENABLED": False,
+            **settings,
+        }
+    )
 
     app.test_client_class = BodyClosingClient
 

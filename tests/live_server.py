@@ -26,8 +26,9 @@ from helpers import PASSWORD, POSTGRES_URL
 ROOT = Path(__file__).resolve().parents[1]
 START_DEADLINE_S = 180  # a busy machine starting Python, gunicorn and the app
 # Newer gunicorn opens a control socket at one fixed path per user; two servers at once must not share it.
-_NO_CONTROL_SOCKET = (("--no-control-socket",) if any(s.name == "control_socket_disable"
-                                                        for s in gunicorn.config.KNOWN_SETTINGS) else ())
+_NO_CONTROL_SOCKET = (
+    ("--no-control-socket",) if any(s.name == "control_socket_disable" for s in gunicorn.config.KNOWN_SETTINGS) else ()
+)
 
 
 def _free_port() -> int:
@@ -47,10 +48,31 @@ def gunicorn_server(data_dir: Path, **settings: str) -> Iterator[str]:
     log_path = data_dir.parent / f"gunicorn-{port}.log"
     with log_path.open("w") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--chdir", str(ROOT), "--workers", "1", "--threads", "4",
-             "--timeout", "300", "--graceful-timeout", "10", *_NO_CONTROL_SOCKET, "--bind", f"127.0.0.1:{port}",
-             "app:app"],
-            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--chdir",
+                str(ROOT),
+                "--workers",
+                "1",
+                "--threads",
+                "4",
+                "--timeout",
+                "300",
+                "--graceful-timeout",
+                "10",
+                *_NO_CONTROL_SOCKET,
+                "--bind",
+                f"127.0.0.1:{port}",
+                "app:app",
+            ],
+            env=env,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             _wait_until_serving(url, server, log_path)
@@ -71,8 +93,9 @@ def _wait_until_serving(url: str, server: subprocess.Popen, log_path: Path) -> N
         if server.poll() is not None:
             raise AssertionError(f"gunicorn exited with {server.returncode}:\n{log_path.read_text()[-3000:]}")
         if time.monotonic() > deadline:
-            raise AssertionError(f"gunicorn did not answer within {START_DEADLINE_S} s:\n"
-                                 f"{log_path.read_text()[-3000:]}")
+            raise AssertionError(
+                f"gunicorn did not answer within {START_DEADLINE_S} s:\n{log_path.read_text()[-3000:]}"
+            )
         time.sleep(0.2)  # polling until it answers, not waiting a fixed time
 
 
@@ -81,7 +104,11 @@ def signed_in_browser(url: str, email: str) -> requests.Session:
     session = requests.Session()
     form = session.get(f"{url}/login", timeout=60).text
     csrf = re.search(r'name="csrf_token" value="([^"]+)"', form).group(1)
-    response = session.post(f"{url}/login", data={"email": email, "password": PASSWORD, "csrf_token": csrf},
-                            allow_redirects=False, timeout=60)
+    response = session.post(
+        f"{url}/login",
+        data={"email": email, "password": PASSWORD, "csrf_token": csrf},
+        allow_redirects=False,
+        timeout=60,
+    )
     assert response.status_code == 302, response.text
     return session

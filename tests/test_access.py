@@ -30,8 +30,13 @@ ROUTES = [
     ("GET", "/packs/ops/documents/runbook?view=lines", None, STAFF, 200),
     ("GET", "/packs/ops/documents/runbook/edit", None, ADMIN_ONLY, 200),
     ("POST", "/packs/", {"slug": "new-pack", "title": "New", "kind": "generic"}, ADMIN_ONLY, 303),
-    ("POST", "/packs/ops/documents/runbook/edit", {"text": "# Changed\n\ntext\n", "expected_version": "1"},
-     ADMIN_ONLY, 303),
+    (
+        "POST",
+        "/packs/ops/documents/runbook/edit",
+        {"text": "# Changed\n\ntext\n", "expected_version": "1"},
+        ADMIN_ONLY,
+        303,
+    ),
     ("POST", "/packs/ops/documents/runbook/delete", {"expected_version": "1"}, ADMIN_ONLY, 303),
     ("POST", "/packs/ops/documents", "upload", ADMIN_ONLY, 200),
     # reader roles narrow reading to exact role matches; PlatformAdmin bypasses them (SPEC 2)
@@ -39,8 +44,13 @@ ROUTES = [
     ("GET", "/packs/ops/documents/for-auditors?view=lines", None, ("PlatformAdmin", "Auditor"), 200),
     ("GET", "/packs/ops/documents/for-builders", None, ("PlatformAdmin", "AgentBuilder"), 200),
     ("GET", "/packs/ops/documents/for-members", None, ADMIN_ONLY, 200),
-    ("POST", "/packs/ops/documents/for-members/edit", {"text": "# Changed\n\ntext\n", "expected_version": "1"},
-     ADMIN_ONLY, 303),
+    (
+        "POST",
+        "/packs/ops/documents/for-members/edit",
+        {"text": "# Changed\n\ntext\n", "expected_version": "1"},
+        ADMIN_ONLY,
+        303,
+    ),
     # Help is for everyone signed in, whatever their roles (portal/help/views.py).
     ("GET", "/help/", None, ROLES, 200),
     ("GET", "/help/grounding", None, ROLES, 200),
@@ -61,15 +71,13 @@ def seeded(app, pack, users):
     with batched_index_updates():  # one index write for the four documents
         services.upload_file(pack, "runbook.md", b"# Runbook\n\nClear the IDoc backlog first.\n", None)
         for doc_id, role in RESTRICTED.items():
-            services.upload_file(pack, f"{doc_id}.md", f"# Only {role}\n\nThe IDoc backlog, {doc_id}.\n".encode(),
-                                 None)
+            services.upload_file(pack, f"{doc_id}.md", f"# Only {role}\n\nThe IDoc backlog, {doc_id}.\n".encode(), None)
     for doc_id, role in RESTRICTED.items():
         Document.update(reader_role_names=[role]).where(Document.doc_id == doc_id).execute()
 
 
 @pytest.mark.parametrize("role", ["PlatformAdmin", "AgentBuilder", "Auditor", "Member", None])
-@pytest.mark.parametrize("method, path, data, allowed, ok_status", ROUTES,
-                         ids=[f"{r[0]} {r[1]}" for r in ROUTES])
+@pytest.mark.parametrize("method, path, data, allowed, ok_status", ROUTES, ids=[f"{r[0]} {r[1]}" for r in ROUTES])
 def test_access_matrix(seeded, client_as, role, method, path, data, allowed, ok_status):
     client = client_as(role)
     if data == "upload":
@@ -104,11 +112,14 @@ def test_read_only_staff_see_no_write_controls(seeded, client_as):
     assert "Edit text" in client_as("PlatformAdmin").get("/packs/ops/documents/runbook").get_data(as_text=True)
 
 
-@pytest.mark.parametrize(("role", "readable"), [
-    ("PlatformAdmin", {"runbook", "for-auditors", "for-builders", "for-members"}),
-    ("Auditor", {"runbook", "for-auditors"}),
-    ("AgentBuilder", {"runbook", "for-builders"}),
-])
+@pytest.mark.parametrize(
+    ("role", "readable"),
+    [
+        ("PlatformAdmin", {"runbook", "for-auditors", "for-builders", "for-members"}),
+        ("Auditor", {"runbook", "for-auditors"}),
+        ("AgentBuilder", {"runbook", "for-builders"}),
+    ],
+)
 def test_reader_roles_hide_documents_from_other_staff_in_the_list_and_in_search(seeded, client_as, role, readable):
     from bs4 import BeautifulSoup
 
@@ -124,8 +135,7 @@ def test_a_staff_member_with_several_roles_reads_by_any_of_them(seeded, app):
     from helpers import signed_in_client
     from portal.auth.services import create_user
 
-    both = signed_in_client(app, create_user("both@example.test", "correct horse battery",
-                                             {"AgentBuilder", "Auditor"}))
+    both = signed_in_client(app, create_user("both@example.test", "correct horse battery", {"AgentBuilder", "Auditor"}))
     assert both.get("/packs/ops/documents/for-auditors").status_code == 200
     assert both.get("/packs/ops/documents/for-builders").status_code == 200
     assert both.get("/packs/ops/documents/for-members").status_code == 404
@@ -147,8 +157,7 @@ def test_can_admits_exactly_the_roles_in_the_table(action):
     assert not access.can(AnonymousUserMixin(), action)
     for roles in ROLE_SETS:
         for company in (None, 1):
-            expected = bool(roles & ACTIONS[action]) and (
-                company is not None or action not in access.COMPANY_ACTIONS)
+            expected = bool(roles & ACTIONS[action]) and (company is not None or action not in access.COMPANY_ACTIONS)
             assert access.can(_user(roles, company), action) is expected, (roles, company)
 
 
@@ -161,9 +170,14 @@ def test_an_unknown_action_is_an_error_not_a_no():
 # (tests/resources/access_matrix.json); the table must give every one of them unchanged.
 # Each predicate of that access.py, by the name it had, answered through today's API:
 PREDICATES = {
-    "can_read_packs": "packs.read", "can_manage_documents": "documents.write", "can_view_agents": "agents.read",
-    "can_manage_agents": "agents.configure", "can_try_agents": "agents.try", "can_see_every_run": "runs.see_all",
-    "can_use_chat": "chat.use", "can_review_feedback": "feedback.review",
+    "can_read_packs": "packs.read",
+    "can_manage_documents": "documents.write",
+    "can_view_agents": "agents.read",
+    "can_manage_agents": "agents.configure",
+    "can_try_agents": "agents.try",
+    "can_see_every_run": "runs.see_all",
+    "can_use_chat": "chat.use",
+    "can_review_feedback": "feedback.review",
 }
 
 
@@ -177,14 +191,22 @@ def _answers(user) -> dict[str, bool]:
     for roles in ROLE_SETS:
         document = Document(reader_role_names=[r for r in ROLES if r in roles])
         row[f"staff_role_admitted reader_roles={'+'.join(r for r in ROLES if r in roles)}"] = (
-            access.staff_role_admitted(user, document))
+            access.staff_role_admitted(user, document)
+        )
     for roles in ((), ("Member",), ("Auditor",), ("Auditor", "Member")):
-        for visibility, redacted, pack_company in itertools.product(("staff", "shared", "company"), (False, True),
-                                                                   (None, 1, 2)):
-            document = NS(reader_roles=frozenset(roles), visibility=visibility, redacted=redacted,
-                          pack=NS(company_id=pack_company))
-            row[f"member_may_download {visibility} redacted={redacted} pack_company={pack_company} "
-                f"reader_roles={'+'.join(roles)}"] = access.member_may_download(user, document)
+        for visibility, redacted, pack_company in itertools.product(
+            ("staff", "shared", "company"), (False, True), (None, 1, 2)
+        ):
+            document = NS(
+                reader_roles=frozenset(roles),
+                visibility=visibility,
+                redacted=redacted,
+                pack=NS(company_id=pack_company),
+            )
+            row[
+                f"member_may_download {visibility} redacted={redacted} pack_company={pack_company} "
+                f"reader_roles={'+'.join(roles)}"
+            ] = access.member_may_download(user, document)
     return row
 
 
@@ -198,6 +220,9 @@ def test_the_table_answers_exactly_as_the_access_rules_did_before_it():
             answers[f"{'+'.join(ordered) or '-'}|company={company}"] = _answers(_user(roles, company))
     answers["(document)"] = {
         f"member_role_admitted {'+'.join(r for r in ROLES if r in roles)}": access.member_role_admitted(
-            Document(reader_role_names=[r for r in ROLES if r in roles])) for roles in ROLE_SETS}
+            Document(reader_role_names=[r for r in ROLES if r in roles])
+        )
+        for roles in ROLE_SETS
+    }
     now = {who: "".join("-" if k not in row else "1" if row[k] else "0" for k in keys) for who, row in answers.items()}
     assert now == captured["rows"]

@@ -8,7 +8,6 @@ import pytest
 from bs4 import BeautifulSoup
 
 from helpers import cli_runner
-
 from portal.agents import services
 from portal.errors import Refused
 from portal.models import Agent, AgentGrant, AuditLog, Run
@@ -35,33 +34,48 @@ def globex_pack(app):
 
 @pytest.fixture
 def helper(app, pack, users):
-    return services.create_agent(users["PlatformAdmin"], "helper", "Helper", "preferred", None,
-                                 "Answer briefly.", ["ops"])
+    return services.create_agent(
+        users["PlatformAdmin"], "helper", "Helper", "preferred", None, "Answer briefly.", ["ops"]
+    )
 
 
 # --- services ----------------------------------------------------------------------
 
 
 def test_create_agent_with_grants_and_an_audit_entry(app, pack, other_pack, users):
-    agent = services.create_agent(users["AgentBuilder"], "ops-helper", "Ops helper", "required", None,
-                                  "Be brief.", ["ops", "other"])
+    agent = services.create_agent(
+        users["AgentBuilder"], "ops-helper", "Ops helper", "required", None, "Be brief.", ["ops", "other"]
+    )
     assert (agent.slug, agent.name, agent.mode, agent.company_id, agent.seeded) == (
-        "ops-helper", "Ops helper", "required", None, False)
+        "ops-helper",
+        "Ops helper",
+        "required",
+        None,
+        False,
+    )
     assert [p.slug for p in agent.granted_packs()] == ["ops", "other"]
     entry = AuditLog.get()
     assert (entry.actor_id, entry.action, entry.target_type, entry.target_id) == (
-        users["AgentBuilder"].id, "agent.create", "agent", agent.id)
+        users["AgentBuilder"].id,
+        "agent.create",
+        "agent",
+        agent.id,
+    )
     assert entry.detail["packs"] == ["ops", "other"] and entry.detail["mode"] == "required"
     assert entry.detail["by"] == users["AgentBuilder"].email
     assert services.agents_as_json([agent]) == [
-        {"slug": "ops-helper", "name": "Ops helper", "mode": "required", "company": None, "packs": ["ops", "other"]}]
+        {"slug": "ops-helper", "name": "Ops helper", "mode": "required", "company": None, "packs": ["ops", "other"]}
+    ]
 
 
-@pytest.mark.parametrize("slug, name, mode, reason", [
-    ("Bad Slug", "Name", "open", "bad_slug"),
-    ("ok", "  ", "open", "bad_name"),
-    ("ok", "Name", "strict", "bad_mode"),
-])
+@pytest.mark.parametrize(
+    "slug, name, mode, reason",
+    [
+        ("Bad Slug", "Name", "open", "bad_slug"),
+        ("ok", "  ", "open", "bad_name"),
+        ("ok", "Name", "strict", "bad_mode"),
+    ],
+)
 def test_bad_settings_are_refused(app, slug, name, mode, reason):
     with pytest.raises(Refused) as refused:
         services.create_agent(None, slug, name, mode)
@@ -95,8 +109,9 @@ def test_company_pack_goes_only_to_an_agent_serving_that_company(app, acme_pack,
 def test_changing_the_company_cannot_keep_another_company_pack(app, acme_pack):
     agent = services.create_agent(None, "acme", "Acme helper", "open", "Acme Test Co", pack_slugs=["acme-notes"])
     with pytest.raises(Refused, match="only to an agent that serves Acme Test Co"):
-        services.update_agent(None, agent, name="Acme helper", mode="open", company_name=None, instructions="",
-                              pack_slugs=["acme-notes"])
+        services.update_agent(
+            None, agent, name="Acme helper", mode="open", company_name=None, instructions="", pack_slugs=["acme-notes"]
+        )
     fresh = Agent.get_by_id(agent.id)
     assert fresh.company.name == "Acme Test Co" and [p.slug for p in fresh.granted_packs()] == ["acme-notes"]
     assert AuditLog.select().count() == 1  # only the creation
@@ -104,19 +119,35 @@ def test_changing_the_company_cannot_keep_another_company_pack(app, acme_pack):
 
 def test_update_audits_who_when_and_what(app, helper, other_pack, users):
     builder = users["AgentBuilder"]
-    services.update_agent(builder, helper, name="Helper", mode="required", company_name=None,
-                          instructions="Answer in one sentence.", pack_slugs=["other"])
+    services.update_agent(
+        builder,
+        helper,
+        name="Helper",
+        mode="required",
+        company_name=None,
+        instructions="Answer in one sentence.",
+        pack_slugs=["other"],
+    )
     fresh = Agent.get_by_id(helper.id)
     assert fresh.mode == "required" and [p.slug for p in fresh.granted_packs()] == ["other"]
     newest = services.history(fresh)[0]
     assert newest.actor_id == builder.id and newest.action == "agent.update" and newest.created_at is not None
     assert newest.detail["changed"]["mode"] == ["preferred", "required"]
     assert newest.detail["granted"] == ["other"] and newest.detail["revoked"] == ["ops"]
-    assert services.describe_change(newest) == "instructions changed; mode: preferred → required; granted other; " \
-                                               "revoked ops"
+    assert (
+        services.describe_change(newest) == "instructions changed; mode: preferred → required; granted other; "
+        "revoked ops"
+    )
     before = AuditLog.select().count()
-    services.update_agent(builder, fresh, name="Helper", mode="required", company_name=None,
-                          instructions="Answer in one sentence.", pack_slugs=["other"])
+    services.update_agent(
+        builder,
+        fresh,
+        name="Helper",
+        mode="required",
+        company_name=None,
+        instructions="Answer in one sentence.",
+        pack_slugs=["other"],
+    )
     assert AuditLog.select().count() == before  # nothing changed, nothing recorded
 
 
@@ -161,9 +192,17 @@ def test_access_matrix(helper, client_as, role, method, path, data, allowed, ok_
 
 
 def test_builder_creates_an_agent_in_the_browser(app, pack, client_as):
-    response = client_as("AgentBuilder").post("/agents/", data={
-        "slug": "runbook-helper", "name": "Runbook helper", "mode": "required", "company": "",
-        "instructions": "Cite every step.", "packs": ["ops"]})
+    response = client_as("AgentBuilder").post(
+        "/agents/",
+        data={
+            "slug": "runbook-helper",
+            "name": "Runbook helper",
+            "mode": "required",
+            "company": "",
+            "instructions": "Cite every step.",
+            "packs": ["ops"],
+        },
+    )
     assert response.status_code == 303 and response.headers["Location"].endswith("/agents/runbook-helper")
     agent = Agent.get(Agent.slug == "runbook-helper")
     assert agent.mode == "required" and [p.slug for p in agent.granted_packs()] == ["ops"]
@@ -175,8 +214,10 @@ def test_builder_creates_an_agent_in_the_browser(app, pack, client_as):
 
 
 def test_company_rule_in_the_browser_names_the_reason_and_keeps_the_form(app, acme_pack, client_as):
-    response = client_as("PlatformAdmin").post("/agents/", data={
-        "slug": "shared", "name": "Shared helper", "mode": "open", "company": "", "packs": ["acme-notes"]})
+    response = client_as("PlatformAdmin").post(
+        "/agents/",
+        data={"slug": "shared", "name": "Shared helper", "mode": "open", "company": "", "packs": ["acme-notes"]},
+    )
     assert response.status_code == 422
     page = _soup(response)
     assert "Acme Test Co's own material" in page.select_one(".error").text
@@ -212,15 +253,34 @@ def cli(app):
 def test_cli_creates_and_lists_agents(cli):
     cli("packs", "create", "runbooks", "--title", "Runbooks")
     cli("packs", "create", "acme-fds", "--title", "Acme specs", "--kind", "company", "--company", "Acme")
-    cli("agents", "create", "acme-helper", "--name", "Acme helper", "--mode", "required", "--company", "Acme",
-        "--grant", "runbooks", "--grant", "acme-fds")
+    cli(
+        "agents",
+        "create",
+        "acme-helper",
+        "--name",
+        "Acme helper",
+        "--mode",
+        "required",
+        "--company",
+        "Acme",
+        "--grant",
+        "runbooks",
+        "--grant",
+        "acme-fds",
+    )
     cli("agents", "create", "generic", "--name", "Generic", "--mode", "open")
-    refused = cli("agents", "create", "wrong", "--name", "Wrong", "--mode", "preferred", "--grant", "acme-fds",
-                  ok=False)
+    refused = cli(
+        "agents", "create", "wrong", "--name", "Wrong", "--mode", "preferred", "--grant", "acme-fds", ok=False
+    )
     assert refused.returncode == 2 and "only to an agent that serves Acme" in refused.stderr
     assert json.loads(cli("agents", "list", "--json").stdout) == [
-        {"slug": "acme-helper", "name": "Acme helper", "mode": "required", "company": "Acme",
-         "packs": ["acme-fds", "runbooks"]},
+        {
+            "slug": "acme-helper",
+            "name": "Acme helper",
+            "mode": "required",
+            "company": "Acme",
+            "packs": ["acme-fds", "runbooks"],
+        },
         {"slug": "generic", "name": "Generic", "mode": "open", "company": None, "packs": []},
     ]
     assert "acme-helper" in cli("agents", "list").stdout

@@ -79,8 +79,13 @@ def make_ref(n: int, text: str, *, page=None, heading_path="", document_title="D
 @pytest.fixture
 def references() -> list[Reference]:
     return [
-        make_ref(1, REORDER_TEXT, heading_path="Stock > Reorder", document_title="Inventory reorder SOP",
-                 pack_title="Operations handbook"),
+        make_ref(
+            1,
+            REORDER_TEXT,
+            heading_path="Stock > Reorder",
+            document_title="Inventory reorder SOP",
+            pack_title="Operations handbook",
+        ),
         make_ref(2, DOCK_TEXT, page=3, document_title="Warehouse manual", pack_title="Operations handbook"),
     ]
 
@@ -262,13 +267,25 @@ def test_sentence_splitting_handles_markdown():
         ("Both apply [2, 1].", "Both apply [2, 1].", [1, 2], []),
         ("Both apply [1][2].", "Both apply [1][2].", [1, 2], []),
         ("Invented [9].", "Invented.", [], ["removed citation [9]: no such reference"]),
-        ("Mixed [1, 9] and [9][2] here.", "Mixed [1] and [2] here.", [1, 2],
-         ["removed citation [9]: no such reference"]),
-        ("[7] First.\n[0] Second [2].", "First.\nSecond [2].", [2],
-         ["removed citation [7]: no such reference", "removed citation [0]: no such reference"]),
+        (
+            "Mixed [1, 9] and [9][2] here.",
+            "Mixed [1] and [2] here.",
+            [1, 2],
+            ["removed citation [9]: no such reference"],
+        ),
+        (
+            "[7] First.\n[0] Second [2].",
+            "First.\nSecond [2].",
+            [2],
+            ["removed citation [7]: no such reference", "removed citation [0]: no such reference"],
+        ),
         ("Range [1-2].", "Range [1-2].", [1, 2], []),
-        ("Code items[9] and [a link](x) and [1](http://x) and [Figure 1: Flow].",
-         "Code items[9] and [a link](x) and [1](http://x) and [Figure 1: Flow].", [], []),
+        (
+            "Code items[9] and [a link](x) and [1](http://x) and [Figure 1: Flow].",
+            "Code items[9] and [a link](x) and [1](http://x) and [Figure 1: Flow].",
+            [],
+            [],
+        ),
     ],
 )
 def test_validate_citations(answer, clean, cited, warnings):
@@ -344,14 +361,20 @@ def test_client_posts_chat_completions_with_bearer_and_no_tools(fake, chat_clien
         (lambda f: f.fail_with_status(500), "http_status", "HTTP 500"),
         (lambda f: f.fail_with_status(302), "http_status", "HTTP 302"),
         (lambda f: f.reply_malformed_json(), "malformed", "malformed response: not JSON"),
-        (lambda f: f.reply_without_choices(), "malformed",
-         "malformed response: no choices[0].message.content text"),
+        (lambda f: f.reply_without_choices(), "malformed", "malformed response: no choices[0].message.content text"),
         (lambda f: f.reply("   "), "malformed", "malformed response: empty answer"),
         (lambda f: f.reply_after(5, "late"), "timeout", "timeout after 0.3 s"),
         (lambda f: f.reply_trickling("slow [1]", seconds_per_byte=0.05), "timeout", "timeout after 0.3 s"),
     ],
-    ids=["http-500", "redirect-not-followed", "malformed-json", "no-choices", "empty-content", "timeout",
-         "trickle-past-the-deadline"],
+    ids=[
+        "http-500",
+        "redirect-not-followed",
+        "malformed-json",
+        "no-choices",
+        "empty-content",
+        "timeout",
+        "trickle-past-the-deadline",
+    ],
 )
 def test_client_failures_are_typed_and_never_show_the_key(fake, script, kind, summary):
     script(fake)
@@ -440,8 +463,9 @@ FAILURES = [
     pytest.param(lambda f: f.reply_after(5, "too late [1]"), "timeout after 0.3 s", id="timeout"),
     pytest.param(lambda f: f.fail_with_status(500), "HTTP 500", id="http-500"),
     pytest.param(lambda f: f.reply_malformed_json(), "malformed response: not JSON", id="malformed-json"),
-    pytest.param(lambda f: f.reply_without_choices(), "malformed response: no choices[0].message.content text",
-                 id="no-choices"),
+    pytest.param(
+        lambda f: f.reply_without_choices(), "malformed response: no choices[0].message.content text", id="no-choices"
+    ),
 ]
 
 
@@ -466,10 +490,14 @@ def test_no_evidence_open_asks_the_model_and_marks_its_answer_not_based_on_the_d
     no_evidence_as, fake, chat_client, references
 ):
     fake.reply("Stock is usually reordered monthly.")
-    outcome = run("open", references if no_evidence_as == "flag" else [], chat_client,
-                  no_evidence=no_evidence_as == "flag")
+    outcome = run(
+        "open", references if no_evidence_as == "flag" else [], chat_client, no_evidence=no_evidence_as == "flag"
+    )
     assert (outcome.status, outcome.answer, outcome.cited) == (
-        "completed_with_warning", "Stock is usually reordered monthly.", [])
+        "completed_with_warning",
+        "Stock is usually reordered monthly.",
+        [],
+    )
     assert (outcome.basis, outcome.warnings, outcome.called_model) == (MODEL_ONLY, [MODEL_ONLY_WARNING], True)
     assert MODEL_ONLY_WARNING.startswith("not based on the documents")
     (request,) = fake.requests
@@ -482,10 +510,15 @@ def test_no_evidence_open_asks_the_model_and_marks_its_answer_not_based_on_the_d
 def test_no_evidence_preferred_says_so_without_calling_the_model(no_evidence_as, fake, chat_client, references):
     """SPEC 6/7: the fixed answer, with the warning; a model could only answer on its own here."""
     fake.reply("Stock is usually reordered monthly [1].")
-    outcome = run("preferred", references if no_evidence_as == "flag" else [], chat_client,
-                  no_evidence=no_evidence_as == "flag")
+    outcome = run(
+        "preferred", references if no_evidence_as == "flag" else [], chat_client, no_evidence=no_evidence_as == "flag"
+    )
     assert (outcome.status, outcome.answer, outcome.cited, outcome.warnings) == (
-        "completed_with_warning", NO_EVIDENCE_ANSWER, [], [NO_PASSAGE_WARNING])
+        "completed_with_warning",
+        NO_EVIDENCE_ANSWER,
+        [],
+        [NO_PASSAGE_WARNING],
+    )
     assert (outcome.basis, outcome.model, outcome.called_model) == (NO_EVIDENCE, "fake-gpt", False)
     assert "model_ms" not in outcome.timings
     assert fake.requests == []
@@ -506,8 +539,11 @@ def test_no_evidence_open_and_provider_fails(fake, references):
     fake.fail_with_status(500)
     client = ChatClient(fake.base_url, API_KEY, "fake-gpt", timeout_s=1)
     outcome = run("open", [], client)
-    assert (outcome.status, outcome.answer, outcome.basis) == ("completed_with_warning", NO_EVIDENCE_ANSWER,
-                                                               NO_EVIDENCE)
+    assert (outcome.status, outcome.answer, outcome.basis) == (
+        "completed_with_warning",
+        NO_EVIDENCE_ANSWER,
+        NO_EVIDENCE,
+    )
     assert outcome.warnings == ["model call failed (HTTP 500); answered from the evidence instead"]
 
 
@@ -515,8 +551,9 @@ def test_no_evidence_open_and_provider_fails(fake, references):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_the_prompt_tells_the_model_the_one_phrase_for_references_that_do_not_answer(mode, fake, chat_client,
-                                                                                     references):
+def test_the_prompt_tells_the_model_the_one_phrase_for_references_that_do_not_answer(
+    mode, fake, chat_client, references
+):
     fake.reply("Reorder below ten units [1].")
     run(mode, references, chat_client)
     system = fake.requests[0].system_prompt
@@ -535,14 +572,18 @@ CANNOT_ANSWER_REPLIES = [
 
 @pytest.mark.parametrize("reply", CANNOT_ANSWER_REPLIES)
 @pytest.mark.parametrize("mode, status", [("preferred", "completed_with_warning"), ("required", "stopped")])
-def test_a_model_saying_it_cannot_answer_gets_the_no_evidence_answer(mode, status, reply, fake, chat_client,
-                                                                     references):
+def test_a_model_saying_it_cannot_answer_gets_the_no_evidence_answer(
+    mode, status, reply, fake, chat_client, references
+):
     """Anything after the phrase is the model's own: preferred and required show "no evidence" instead."""
     fake.reply(reply)
     outcome = run(mode, references, chat_client)
     assert (outcome.status, outcome.answer, outcome.cited) == (status, NO_EVIDENCE_ANSWER, [])
     assert (outcome.basis, outcome.warnings, outcome.called_model) == (
-        NO_EVIDENCE, [MODEL_FOUND_NO_ANSWER_WARNING], True)
+        NO_EVIDENCE,
+        [MODEL_FOUND_NO_ANSWER_WARNING],
+        True,
+    )
 
 
 @pytest.mark.parametrize("no_evidence", [False, True])
@@ -550,12 +591,18 @@ def test_open_mode_model_that_cannot_answer(no_evidence, fake, chat_client, refe
     fake.reply(CANNOT_ANSWER)
     outcome = run("open", references, chat_client, no_evidence=no_evidence)
     assert (outcome.answer, outcome.basis, outcome.warnings) == (
-        NO_EVIDENCE_ANSWER, NO_EVIDENCE, [MODEL_FOUND_NO_ANSWER_WARNING])
+        NO_EVIDENCE_ANSWER,
+        NO_EVIDENCE,
+        [MODEL_FOUND_NO_ANSWER_WARNING],
+    )
     fake.reset()
     fake.reply(f"{CANNOT_ANSWER} In general, reorder monthly.")
     outcome = run("open", references, chat_client, no_evidence=no_evidence)
     assert (outcome.answer, outcome.basis, outcome.warnings) == (
-        f"{CANNOT_ANSWER} In general, reorder monthly.", MODEL_ONLY, [MODEL_ONLY_WARNING])
+        f"{CANNOT_ANSWER} In general, reorder monthly.",
+        MODEL_ONLY,
+        [MODEL_ONLY_WARNING],
+    )
 
 
 def test_the_phrase_inside_an_answer_is_part_of_the_answer(fake, chat_client, references):
@@ -565,15 +612,18 @@ def test_the_phrase_inside_an_answer_is_part_of_the_answer(fake, chat_client, re
     assert (outcome.status, outcome.answer, outcome.cited, outcome.basis) == ("completed", reply, [1], DOCUMENTS)
 
 
-@pytest.mark.parametrize("reply, rest", [
-    (CANNOT_ANSWER, ""),
-    (CANNOT_ANSWER.rstrip("."), ""),
-    (f"> '{CANNOT_ANSWER.lower()}'  ", ""),
-    (f"{CANNOT_ANSWER}\n\nBut try the supplier.", "But try the supplier."),
-    (f"Well, {CANNOT_ANSWER}", None),
-    ("I cannot answer this from the references you gave, sorry", "you gave, sorry"),
-    ("I cannot answer this from the referencesX", None),
-])
+@pytest.mark.parametrize(
+    "reply, rest",
+    [
+        (CANNOT_ANSWER, ""),
+        (CANNOT_ANSWER.rstrip("."), ""),
+        (f"> '{CANNOT_ANSWER.lower()}'  ", ""),
+        (f"{CANNOT_ANSWER}\n\nBut try the supplier.", "But try the supplier."),
+        (f"Well, {CANNOT_ANSWER}", None),
+        ("I cannot answer this from the references you gave, sorry", "you gave, sorry"),
+        ("I cannot answer this from the referencesX", None),
+    ],
+)
 def test_says_cannot_answer(reply, rest):
     assert says_cannot_answer(reply) == rest
 
@@ -635,7 +685,10 @@ def test_extractive_as_the_model_without_evidence(mode, status, answer, warnings
 def test_extractive_finding_no_related_sentence(mode, status, warnings, references):
     outcome = run(mode, references, None, question="What is the boiling point of mercury?")
     assert (outcome.status, outcome.answer, outcome.cited, outcome.warnings) == (
-        status, NO_EVIDENCE_ANSWER, [], warnings
+        status,
+        NO_EVIDENCE_ANSWER,
+        [],
+        warnings,
     )
     assert outcome.basis == NO_EVIDENCE
 
@@ -644,7 +697,9 @@ def test_extractive_cites_only_its_sources_even_when_a_sentence_quotes_a_marker(
     refs = [make_ref(1, "Stock is reordered weekly, as shown in [2]."), make_ref(2, "The canteen closes at noon.")]
     outcome = run("required", refs, None, question="How often is stock reordered?")
     assert (outcome.status, outcome.answer, outcome.cited) == (
-        "completed", "Stock is reordered weekly, as shown in [2]. [1]", [1]
+        "completed",
+        "Stock is reordered weekly, as shown in [2]. [1]",
+        [1],
     )
 
 
@@ -661,8 +716,12 @@ def test_prose_beats_a_table_row_with_the_same_words():
 
 
 def test_a_sentence_is_found_through_its_heading_and_document_title():
-    digest = make_ref(1, "## Root cause\n\nThe RFC user was locked after a password rotation.",
-                      document_title="INC-2026-0266: BW extraction failed", heading_path="INC-2026-0266 > Root cause")
+    digest = make_ref(
+        1,
+        "## Root cause\n\nThe RFC user was locked after a password rotation.",
+        document_title="INC-2026-0266: BW extraction failed",
+        heading_path="INC-2026-0266 > Root cause",
+    )
     other = make_ref(2, "## Fix\n\nThe INC-2026-0291 check used the certificate list.", document_title="INC-2026-0291")
     chosen = extractive_sentences("What was the root cause of INC-2026-0266?", [other, digest], max_sentences=1)
     assert chosen == [("The RFC user was locked after a password rotation.", 1)]
@@ -689,18 +748,25 @@ See [the runbook](https://example.test/rb) for the __escalation__ path.
 """
 
 
-@pytest.mark.parametrize("question", [
-    "When does Z_SD_BILLING_DUE_NIGHTLY start?",
-    "Which program does the job Z_PP_CONF_IDOC_PROCESS run?",
-    "How do I drain a backlog?",
-    "What is the escalation path in the runbook?",
-    "How many packets, and what do I watch in SM50?",
-    "How do I read a dump, step by step?",
-    "How should a date be written?",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When does Z_SD_BILLING_DUE_NIGHTLY start?",
+        "Which program does the job Z_PP_CONF_IDOC_PROCESS run?",
+        "How do I drain a backlog?",
+        "What is the escalation path in the runbook?",
+        "How many packets, and what do I watch in SM50?",
+        "How do I read a dump, step by step?",
+        "How should a date be written?",
+    ],
+)
 def test_extractive_never_writes_a_word_that_is_not_in_the_cited_passage(question):
-    refs = [make_ref(1, MARKDOWN_TEXT, heading_path="Batch schedule"), make_ref(2, DOCK_TEXT),
-            make_ref(3, DUMP_STEPS_TEXT), make_ref(4, STYLE_TEXT)]
+    refs = [
+        make_ref(1, MARKDOWN_TEXT, heading_path="Batch schedule"),
+        make_ref(2, DOCK_TEXT),
+        make_ref(3, DUMP_STEPS_TEXT),
+        make_ref(4, STYLE_TEXT),
+    ]
     answer = extractive_answer(question, refs)
     assert answer != NO_EVIDENCE_ANSWER
     cited = [int(n) for n in re.findall(r"\[(\d+)\]", answer)]
@@ -715,17 +781,23 @@ def test_extractive_never_writes_a_word_that_is_not_in_the_cited_passage(questio
 def test_extractive_reads_table_rows_with_their_header_and_lists_with_their_lead_in():
     refs = [make_ref(1, MARKDOWN_TEXT)]
     assert extractive_answer("When does Z_SD_BILLING_DUE_NIGHTLY start?", refs).startswith(
-        "Job: Z_SD_BILLING_DUE_NIGHTLY; Start: Daily 02:30; Program: RV60SBAT [1].")
+        "Job: Z_SD_BILLING_DUE_NIGHTLY; Start: Daily 02:30; Program: RV60SBAT [1]."
+    )
     steps = extractive_answer("How do I drain a backlog?", refs)
-    assert steps == ("Before the backlog is drained, check the following: Switch the partner profile to trigger by "
-                     "background program. [1] Process with RBDAPP01 in packets of 50 to 200. [1] "
-                     "Watch SM50 while the first packets run. [1]")
+    assert steps == (
+        "Before the backlog is drained, check the following: Switch the partner profile to trigger by "
+        "background program. [1] Process with RBDAPP01 in packets of 50 to 200. [1] "
+        "Watch SM50 while the first packets run. [1]"
+    )
 
 
 def test_rows_of_a_table_whose_header_is_in_another_passage_keep_their_order():
     text = "| Z_A | RBDAPP01 | Hourly |\n| Z_B | RSPO1041 | Daily 03:00 |\n| Z_C | SBAL_DELETE | Daily 04:00 |\n"
-    assert split_sentences(text) == ["Z_A; RBDAPP01; Hourly", "Z_B; RSPO1041; Daily 03:00",
-                                     "Z_C; SBAL_DELETE; Daily 04:00"]
+    assert split_sentences(text) == [
+        "Z_A; RBDAPP01; Hourly",
+        "Z_B; RSPO1041; Daily 03:00",
+        "Z_C; SBAL_DELETE; Daily 04:00",
+    ]
 
 
 # --- the evidence check's names ---------------------------------------------------------
@@ -734,11 +806,16 @@ def test_rows_of_a_table_whose_header_is_in_another_passage_keep_their_order():
 def test_identifiers_a_question_names():
     from portal.answers.evidence import identifier_runs, is_identifier, names
 
-    assert [t for t in ["INC-2026-0427", "VL02N", "TW30", "P4", "ZTW_EDI", "017", "51", "PFCG", "R26.07"]
-            if is_identifier(t)] == ["INC-2026-0427", "VL02N", "TW30", "P4", "ZTW_EDI", "017", "51", "PFCG", "R26.07"]
+    assert [
+        t
+        for t in ["INC-2026-0427", "VL02N", "TW30", "P4", "ZTW_EDI", "017", "51", "PFCG", "R26.07"]
+        if is_identifier(t)
+    ] == ["INC-2026-0427", "VL02N", "TW30", "P4", "ZTW_EDI", "017", "51", "PFCG", "R26.07"]
     assert not any(is_identifier(t) for t in ["ERP", "KBP", "Poland", "goods", "4", "Why"])
     assert identifier_runs("What does message ZTW_EDI 023 mean, and what of FS-SD-030 REQ-09?") == [
-        ["ZTW_EDI", "023"], ["FS-SD-030", "REQ-09"]]
+        ["ZTW_EDI", "023"],
+        ["FS-SD-030", "REQ-09"],
+    ]
     # a three-letter code is an identifier only where the searched packs use it
     assert identifier_runs("When does the KBP certificate expire in the ERP?", known=lambda t: t == "KBP") == [["KBP"]]
     assert names("Job `Z_PP_CONF_IDOC_PROCESS` runs", "z_pp_conf_idoc_process")
@@ -784,13 +861,14 @@ A date is written as 2031-04-07 in every document.
 def test_how_do_i_gives_the_numbered_steps_under_the_heading_that_names_the_procedure():
     # the other list mentions "dump" and "read" in its steps; the heading names the procedure asked for
     answer = extractive_answer("How do I read a dump, step by step?", [make_ref(1, DUMP_STEPS_TEXT)])
-    assert answer == ("Header: runtime error name, user and host. [1] Error analysis: the values involved. [1] "
-                      "Active calls: the call stack down to the failing line. [1]")
+    assert answer == (
+        "Header: runtime error name, user and host. [1] Error analysis: the values involved. [1] "
+        "Active calls: the call stack down to the failing line. [1]"
+    )
 
 
 def test_how_do_i_prefers_instructions_to_a_list_of_symptoms():
-    answer = extractive_answer("How do I recover when the log volume is full?",
-                               [make_ref(1, SYMPTOMS_TEXT)])
+    answer = extractive_answer("How do I recover when the log volume is full?", [make_ref(1, SYMPTOMS_TEXT)])
     assert "Free space on the backup target" in answer
     assert "Do not remove log segments by hand" in answer
     assert "Users report" not in answer
@@ -806,20 +884,34 @@ def test_a_question_how_something_should_be_written_is_not_a_procedure():
 def test_instructions_are_told_from_descriptions():
     from portal.answers.extractive import _is_instruction
 
-    assert [t for t in ["Restart the channel.", "In SM59, test the destination.", "Do not delete rows by hand.",
-                        "Never reuse a queue number.", "resend the calls with RSARFCEX.",
-                        "Users report that the screen hangs.", "Change: field extension of REQ-04",
-                        "The report locks all deliveries."]
-            if _is_instruction(t)] == ["Restart the channel.", "In SM59, test the destination.",
-                                       "Do not delete rows by hand.", "Never reuse a queue number.",
-                                       "resend the calls with RSARFCEX."]
+    assert [
+        t
+        for t in [
+            "Restart the channel.",
+            "In SM59, test the destination.",
+            "Do not delete rows by hand.",
+            "Never reuse a queue number.",
+            "resend the calls with RSARFCEX.",
+            "Users report that the screen hangs.",
+            "Change: field extension of REQ-04",
+            "The report locks all deliveries.",
+        ]
+        if _is_instruction(t)
+    ] == [
+        "Restart the channel.",
+        "In SM59, test the destination.",
+        "Do not delete rows by hand.",
+        "Never reuse a queue number.",
+        "resend the calls with RSARFCEX.",
+    ]
 
 
 def test_a_unit_that_restates_a_chosen_one_is_left_out():
     # the same sentence in two monthly reports: the second says nothing new, its slot goes to the other part
     first = make_ref(1, "Resolution targets, measured around the clock: P1 4 hours, P2 8 hours, P3 72 hours.")
-    second = make_ref(2, "Resolution targets, measured around the clock from opening: P1 4 hours, P2 8 hours, "
-                         "P3 72 hours.")
+    second = make_ref(
+        2, "Resolution targets, measured around the clock from opening: P1 4 hours, P2 8 hours, P3 72 hours."
+    )
     third = make_ref(3, "One incident breached: INC-2026-0312 in February.")
     question = "What are the resolution targets around the clock, and which incident breached?"
     weights = {term: 1.0 for term in simple_tokenize(question)}  # every term as rare as the others
@@ -829,17 +921,21 @@ def test_a_unit_that_restates_a_chosen_one_is_left_out():
     assert "One incident breached: INC-2026-0312 in February." in texts
 
 
-@pytest.mark.parametrize("question, kind, phrase", [
-    ("How many hours does the team have to resolve a P4 incident?", "count", "hours"),
-    ("how much planned downtime did KXP have in February 2026?", "count", "planned downtime"),
-    ("Which kernel patch level was installed on K4P?", "named", "level"),
-    ("What is the password of the communication user?", "named", "password"),
-    ("What did transport K4DK901670 change?", None, None),  # "transport" is what the question is about
-    ("What is the status of PRB-2026-008?", None, None),  # a status is a word, not a value of a shape
-    ("When does job X start, and with which program?", None, None),  # several parts: each may be elsewhere
-    ("How many tickets came in? And how many were incidents?", None, None),
-])
+@pytest.mark.parametrize(
+    "question, kind, phrase",
+    [
+        ("How many hours does the team have to resolve a P4 incident?", "count", "hours"),
+        ("how much planned downtime did KXP have in February 2026?", "count", "planned downtime"),
+        ("Which kernel patch level was installed on K4P?", "named", "level"),
+        ("What is the password of the communication user?", "named", "password"),
+        ("What did transport K4DK901670 change?", None, None),  # "transport" is what the question is about
+        ("What is the status of PRB-2026-008?", None, None),  # a status is a word, not a value of a shape
+        ("When does job X start, and with which program?", None, None),  # several parts: each may be elsewhere
+        ("How many tickets came in? And how many were incidents?", None, None),
+    ],
+)
 def test_what_value_a_question_asks_for(question, kind, phrase):
     from portal.answers.asked import asked_value
+
     asked = asked_value(question)
     assert (asked.kind if asked else None, asked.phrase if asked else None) == (kind, phrase)

@@ -17,24 +17,26 @@ from pathlib import Path
 
 import pytest
 import requests
+from live_server import gunicorn_server, signed_in_browser
 from openapi_spec_validator import validate as validate_openapi
-from resources.make_fixtures import add_picture, docx_bytes, image_bytes
 
 from helpers import PASSWORD, SPOOL, migrated_app
-from live_server import gunicorn_server, signed_in_browser
 from portal.agents.services import create_agent
 from portal.api.tokens import create_token, revoke
 from portal.auth.services import create_user
 from portal.documents import services
 from portal.models import Document, Pack, Revision
 from portal.packs.services import create_pack
+from resources.make_fixtures import add_picture, docx_bytes, image_bytes
 
 TOKENS = ("admin", "builder", "auditor", "member", "other_member")
 PRINCIPALS = (*TOKENS, "revoked", "none", "session")
 BLOCK_PRIVATE_KEYS = [{"rule": "private_key", "decision": "block"}]  # the rest redact, as by default
 TIMEOUT = 120  # seconds for one request: the first search or Word file of a busy machine
-PRIVATE_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" \
-              "-----END RSA PRIVATE KEY-----\n"
+PRIVATE_KEY = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "-----END RSA PRIVATE KEY-----\n"
+)
 
 
 @dataclass
@@ -51,8 +53,9 @@ class Live:
         headers = dict(kwargs.pop("headers", {}))
         if who != "none":
             headers["Authorization"] = f"Bearer {self.secrets[who]}"
-        return requests.request(method, self.url + path, headers=headers, timeout=TIMEOUT, allow_redirects=False,
-                                **kwargs)
+        return requests.request(
+            method, self.url + path, headers=headers, timeout=TIMEOUT, allow_redirects=False, **kwargs
+        )
 
 
 def monitoring_docx() -> bytes:
@@ -85,8 +88,9 @@ def live(tmp_path_factory):
             live.secrets = {who: create_token(user, f"{who} token")[1] for who, user in people.items()}
             revoked, live.secrets["revoked"] = create_token(people["admin"], "revoked token")
             revoke(revoked, None)
-            with gunicorn_server(data, CAIRN_CLASSIFICATION_POLICY=json.dumps(BLOCK_PRIVATE_KEYS),
-                                 CAIRN_API_RATE_LIMIT="100000 per hour") as url:
+            with gunicorn_server(
+                data, CAIRN_CLASSIFICATION_POLICY=json.dumps(BLOCK_PRIVATE_KEYS), CAIRN_API_RATE_LIMIT="100000 per hour"
+            ) as url:
                 live.url = url
                 live.session = signed_in_browser(url, "admin@example.test")
                 _seed_documents(live)
@@ -100,17 +104,35 @@ def _seed_documents(live: Live) -> None:
 
     put("runbook", expected_version=0, text=SPOOL.decode())
     put("for-auditors", expected_version=0, text="# Auditors\n\nThe spool audit trail.\n", reader_roles=["Auditor"])
-    response = live.call("admin", "PUT", "/api/v1/packs/ops/documents/monitoring", data={"expected_version": "0"},
-                         files={"file": ("monitoring.docx", monitoring_docx(),
-                                         "application/vnd.openxmlformats-officedocument.wordprocessingml.document")})
+    response = live.call(
+        "admin",
+        "PUT",
+        "/api/v1/packs/ops/documents/monitoring",
+        data={"expected_version": "0"},
+        files={
+            "file": (
+                "monitoring.docx",
+                monitoring_docx(),
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            )
+        },
+    )
     assert response.status_code == 201, response.text
     assert response.json()["images_kept"] == 1
 
 
 def statuses(**given: int) -> dict[str, int]:
     """Expected status per principal: staff read (200), Members see nothing (404), no valid token (401)."""
-    expected = {"admin": 200, "builder": 200, "auditor": 200, "member": 404, "other_member": 404,
-                "revoked": 401, "none": 401, "session": 401}
+    expected = {
+        "admin": 200,
+        "builder": 200,
+        "auditor": 200,
+        "member": 404,
+        "other_member": 404,
+        "revoked": 401,
+        "none": 401,
+        "session": 401,
+    }
     expected.update(given)
     return expected
 
@@ -123,10 +145,18 @@ MATRIX = [
     ("GET", "/api/v1/packs/ops/documents/runbook?version=1", None, statuses()),
     ("GET", "/api/v1/packs/ops/documents/for-auditors", None, statuses(builder=404)),
     ("GET", "/api/v1/packs/ops/documents/monitoring/versions/1/figures/1", None, statuses()),
-    ("PUT", "/api/v1/packs/ops/documents/new-{who}", {"expected_version": 0, "text": "# New\n\nA note.\n"},
-     statuses(admin=201, builder=404, auditor=404)),
-    ("DELETE", "/api/v1/packs/ops/documents/runbook", {"expected_version": 99},
-     statuses(admin=409, builder=404, auditor=404)),
+    (
+        "PUT",
+        "/api/v1/packs/ops/documents/new-{who}",
+        {"expected_version": 0, "text": "# New\n\nA note.\n"},
+        statuses(admin=201, builder=404, auditor=404),
+    ),
+    (
+        "DELETE",
+        "/api/v1/packs/ops/documents/runbook",
+        {"expected_version": 99},
+        statuses(admin=409, builder=404, auditor=404),
+    ),
     ("GET", "/api/v1/search?q=spool", None, statuses(member=200, other_member=200)),
     ("GET", "/api/v1/search?q=spool&pack=ops", None, statuses()),
     ("POST", "/api/v1/agents/acme-desk/ask", ASK, statuses(member=200)),
@@ -174,12 +204,17 @@ def test_a_token_opens_no_page_and_a_session_no_api(live):
         response = live.call("admin", "GET", path)
         assert response.status_code == 302 and "/login" in response.headers["Location"], path
     assert live.call("session", "GET", "/packs/").status_code == 200  # the same session does open pages
-    response = live.call("session", "PUT", "/api/v1/packs/ops/documents/by-cookie",
-                         json={"expected_version": 0, "text": "# Cookie\n\nno.\n"})
+    response = live.call(
+        "session",
+        "PUT",
+        "/api/v1/packs/ops/documents/by-cookie",
+        json={"expected_version": 0, "text": "# Cookie\n\nno.\n"},
+    )
     assert (response.status_code, response.json()["error"]["code"]) == (401, "unauthorized")
     for scheme in ("Basic", "Token", "bearer"):
-        response = live.call("none", "GET", "/api/v1/packs",
-                             headers={"Authorization": f"{scheme} {live.secrets['admin']}"})
+        response = live.call(
+            "none", "GET", "/api/v1/packs", headers={"Authorization": f"{scheme} {live.secrets['admin']}"}
+        )
         assert response.status_code == (200 if scheme == "bearer" else 401), scheme
 
 
@@ -202,24 +237,31 @@ def test_a_document_reads_with_its_hash_figures_and_reader_access(live):
 
 @pytest.mark.parametrize("value", ["0", "999999", "99999999999999999999", "-1", "\u00b2"])
 def test_a_number_in_the_path_that_names_nothing_is_a_404(live, value):
-    for path in (f"/api/v1/packs/ops/documents/monitoring/versions/{value}/figures/1",
-                 f"/api/v1/packs/ops/documents/monitoring/versions/1/figures/{value}"):
+    for path in (
+        f"/api/v1/packs/ops/documents/monitoring/versions/{value}/figures/1",
+        f"/api/v1/packs/ops/documents/monitoring/versions/1/figures/{value}",
+    ):
         response = live.call("admin", "GET", path)
         assert (response.status_code, response.json()["error"]["code"]) == (404, "not_found"), path
 
 
 def test_versioned_writes_and_conflicts(live):
     path = "/api/v1/packs/ops/documents/versioned"
-    first = live.call("admin", "PUT", path,
-                      json={"expected_version": 0, "text": "# V\n\none\n", "visibility": "shared"})
+    first = live.call(
+        "admin", "PUT", path, json={"expected_version": 0, "text": "# V\n\none\n", "visibility": "shared"}
+    )
     assert (first.status_code, first.json()["version"], first.json()["visibility"]) == (201, 1, "shared")
     again = live.call("admin", "PUT", path, json={"expected_version": 0, "text": "# V\n\nother\n"})
     assert again.status_code == 409 and again.json()["error"]["current_version"] == 1
-    second = live.call("admin", "PUT", path, json={"expected_version": 1, "text": "# V\n\ntwo\n",
-                                                   "reader_roles": ["Auditor"]})
+    second = live.call(
+        "admin", "PUT", path, json={"expected_version": 1, "text": "# V\n\ntwo\n", "reader_roles": ["Auditor"]}
+    )
     assert second.status_code == 200
     assert (second.json()["version"], second.json()["visibility"], second.json()["reader_roles"]) == (
-        2, "shared", ["Auditor"])
+        2,
+        "shared",
+        ["Auditor"],
+    )
     same = live.call("admin", "PUT", path, json={"expected_version": 2, "text": "# V\n\ntwo\n"})
     assert (same.status_code, same.json()["unchanged"], same.json()["version"]) == (200, True, 2)
     stale = live.call("admin", "PUT", path, json={"expected_version": 1, "text": "# V\n\nthree\n"})
@@ -254,16 +296,26 @@ def test_a_body_of_the_wrong_shape_is_400_naming_the_field(live, body, field_nam
 # (API request, the same file as a browser upload's name, bytes and content type)
 REFUSALS = [
     ("empty", {"json": {"expected_version": 0, "text": " \n\t\n"}}, ("refused.md", b" \n\t\n", "text/markdown")),
-    ("too_many_chars", {"json": {"expected_version": 0, "text": "a" * 400_001}},
-     ("refused.md", b"a" * 400_001, "text/markdown")),
-    ("classification_blocked", {"json": {"expected_version": 0, "text": f"# Key\n\n{PRIVATE_KEY}"}},
-     ("refused.md", f"# Key\n\n{PRIVATE_KEY}".encode(), "text/markdown")),
-    ("unsupported_type", {"data": {"expected_version": "0"},
-                          "files": {"file": ("old.doc", b"\xd0\xcf\x11\xe0", "application/msword")}},
-     ("refused.doc", b"\xd0\xcf\x11\xe0", "application/msword")),
-    ("type_mismatch", {"data": {"expected_version": "0"},
-                       "files": {"file": ("manual.pdf", b"%PDF-1.4\n", "application/msword")}},
-     ("refused.pdf", b"%PDF-1.4\n", "application/msword")),
+    (
+        "too_many_chars",
+        {"json": {"expected_version": 0, "text": "a" * 400_001}},
+        ("refused.md", b"a" * 400_001, "text/markdown"),
+    ),
+    (
+        "classification_blocked",
+        {"json": {"expected_version": 0, "text": f"# Key\n\n{PRIVATE_KEY}"}},
+        ("refused.md", f"# Key\n\n{PRIVATE_KEY}".encode(), "text/markdown"),
+    ),
+    (
+        "unsupported_type",
+        {"data": {"expected_version": "0"}, "files": {"file": ("old.doc", b"\xd0\xcf\x11\xe0", "application/msword")}},
+        ("refused.doc", b"\xd0\xcf\x11\xe0", "application/msword"),
+    ),
+    (
+        "type_mismatch",
+        {"data": {"expected_version": "0"}, "files": {"file": ("manual.pdf", b"%PDF-1.4\n", "application/msword")}},
+        ("refused.pdf", b"%PDF-1.4\n", "application/msword"),
+    ),
 ]
 
 
@@ -280,8 +332,13 @@ def test_refusals_carry_the_browser_uploads_reason_and_store_nothing(live, reaso
 
 
 def test_a_body_over_the_upload_limit_is_413_and_other_media_415(live):
-    too_big = live.call("admin", "PUT", "/api/v1/packs/ops/documents/big", data={"expected_version": "0"},
-                        files={"file": ("big.txt", b"a" * (5 * 1024 * 1024), "text/plain")})
+    too_big = live.call(
+        "admin",
+        "PUT",
+        "/api/v1/packs/ops/documents/big",
+        data={"expected_version": "0"},
+        files={"file": ("big.txt", b"a" * (5 * 1024 * 1024), "text/plain")},
+    )
     assert (too_big.status_code, too_big.json()["error"]["code"]) == (413, "too_large")
     form = live.call("admin", "POST", "/api/v1/agents/acme-desk/ask", data={"question": "spool"})
     assert (form.status_code, form.json()["error"]["code"]) == (415, "unsupported_media_type")
@@ -289,8 +346,9 @@ def test_a_body_over_the_upload_limit_is_413_and_other_media_415(live):
 
 def test_a_credential_is_redacted_as_in_the_browser(live):
     text = "# Connect\n\nDATABASE_URL=postgres://app:s3cr3tPa55@db.internal:5432/app\n"
-    response = live.call("admin", "PUT", "/api/v1/packs/ops/documents/connect", json={"expected_version": 0,
-                                                                                       "text": text})
+    response = live.call(
+        "admin", "PUT", "/api/v1/packs/ops/documents/connect", json={"expected_version": 0, "text": text}
+    )
     assert response.status_code == 201 and response.json()["redacted"] is True
     stored = live.call("admin", "GET", "/api/v1/packs/ops/documents/connect").json()["text"]
     assert "s3cr3tPa55" not in stored and "[REDACTED:credential]" in stored
@@ -298,8 +356,12 @@ def test_a_credential_is_redacted_as_in_the_browser(live):
 
 def test_documents_come_a_page_at_a_time(live):
     for n in range(5):
-        response = live.call("admin", "PUT", f"/api/v1/packs/paged/documents/note-{n}",
-                             json={"expected_version": 0, "text": f"# Note {4 - n}\n\nText {n}.\n"})
+        response = live.call(
+            "admin",
+            "PUT",
+            f"/api/v1/packs/paged/documents/note-{n}",
+            json={"expected_version": 0, "text": f"# Note {4 - n}\n\nText {n}.\n"},
+        )
         assert response.status_code == 201
     seen, address = [], "/api/v1/packs/paged/documents?per_page=2"
     while address:
@@ -330,11 +392,16 @@ def test_the_openapi_document_is_valid_31_and_describes_every_route(live):
     assert document["openapi"] == "3.1.0"
     operations = {(method.upper(), path) for path, item in document["paths"].items() for method in item}
     assert operations == {
-        ("GET", "/openapi.json"), ("GET", "/packs"), ("GET", "/packs/{slug}/documents"),
-        ("GET", "/packs/{slug}/documents/{doc_id}"), ("PUT", "/packs/{slug}/documents/{doc_id}"),
+        ("GET", "/openapi.json"),
+        ("GET", "/packs"),
+        ("GET", "/packs/{slug}/documents"),
+        ("GET", "/packs/{slug}/documents/{doc_id}"),
+        ("PUT", "/packs/{slug}/documents/{doc_id}"),
         ("DELETE", "/packs/{slug}/documents/{doc_id}"),
         ("GET", "/packs/{slug}/documents/{doc_id}/versions/{version}/figures/{number}"),
-        ("GET", "/search"), ("POST", "/agents/{slug}/ask")}
+        ("GET", "/search"),
+        ("POST", "/agents/{slug}/ask"),
+    }
     put = document["paths"]["/packs/{slug}/documents/{doc_id}"]["put"]
     assert set(put["requestBody"]["content"]) == {"application/json", "multipart/form-data"}
     write = document["components"]["schemas"]["DocumentWrite"]

@@ -14,9 +14,9 @@ import re
 
 import pytest
 import requests
+from live_server import gunicorn_server, signed_in_browser
 
 from helpers import PASSWORD, SPOOL, migrated_app
-from live_server import gunicorn_server, signed_in_browser
 from portal.agents.services import create_agent
 from portal.api.tokens import create_token
 from portal.auth.services import create_user
@@ -54,7 +54,7 @@ def verify(url: str, session: requests.Session, pack: str, grounding: str, quote
     assert hashlib.sha256(text.content).hexdigest() == sha256
     as_json = session.get(address, timeout=60).json()
     assert (as_json["sha256"], as_json["version"], as_json["text"].encode()) == (sha256, int(version), text.content)
-    lines = text.content.decode("utf-8").splitlines()[int(start) - 1:int(end)]
+    lines = text.content.decode("utf-8").splitlines()[int(start) - 1 : int(end)]
     assert quoted.strip() in "\n".join(lines)
 
 
@@ -65,8 +65,11 @@ def ask(url, session) -> dict:
 
 
 def put(url, session, text: str, expected_version: int) -> dict:
-    response = session.put(f"{url}/api/v1/packs/ops/documents/spool", timeout=120,
-                           json={"expected_version": expected_version, "text": text})
+    response = session.put(
+        f"{url}/api/v1/packs/ops/documents/spool",
+        timeout=120,
+        json={"expected_version": expected_version, "text": text},
+    )
     assert response.status_code in (200, 201), response.text
     return response.json()
 
@@ -90,8 +93,13 @@ def test_citations_verify_against_their_revision_before_and_after_it_changed(api
     moved = {c["grounding"] for c in second["document_citations"]}
     assert all("@2#" in g for g in moved) and moved.isdisjoint(c["grounding"] for c in first["document_citations"])
     for citation in second["document_citations"]:
-        verify(url, session, citation["pack"], citation["grounding"],
-               next(r["text"] for r in second["references"] if r["n"] == citation["n"]))
+        verify(
+            url,
+            session,
+            citation["pack"],
+            citation["grounding"],
+            next(r["text"] for r in second["references"] if r["n"] == citation["n"]),
+        )
 
     found = session.get(f"{url}/api/v1/search", params={"q": "RSPO1041", "pack": "ops"}, timeout=60).json()
     assert found["hits"]
@@ -104,8 +112,13 @@ def test_citations_verify_against_their_revision_before_and_after_it_changed(api
     gone = session.get(f"{url}/api/v1/packs/ops/documents/spool?version=1", timeout=60)
     assert (gone.status_code, gone.json()["error"]["code"]) == (404, "revision_purged")
     for citation in second["document_citations"]:  # version 2 is still kept
-        verify(url, session, citation["pack"], citation["grounding"],
-               next(r["text"] for r in second["references"] if r["n"] == citation["n"]))
+        verify(
+            url,
+            session,
+            citation["pack"],
+            citation["grounding"],
+            next(r["text"] for r in second["references"] if r["n"] == citation["n"]),
+        )
 
     browser = signed_in_browser(url, "admin@example.test")
     record = browser.get(f"{url}/runs/{first['run_id']}", timeout=60).text

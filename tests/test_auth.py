@@ -31,8 +31,9 @@ def test_passwords_are_hashed(users):
 
 def test_login_redirects_only_to_local_paths(app, users):
     client = app.test_client()
-    response = client.post("/login?next=https://evil.example/", data={"email": users["Auditor"].email,
-                                                                       "password": PASSWORD})
+    response = client.post(
+        "/login?next=https://evil.example/", data={"email": users["Auditor"].email, "password": PASSWORD}
+    )
     assert response.headers["Location"] == "/"
     client.post("/logout")
     response = client.post("/login?next=/packs/", data={"email": users["Auditor"].email, "password": PASSWORD})
@@ -40,8 +41,9 @@ def test_login_redirects_only_to_local_paths(app, users):
 
 
 def test_state_changes_need_a_csrf_token(tmp_path):
-    app = create_app({"CAIRN_DATA_DIR": str(tmp_path / "csrf"), "SECRET_KEY": "x",
-                      "CAIRN_REPAIR_INDEX_ON_START": False})
+    app = create_app(
+        {"CAIRN_DATA_DIR": str(tmp_path / "csrf"), "SECRET_KEY": "x", "CAIRN_REPAIR_INDEX_ON_START": False}
+    )
     with app.app_context():
         from portal.migrate import migrate
 
@@ -61,8 +63,12 @@ def test_session_cookie_flags(app, users):
     cookie = response.headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
     assert app.config["SESSION_COOKIE_SECURE"] is False  # plain http on 127.0.0.1 by default
-    assert load_settings({"CAIRN_DATA_DIR": app.config["CAIRN_DATA_DIR"], "SECRET_KEY": "x",
-                          "CAIRN_SECURE_COOKIES": True})["CAIRN_SECURE_COOKIES"] is True
+    assert (
+        load_settings(
+            {"CAIRN_DATA_DIR": app.config["CAIRN_DATA_DIR"], "SECRET_KEY": "x", "CAIRN_SECURE_COOKIES": True}
+        )["CAIRN_SECURE_COOKIES"]
+        is True
+    )
 
 
 def test_logout_needs_post(app, client_as):
@@ -123,9 +129,11 @@ def test_existing_users_get_a_session_token_when_the_database_migrates_forward(t
     db = open_database(POSTGRES_URL or f"sqlite:///{tmp_path / 'old.db'}")
     migrations.migrate(db, target="0003_chat_feedback")
     for n in (1, 2):
-        db.execute_sql('INSERT INTO "user" (email, password_hash, roles, active, created_at) '
-                       f"VALUES ({db.param}, 'x', 'Auditor', {db.param}, CURRENT_TIMESTAMP)",
-                       (f"old{n}@example.test", True))
+        db.execute_sql(
+            'INSERT INTO "user" (email, password_hash, roles, active, created_at) '
+            f"VALUES ({db.param}, 'x', 'Auditor', {db.param}, CURRENT_TIMESTAMP)",
+            (f"old{n}@example.test", True),
+        )
     assert "0004_user_session_token" in migrations.migrate(db)
     tokens = [row[0] for row in db.execute_sql('SELECT session_token FROM "user"').fetchall()]
     db.close()
@@ -140,8 +148,14 @@ def _csrf_token(page: str) -> str:
 
 
 def test_sign_in_and_sign_out_give_a_new_csrf_token(tmp_path):
-    app = create_app({"CAIRN_DATA_DIR": str(tmp_path / "csrf"), "SECRET_KEY": "x",
-                      "CAIRN_REPAIR_INDEX_ON_START": False, "DATABASE_URL": POSTGRES_URL or None})
+    app = create_app(
+        {
+            "CAIRN_DATA_DIR": str(tmp_path / "csrf"),
+            "SECRET_KEY": "x",
+            "CAIRN_REPAIR_INDEX_ON_START": False,
+            "DATABASE_URL": POSTGRES_URL or None,
+        }
+    )
     if POSTGRES_URL:
         empty_postgres(POSTGRES_URL)
     with app.app_context():
@@ -161,8 +175,10 @@ def test_sign_in_and_sign_out_give_a_new_csrf_token(tmp_path):
     after = _csrf_token(client.get("/login").get_data(as_text=True))
     refused = client.post("/login", data={"email": "a@example.test", "password": PASSWORD, "csrf_token": signed_in})
     assert refused.status_code == 400
-    assert client.post("/login", data={"email": "a@example.test", "password": PASSWORD,
-                                       "csrf_token": after}).status_code == 302
+    assert (
+        client.post("/login", data={"email": "a@example.test", "password": PASSWORD, "csrf_token": after}).status_code
+        == 302
+    )
     app.extensions["cairn_indexes"].close()
     app.config["DATABASE"].close()
 
@@ -215,16 +231,23 @@ def test_a_bad_sign_in_limit_stops_the_portal_at_start(tmp_path):
     from portal.config import ConfigError
 
     with pytest.raises(ConfigError, match="CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT: 'ten' is not a limit"):
-        create_app({"CAIRN_DATA_DIR": str(tmp_path / "d"), "SECRET_KEY": "x",
-                    "CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT": "ten"})
+        create_app({"CAIRN_DATA_DIR": str(tmp_path / "d"), "SECRET_KEY": "x", "CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT": "ten"})
 
 
 def test_behind_a_trusted_proxy_the_address_limit_counts_the_client(tmp_path):
     if POSTGRES_URL:
         empty_postgres(POSTGRES_URL)
-    app = create_app({"CAIRN_DATA_DIR": str(tmp_path / "proxied"), "SECRET_KEY": "x", "WTF_CSRF_ENABLED": False,
-                      "CAIRN_REPAIR_INDEX_ON_START": False, "DATABASE_URL": POSTGRES_URL or None,
-                      "CAIRN_PROXIES": 1, "CAIRN_SIGN_IN_LIMIT_PER_ADDRESS": "2 per 15 minutes"})
+    app = create_app(
+        {
+            "CAIRN_DATA_DIR": str(tmp_path / "proxied"),
+            "SECRET_KEY": "x",
+            "WTF_CSRF_ENABLED": False,
+            "CAIRN_REPAIR_INDEX_ON_START": False,
+            "DATABASE_URL": POSTGRES_URL or None,
+            "CAIRN_PROXIES": 1,
+            "CAIRN_SIGN_IN_LIMIT_PER_ADDRESS": "2 per 15 minutes",
+        }
+    )
     with app.app_context():
         from portal.migrate import migrate
 
@@ -232,8 +255,11 @@ def test_behind_a_trusted_proxy_the_address_limit_counts_the_client(tmp_path):
     client = app.test_client()
 
     def attempt(client_address: str) -> int:
-        return client.post("/login", data={"email": "x@example.test", "password": "wrong password"},
-                           headers={"X-Forwarded-For": client_address}).status_code
+        return client.post(
+            "/login",
+            data={"email": "x@example.test", "password": "wrong password"},
+            headers={"X-Forwarded-For": client_address},
+        ).status_code
 
     assert [attempt("198.51.100.1") for _ in range(3)] == [401, 401, 429]
     assert attempt("198.51.100.2") == 401  # another client behind the same proxy is not blocked

@@ -12,19 +12,17 @@ from types import SimpleNamespace
 import pytest
 from bs4 import BeautifulSoup
 
-from resources.make_fixtures import mixed_images_docx
-
 from helpers import LOCKS, PASSWORD, SPOOL, signed_in_client
 from portal import access
 from portal.agents.services import create_agent, update_agent
+from portal.answers.extractive import NO_EVIDENCE_ANSWER
 from portal.auth.services import create_user
 from portal.chat.services import continue_conversation, conversation_title, start_conversation
 from portal.documents import services as documents
-from portal.answers.extractive import NO_EVIDENCE_ANSWER
 from portal.models import Agent, Conversation, Document, Pack, Passage, Run
 from portal.packs.services import create_pack
+from resources.make_fixtures import mixed_images_docx
 from tests.fake_openai import FakeOpenAI
-
 
 QUESTION = "How do I delete old spool requests?"
 FIGURE_QUESTION = "Which raster formats like PNG are kept?"
@@ -49,7 +47,8 @@ def world(app, pack, users):
         acme=create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"]),
         globex=create_agent(None, "globex-desk", "Globex desk", "preferred", "Globex", "", ["ops"]),
         idle=create_agent(None, "acme-idle", "Acme idle", "open", "Acme Test Co", "", []),
-        figures=figures.document)
+        figures=figures.document,
+    )
 
 
 @pytest.fixture
@@ -64,15 +63,19 @@ def chat(world, users):
 
 @pytest.fixture
 def strangers(app):
-    return {"colleague": create_user("colleague@example.test", PASSWORD, {"Member"}, "Acme Test Co"),
-            "other company": create_user("globex.member@example.test", PASSWORD, {"Member"}, "Globex")}
+    return {
+        "colleague": create_user("colleague@example.test", PASSWORD, {"Member"}, "Acme Test Co"),
+        "other company": create_user("globex.member@example.test", PASSWORD, {"Member"}, "Globex"),
+    }
 
 
 @pytest.fixture
 def client_for(app, client_as, strangers):
     """client_for(who): a role's client, or a "colleague" (same company) or "other company" Member's."""
+
     def make(who):
         return signed_in_client(app, strangers[who]) if who in strangers else client_as(who)
+
     return make
 
 
@@ -80,9 +83,14 @@ def client_for(app, client_as, strangers):
 
 
 def test_members_are_offered_their_company_and_shared_agents_with_packs(app, world, users, strangers):
-    assert [a.slug for a in access.agents_offered_to(users["Member"]).order_by(Agent.slug)] == ["acme-desk", "ops-helper"]
+    assert [a.slug for a in access.agents_offered_to(users["Member"]).order_by(Agent.slug)] == [
+        "acme-desk",
+        "ops-helper",
+    ]
     assert [a.slug for a in access.agents_offered_to(strangers["other company"]).order_by(Agent.slug)] == [
-        "globex-desk", "ops-helper"]
+        "globex-desk",
+        "ops-helper",
+    ]
     app.config["CAIRN_OFFER_SHARED_AGENTS"] = False
     assert [a.slug for a in access.agents_offered_to(users["Member"])] == ["acme-desk"]
     for role in STAFF:
@@ -149,8 +157,11 @@ CHAT_ROUTES = [
 
 
 @pytest.mark.parametrize("who", WHO, ids=[str(w) for w in WHO])
-@pytest.mark.parametrize("method, path, data, allowed, ok_status", CHAT_ROUTES,
-                         ids=[f"{r[0]} {r[1]}{' ' + str(r[2]) if r[2] else ''}" for r in CHAT_ROUTES])
+@pytest.mark.parametrize(
+    "method, path, data, allowed, ok_status",
+    CHAT_ROUTES,
+    ids=[f"{r[0]} {r[1]}{' ' + str(r[2]) if r[2] else ''}" for r in CHAT_ROUTES],
+)
 def test_chat_access_matrix(app, chat, client_for, who, method, path, data, allowed, ok_status):
     assert len(list(chat.run.references())) >= 2
     url = path.format(c=chat.conversation.id, r=chat.run.id, f=chat.figure_run.id)
@@ -182,8 +193,11 @@ def test_first_question_starts_a_conversation_without_javascript(world, client_a
     run = Run.get()
     assert response.status_code == 303
     assert response.headers["Location"].endswith(f"/chat/{conversation.id}#turn-{run.id}")
-    assert (conversation.user_id, conversation.agent_slug, conversation.title) == (users["Member"].id, "acme-desk",
-                                                                                 QUESTION)
+    assert (conversation.user_id, conversation.agent_slug, conversation.title) == (
+        users["Member"].id,
+        "acme-desk",
+        QUESTION,
+    )
     assert run.conversation_id == conversation.id and run.user_id == users["Member"].id
     page = _soup(client.get(f"/chat/{conversation.id}"))
     turn = page.select_one(f"#turn-{run.id}")
@@ -195,8 +209,9 @@ def test_first_question_starts_a_conversation_without_javascript(world, client_a
 
 
 def test_starting_with_htmx_returns_the_new_conversation(world, client_as):
-    response = client_as("Member").post("/chat/", data={"agent": "ops-helper", "question": QUESTION},
-                                        headers={"HX-Request": "true"})
+    response = client_as("Member").post(
+        "/chat/", data={"agent": "ops-helper", "question": QUESTION}, headers={"HX-Request": "true"}
+    )
     conversation = Conversation.get()
     assert response.status_code == 200 and response.headers["HX-Push-Url"] == f"/chat/{conversation.id}"
     fragment = BeautifulSoup(response.get_data(as_text=True), "html.parser")
@@ -206,13 +221,14 @@ def test_starting_with_htmx_returns_the_new_conversation(world, client_as):
 
 @pytest.mark.parametrize("htmx", [True, False])
 @pytest.mark.parametrize("question, message", [("  ", "the text was empty"), ("x" * 2001, "at most 2,000")])
-def test_an_empty_or_long_question_is_refused_and_nothing_is_stored(world, chat, client_as, htmx, question,
-                                                                   message):
+def test_an_empty_or_long_question_is_refused_and_nothing_is_stored(world, chat, client_as, htmx, question, message):
     headers = {"HX-Request": "true"} if htmx else {}
     client = client_as("Member")
     runs, conversations = Run.select().count(), Conversation.select().count()
-    for path, data in (("/chat/", {"agent": "acme-desk", "question": question}),
-                       (f"/chat/{chat.conversation.id}", {"question": question})):
+    for path, data in (
+        ("/chat/", {"agent": "acme-desk", "question": question}),
+        (f"/chat/{chat.conversation.id}", {"question": question}),
+    ):
         response = client.post(path, data=data, headers=headers)
         assert response.status_code == 422
         assert ("<html" in response.get_data(as_text=True)) is not htmx
@@ -237,8 +253,15 @@ def test_the_form_sends_on_enter_and_shows_progress_while_answering(chat, client
 
 
 def test_a_conversation_whose_agent_is_no_longer_offered_is_read_only(chat, client_as, users):
-    update_agent(None, chat.conversation.agent, name="Acme desk", mode="preferred", company_name="Globex",
-                 instructions="", pack_slugs=["ops"])
+    update_agent(
+        None,
+        chat.conversation.agent,
+        name="Acme desk",
+        mode="preferred",
+        company_name="Globex",
+        instructions="",
+        pack_slugs=["ops"],
+    )
     client = client_as("Member")
     page = _soup(client.get(f"/chat/{chat.conversation.id}"))
     assert page.select_one("form#ask-form") is None
@@ -256,8 +279,15 @@ def test_a_no_evidence_answer_is_a_note_naming_the_packs_searched_and_the_other_
     conversation, run = start_conversation(users["Member"], world.acme, NO_EVIDENCE_QUESTION)
     assert (run.answer_basis, run.searched_packs) == ("no_evidence", [{"slug": "ops", "title": "Operations"}])
     # Later grant and title changes do not rewrite what was searched then.
-    update_agent(None, world.acme, name="Acme desk", mode="preferred", company_name="Acme Test Co",
-                 instructions="", pack_slugs=[])
+    update_agent(
+        None,
+        world.acme,
+        name="Acme desk",
+        mode="preferred",
+        company_name="Acme Test Co",
+        instructions="",
+        pack_slugs=[],
+    )
     Pack.update(title="Renamed operations").where(Pack.slug == "ops").execute()
     page = _soup(client_as("Member").get(f"/chat/{conversation.id}"))
     turn = page.select_one(f"#turn-{run.id}")
@@ -287,8 +317,12 @@ def test_a_long_list_of_other_agents_folds_and_a_short_one_does_not(world, clien
     note = _soup(client_as("Member").get(f"/chat/{conversation.id}")).select_one(".no-evidence-answer")
     folded = note.select_one("details.other-agents-more")
     assert folded.select_one("summary").text == "Other agents you can ask (4)"
-    assert [a.text for a in folded.select(".other-agents a")] == ["Ops helper", "Ops helper 0", "Ops helper 1",
-                                                                  "Ops helper 2"]
+    assert [a.text for a in folded.select(".other-agents a")] == [
+        "Ops helper",
+        "Ops helper 0",
+        "Ops helper 1",
+        "Ops helper 2",
+    ]
 
 
 def test_an_answer_from_the_documents_has_no_evidence_note(chat, client_as):
@@ -309,8 +343,9 @@ def test_with_no_other_agent_the_note_offers_only_rephrasing(app, world, users, 
 def test_an_open_agent_answer_without_evidence_is_marked_not_based_on_the_documents(app, world, users, client_as):
     agent = create_agent(None, "acme-open", "Acme open", "open", "Acme Test Co", "", ["ops"])
     with FakeOpenAI() as fake:
-        app.config.update(CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY="sk-test",
-                          CAIRN_MODEL_NAME="fake-gpt")
+        app.config.update(
+            CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY="sk-test", CAIRN_MODEL_NAME="fake-gpt"
+        )
         fake.reply("Karaoke night is on Fridays.")
         conversation, run = start_conversation(users["Member"], agent, NO_EVIDENCE_QUESTION)
         app.config["CAIRN_MODEL_BASE_URL"] = None
@@ -349,10 +384,13 @@ def test_source_page_lists_the_cited_passages_with_pack_title_section_and_text(c
     sources = page.select("ol.sources > li")
     assert [s["id"] for s in sources] == [f"source-{n}" for n in run.cited]  # the cited ones only
     first = sources[0]
-    assert first.select_one(".source-label").text == "[1] Operations — Spool overflow runbook (section Spool overflow runbook > Fix)"
+    assert (
+        first.select_one(".source-label").text
+        == "[1] Operations — Spool overflow runbook (section Spool overflow runbook > Fix)"
+    )
     assert "RSPO1041" in first.select_one(".passage-text").text
     assert first.select_one("a.open-document")["href"] == f"/chat/answers/{run.id}/sources/1/document"
-    assert page.select_one("#rating-%d" % run.id) is not None
+    assert page.select_one(f"#rating-{run.id}") is not None
 
 
 def test_source_page_shows_figures_through_the_run(chat, client_as):
@@ -386,8 +424,9 @@ def test_cited_document_shows_figures_in_place_through_the_answer(chat, client_a
     run = chat.figure_run
     page = _soup(client.get(f"/chat/answers/{run.id}/sources/1/document"))
     images = page.select(".doc-body .figure img")
-    assert [i["src"] for i in images] == [f"/chat/answers/{run.id}/sources/1/document/figures/{n}.webp"
-                                          for n in (1, 2, 3, 4)]
+    assert [i["src"] for i in images] == [
+        f"/chat/answers/{run.id}/sources/1/document/figures/{n}.webp" for n in (1, 2, 3, 4)
+    ]
     figure = client.get(images[0]["src"])
     assert figure.status_code == 200 and figure.data[:4] == b"RIFF"
     assert client.get(f"/chat/answers/{run.id}/sources/1/document/figures/5.webp").status_code == 404
@@ -397,9 +436,11 @@ def test_files_opened_from_an_answer_answer_conditional_requests(chat, client_as
     Document.update(visibility="shared").where(Document.doc_id == "mixed-images").execute()
     client = client_as("Member")
     run = chat.figure_run
-    sent = {f"/chat/answers/{run.id}/sources/1/document/figures/1.webp": "image/webp",
-            f"/runs/{run.id}/sources/1/figures/1.webp": "image/webp",
-            f"/chat/answers/{run.id}/sources/1/document/original": "application/octet-stream"}
+    sent = {
+        f"/chat/answers/{run.id}/sources/1/document/figures/1.webp": "image/webp",
+        f"/runs/{run.id}/sources/1/figures/1.webp": "image/webp",
+        f"/chat/answers/{run.id}/sources/1/document/original": "application/octet-stream",
+    }
     for address, mimetype in sent.items():
         first = client.get(address)
         assert first.status_code == 200 and first.mimetype == mimetype and first.headers["ETag"], address
@@ -420,8 +461,10 @@ def test_only_the_current_revision_is_shown_and_a_change_is_said(chat, client_as
     assert "changed since your answer" in notice and "version 1" in notice and "highlighted" in notice
     assert "keep piling up" in page.select_one(".doc-body").text
     assert client.get(url + "?version=1").get_data(as_text=True).count("keep piling up") >= 1  # no way to v1
-    assert "changed since this answer" in _soup(client.get(f"/chat/answers/{chat.run.id}/sources")).select_one(
-        "#source-1").text
+    assert (
+        "changed since this answer"
+        in _soup(client.get(f"/chat/answers/{chat.run.id}/sources")).select_one("#source-1").text
+    )
 
     documents.edit_text(Document.get_by_id(spool.id), changed.replace("RSPO1041", "RSPO1099"), 2, None)
     page = _soup(client.get(url))
@@ -447,11 +490,16 @@ def test_reader_roles_without_member_close_the_cited_document(chat, client_as):
     assert client.get(f"/chat/answers/{chat.run.id}/sources/1/document").status_code == 404
 
 
-@pytest.mark.parametrize("visibility, pack_company, offered", [
-    ("staff", None, False), ("shared", None, True), ("company", "Acme Test Co", True), ("company", "Globex", False),
-])
-def test_the_original_is_offered_only_when_reader_visibility_allows(chat, client_as, visibility, pack_company,
-                                                                     offered):
+@pytest.mark.parametrize(
+    "visibility, pack_company, offered",
+    [
+        ("staff", None, False),
+        ("shared", None, True),
+        ("company", "Acme Test Co", True),
+        ("company", "Globex", False),
+    ],
+)
+def test_the_original_is_offered_only_when_reader_visibility_allows(chat, client_as, visibility, pack_company, offered):
     document = chat.figure_run.references().first()
     update = {Document.visibility: visibility}
     Document.update(update).where(Document.id == document.document_pk).execute()

@@ -44,8 +44,12 @@ def _grow(conversation: Conversation, turns: int) -> list[int]:
     Run.update(created_at=start).where(Run.id == first.id).execute()
     row = {k: v for k, v in first.__data__.items() if k != "id"}
     with database().atomic():
-        Run.insert_many([{**row, "question": f"{first.question} (copy {n})", "created_at": start + timedelta(seconds=n)}
-                         for n in range(1, turns - asked + 1)]).execute()
+        Run.insert_many(
+            [
+                {**row, "question": f"{first.question} (copy {n})", "created_at": start + timedelta(seconds=n)}
+                for n in range(1, turns - asked + 1)
+            ]
+        ).execute()
     return [run.id for run in conversation.turns()]
 
 
@@ -88,14 +92,16 @@ def test_an_answer_with_htmx_is_the_new_turn_alone_with_its_surroundings_out_of_
     assert announce["hx-swap-oob"] == "innerHTML"
     assert announce.text.startswith("Acme desk answered: ") and "SM12" in announce.text
     assert "<a" not in announce.decode_contents()
-    assert [q.text for q in _soup(client.get(f"/chat/{conversation.id}")).select(".turn .bubble-question .question")
-            ] == [QUESTION, NEXT_QUESTION]
+    assert [
+        q.text for q in _soup(client.get(f"/chat/{conversation.id}")).select(".turn .bubble-question .question")
+    ] == [QUESTION, NEXT_QUESTION]
 
 
 def test_a_no_evidence_answer_is_announced_as_one(agent, users, client_as):
     conversation, _ = start_conversation(users["Member"], agent, QUESTION)
-    response = client_as("Member").post(f"/chat/{conversation.id}", data={"question": "karaoke antarctica horoscope"},
-                                        headers=HTMX)
+    response = client_as("Member").post(
+        f"/chat/{conversation.id}", data={"question": "karaoke antarctica horoscope"}, headers=HTMX
+    )
     fragment = _soup(response)
     assert fragment.select_one(".turn .no-evidence-answer[role=note]") is not None
     assert fragment.select_one("#chat-announce").text.startswith("Acme desk answered: No evidence found. ")
@@ -155,7 +161,11 @@ def test_a_long_conversation_shows_its_latest_turns_and_shows_earlier_ones_on_re
     link = page.select_one("#show-earlier a")
     earlier = f"/chat/{conversation.id}?before={ids[-TURNS_PER_PAGE]}"
     assert (link["href"], link["hx-get"], link["hx-target"], link["hx-swap"].split()[0]) == (
-        earlier, earlier, "#turns", "afterbegin")
+        earlier,
+        earlier,
+        "#turns",
+        "afterbegin",
+    )
 
     # Meanwhile a question is asked: the older pages do not shift.
     continue_conversation(users["Member"], conversation, agent, NEXT_QUESTION)
@@ -163,7 +173,7 @@ def test_a_long_conversation_shows_its_latest_turns_and_shows_earlier_ones_on_re
     assert older.status_code == 200 and "HX-Request" in older.headers["Vary"]
     fragment = _soup(older)
     assert fragment.select_one("html, #chat, #turns") is None
-    assert _turn_ids(fragment) == ids[-2 * TURNS_PER_PAGE:-TURNS_PER_PAGE]
+    assert _turn_ids(fragment) == ids[-2 * TURNS_PER_PAGE : -TURNS_PER_PAGE]
     control = fragment.select_one("#show-earlier")
     assert control["hx-swap-oob"] == "true"
     oldest = _soup(client.get(control.select_one("a")["hx-get"], headers=HTMX))
@@ -175,7 +185,7 @@ def test_a_long_conversation_shows_its_latest_turns_and_shows_earlier_ones_on_re
     plain = client.get(link["href"])
     assert plain.status_code == 200 and "<html" in plain.get_data(as_text=True)
     full = _soup(plain)
-    assert _turn_ids(full) == ids[-2 * TURNS_PER_PAGE:-TURNS_PER_PAGE]
+    assert _turn_ids(full) == ids[-2 * TURNS_PER_PAGE : -TURNS_PER_PAGE]
     assert full.select_one("#show-earlier a")["href"] == control.select_one("a")["href"]
     assert full.select_one(".show-later a")["href"] == f"/chat/{conversation.id}"
     assert full.select_one("form#ask-form") is None  # asking happens below the latest turns

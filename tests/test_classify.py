@@ -33,8 +33,13 @@ def b64url(data: dict) -> str:
     return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
 
 
-JWT = ".".join([b64url({"alg": "HS256", "typ": "JWT"}), b64url({"sub": "1234567890", "name": "Test"}),
-                "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"])
+JWT = ".".join(
+    [
+        b64url({"alg": "HS256", "typ": "JWT"}),
+        b64url({"sub": "1234567890", "name": "Test"}),
+        "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    ]
+)
 PEM_BODY = "MIIEowIBAAKCAQEAfake0fake1fake2fake3fake4fake5fake6fake7fake8fake9\nTHISxISxNOTxAxKEY0123456789abcdefghij=="
 
 
@@ -55,26 +60,39 @@ DETECTOR_CASES = [
     ("cloud_access_key", AWS_SECRET, "key = {s}"),
     ("cloud_access_key", AWS_SECRET, "The secret key: `{s}` (rotate quarterly)."),
     ("cloud_access_key", AWS_SECRET, f"Access key id {MARK}, secret is {{s}}."),
-    ("cloud_access_key", "Ab1+" * 22, "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={s};"
-                                       "EndpointSuffix=core.windows.net"),
-    ("cloud_access_key", "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0B\\n-----END PRIVATE KEY-----\\n",
-     '{{"type": "service_account", "private_key": "{s}", "client_email": "ci@proj.iam.gserviceaccount.com"}}'),
+    (
+        "cloud_access_key",
+        "Ab1+" * 22,
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={s};EndpointSuffix=core.windows.net",
+    ),
+    (
+        "cloud_access_key",
+        "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0B\\n-----END PRIVATE KEY-----\\n",
+        '{{"type": "service_account", "private_key": "{s}", "client_email": "ci@proj.iam.gserviceaccount.com"}}',
+    ),
     ("cloud_access_key", "0f" * 20, '{{"type": "service_account", "private_key_id": "{s}"}}'),
     ("private_key", pem("RSA"), "Deploy key:\n\n{s}\n\nKeep it safe."),
     ("private_key", pem("EC"), "{s}"),
     ("private_key", pem(""), "Before.\n{s}\nAfter."),
     ("private_key", pem("ENCRYPTED"), "Before.\n{s}\nAfter."),
     ("private_key", pem("OPENSSH"), "```\n{s}\n```"),
-    ("private_key", "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: Fake 1\n\nlQOYBFabc123def456ghi789jkl0\n=ab12\n"
-                    "-----END PGP PRIVATE KEY BLOCK-----", "{s}\nNot part of the key."),
+    (
+        "private_key",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: Fake 1\n\nlQOYBFabc123def456ghi789jkl0\n=ab12\n"
+        "-----END PGP PRIVATE KEY BLOCK-----",
+        "{s}\nNot part of the key.",
+    ),
     ("private_key", "-----BEGIN RSA PRIVATE KEY-----\n" + PEM_BODY, "A truncated key:\n{s}\n\nThe rest is prose."),
     ("bearer_token", "abcDEF123456ghiJKL789mno", "curl -H 'Authorization: Bearer {s}' https://api.example.com"),
     ("bearer_token", "Zm9vOmJhcjEyMzQ1Ng==", "Authorization: Basic {s}\nAccept: application/json"),
     ("api_token", "ghp_" + "A1b2C3d4" * 4 + "e5F6", "export GITHUB_TOKEN_FOR_CI=1 ; use {s} to push"),
     ("api_token", "github_pat_" + "11ABCDEFG0" + "x1Y2z3" * 12, "fine-grained: {s}"),
     ("api_token", "xoxb-" + "123456789012-1234567890123-" + "abcdefghijklmnopqrstuvwx", "slack bot {s} here"),
-    ("api_token", "https://hooks.slack.com/services/" + "T00000000/B00000000/" + "XXXXXXXXXXXXXXXXXXXXXXXX",
-     "Webhook: {s}"),
+    (
+        "api_token",
+        "https://hooks.slack.com/services/" + "T00000000/B00000000/" + "XXXXXXXXXXXXXXXXXXXXXXXX",
+        "Webhook: {s}",
+    ),
     ("api_token", "sk_" + "live_" + "4eC39HqLyjWDarjtT1zdp7dcTestTestTest", "Stripe: {s} (live)."),
     ("api_token", "rk_" + "live_" + "0123456789abcdefABCDEF01", "restricted {s}"),
     ("api_token", "a8f5f167f44f4964e6c998dee827110c", 'api_key = "{s}"'),
@@ -84,8 +102,11 @@ DETECTOR_CASES = [
     ("connection_string_password", "s3cr3tPa55", "DATABASE_URL=postgres://app:{s}@db.internal:5432/app"),
     ("connection_string_password", "hunter2hunter", "redis://:{s}@cache:6379/0"),
     ("connection_string_password", "Zx81spectrum", "jdbc:mysql://db:3306/app?user=app&password={s}&ssl=true"),
-    ("connection_string_password", "P@ssw0rd!x", "Server=tcp:db.example.net,1433;Initial Catalog=app;"
-                                               "User ID=sa;Password={s};Encrypt=True;"),
+    (
+        "connection_string_password",
+        "P@ssw0rd!x",
+        "Server=tcp:db.example.net,1433;Initial Catalog=app;User ID=sa;Password={s};Encrypt=True;",
+    ),
     ("password_assignment", "Tr0ub4dor&3", 'db_password = "{s}"'),
     ("password_assignment", "Tr0ub4dor3xyz", "database:\n  password: {s}\n  host: db"),
     ("password_assignment", "9b3e5e1c7d2f", 'client_secret: "{s}"'),
@@ -101,7 +122,7 @@ def test_each_detector_finds_and_redacts_exactly_the_secret(rule, secret, templa
     assert result.decision == "redact"
     assert rule in {f.rule for f in result.findings}
     assert result.redacted_text == template.format(s=MARK)
-    assert any(text[f.start:f.end] == secret for f in result.findings if f.rule == rule)
+    assert any(text[f.start : f.end] == secret for f in result.findings if f.rule == rule)
 
 
 def test_the_fake_secrets_fixture_is_redacted_and_its_prose_survives():
@@ -119,7 +140,7 @@ def test_the_fake_secrets_fixture_is_redacted_and_its_prose_survives():
     assert "AWS_DEFAULT_REGION=us-east-1" in result.redacted_text
     assert "The service restarts nightly at 02:00 UTC. Logs are kept for 30 days." in result.redacted_text
     assert [f.rule for f in result.findings] == ["cloud_access_key"] * 3 + ["private_key"]
-    assert [text[f.start:f.end] for f in result.findings] == [AWS_KEY_ID, AWS_SECRET, AWS_KEY_ID, key_block.group(0)]
+    assert [text[f.start : f.end] for f in result.findings] == [AWS_KEY_ID, AWS_SECRET, AWS_KEY_ID, key_block.group(0)]
     assert result.deciding_kinds == ("cloud access key (text)", "private key (text)")
     assert result.redacted_title == "Deployment notes"
 
@@ -166,8 +187,9 @@ def test_title_and_file_name_are_scanned_too():
 
 
 def test_strictest_decision_wins_across_text_title_and_filename():
-    policy = Policy.from_config([{"rule": "private_key", "decision": "block"},
-                                 {"rule": "jwt", "decision": "review_required"}])
+    policy = Policy.from_config(
+        [{"rule": "private_key", "decision": "block"}, {"rule": "jwt", "decision": "review_required"}]
+    )
     assert classify(f"key {AWS_KEY_ID}", "t", "f.md", policy).decision == "redact"
 
     result = classify(f"key {AWS_KEY_ID}", f"token {JWT}", "f.md", policy)
@@ -208,21 +230,23 @@ def test_empty_config_is_the_default_policy():
     assert {rule.decision for rule in Policy.default().rules} == {"redact"}
 
 
-@pytest.mark.parametrize(("config", "message"), [
-    ([{"rule": "privat_key", "decision": "block"}, {"rule": "ssh", "decision": "block"}], "privat_key, ssh"),
-    ([{"rule": "private_key", "decision": "forbid"}], "forbid"),
-    ([{"rule": "private_key"}], "'rule' and 'decision'"),
-    ([{"rule": "private_key", "decision": "block", "note": "x"}], "'rule' and 'decision'"),
-    ([{"rule": "jwt", "decision": "block"}, {"rule": "jwt", "decision": "redact"}], "more than once: jwt"),
-])
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ([{"rule": "privat_key", "decision": "block"}, {"rule": "ssh", "decision": "block"}], "privat_key, ssh"),
+        ([{"rule": "private_key", "decision": "forbid"}], "forbid"),
+        ([{"rule": "private_key"}], "'rule' and 'decision'"),
+        ([{"rule": "private_key", "decision": "block", "note": "x"}], "'rule' and 'decision'"),
+        ([{"rule": "jwt", "decision": "block"}, {"rule": "jwt", "decision": "redact"}], "more than once: jwt"),
+    ],
+)
 def test_bad_config_is_refused_with_a_message_naming_the_problem(config, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         Policy.from_config(config)
 
 
 def test_refusal_messages_name_the_kinds_but_never_the_secret():
-    policy = Policy.from_config([{"rule": rule.name, "decision": "review_required"}
-                                 for rule in Policy.default().rules])
+    policy = Policy.from_config([{"rule": rule.name, "decision": "review_required"} for rule in Policy.default().rules])
     text = "\n".join(template.format(s=secret) for _, secret, template in DETECTOR_CASES)
     result = classify(text, f"title {AWS_KEY_ID}", "notes.md", policy)
     assert result.decision == "review_required"
@@ -230,9 +254,16 @@ def test_refusal_messages_name_the_kinds_but_never_the_secret():
         refuse_if_not_allowed(result)
     assert refused.value.reason == "review_required"
     message = refused.value.message
-    for kind in ("cloud access key (text)", "cloud access key (title)", "private key", "bearer token",
-                 "API token", "password in a connection string", "password or secret in a setting",
-                 "JSON Web Token"):
+    for kind in (
+        "cloud access key (text)",
+        "cloud access key (title)",
+        "private key",
+        "bearer token",
+        "API token",
+        "password in a connection string",
+        "password or secret in a setting",
+        "JSON Web Token",
+    ):
         assert kind in message
     for _, secret, _ in DETECTOR_CASES:
         assert secret not in message
@@ -265,8 +296,9 @@ def test_keys_inside_longer_strings_are_not_taken_for_aws_key_ids():
 
 
 def test_a_large_document_is_classified():
-    text = ("Plain operational prose about restarts, queues and password rotation.\n" * 5000
-            + f"key {AWS_KEY_ID}\n")[:400_000]
+    text = ("Plain operational prose about restarts, queues and password rotation.\n" * 5000 + f"key {AWS_KEY_ID}\n")[
+        :400_000
+    ]
     result = classify(text, "t", "f.md")
     assert result.decision == "redact" and len(result.findings) == 1
 
@@ -276,33 +308,40 @@ def test_the_portal_refuses_to_start_with_an_unknown_rule_in_the_policy(tmp_path
     from portal.config import ConfigError
 
     monkeypatch.setenv("CAIRN_CLASSIFICATION_POLICY", '[{"rule": "privat_key", "decision": "block"}]')
-    with pytest.raises(ConfigError, match=r"CAIRN_CLASSIFICATION_POLICY: unknown classification rule\(s\): "
-                                          r"privat_key"):
-        create_app({"CAIRN_DATA_DIR": str(tmp_path / "data"), "SECRET_KEY": "x",
-                    "CAIRN_REPAIR_INDEX_ON_START": False})
+    with pytest.raises(
+        ConfigError,
+        match=r"CAIRN_CLASSIFICATION_POLICY: unknown classification rule\(s\): "
+        r"privat_key",
+    ):
+        create_app({"CAIRN_DATA_DIR": str(tmp_path / "data"), "SECRET_KEY": "x", "CAIRN_REPAIR_INDEX_ON_START": False})
     monkeypatch.setenv("CAIRN_CLASSIFICATION_POLICY", "[{not json")
     with pytest.raises(ConfigError, match="CAIRN_CLASSIFICATION_POLICY: "):
-        create_app({"CAIRN_DATA_DIR": str(tmp_path / "data"), "SECRET_KEY": "x",
-                    "CAIRN_REPAIR_INDEX_ON_START": False})
+        create_app({"CAIRN_DATA_DIR": str(tmp_path / "data"), "SECRET_KEY": "x", "CAIRN_REPAIR_INDEX_ON_START": False})
 
 
-@pytest.mark.parametrize("template", [
-    "Access key id {key_id}, secret is {secret}.",
-    "id: {key_id}\nkey = {secret}",
-    "{key_id} / {secret}",
-    "The CI user: {key_id}\n\n{secret}\n\nRotate both every 90 days.",
-])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "Access key id {key_id}, secret is {secret}.",
+        "id: {key_id}\nkey = {secret}",
+        "{key_id} / {secret}",
+        "The CI user: {key_id}\n\n{secret}\n\nRotate both every 90 days.",
+    ],
+)
 def test_the_secret_half_of_an_aws_key_pair_is_redacted_with_its_key_id(template):
     text = template.format(key_id=AWS_KEY_ID, secret=AWS_SECRET)
     result = classify(text, "Notes", "notes.md")
     assert result.redacted_text == template.format(key_id=MARK, secret=MARK)
 
 
-@pytest.mark.parametrize("text", [
-    "Commit " + "0a1b2c3d4e" * 4 + " fixed the cache.",  # a SHA-1 in hex
-    "Checksum " + AWS_SECRET + " of the release archive.",  # no label and no key id near it
-    "The key to a calm week is preparation; ids like " + "Ab1" * 13 + "x" + " are build numbers.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Commit " + "0a1b2c3d4e" * 4 + " fixed the cache.",  # a SHA-1 in hex
+        "Checksum " + AWS_SECRET + " of the release archive.",  # no label and no key id near it
+        "The key to a calm week is preparation; ids like " + "Ab1" * 13 + "x" + " are build numbers.",
+    ],
+)
 def test_forty_character_strings_without_evidence_are_not_taken_for_aws_secrets(text):
     assert classify(text, "Notes", "notes.md").decision == "allow"
 

@@ -42,8 +42,13 @@ def test_init_packs_ingest_search_and_rebuild(cli, tmp_path):
     assert accepted["document"]["id"] == "lock-entries" and accepted["document"]["version"] == 1
     assert len(accepted["document"]["sha256"]) == 64 and accepted["document"]["passages"] == 1
     assert accepted["document"]["images"] == {"kept": 0, "not_kept": {}}
-    assert refused == {"file": str(empty), "status": "refused", "reason": "empty", "message": refused["message"],
-                       "document": None}
+    assert refused == {
+        "file": str(empty),
+        "status": "refused",
+        "reason": "empty",
+        "message": refused["message"],
+        "document": None,
+    }
     assert "no text" in refused["message"]
 
     packs = json.loads(cli("packs", "list", "--json").stdout)
@@ -54,8 +59,19 @@ def test_init_packs_ingest_search_and_rebuild(cli, tmp_path):
     found = json.loads(cli("search", "stale lock entries", "--pack", "runbooks", "--json").stdout)
     assert found["query"] == "stale lock entries"
     hit = found["hits"][0]
-    assert set(hit) == {"passage_id", "document_id", "document_title", "pack", "version", "page", "heading_path",
-                        "line_start", "line_end", "score", "text"}
+    assert set(hit) == {
+        "passage_id",
+        "document_id",
+        "document_title",
+        "pack",
+        "version",
+        "page",
+        "heading_path",
+        "line_start",
+        "line_end",
+        "score",
+        "text",
+    }
     assert (hit["document_id"], hit["pack"], hit["version"], hit["line_start"]) == ("lock-entries", "runbooks", 1, 1)
     assert json.loads(cli("search", "payroll", "--pack", "runbooks", "--json").stdout)["hits"] == []
 
@@ -76,10 +92,13 @@ def test_unknown_pack_and_bad_user(cli):
 @pytest.mark.parametrize("command", [("init",), ("packs", "list"), ("eval", "--no-cranfield")])
 def test_a_bad_classification_policy_stops_every_command_with_a_message(tmp_path, command):
     """The smoke test of the real process: `python -m portal.cli` reads the environment and exits 2 with a message."""
-    env = {**os.environ, **PROJECT_ENV, "CAIRN_DATA_DIR": str(tmp_path / "data"),
-           "CAIRN_CLASSIFICATION_POLICY": '[{"rule": "privat_key", "decision": "block"}]'}
-    result = subprocess.run(CAIRN + list(command), env=env, capture_output=True, text=True, cwd=tmp_path,
-                            timeout=120)
+    env = {
+        **os.environ,
+        **PROJECT_ENV,
+        "CAIRN_DATA_DIR": str(tmp_path / "data"),
+        "CAIRN_CLASSIFICATION_POLICY": '[{"rule": "privat_key", "decision": "block"}]',
+    }
+    result = subprocess.run(CAIRN + list(command), env=env, capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert result.returncode == 2
     assert "CAIRN_CLASSIFICATION_POLICY: unknown classification rule(s): privat_key" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
@@ -102,13 +121,15 @@ def test_the_run_sequence_never_seeds_the_demo_into_a_deployment_with_its_own_ad
 
 
 def test_set_password_replaces_the_password(cli, tmp_path):
-    assert "new password set for root@example.test" in cli("users", "set-password", "root@example.test",
-                                                           stdin="another long password\n").stdout
+    assert (
+        "new password set for root@example.test"
+        in cli("users", "set-password", "root@example.test", stdin="another long password\n").stdout
+    )
     short = cli("users", "set-password", "root@example.test", stdin="short\n", ok=False)
     assert short.returncode == 2 and "at least 8 characters" in short.stderr
     assert cli("users", "set-password", "nobody@example.test", stdin="long enough\n", ok=False).returncode == 2
-    from werkzeug.security import check_password_hash
     from playhouse.db_url import connect
+    from werkzeug.security import check_password_hash
 
     db = connect(os.environ.get("CAIRN_TEST_DATABASE_URL") or f"sqlite:///{tmp_path / 'data' / 'cairn.db'}")
     (hashed,) = db.execute_sql('SELECT password_hash FROM "user"').fetchone()
@@ -119,7 +140,9 @@ def test_set_password_replaces_the_password(cli, tmp_path):
 def test_only_the_command_line_imports_the_command_line():
     """Commands call services, never the other way round (agents/cli.py once imported the CLI helpers)."""
     portal_dir = Path(__file__).resolve().parents[1] / "portal"
-    importers = [str(path.relative_to(portal_dir)) for path in portal_dir.rglob("*.py")
-                 if "cli" not in path.relative_to(portal_dir).parts[:1]
-                 and ("portal.cli" in path.read_text(encoding="utf-8"))]
+    importers = [
+        str(path.relative_to(portal_dir))
+        for path in portal_dir.rglob("*.py")
+        if "cli" not in path.relative_to(portal_dir).parts[:1] and ("portal.cli" in path.read_text(encoding="utf-8"))
+    ]
     assert importers == []

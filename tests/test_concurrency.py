@@ -74,10 +74,14 @@ def test_two_admins_saving_the_same_version_get_one_save_and_one_conflict(server
     for round_number in range(ROUNDS):
         version = Document.get_by_id(document.id).current_version
         texts = [f"# Notes\n\nRound {round_number}, saved by admin {n}.\n" for n in range(2)]
-        responses = together([
-            lambda session=session, text=text: session.post(
-                address, data={"text": text, "expected_version": str(version)}, allow_redirects=False)
-            for session, text in zip(admins, texts)])
+        responses = together(
+            [
+                lambda session=session, text=text, version=version: session.post(
+                    address, data={"text": text, "expected_version": str(version)}, allow_redirects=False
+                )
+                for session, text in zip(admins, texts)
+            ]
+        )
 
         assert sorted(r.status_code for r in responses) == [303, 409], [r.text[:300] for r in responses]
         loser = next(r for r in responses if r.status_code == 409)
@@ -94,10 +98,14 @@ def test_two_uploads_of_the_same_new_file_make_one_document_never_a_500(server, 
     for round_number in range(ROUNDS):
         name = f"runbook-{round_number}.md"
         contents = [f"# Runbook {round_number}\n\nWritten by admin {n}.\n".encode() for n in range(2)]
-        responses = together([
-            lambda session=session, content=content: session.post(
-                address, files={"files": (name, content, "text/markdown")}, allow_redirects=False)
-            for session, content in zip(admins, contents)])
+        responses = together(
+            [
+                lambda session=session, content=content, name=name: session.post(
+                    address, files={"files": (name, content, "text/markdown")}, allow_redirects=False
+                )
+                for session, content in zip(admins, contents)
+            ]
+        )
 
         statuses = sorted(r.status_code for r in responses)
         assert statuses in ([200, 200], [200, 422]), [r.text[:300] for r in responses]
@@ -140,15 +148,23 @@ def test_twenty_members_rating_their_answers_at_once_all_succeed(app, server, pa
     sessions = [signed_in(server, member.email) for member in members]
 
     for round_number in range(3):
-        forms = [{"rating": "helpful"} if (n + round_number) % 2 else
-                 {"rating": "not_helpful", "reasons": ["incorrect"], "note": f"round {round_number}"}
-                 for n in range(RATERS)]
-        responses = together([
-            lambda session=session, run=run, form=form: session.post(
-                f"{server}/chat/answers/{run.id}/feedback", data=form, allow_redirects=False)
-            for session, run, form in zip(sessions, answers, forms)])
+        forms = [
+            {"rating": "helpful"}
+            if (n + round_number) % 2
+            else {"rating": "not_helpful", "reasons": ["incorrect"], "note": f"round {round_number}"}
+            for n in range(RATERS)
+        ]
+        responses = together(
+            [
+                lambda session=session, run=run, form=form: session.post(
+                    f"{server}/chat/answers/{run.id}/feedback", data=form, allow_redirects=False
+                )
+                for session, run, form in zip(sessions, answers, forms)
+            ]
+        )
 
-        assert [r.status_code for r in responses] == [303] * RATERS, [r.text[:300] for r in responses if
-                                                                        r.status_code != 303]
+        assert [r.status_code for r in responses] == [303] * RATERS, [
+            r.text[:300] for r in responses if r.status_code != 303
+        ]
         saved = {f.run_id: f.rating for f in Feedback.select()}
         assert saved == {run.id: form["rating"] for run, form in zip(answers, forms)}

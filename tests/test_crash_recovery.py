@@ -46,6 +46,7 @@ def write_files(folder: Path, count: int = FILES) -> dict[str, str]:
         doc_id = f"crash-{number:03d}"
         words[doc_id] = word
         if number % 6 == 0:
+
             def build(document, word=word, number=number):
                 document.add_heading(f"Figure notes {number}", level=1)
                 document.add_paragraph(f"The {word} diagram shows the message path.")
@@ -81,8 +82,15 @@ def ingest_until_killed(env, files: list[Path], stores_before_kill: int) -> list
     that ends on its own (finished, or failed) fails the test with what it wrote to stderr.
     """
     with tempfile.TemporaryFile() as stderr:
-        child = subprocess.Popen(CAIRN + ["ingest", "crash", "--json", *map(str, files)], env=env, cwd=WORKTREE,
-                                 stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
+        child = subprocess.Popen(
+            CAIRN + ["ingest", "crash", "--json", *map(str, files)],
+            env=env,
+            cwd=WORKTREE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            start_new_session=True,
+        )
         lines, stores = [], 0
         try:
             for raw in child.stdout:
@@ -105,8 +113,14 @@ def portal_app(env):
     """The portal on the test's data folder and database, in this process."""
     from portal import create_app
 
-    app = create_app({"CAIRN_DATA_DIR": env["CAIRN_DATA_DIR"], "DATABASE_URL": env.get("DATABASE_URL"),
-                      "SECRET_KEY": "test-secret", "CAIRN_REPAIR_INDEX_ON_START": False})
+    app = create_app(
+        {
+            "CAIRN_DATA_DIR": env["CAIRN_DATA_DIR"],
+            "DATABASE_URL": env.get("DATABASE_URL"),
+            "SECRET_KEY": "test-secret",
+            "CAIRN_REPAIR_INDEX_ON_START": False,
+        }
+    )
     try:
         with app.app_context():
             yield app
@@ -131,15 +145,17 @@ def check_database_and_index(env, words: dict[str, str]) -> int:
 
     with portal_app(env):
         pack = Pack.get(Pack.slug == "crash")
-        stored = [d.doc_id for d in Document.select().where((Document.pack == pack)
-                                                             & Document.deleted_at.is_null())]
-        missing = [doc_id for doc_id in stored
-                   if doc_id not in {hit.document_id for hit in search_packs([pack], words[doc_id]).hits}]
+        stored = [d.doc_id for d in Document.select().where((Document.pack == pack) & Document.deleted_at.is_null())]
+        missing = [
+            doc_id
+            for doc_id in stored
+            if doc_id not in {hit.document_id for hit in search_packs([pack], words[doc_id]).hits}
+        ]
         assert not missing, f"stored but not searchable: {missing}"
 
-        named = ({p for (p,) in Revision.select(Revision.original_path)
-                  .where(Revision.original_path.is_null(False)).tuples()}
-                 | {p for (p,) in Figure.select(Figure.path).tuples()})
+        named = {
+            p for (p,) in Revision.select(Revision.original_path).where(Revision.original_path.is_null(False)).tuples()
+        } | {p for (p,) in Figure.select(Figure.path).tuples()}
         on_disk = files_on_disk(Path(env["CAIRN_DATA_DIR"]) / "files")
         assert on_disk - named == set(), "files that belong to no row"
         assert named - on_disk == set(), "rows whose file is missing"
@@ -210,8 +226,15 @@ with app.app_context():
 """
 
 
-@pytest.mark.parametrize("step", ["files written, transaction open", "committed, index not written",
-                                  "index committed, its pending rows not deleted", "deleted, files not removed"])
+@pytest.mark.parametrize(
+    "step",
+    [
+        "files written, transaction open",
+        "committed, index not written",
+        "index committed, its pending rows not deleted",
+        "deleted, files not removed",
+    ],
+)
 def test_a_process_killed_at_each_step_of_a_change_leaves_nothing_for_the_next_start_to_miss(env, tmp_path, step):
     from portal.documents.services import upload_file
 
@@ -225,8 +248,14 @@ def test_a_process_killed_at_each_step_of_a_change_leaves_nothing_for_the_next_s
         for path in [text_file, word_file] if step.startswith("deleted") else [text_file]:
             assert upload_file(pack, path.name, path.read_bytes(), None).accepted
 
-    child = subprocess.run([sys.executable, "-c", KILLED_AT, step, str(word_file)], env=env, cwd=WORKTREE,
-                           capture_output=True, text=True, timeout=120)
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED_AT, step, str(word_file)],
+        env=env,
+        cwd=WORKTREE,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert child.returncode == -signal.SIGKILL, child.stderr
     if step.startswith(("files written", "deleted")):
         files = Path(env["CAIRN_DATA_DIR"]) / "files"

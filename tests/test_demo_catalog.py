@@ -19,21 +19,35 @@ SNAPSHOT = Path(__file__).parent / "resources" / "demo_seed_snapshot.json"
 def seeded_snapshot() -> dict:
     """What a seed put in the database, in a stable order (no row ids, no timestamps)."""
     return {
-        "packs": [[p.slug, p.title, p.description, p.kind, p.company.name if p.company else None]
-                  for p in Pack.select().order_by(Pack.slug)],
-        "documents": [[d.pack.slug, d.doc_id, d.title, d.visibility, d.kind]
-                      for d in Document.select().join(Pack).order_by(Pack.slug, Document.doc_id)],
-        "agents": [[a.slug, a.name, a.company.name if a.company else None, a.mode, a.instructions,
-                    [p.slug for p in a.granted_packs()]] for a in Agent.select().order_by(Agent.slug)],
-        "users": [[u.email, sorted(u.roles), u.company.name if u.company else None]
-                  for u in User.select().order_by(User.email)],
+        "packs": [
+            [p.slug, p.title, p.description, p.kind, p.company.name if p.company else None]
+            for p in Pack.select().order_by(Pack.slug)
+        ],
+        "documents": [
+            [d.pack.slug, d.doc_id, d.title, d.visibility, d.kind]
+            for d in Document.select().join(Pack).order_by(Pack.slug, Document.doc_id)
+        ],
+        "agents": [
+            [
+                a.slug,
+                a.name,
+                a.company.name if a.company else None,
+                a.mode,
+                a.instructions,
+                [p.slug for p in a.granted_packs()],
+            ]
+            for a in Agent.select().order_by(Agent.slug)
+        ],
+        "users": [
+            [u.email, sorted(u.roles), u.company.name if u.company else None]
+            for u in User.select().order_by(User.email)
+        ],
     }
 
 
 def catalog_snapshot() -> dict:
     """The catalog's own data, in its own order (the seed's order)."""
-    return {"packs": catalog.PACKS, "agents": catalog.AGENTS, "users": catalog.DEMO_USERS,
-            "company": catalog.COMPANY}
+    return {"packs": catalog.PACKS, "agents": catalog.AGENTS, "users": catalog.DEMO_USERS, "company": catalog.COMPANY}
 
 
 def test_the_seed_makes_the_same_packs_documents_agents_and_users(app):

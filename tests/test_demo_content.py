@@ -29,9 +29,7 @@ CORPUS_PACK_COUNTS = {
     "company-change-and-downtime-calendar": 6,
     "sap-operations-runbooks": 12,
 }
-MARKDOWN_DOCUMENTS = [
-    (pack["slug"], document) for pack, document in catalog.iter_documents() if "source" in document
-]
+MARKDOWN_DOCUMENTS = [(pack["slug"], document) for pack, document in catalog.iter_documents() if "source" in document]
 
 
 def _last_line(text: str) -> str:
@@ -150,7 +148,12 @@ def test_digest_and_problem_titles_carry_their_ids():
 
 
 def _company_markers() -> list[re.Pattern]:
-    words = [catalog.COMPANY["name"], catalog.COMPANY["short_name"], *catalog.COMPANY_SYSTEM_IDS, *catalog.COMPANY_PLANTS]
+    words = [
+        catalog.COMPANY["name"],
+        catalog.COMPANY["short_name"],
+        *catalog.COMPANY_SYSTEM_IDS,
+        *catalog.COMPANY_PLANTS,
+    ]
     patterns = [re.compile(rf"\b{re.escape(word)}\b") for word in words]
     patterns.append(re.compile(re.escape(catalog.COMPANY_HOST_PREFIX) + r"[a-z0-9]"))
     patterns += [re.compile(re.escape(prefix)) for prefix in catalog.COMPANY_RECORD_PREFIXES]
@@ -223,17 +226,25 @@ def test_service_reviews_agree_with_the_incident_digests():
         by_month[opened.strftime("%Y-%m")].append((document["title"][:13], priority, minutes))
 
     for month, incidents in by_month.items():
-        review = (catalog.CORPUS_DIR / "company-ams-incident-digests" / f"msr-{month}-monthly-service-review.md").read_text()
+        review = (
+            catalog.CORPUS_DIR / "company-ams-incident-digests" / f"msr-{month}-monthly-service-review.md"
+        ).read_text()
         met = sum(minutes <= targets[priority] for _, priority, minutes in incidents)
-        assert f"| P1 to P3 resolved within target | {met} of {len(incidents)} ({100 * met / len(incidents):.1f} percent)" in review
+        assert (
+            f"| P1 to P3 resolved within target | {met} of {len(incidents)} ({100 * met / len(incidents):.1f} percent)"
+            in review
+        )
         for priority in ("P1", "P2", "P3"):
             durations = [minutes for _, p, minutes in incidents if p == priority]
             mttr = round(sum(durations) / len(durations))
             assert f"| {priority} | {len(durations)} | {_duration(mttr)} |" in review, (month, priority)
             assert f"| Incidents {priority} | {len(durations)} |" in review, (month, priority)
         for record, priority, minutes in incidents:
-            row = re.search(rf"^\| {record} \| [^|]+ \| {priority} \|.*\| {re.escape(_duration(minutes))} \| (Met|Breached) \|$",
-                            review, re.MULTILINE)
+            row = re.search(
+                rf"^\| {record} \| [^|]+ \| {priority} \|.*\| {re.escape(_duration(minutes))} \| (Met|Breached) \|$",
+                review,
+                re.MULTILINE,
+            )
             assert row, (month, record)
 
 
@@ -284,8 +295,7 @@ FUNCTION_WORDS = set(
 
 # Minimum number of questions per kind (issue 10): the set must stay large enough to tune on
 # one half and report on the other.
-KIND_MINIMUMS = {"paraphrase": 45, "exact_id": 25, "two_docs": 15, "procedure": 12, "table_row": 10,
-                 "unanswerable": 40}
+KIND_MINIMUMS = {"paraphrase": 45, "exact_id": 25, "two_docs": 15, "procedure": 12, "table_row": 10, "unanswerable": 40}
 
 
 def _split_group(question: dict) -> tuple:
@@ -354,7 +364,8 @@ def _document_texts(docx_text: str, pdf_pages: list[str]) -> dict[str, str]:
     """Each document's text as stored, the generated ones as their Word and PDF files read back."""
     generated = {"build_docx": docx_text, "build_pdf": "\n".join(pdf_pages)}
     return {
-        document["id"]: catalog.markdown_path(document).read_text(encoding="utf-8") if "source" in document
+        document["id"]: catalog.markdown_path(document).read_text(encoding="utf-8")
+        if "source" in document
         else generated[document["generator"]]
         for _, document in catalog.iter_documents()
     }
@@ -371,7 +382,9 @@ def test_answer_strings_are_copied_from_an_expected_document(docx_text, pdf_page
             # Case-sensitive and verbatim: the key fact as the document writes it, without Markdown around it.
             assert not set(wanted) & set("*|`#"), (question["id"], wanted)
             assert any(_squeeze(wanted) in texts[document_id] for document_id in question["expected"]), (
-                question["id"], wanted)
+                question["id"],
+                wanted,
+            )
             # The question must not give the fact away.
             assert wanted.lower() not in question["question"].lower(), (question["id"], wanted)
 
@@ -426,9 +439,7 @@ def test_pdf_has_several_pages_with_text_and_pictures(built, pdf_pages):
     try:
         images_per_page = [len(list(page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]))) for page in pdf]
         sizes = [
-            image.get_px_size()
-            for page in pdf
-            for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE])
+            image.get_px_size() for page in pdf for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE])
         ]
     finally:
         pdf.close()

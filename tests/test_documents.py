@@ -31,7 +31,7 @@ def test_upload_creates_document_revision_passages_and_index_entry(app, pack, us
     assert revision.text == RUNBOOK.decode()
     assert revision.sha256 == services.sha256_hex(RUNBOOK.decode())
     passages = list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
-    assert passages and all(RUNBOOK.decode()[p.char_start:p.char_end] == p.text for p in passages)
+    assert passages and all(RUNBOOK.decode()[p.char_start : p.char_end] == p.text for p in passages)
     hits = search_packs([pack], "RBDAPP01").hits
     assert [h.document_id for h in hits] == ["idoc-backlog"]
     assert hits[0].heading_path == "IDoc backlog runbook > Fix"
@@ -88,13 +88,16 @@ def test_delete_removes_everything_and_keeps_a_tombstone(app, pack, client_as):
     assert admin.get("/packs/ops/documents/idoc-backlog").status_code == 404
 
 
-@pytest.mark.parametrize("name, data, reason, limit_words", [
-    ("empty.md", b"", "empty", "no text"),
-    ("blank.txt", " \t\n\r\n\u00a0\u00a0\n".encode(), "empty", "no text"),
-    ("huge.md", b"a" * (4 * 1024 * 1024 + 1), "too_large", "4 MB"),
-    ("long.txt", ("word " * 80_001).encode(), "too_many_chars", "400,000 characters"),
-    ("sheet.xlsx", b"PK\x03\x04", "unsupported_type", ".xlsx"),
-])
+@pytest.mark.parametrize(
+    "name, data, reason, limit_words",
+    [
+        ("empty.md", b"", "empty", "no text"),
+        ("blank.txt", " \t\n\r\n\u00a0\u00a0\n".encode(), "empty", "no text"),
+        ("huge.md", b"a" * (4 * 1024 * 1024 + 1), "too_large", "4 MB"),
+        ("long.txt", ("word " * 80_001).encode(), "too_many_chars", "400,000 characters"),
+        ("sheet.xlsx", b"PK\x03\x04", "unsupported_type", ".xlsx"),
+    ],
+)
 def test_refusals_name_their_limit_and_store_nothing(app, pack, client_as, name, data, reason, limit_words):
     before = data_snapshot(app)
     response = upload(client_as("PlatformAdmin"), "ops", name, data, "application/octet-stream")
@@ -116,15 +119,18 @@ def test_edit_page_conflict_message(app, pack, client_as):
     admin = client_as("PlatformAdmin")
     ok = admin.post("/packs/ops/documents/idoc-backlog/edit", data={"text": "# B\n\nbody\n", "expected_version": "1"})
     assert ok.status_code == 303
-    stale = admin.post("/packs/ops/documents/idoc-backlog/edit", data={"text": "# C\n\nother\n", "expected_version": "1"})
+    stale = admin.post(
+        "/packs/ops/documents/idoc-backlog/edit", data={"text": "# C\n\nother\n", "expected_version": "1"}
+    )
     assert stale.status_code == 409
     assert "now at version 2" in stale.get_data(as_text=True)
 
 
 def test_refused_edit_text_is_kept_in_the_form(app, pack, client_as):
     services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None)
-    response = client_as("PlatformAdmin").post("/packs/ops/documents/idoc-backlog/edit",
-                                               data={"text": "   \n", "expected_version": "1"})
+    response = client_as("PlatformAdmin").post(
+        "/packs/ops/documents/idoc-backlog/edit", data={"text": "   \n", "expected_version": "1"}
+    )
     assert response.status_code == 422 and "no text" in response.get_data(as_text=True)
 
 

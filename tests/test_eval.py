@@ -24,28 +24,46 @@ def test_metrics():
     assert average_precision(["a", "x", "b"], {"a", "b"}) == pytest.approx((1 + 2 / 3) / 2)
 
 
-ANSWERABLE = {"id": "a", "question": "Which report deletes old spool requests?", "kind": "procedure",
-              "packs": ["notes"], "expected": ["spool"], "answer_contains": ["RSPO1041"], "split": "tune"}
-UNANSWERABLE = {"id": "u", "question": "What is the resolution target for P5 tickets?", "kind": "unanswerable",
-                "packs": ["notes"], "expected": [], "answer_contains": [], "split": "check", "adjacent": True}
+ANSWERABLE = {
+    "id": "a",
+    "question": "Which report deletes old spool requests?",
+    "kind": "procedure",
+    "packs": ["notes"],
+    "expected": ["spool"],
+    "answer_contains": ["RSPO1041"],
+    "split": "tune",
+}
+UNANSWERABLE = {
+    "id": "u",
+    "question": "What is the resolution target for P5 tickets?",
+    "kind": "unanswerable",
+    "packs": ["notes"],
+    "expected": [],
+    "answer_contains": [],
+    "split": "check",
+    "adjacent": True,
+}
 
 
-@pytest.mark.parametrize("question, problem", [
-    (ANSWERABLE, None),
-    (UNANSWERABLE, None),
-    ({**ANSWERABLE, "kind": "table_row"}, None),
-    ({key: value for key, value in ANSWERABLE.items() if key != "split"}, None),
-    ({key: value for key, value in ANSWERABLE.items() if key != "answer_contains"}, "lacks answer_contains"),
-    ({**ANSWERABLE, "answer_contains": []}, "needs 1 to 3"),
-    ({**ANSWERABLE, "answer_contains": ["a", "b", "c", "d"]}, "needs 1 to 3"),
-    ({**ANSWERABLE, "answer_contains": [""]}, "non-empty strings"),
-    ({**ANSWERABLE, "expected": []}, "expects no document"),
-    ({**ANSWERABLE, "kind": "trivia"}, "unknown kind"),
-    ({**ANSWERABLE, "split": "train"}, "unknown split"),
-    ({**ANSWERABLE, "adjacent": True}, "adjacent"),
-    ({**UNANSWERABLE, "answer_contains": ["P5"]}, "is unanswerable but"),
-    ({**UNANSWERABLE, "expected": ["spool"]}, "is unanswerable but"),
-])
+@pytest.mark.parametrize(
+    "question, problem",
+    [
+        (ANSWERABLE, None),
+        (UNANSWERABLE, None),
+        ({**ANSWERABLE, "kind": "table_row"}, None),
+        ({key: value for key, value in ANSWERABLE.items() if key != "split"}, None),
+        ({key: value for key, value in ANSWERABLE.items() if key != "answer_contains"}, "lacks answer_contains"),
+        ({**ANSWERABLE, "answer_contains": []}, "needs 1 to 3"),
+        ({**ANSWERABLE, "answer_contains": ["a", "b", "c", "d"]}, "needs 1 to 3"),
+        ({**ANSWERABLE, "answer_contains": [""]}, "non-empty strings"),
+        ({**ANSWERABLE, "expected": []}, "expects no document"),
+        ({**ANSWERABLE, "kind": "trivia"}, "unknown kind"),
+        ({**ANSWERABLE, "split": "train"}, "unknown split"),
+        ({**ANSWERABLE, "adjacent": True}, "adjacent"),
+        ({**UNANSWERABLE, "answer_contains": ["P5"]}, "is unanswerable but"),
+        ({**UNANSWERABLE, "expected": ["spool"]}, "is unanswerable but"),
+    ],
+)
 def test_question_rules(question, problem):
     found = question_problem(question)
     assert (found is None) if problem is None else (problem in found), found
@@ -60,23 +78,48 @@ def test_load_questions_names_the_question_it_refuses(tmp_path):
 
 def test_cairn_eval_on_a_small_corpus(tmp_path):
     # PYTHONPATH: the subprocess runs this checkout's code, whatever the installed package points at
-    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data"),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "CAIRN_DATA_DIR": str(tmp_path / "data"),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     env.pop("DATABASE_URL", None)
-    run = lambda *args: subprocess.run([sys.executable, "-m", "portal.cli", *args], env=env, cwd=tmp_path,
-                                       capture_output=True, text=True, timeout=180)
+    run = lambda *args: subprocess.run(
+        [sys.executable, "-m", "portal.cli", *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180
+    )
     assert run("init").returncode == 0
     assert run("packs", "create", "notes", "--title", "Notes").returncode == 0
     (tmp_path / "spool.md").write_text("# Spool cleanup\n\nRSPO1041 deletes old spool requests nightly.\n")
     (tmp_path / "locks.md").write_text("# Lock entries\n\nSM12 lists lock entries; delete only orphaned ones.\n")
     assert run("ingest", "notes", str(tmp_path / "spool.md"), str(tmp_path / "locks.md")).returncode == 0
     questions = [
-        {"id": "a", "question": "Which report deletes old spool requests?", "kind": "exact_id",
-         "packs": ["notes"], "expected": ["spool"], "answer_contains": ["RSPO1041"], "split": "tune"},
-        {"id": "b", "question": "Where do I see orphaned locks?", "kind": "paraphrase",
-         "packs": ["notes"], "expected": ["locks"], "answer_contains": ["SM12"], "split": "check"},
-        {"id": "c", "question": "What does the canteen cook on Fridays?", "kind": "unanswerable",
-         "packs": ["notes"], "expected": [], "answer_contains": [], "adjacent": False},
+        {
+            "id": "a",
+            "question": "Which report deletes old spool requests?",
+            "kind": "exact_id",
+            "packs": ["notes"],
+            "expected": ["spool"],
+            "answer_contains": ["RSPO1041"],
+            "split": "tune",
+        },
+        {
+            "id": "b",
+            "question": "Where do I see orphaned locks?",
+            "kind": "paraphrase",
+            "packs": ["notes"],
+            "expected": ["locks"],
+            "answer_contains": ["SM12"],
+            "split": "check",
+        },
+        {
+            "id": "c",
+            "question": "What does the canteen cook on Fridays?",
+            "kind": "unanswerable",
+            "packs": ["notes"],
+            "expected": [],
+            "answer_contains": [],
+            "adjacent": False,
+        },
     ]
     (tmp_path / "questions.json").write_text(json.dumps(questions))
     result = run("eval", "--questions", str(tmp_path / "questions.json"), "--current", "--no-cranfield", "--json")
@@ -99,8 +142,18 @@ def test_cairn_eval_on_a_small_corpus(tmp_path):
     assert "all answerable                       1.000  1.000" in text
     assert "no evidence found': 100% (hybrid 100%)" in text
     assert "key fact stated (every answer_contains string, case-insensitive): 100%" in text
-    tune = json.loads(run("eval", "--questions", str(tmp_path / "questions.json"), "--current", "--no-cranfield",
-                          "--split", "tune", "--json").stdout)
+    tune = json.loads(
+        run(
+            "eval",
+            "--questions",
+            str(tmp_path / "questions.json"),
+            "--current",
+            "--no-cranfield",
+            "--split",
+            "tune",
+            "--json",
+        ).stdout
+    )
     assert (tune["split"], tune["questions"]["questions"], tune["answers"]["questions"]) == ("tune", 1, 1)
     # the evaluation's agents and runs are not kept
     listed = run("agents", "list").stdout
@@ -110,22 +163,44 @@ def test_cairn_eval_on_a_small_corpus(tmp_path):
 def test_regression_report_counts_both_kinds_of_case():
     from portal.evaluation.regressions import CaseOutcome, RegressionReport
 
-    report = RegressionReport([
-        CaseOutcome(1, 10, "desk", "How do I delete old spool requests?", "ops/spool", rank=2),
-        CaseOutcome(2, 11, "desk", "stale locks", "ops/locks"),
-        CaseOutcome(3, 12, "desk", "karaoke?", "no evidence", "no_evidence", said_no_evidence=True),
-        CaseOutcome(4, 13, "desk", "P4 target?", "no evidence", "no_evidence", said_no_evidence=False),
-        CaseOutcome(5, 14, "gone", "anything", "no evidence", "no_evidence", skipped="the agent was deleted"),
-    ])
+    report = RegressionReport(
+        [
+            CaseOutcome(1, 10, "desk", "How do I delete old spool requests?", "ops/spool", rank=2),
+            CaseOutcome(2, 11, "desk", "stale locks", "ops/locks"),
+            CaseOutcome(3, 12, "desk", "karaoke?", "no evidence", "no_evidence", said_no_evidence=True),
+            CaseOutcome(4, 13, "desk", "P4 target?", "no evidence", "no_evidence", said_no_evidence=False),
+            CaseOutcome(5, 14, "gone", "anything", "no evidence", "no_evidence", skipped="the agent was deleted"),
+        ]
+    )
     summary = report.summary()
-    assert {k: summary[k] for k in ("cases", "passed", "failed", "skipped", "found", "missed", "said_no_evidence",
-                                    "answered_instead_of_no_evidence")} == {
-        "cases": 5, "passed": 2, "failed": 2, "skipped": 1, "found": 1, "missed": 1, "said_no_evidence": 1,
-        "answered_instead_of_no_evidence": 1}
+    assert {
+        k: summary[k]
+        for k in (
+            "cases",
+            "passed",
+            "failed",
+            "skipped",
+            "found",
+            "missed",
+            "said_no_evidence",
+            "answered_instead_of_no_evidence",
+        )
+    } == {
+        "cases": 5,
+        "passed": 2,
+        "failed": 2,
+        "skipped": 1,
+        "found": 1,
+        "missed": 1,
+        "said_no_evidence": 1,
+        "answered_instead_of_no_evidence": 1,
+    }
     assert [item["passed"] for item in summary["items"]] == [True, False, True, False, False]
     lines = report.as_text()
-    assert lines[0].endswith("5 cases, 1 found in the agent's top 8, 1 missed, 1 said no evidence, "
-                             "1 answered instead of no evidence, 1 skipped")
+    assert lines[0].endswith(
+        "5 cases, 1 found in the agent's top 8, 1 missed, 1 said no evidence, "
+        "1 answered instead of no evidence, 1 skipped"
+    )
     assert "said no evidence" in lines[3] and "ANSWERED (expected no evidence)" in lines[4]
     assert "→ no evidence" in lines[4] and "skipped (the agent was deleted)" in lines[5]
 
@@ -134,9 +209,18 @@ def test_key_fact_in_the_passages_reads_them_as_the_answerer_copies_them():
     from portal.evaluation.answers import AnswerOutcome
 
     def outcome(issued_text: str) -> AnswerOutcome:
-        return AnswerOutcome(id="q", kind="exact_id", split="", question="?", expected=["d"],
-                             answer_contains=["RSPO1041", "every night"], answer="", cited_documents=[], ms=1.0,
-                             issued_text=issued_text)
+        return AnswerOutcome(
+            id="q",
+            kind="exact_id",
+            split="",
+            question="?",
+            expected=["d"],
+            answer_contains=["RSPO1041", "every night"],
+            answer="",
+            cited_documents=[],
+            ms=1.0,
+            issued_text=issued_text,
+        )
 
     assert outcome("Run **RSPO1041**\nevery   night.").key_fact_issued
     assert not outcome("Run RSPO1041 weekly.").key_fact_issued  # one string missing: a retrieval miss

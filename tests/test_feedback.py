@@ -18,6 +18,7 @@ from peewee import IntegrityError
 
 from helpers import LOCKS, PASSWORD, POSTGRES_URL, signed_in_client
 from portal.agents.services import create_agent, delete_agent, update_agent
+from portal.answers.prompt import CANNOT_ANSWER
 from portal.auth.services import create_user
 from portal.chat.services import continue_conversation, start_conversation
 from portal.documents import services as documents
@@ -25,7 +26,6 @@ from portal.errors import Refused
 from portal.evaluation.regressions import evaluate_regression_cases
 from portal.feedback import services
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, STATUSES
-from portal.answers.prompt import CANNOT_ANSWER
 from portal.models import Document, Feedback, FeedbackTriage, Passage, RegressionCase, Run
 from tests.fake_openai import FakeOpenAI
 
@@ -55,8 +55,10 @@ def agents(app, pack, other_pack):
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
     documents.upload_file(pack, "lock-entries.md", LOCKS, None)
     documents.upload_file(other_pack, "certificate-expiry.md", CERTS, None)
-    return {"acme": create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"]),
-            "shared": create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"])}
+    return {
+        "acme": create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"]),
+        "shared": create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"]),
+    }
 
 
 @pytest.fixture
@@ -67,8 +69,9 @@ def answer(agents, users):
 
 @pytest.fixture
 def not_helpful(answer, users):
-    return services.rate_answer(users["Member"], answer, "not_helpful", ["incorrect", "outdated"],
-                                "It should have named SP01 first.")
+    return services.rate_answer(
+        users["Member"], answer, "not_helpful", ["incorrect", "outdated"], "It should have named SP01 first."
+    )
 
 
 # --- rating ------------------------------------------------------------------------------------
@@ -87,7 +90,12 @@ def test_helpful_with_htmx_swaps_the_widget(answer, client_as, users):
     assert "You rated this answer Helpful" in swapped.select_one(".rated").text
     feedback = Feedback.get()
     assert (feedback.run_id, feedback.user_id, feedback.rating, feedback.reasons, feedback.note) == (
-        answer.id, users["Member"].id, "helpful", [], "")
+        answer.id,
+        users["Member"].id,
+        "helpful",
+        [],
+        "",
+    )
 
 
 def test_not_helpful_asks_for_reasons_and_a_note(answer, client_as):
@@ -97,15 +105,27 @@ def test_not_helpful_asks_for_reasons_and_a_note(answer, client_as):
     form = _soup(client.get(link["href"], headers={"HX-Request": "true"})).select_one("form.not-helpful-form")
     assert [i["value"] for i in form.select("input[name=reasons]")] == list(REASONS)
     assert [label.text.strip() for label in form.select("fieldset label")] == [
-        "Incorrect", "Incomplete", "Irrelevant sources", "Outdated", "Did not cite", "Other"]
+        "Incorrect",
+        "Incomplete",
+        "Irrelevant sources",
+        "Outdated",
+        "Did not cite",
+        "Other",
+    ]
     assert form.select_one("textarea[name=note]")["maxlength"] == str(MAX_NOTE_CHARS)
-    response = client.post(form["action"], data={"rating": "not_helpful", "reasons": ["did_not_cite", "incorrect"],
-                                                 "note": "Cites the wrong runbook."}, headers={"HX-Request": "true"})
+    response = client.post(
+        form["action"],
+        data={"rating": "not_helpful", "reasons": ["did_not_cite", "incorrect"], "note": "Cites the wrong runbook."},
+        headers={"HX-Request": "true"},
+    )
     assert response.status_code == 200
     assert "Not helpful: incorrect, did not cite." in _soup(response).select_one(".rated").text
     feedback = Feedback.get()
-    assert (feedback.rating, feedback.reasons, feedback.note) == ("not_helpful", ["incorrect", "did_not_cite"],
-                                                                 "Cites the wrong runbook.")
+    assert (feedback.rating, feedback.reasons, feedback.note) == (
+        "not_helpful",
+        ["incorrect", "did_not_cite"],
+        "Cites the wrong runbook.",
+    )
 
 
 def test_rating_works_without_javascript(answer, client_as):
@@ -133,8 +153,11 @@ def test_one_rating_per_person_per_answer_and_it_can_change(answer, users):
 
 INVALID = [
     ({"rating": "not_helpful"}, "no_reason", "Choose at least one reason"),
-    ({"rating": "not_helpful", "reasons": "incorrect", "note": "x" * (MAX_NOTE_CHARS + 1)}, "note_too_long",
-     "at most 2,000 characters"),
+    (
+        {"rating": "not_helpful", "reasons": "incorrect", "note": "x" * (MAX_NOTE_CHARS + 1)},
+        "note_too_long",
+        "at most 2,000 characters",
+    ),
     ({"rating": "not_helpful", "reasons": ["incorrect", "rude"]}, "bad_reason", "Unknown reason"),
     ({"rating": "meh"}, "bad_rating", "Helpful or Not helpful"),
 ]
@@ -157,8 +180,13 @@ def test_invalid_feedback_is_refused_and_nothing_is_saved(answer, client_as, use
 
     services.rate_answer(users["Member"], answer, "helpful")
     with pytest.raises(Refused) as refused:
-        services.rate_answer(users["Member"], answer, form["rating"], [form["reasons"]] if isinstance(
-            form.get("reasons"), str) else form.get("reasons", []), form.get("note"))
+        services.rate_answer(
+            users["Member"],
+            answer,
+            form["rating"],
+            [form["reasons"]] if isinstance(form.get("reasons"), str) else form.get("reasons", []),
+            form.get("note"),
+        )
     assert refused.value.reason == reason
     assert (Feedback.select().count(), Feedback.get().rating) == (1, "helpful")  # the earlier rating stands
 
@@ -184,10 +212,22 @@ def _rated(users, agent, question, reasons, when=None, note="", user=None):
 def reviewed(agents, users):
     """Three Not helpful answers on different days and agents, one Helpful one."""
     items = {
-        "old": _rated(users, agents["acme"], "spool requests pile up", ["incorrect"], dt.datetime(2026, 3, 1, 9),
-                      "=HYPERLINK(\"http://evil.test\")"),
-        "mid": _rated(users, agents["shared"], "stale lock entries", ["incomplete", "outdated"],
-                      dt.datetime(2026, 3, 10, 12), "Missing the SM12 check."),
+        "old": _rated(
+            users,
+            agents["acme"],
+            "spool requests pile up",
+            ["incorrect"],
+            dt.datetime(2026, 3, 1, 9),
+            '=HYPERLINK("http://evil.test")',
+        ),
+        "mid": _rated(
+            users,
+            agents["shared"],
+            "stale lock entries",
+            ["incomplete", "outdated"],
+            dt.datetime(2026, 3, 10, 12),
+            "Missing the SM12 check.",
+        ),
         "new": _rated(users, agents["acme"], "TemSe consistency", ["outdated"], dt.datetime(2026, 3, 20, 18)),
     }
     conversation, run = start_conversation(users["Member"], agents["acme"], "RSPO1041")
@@ -242,13 +282,16 @@ def test_filter_form_updates_the_list_in_place_and_the_address(reviewed, client_
     assert form["method"] == "get" and form["action"] == "/feedback/"
     assert form["hx-get"] == "/feedback/" and form["hx-target"] == "#feedback-results" and form["hx-push-url"] == "true"
     assert page.select_one("#filter-reason option[selected]")["value"] == "outdated"
-    response = client.get("/feedback/?agent=acme-desk&reason=outdated&status=&from=&to=",
-                          headers={"HX-Request": "true"})
+    response = client.get(
+        "/feedback/?agent=acme-desk&reason=outdated&status=&from=&to=", headers={"HX-Request": "true"}
+    )
     assert response.status_code == 200 and "<html" not in response.get_data(as_text=True)
     assert "HX-Request" in response.headers["Vary"]
     assert response.headers["HX-Push-Url"] == "/feedback/?agent=acme-desk&reason=outdated"
     assert [int(i["data-feedback"]) for i in _soup(response).select(".feedback-item")] == [reviewed["new"].id]
-    restore = client.get("/feedback/?reason=outdated", headers={"HX-Request": "true", "HX-History-Restore-Request": "true"})
+    restore = client.get(
+        "/feedback/?reason=outdated", headers={"HX-Request": "true", "HX-History-Restore-Request": "true"}
+    )
     assert "<html" in restore.get_data(as_text=True)  # Back restores the whole page
 
 
@@ -259,17 +302,21 @@ def test_bad_filter_values_are_named_and_not_applied(reviewed, client_as):
     assert len(page.select(".feedback-item")) == 3
 
 
-@pytest.mark.parametrize("query, problem, shown", [
-    ("to=9999-12-31", None, ["new", "mid", "old"]),  # the last day there is: no day after it to stop before
-    ("from=0001-01-01&to=9999-12-31", None, ["new", "mid", "old"]),
-    ("agent=Bad%20Slug%00", "There is no agent 'Bad Slug\\x00'", ["new", "mid", "old"]),
-    ("agent=" + "a" * 81, "There is no agent 'aaaa", ["new", "mid", "old"]),
-    ("status=%20resolved%20", None, []),
-    ("from=2026-03-20&to=2026-03-01", "ends before it starts", []),
-    ("reason=incorrect&from=March", "'March' is not a date", ["old"]),
-])
-def test_filter_values_are_named_when_they_name_nothing_never_a_server_error(reviewed, client_as, query, problem,
-                                                                             shown):
+@pytest.mark.parametrize(
+    "query, problem, shown",
+    [
+        ("to=9999-12-31", None, ["new", "mid", "old"]),  # the last day there is: no day after it to stop before
+        ("from=0001-01-01&to=9999-12-31", None, ["new", "mid", "old"]),
+        ("agent=Bad%20Slug%00", "There is no agent 'Bad Slug\\x00'", ["new", "mid", "old"]),
+        ("agent=" + "a" * 81, "There is no agent 'aaaa", ["new", "mid", "old"]),
+        ("status=%20resolved%20", None, []),
+        ("from=2026-03-20&to=2026-03-01", "ends before it starts", []),
+        ("reason=incorrect&from=March", "'March' is not a date", ["old"]),
+    ],
+)
+def test_filter_values_are_named_when_they_name_nothing_never_a_server_error(
+    reviewed, client_as, query, problem, shown
+):
     client = client_as("Auditor")
     response = client.get(f"/feedback/?{query}")
     assert response.status_code == 200
@@ -284,8 +331,9 @@ def test_filter_values_are_named_when_they_name_nothing_never_a_server_error(rev
 
 def test_pages_of_twenty_keep_the_filters(agents, users, client_as):
     for n in range(25):
-        _rated(users, agents["acme"], f"spool question {n}", ["incorrect"],
-               dt.datetime(2026, 3, 1) + dt.timedelta(hours=n))
+        _rated(
+            users, agents["acme"], f"spool question {n}", ["incorrect"], dt.datetime(2026, 3, 1) + dt.timedelta(hours=n)
+        )
     client = client_as("Auditor")
     first = _soup(client.get("/feedback/?reason=incorrect"))
     assert len(first.select(".feedback-item")) == 20 and first.select_one(".result-count").text == "1–20 of 25"
@@ -295,11 +343,14 @@ def test_pages_of_twenty_keep_the_filters(agents, users, client_as):
     assert len(second.select(".feedback-item")) == 5 and second.select_one(".result-count").text == "21–25 of 25"
     assert second.select_one(".pager a[rel=prev]")["href"] == "/feedback/?reason=incorrect"
     assert "spool question 0" in second.select(".feedback-question")[-1].text  # oldest last
-    assert len(list(csv.reader(io.StringIO(client.get("/feedback/export.csv?reason=incorrect")
-                                           .get_data(as_text=True))))) == 26  # every row, not one page
+    assert (
+        len(list(csv.reader(io.StringIO(client.get("/feedback/export.csv?reason=incorrect").get_data(as_text=True)))))
+        == 26
+    )  # every row, not one page
 
 
 # --- The review list as a table, sorted by its columns (issue 16, item 8) ---------------------------
+
 
 def _rows(page) -> list[int]:
     return [int(row["data-feedback"]) for row in page.select(".feedback-table .feedback-row")]
@@ -328,8 +379,11 @@ def test_the_table_sorts_by_date_agent_reasons_and_status(reviewed, client_as, u
     assert [int(i["data-feedback"]) for i in page.select(".feedback-item")] == ids  # the cards, in the same order
     sorted_headings = page.select(".feedback-table th[aria-sort]")
     assert [(th.select_one("a")["data-sort"].lstrip("-"), th["aria-sort"]) for th in sorted_headings] == [heading]
-    rows = list(csv.DictReader(io.StringIO(client.get(page.select_one("a.export-csv")["href"])
-                                           .get_data(as_text=True).lstrip("\ufeff"))))
+    rows = list(
+        csv.DictReader(
+            io.StringIO(client.get(page.select_one("a.export-csv")["href"]).get_data(as_text=True).lstrip("\ufeff"))
+        )
+    )
     assert [int(r["feedback_id"]) for r in rows] == ids  # the export in the order shown
 
 
@@ -368,8 +422,13 @@ def test_a_bad_sort_value_is_named_and_the_list_keeps_its_order(reviewed, client
 
 def test_pages_keep_the_order(agents, users, client_as):
     for n in range(25):
-        _rated(users, agents["acme" if n % 2 else "shared"], f"spool question {n}", ["incorrect"],
-               dt.datetime(2026, 3, 1) + dt.timedelta(hours=n))
+        _rated(
+            users,
+            agents["acme" if n % 2 else "shared"],
+            f"spool question {n}",
+            ["incorrect"],
+            dt.datetime(2026, 3, 1) + dt.timedelta(hours=n),
+        )
     client = client_as("Auditor")
     first = _soup(client.get("/feedback/?sort=agent"))
     assert len(_rows(first)) == 20
@@ -391,8 +450,14 @@ def test_csv_export(reviewed, client_as, users):
     assert list(rows[0]) == list(services.CSV_COLUMNS)
     old = rows[-1]
     assert (old["agent"], old["question"], old["reasons"], old["rated_by"], old["company"], old["status"]) == (
-        "acme-desk", "spool requests pile up", "Incorrect", users["Member"].email, "Acme Test Co", "new")
-    assert old["note"] == "'=HYPERLINK(\"http://evil.test\")"  # a spreadsheet must not run it
+        "acme-desk",
+        "spool requests pile up",
+        "Incorrect",
+        users["Member"].email,
+        "Acme Test Co",
+        "new",
+    )
+    assert old["note"] == '\'=HYPERLINK("http://evil.test")'  # a spreadsheet must not run it
     assert old["rated_at_utc"] == "2026-03-01T09:00:00" and old["run_id"] == str(reviewed["old"].run_id)
 
 
@@ -408,8 +473,9 @@ def test_triage_records_status_note_who_and_when(not_helpful, client_as, users):
     form = page.select_one("#triage form")
     assert form["hx-post"] == form["action"] == f"/feedback/{not_helpful.id}/triage"
     assert [o["value"] for o in form.select("option")] == list(STATUSES)
-    response = client.post(form["action"], data={"status": "in_review", "reviewer_note": "Checking SP01."},
-                           headers={"HX-Request": "true"})
+    response = client.post(
+        form["action"], data={"status": "in_review", "reviewer_note": "Checking SP01."}, headers={"HX-Request": "true"}
+    )
     assert response.status_code == 200
     triage = _soup(response).select_one("section#triage")
     assert "in review" in triage.select_one(".triage-state .badge").text
@@ -418,21 +484,29 @@ def test_triage_records_status_note_who_and_when(not_helpful, client_as, users):
     client_as("AgentBuilder").post(form["action"], data={"status": "wont_fix", "reviewer_note": "Works as designed."})
     feedback = Feedback.get_by_id(not_helpful.id)
     assert (feedback.status, feedback.reviewer_note, feedback.reviewed_by_id) == (
-        "wont_fix", "Works as designed.", users["AgentBuilder"].id)
+        "wont_fix",
+        "Works as designed.",
+        users["AgentBuilder"].id,
+    )
     assert feedback.reviewed_at is not None
     history = [(h.status, h.actor_email) for h in services.triage_history(feedback)]
     assert history == [("wont_fix", users["AgentBuilder"].email), ("in_review", users["Auditor"].email)]
-    assert [int(i["data-feedback"]) for i in _soup(client.get("/feedback/?status=wont_fix"))
-            .select(".feedback-item")] == [feedback.id]
+    assert [
+        int(i["data-feedback"]) for i in _soup(client.get("/feedback/?status=wont_fix")).select(".feedback-item")
+    ] == [feedback.id]
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"status": "done"}, "The status is one of"),
-    ({"status": "resolved", "reviewer_note": "z" * (MAX_NOTE_CHARS + 1)}, "at most 2,000 characters"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"status": "done"}, "The status is one of"),
+        ({"status": "resolved", "reviewer_note": "z" * (MAX_NOTE_CHARS + 1)}, "at most 2,000 characters"),
+    ],
+)
 def test_invalid_triage_is_refused_and_nothing_is_saved(not_helpful, client_as, data, message):
-    response = client_as("PlatformAdmin").post(f"/feedback/{not_helpful.id}/triage", data=data,
-                                               headers={"HX-Request": "true"})
+    response = client_as("PlatformAdmin").post(
+        f"/feedback/{not_helpful.id}/triage", data=data, headers={"HX-Request": "true"}
+    )
     assert response.status_code == 422 and message in _soup(response).select_one("#triage .error").text
     assert FeedbackTriage.select().count() == 0 and Feedback.get_by_id(not_helpful.id).status == "new"
 
@@ -463,16 +537,19 @@ REVIEW_ROUTES = [
 
 
 @pytest.mark.parametrize("who", WHO, ids=[str(w) for w in WHO])
-@pytest.mark.parametrize("method, path, data, ok_status", REVIEW_ROUTES,
-                         ids=[f"{r[0]} {r[1]}" for r in REVIEW_ROUTES])
+@pytest.mark.parametrize("method, path, data, ok_status", REVIEW_ROUTES, ids=[f"{r[0]} {r[1]}" for r in REVIEW_ROUTES])
 def test_review_access_matrix(app, not_helpful, agents, users, client_as, who, method, path, data, ok_status):
-    helpful = services.rate_answer(users["Member"], start_conversation(users["Member"], agents["acme"], "SP12")[1],
-                                   "helpful")
-    case = services.record_regression_case(users["PlatformAdmin"], not_helpful,
-                                           Document.get(Document.doc_id == "lock-entries").id)
+    helpful = services.rate_answer(
+        users["Member"], start_conversation(users["Member"], agents["acme"], "SP12")[1], "helpful"
+    )
+    case = services.record_regression_case(
+        users["PlatformAdmin"], not_helpful, Document.get(Document.doc_id == "lock-entries").id
+    )
     url = path.format(f=not_helpful.id, c=case.id, h=helpful.id)
-    strangers = {"colleague": ("colleague@example.test", "Acme Test Co"),
-                 "other company": ("globex.member@example.test", "Globex")}
+    strangers = {
+        "colleague": ("colleague@example.test", "Acme Test Co"),
+        "other company": ("globex.member@example.test", "Globex"),
+    }
     if who is None:
         client = app.test_client()
     elif who in strangers:
@@ -489,20 +566,28 @@ def test_review_access_matrix(app, not_helpful, agents, users, client_as, who, m
         assert response.status_code == 404
 
 
-@pytest.mark.parametrize(("author", "remover", "removed"), [
-    ("Auditor", "Auditor", True),
-    ("Auditor", "PlatformAdmin", True),
-    ("Auditor", "AgentBuilder", False),
-    ("Auditor", "another Auditor", False),
-    ("AgentBuilder", "Auditor", False),
-    ("PlatformAdmin", "Auditor", False),
-])
-def test_only_the_author_or_a_platform_admin_removes_a_case(app, not_helpful, users, client_as, author, remover,
-                                                            removed):
-    case = services.record_regression_case(users[author], not_helpful,
-                                           Document.get(Document.doc_id == "lock-entries").id)
-    client = (signed_in_client(app, create_user("auditor2@example.test", PASSWORD, {"Auditor"}))
-              if remover == "another Auditor" else client_as(remover))
+@pytest.mark.parametrize(
+    ("author", "remover", "removed"),
+    [
+        ("Auditor", "Auditor", True),
+        ("Auditor", "PlatformAdmin", True),
+        ("Auditor", "AgentBuilder", False),
+        ("Auditor", "another Auditor", False),
+        ("AgentBuilder", "Auditor", False),
+        ("PlatformAdmin", "Auditor", False),
+    ],
+)
+def test_only_the_author_or_a_platform_admin_removes_a_case(
+    app, not_helpful, users, client_as, author, remover, removed
+):
+    case = services.record_regression_case(
+        users[author], not_helpful, Document.get(Document.doc_id == "lock-entries").id
+    )
+    client = (
+        signed_in_client(app, create_user("auditor2@example.test", PASSWORD, {"Auditor"}))
+        if remover == "another Auditor"
+        else client_as(remover)
+    )
     page = _soup(client.get(f"/feedback/{not_helpful.id}"))
     assert bool(page.select(f'.case[data-case="{case.id}"] form')) is removed
     triage = client.post(f"/feedback/{not_helpful.id}/triage", data={"status": "in_review", "reviewer_note": ""})
@@ -528,15 +613,33 @@ def test_a_reviewer_finds_and_records_the_expected_passage(not_helpful, client_a
     form = candidate.select_one("form")
     data = {i["name"]: i["value"] for i in form.select("input[type=hidden]") if i["name"] != "csrf_token"}
     passage_button = form.select_one("button[name=passage_id]")
-    response = client.post(form["action"], data={**data, "passage_id": passage_button["value"]},
-                           headers={"HX-Request": "true"})
+    response = client.post(
+        form["action"], data={**data, "passage_id": passage_button["value"]}, headers={"HX-Request": "true"}
+    )
     assert response.status_code == 200 and "Recorded" in _soup(response).select_one("#cases .flash").text
     case = RegressionCase.get()
     lock = Document.get(Document.doc_id == "lock-entries")
-    assert (case.feedback_id, case.agent_slug, case.question, case.pack_slug, case.document_id,
-            case.document_pk, case.passage_id, case.passage_version, case.created_by_id) == (
-        not_helpful.id, "acme-desk", QUESTION, "ops", "lock-entries", lock.id, int(passage_button["value"]), 1,
-        users["AgentBuilder"].id)
+    assert (
+        case.feedback_id,
+        case.agent_slug,
+        case.question,
+        case.pack_slug,
+        case.document_id,
+        case.document_pk,
+        case.passage_id,
+        case.passage_version,
+        case.created_by_id,
+    ) == (
+        not_helpful.id,
+        "acme-desk",
+        QUESTION,
+        "ops",
+        "lock-entries",
+        lock.id,
+        int(passage_button["value"]),
+        1,
+        users["AgentBuilder"].id,
+    )
     assert Passage.get_by_id(case.passage_id).revision.document_id == lock.id
     shown = _soup(client.get(f"/feedback/{not_helpful.id}")).select_one(".case")
     assert "lock-entries" in shown.text and users["AgentBuilder"].email in shown.text
@@ -568,9 +671,19 @@ def test_a_reviewer_records_that_the_answer_should_have_said_no_evidence(not_hel
     assert response.status_code == 200 and "Recorded" in fragment.select_one("#cases .flash").text
     case = RegressionCase.get()
     assert (case.kind, case.feedback_id, case.agent_slug, case.question, case.created_by_id) == (
-        "no_evidence", not_helpful.id, "acme-desk", QUESTION, users["Auditor"].id)
+        "no_evidence",
+        not_helpful.id,
+        "acme-desk",
+        QUESTION,
+        users["Auditor"].id,
+    )
     assert (case.pack_slug, case.document_pk, case.document_id, case.document_title, case.passage_id) == (
-        None, None, None, None, None)
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
     shown = fragment.select_one(".case")
     assert "case-no_evidence" in shown["class"] and "Should have said no evidence" in shown.text
     assert fragment.select_one("form.no-evidence-case") is None  # recorded: not offered again
@@ -578,8 +691,9 @@ def test_a_reviewer_records_that_the_answer_should_have_said_no_evidence(not_hel
     assert RegressionCase.select().count() == 1
 
     # A question cannot expect both a source and "no evidence".
-    response = client.post(form["action"], data={"pack": "ops", "doc_id": "spool-overflow"},
-                           headers={"HX-Request": "true"})
+    response = client.post(
+        form["action"], data={"pack": "ops", "doc_id": "spool-overflow"}, headers={"HX-Request": "true"}
+    )
     assert response.status_code == 422
     assert "Should have said no evidence" in _soup(response).select_one("#cases .error").text
     client.post(f"/feedback/{not_helpful.id}/cases/{case.id}/delete")
@@ -592,26 +706,33 @@ def test_a_reviewer_records_that_the_answer_should_have_said_no_evidence(not_hel
 
 def test_review_list_and_csv_name_the_regression_cases(reviewed, client_as, users):
     services.record_no_evidence_case(users["Auditor"], reviewed["old"])
-    services.record_regression_case(users["Auditor"], reviewed["mid"],
-                                    Document.get(Document.doc_id == "lock-entries").id)
+    services.record_regression_case(
+        users["Auditor"], reviewed["mid"], Document.get(Document.doc_id == "lock-entries").id
+    )
     client = client_as("AgentBuilder")
     items = {int(i["data-feedback"]): i for i in _soup(client.get("/feedback/")).select(".feedback-item")}
     assert items[reviewed["old"].id].select_one(".feedback-cases").text == (
-        "Regression case: should have said no evidence")
+        "Regression case: should have said no evidence"
+    )
     assert items[reviewed["mid"].id].select_one(".feedback-cases").text == (
-        "Regression case: expected source ops/lock-entries")
+        "Regression case: expected source ops/lock-entries"
+    )
     assert items[reviewed["new"].id].select_one(".feedback-cases") is None
     text = client.get("/feedback/export.csv").get_data(as_text=True).lstrip("\ufeff")
     cases = {row["feedback_id"]: row["regression_cases"] for row in csv.DictReader(io.StringIO(text))}
-    assert cases == {str(reviewed["old"].id): "should have said no evidence",
-                     str(reviewed["mid"].id): "expected source ops/lock-entries", str(reviewed["new"].id): ""}
+    assert cases == {
+        str(reviewed["old"].id): "should have said no evidence",
+        str(reviewed["mid"].id): "expected source ops/lock-entries",
+        str(reviewed["new"].id): "",
+    }
 
 
 def test_no_case_without_an_agent(not_helpful, agents, users):
     delete_agent(None, agents["acme"])
     with pytest.raises(Refused) as refused:
-        services.record_regression_case(users["Auditor"], Feedback.get_by_id(not_helpful.id),
-                                        Document.get(Document.doc_id == "spool-overflow").id)
+        services.record_regression_case(
+            users["Auditor"], Feedback.get_by_id(not_helpful.id), Document.get(Document.doc_id == "spool-overflow").id
+        )
     assert refused.value.reason == "agent_deleted" and RegressionCase.select().count() == 0
 
 
@@ -620,16 +741,18 @@ def test_eval_reports_whether_each_expected_document_is_in_the_top_8(not_helpful
     conversation = not_helpful.run.conversation
 
     def rated(question):
-        return services.rate_answer(member, continue_conversation(member, conversation, acme, question),
-                                    "not_helpful", ["incomplete"])
+        return services.rate_answer(
+            member, continue_conversation(member, conversation, acme, question), "not_helpful", ["incomplete"]
+        )
 
     spool = Document.get(Document.doc_id == "spool-overflow")
     spool_passage = Passage.get_by_id(not_helpful.run.references().first().passage_id)
     assert spool_passage.revision.document_id == spool.id
     found = services.record_regression_case(reviewer, not_helpful, spool.id, spool_passage.id)
     certificates = Document.get(Document.doc_id == "certificate-expiry")  # in "other", not granted to the agent
-    missed = services.record_regression_case(reviewer, rated("How do I renew an expired SSL client certificate?"),
-                                             certificates.id)
+    missed = services.record_regression_case(
+        reviewer, rated("How do I renew an expired SSL client certificate?"), certificates.id
+    )
     locks = Document.get(Document.doc_id == "lock-entries")
     gone = services.record_regression_case(reviewer, rated("stale lock entries"), locks.id)
     documents.delete_document(locks, 1)
@@ -644,8 +767,15 @@ def test_eval_reports_whether_each_expected_document_is_in_the_top_8(not_helpful
     text = "\n".join(report.as_text())
     assert "found at 1, passage issued" in text and "MISSED" in text and "other/certificate-expiry" in text
 
-    update_agent(None, acme, name="Acme desk", mode="preferred", company_name="Acme Test Co", instructions="",
-                 pack_slugs=["ops", "other"])  # the fix: grant the pack that holds the answer
+    update_agent(
+        None,
+        acme,
+        name="Acme desk",
+        mode="preferred",
+        company_name="Acme Test Co",
+        instructions="",
+        pack_slugs=["ops", "other"],
+    )  # the fix: grant the pack that holds the answer
     assert next(o for o in evaluate_regression_cases().outcomes if o.case_id == missed.id).rank == 1
 
 
@@ -653,18 +783,23 @@ def test_eval_checks_that_should_have_said_no_evidence_cases_now_get_no_evidence
     """Through the whole ask path, with no model even when one is configured; nothing is stored."""
     reviewer, member, acme = users["Auditor"], users["Member"], agents["acme"]
     answered = services.record_no_evidence_case(reviewer, not_helpful)  # the spool runbook answers it today
-    off_topic = services.rate_answer(member, continue_conversation(member, not_helpful.run.conversation, acme,
-                                                                   "karaoke antarctica horoscope"),
-                                     "not_helpful", ["irrelevant_sources"])
+    off_topic = services.rate_answer(
+        member,
+        continue_conversation(member, not_helpful.run.conversation, acme, "karaoke antarctica horoscope"),
+        "not_helpful",
+        ["irrelevant_sources"],
+    )
     said = services.record_no_evidence_case(reviewer, off_topic)
-    shared = services.rate_answer(member, start_conversation(member, agents["shared"], "payroll gondola")[1],
-                                  "not_helpful", ["other"])
+    shared = services.rate_answer(
+        member, start_conversation(member, agents["shared"], "payroll gondola")[1], "not_helpful", ["other"]
+    )
     orphan = services.record_no_evidence_case(reviewer, shared)
     delete_agent(None, agents["shared"])
     runs_before = Run.select().count()
     with FakeOpenAI() as fake:
-        app.config.update(CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY="sk-test",
-                          CAIRN_MODEL_NAME="fake-gpt")
+        app.config.update(
+            CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY="sk-test", CAIRN_MODEL_NAME="fake-gpt"
+        )
         fake.reply(CANNOT_ANSWER)
         report = evaluate_regression_cases()
         app.config["CAIRN_MODEL_BASE_URL"] = None
@@ -683,43 +818,77 @@ def test_eval_checks_that_should_have_said_no_evidence_cases_now_get_no_evidence
     assert "ANSWERED (expected no evidence)" in text and "said no evidence " in text
 
     # The fix: the agent no longer searches the pack that only shares words with the question.
-    update_agent(None, acme, name="Acme desk", mode="preferred", company_name="Acme Test Co", instructions="",
-                 pack_slugs=["other"])
+    update_agent(
+        None,
+        acme,
+        name="Acme desk",
+        mode="preferred",
+        company_name="Acme Test Co",
+        instructions="",
+        pack_slugs=["other"],
+    )
     assert next(o for o in evaluate_regression_cases().outcomes if o.case_id == answered.id).passed
 
 
 def test_cairn_eval_runs_the_regression_cases_of_this_database(app, not_helpful, users, tmp_path):
     spool = Document.get(Document.doc_id == "spool-overflow")
     services.record_regression_case(users["Auditor"], not_helpful, spool.id)
-    off_topic = services.rate_answer(users["Member"], continue_conversation(
-        users["Member"], not_helpful.run.conversation, not_helpful.run.agent, "karaoke antarctica horoscope"),
-        "not_helpful", ["other"])
+    off_topic = services.rate_answer(
+        users["Member"],
+        continue_conversation(
+            users["Member"], not_helpful.run.conversation, not_helpful.run.agent, "karaoke antarctica horoscope"
+        ),
+        "not_helpful",
+        ["other"],
+    )
     services.record_no_evidence_case(users["Auditor"], off_topic)
     # PYTHONPATH: the subprocess runs this checkout's code, whatever the installed package points at
-    env = {**os.environ, "CAIRN_DATA_DIR": app.config["CAIRN_DATA_DIR"],
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
-                                                       os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "CAIRN_DATA_DIR": app.config["CAIRN_DATA_DIR"],
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")])
+        ),
+    }
     env.pop("DATABASE_URL", None)
     if POSTGRES_URL:
         env["DATABASE_URL"] = POSTGRES_URL
-    result = subprocess.run([sys.executable, "-m", "portal.cli", "eval", "--regressions-only", "--json"], env=env,
-                            cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    result = subprocess.run(
+        [sys.executable, "-m", "portal.cli", "eval", "--regressions-only", "--json"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)["regressions"]
     assert (report["cases"], report["found"], report["missed"], report["top_k"]) == (2, 1, 0, 8)
     assert (report["passed"], report["said_no_evidence"]) == (2, 1)
     assert report["items"][0]["expected"] == "ops/spool-overflow" and report["items"][0]["rank"] == 1
     assert (report["items"][1]["kind"], report["items"][1]["said_no_evidence"]) == ("no_evidence", True)
-    text = subprocess.run([sys.executable, "-m", "portal.cli", "eval", "--regressions-only"], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=180).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "portal.cli", "eval", "--regressions-only"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    ).stdout
     assert "2 cases, 1 found in the agent's top 8, 0 missed, 1 said no evidence" in text
 
 
 def test_cairn_eval_without_a_database_says_so(tmp_path):
     env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "nothing-here")}
     env.pop("DATABASE_URL", None)
-    result = subprocess.run([sys.executable, "-m", "portal.cli", "eval", "--regressions-only", "--json"], env=env,
-                            cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    result = subprocess.run(
+        [sys.executable, "-m", "portal.cli", "eval", "--regressions-only", "--json"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 0, result.stderr
     assert "there is no database" in json.loads(result.stdout)["regressions_note"]
     assert not (Path(tmp_path) / "nothing-here" / "cairn.db").exists()

@@ -59,8 +59,10 @@ def test_the_grounding_page_explains_every_mode(client_as):
 
 
 def test_the_classification_page_shows_this_portals_decision_for_each_rule(app, client_as):
-    app.config["CAIRN_CLASSIFICATION_POLICY"] = [{"rule": "jwt", "decision": "block"},
-                                                 {"rule": "bearer_token", "decision": "allow"}]
+    app.config["CAIRN_CLASSIFICATION_POLICY"] = [
+        {"rule": "jwt", "decision": "block"},
+        {"rule": "bearer_token", "decision": "allow"},
+    ]
     page = _soup(client_as("PlatformAdmin").get("/help/classification"))
     rows = {row["data-rule"]: row.select("td")[1].text for row in page.select(".help-rules tbody tr")}
     assert list(rows) == [rule.name for rule in Policy.default().rules]

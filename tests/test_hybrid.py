@@ -25,24 +25,62 @@ from portal.search.searcher import Searcher
 pytestmark = pytest.mark.usefixtures("java")  # every test here drives Lucene in this process
 
 CORPUS = [
-    IndexedPassage(201, "printer-incident", "ops", "The label printer ran out of ribbon and the spool number range "
-                   "filled up.", "Printer incident", "Timeline"),
-    IndexedPassage(202, "printer-incident", "ops", "Spool requests were deleted with RSPO1041 to free numbers.",
-                   "Printer incident", "Fix"),
-    IndexedPassage(203, "redo-log", "ops", "The database stopped because the archive log area was full.",
-                   "Database outage", "Cause"),
-    IndexedPassage(204, "certificates", "ops", "Partners rotate their TLS certificates; import the new chain "
-                   "before the old one expires.", "Certificate runbook", "Rotation"),
-    IndexedPassage(205, "payments", "ops", "The payment run was nearly value-dated a day late at month end.",
-                   "Payment run review", ""),
-    IndexedPassage(206, "locks", "ops", "Delete stale lock entries in SM12 only after checking the owner.",
-                   "Lock entries runbook", "Fix"),
+    IndexedPassage(
+        201,
+        "printer-incident",
+        "ops",
+        "The label printer ran out of ribbon and the spool number range filled up.",
+        "Printer incident",
+        "Timeline",
+    ),
+    IndexedPassage(
+        202,
+        "printer-incident",
+        "ops",
+        "Spool requests were deleted with RSPO1041 to free numbers.",
+        "Printer incident",
+        "Fix",
+    ),
+    IndexedPassage(
+        203,
+        "redo-log",
+        "ops",
+        "The database stopped because the archive log area was full.",
+        "Database outage",
+        "Cause",
+    ),
+    IndexedPassage(
+        204,
+        "certificates",
+        "ops",
+        "Partners rotate their TLS certificates; import the new chain before the old one expires.",
+        "Certificate runbook",
+        "Rotation",
+    ),
+    IndexedPassage(
+        205,
+        "payments",
+        "ops",
+        "The payment run was nearly value-dated a day late at month end.",
+        "Payment run review",
+        "",
+    ),
+    IndexedPassage(
+        206,
+        "locks",
+        "ops",
+        "Delete stale lock entries in SM12 only after checking the owner.",
+        "Lock entries runbook",
+        "Fix",
+    ),
 ]
 OTHER = [
-    IndexedPassage(301, "hr-leave", "other", "Annual leave requests go to the team lead two weeks ahead.",
-                   "Leave policy", ""),
-    IndexedPassage(302, "hr-leave", "other", "The database of leave balances is updated every night.",
-                   "Leave policy", "Balances"),
+    IndexedPassage(
+        301, "hr-leave", "other", "Annual leave requests go to the team lead two weeks ahead.", "Leave policy", ""
+    ),
+    IndexedPassage(
+        302, "hr-leave", "other", "The database of leave balances is updated every night.", "Leave policy", "Balances"
+    ),
 ]
 
 
@@ -64,8 +102,15 @@ def searcher(root) -> Searcher:
 
 def hybrid(searcher, packs, question, limit=8, cap=3, floor=DENSE_FLOOR):
     embedder = shared_embedder()
-    return searcher.search_hybrid(packs, question, question_vector(embedder, question), model_id=embedder.model_id,
-                                  floor=floor, limit=limit, per_document_cap=cap)
+    return searcher.search_hybrid(
+        packs,
+        question,
+        question_vector(embedder, question),
+        model_id=embedder.model_id,
+        floor=floor,
+        limit=limit,
+        per_document_cap=cap,
+    )
 
 
 def brute_force(question: str, passages) -> list[tuple[int, float]]:
@@ -150,13 +195,23 @@ def test_hybrid_fuses_bm25_and_dense_ranks(store, searcher):
     fused = [key for key, _ in reciprocal_rank_fusion([bm25, dense])]
     assert [hit.passage_id for hit in result.hits] == fused[:8]
     assert result.hits[0].passage_id == 201 and result.hits[0].similarity is not None
-    assert result.best_similarity == pytest.approx(max(s for _, s in brute_force(
-        "Why did the printer run out of numbers?", CORPUS)), abs=1e-5)
+    assert result.best_similarity == pytest.approx(
+        max(s for _, s in brute_force("Why did the printer run out of numbers?", CORPUS)), abs=1e-5
+    )
 
 
 def test_the_document_cap_applies_after_fusion(root, searcher):
-    passages = [IndexedPassage(400 + n, "long-runbook", "big", f"Spool cleanup step {n}: delete spool requests.",
-                               "Spool runbook", f"Step {n}") for n in range(6)]
+    passages = [
+        IndexedPassage(
+            400 + n,
+            "long-runbook",
+            "big",
+            f"Spool cleanup step {n}: delete spool requests.",
+            "Spool runbook",
+            f"Step {n}",
+        )
+        for n in range(6)
+    ]
     passages.append(IndexedPassage(410, "short-note", "big", "Spool requests pile up in SP01.", "Spool note", ""))
     IndexStore(root, embedder=shared_embedder()).rebuild("big", passages, generation=1)
     result = hybrid(searcher, ["big"], "delete spool requests", floor=-1.0)
@@ -187,10 +242,13 @@ def test_a_dense_score_never_depends_on_other_packs(store, searcher):
     question = "database outage because the log was full"
     embedder = shared_embedder()
     vector = question_vector(embedder, question)
-    alone = {hit.passage_id: hit.similarity
-             for hit in searcher.nearest(["ops"], vector, 24, model_id=embedder.model_id)}
-    together = {hit.passage_id: hit.similarity
-                for hit in searcher.nearest(["ops", "other"], vector, 24, model_id=embedder.model_id)}
+    alone = {
+        hit.passage_id: hit.similarity for hit in searcher.nearest(["ops"], vector, 24, model_id=embedder.model_id)
+    }
+    together = {
+        hit.passage_id: hit.similarity
+        for hit in searcher.nearest(["ops", "other"], vector, 24, model_id=embedder.model_id)
+    }
     assert set(together) == set(alone) | {301, 302}
     assert {pid: together[pid] for pid in alone} == alone
     in_ops = [hit for hit in hybrid(searcher, ["ops", "other"], question, floor=-1.0).hits if hit.pack == "ops"]
@@ -289,8 +347,9 @@ def test_an_incremental_update_onto_another_models_index_writes_nothing(store, r
 
     other = IndexStore(root, embedder=OtherModel())
     planned = []
-    incremental = lambda shown: planned.append(shown) or IndexUpdate(generation=2, add=[CORPUS[0]],
-                                                                     delete_documents=["printer-incident"])
+    incremental = lambda shown: (
+        planned.append(shown) or IndexUpdate(generation=2, add=[CORPUS[0]], delete_documents=["printer-incident"])
+    )
     with pytest.raises(ModelMismatch):
         other.update("ops", incremental)
     with pytest.raises(ModelMismatch):  # nothing to write, but the index still needs its rebuild
@@ -308,8 +367,9 @@ def test_hybrid_search_by_terms_gives_the_packs_statistics(store, searcher):
     terms = question_terms(question)
     embedder = shared_embedder()
     vector = question_vector(embedder, question)
-    by_terms = searcher.search_hybrid(["ops"], question, vector, model_id=embedder.model_id, floor=DENSE_FLOOR,
-                                      terms=terms)
+    by_terms = searcher.search_hybrid(
+        ["ops"], question, vector, model_id=embedder.model_id, floor=DENSE_FLOOR, terms=terms
+    )
     by_text = hybrid(searcher, ["ops"], question)
     assert [h.passage_id for h in by_terms.hits] == [h.passage_id for h in by_text.hits]
     assert by_terms.hits[0].passage_id == 206 and by_terms.best_similarity == by_text.best_similarity
@@ -317,8 +377,9 @@ def test_hybrid_search_by_terms_gives_the_packs_statistics(store, searcher):
     assert (by_terms.passages, by_terms.doc_freqs) == (bm25.passages, bm25.doc_freqs)
     assert by_terms.passages == len(CORPUS) and by_terms.doc_freqs["stale"] == 1
     assert by_text.doc_freqs == {} and by_text.passages == 0  # only asked for with terms
-    both = searcher.search_hybrid(["ops", "other"], question, vector, model_id=embedder.model_id,
-                                  floor=DENSE_FLOOR, terms=terms)
+    both = searcher.search_hybrid(
+        ["ops", "other"], question, vector, model_id=embedder.model_id, floor=DENSE_FLOOR, terms=terms
+    )
     assert both.passages == len(CORPUS) + len(OTHER)
 
 
@@ -327,8 +388,9 @@ def test_ask_in_a_hybrid_deployment_answers_from_the_evidence_and_refuses_withou
     from portal.documents.services import upload_file
     from portal.runs.ask import ask
 
-    upload_file(hybrid_pack, "locks.md", b"# Locks\n\nDelete stale lock entries in SM12 after checking the owner.\n",
-                None)
+    upload_file(
+        hybrid_pack, "locks.md", b"# Locks\n\nDelete stale lock entries in SM12 after checking the owner.\n", None
+    )
     agent = create_agent(None, "desk", "Desk", "preferred", None, "", ["ops"])
     run = ask(agent, None, "How do I delete stale lock entries?")
     assert "SM12" in run.answer and run.answer_basis == "documents"
@@ -340,11 +402,16 @@ def test_ask_in_a_hybrid_deployment_answers_from_the_evidence_and_refuses_withou
 
 
 def test_cairn_index_rebuild_restores_the_vectors(tmp_path):
-    env = {**os.environ, "CAIRN_DATA_DIR": str(tmp_path / "data"), "CAIRN_RETRIEVAL": "hybrid",
-           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {
+        **os.environ,
+        "CAIRN_DATA_DIR": str(tmp_path / "data"),
+        "CAIRN_RETRIEVAL": "hybrid",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
     env.pop("DATABASE_URL", None)
-    run = lambda *args: subprocess.run([sys.executable, "-m", "portal.cli", *args], env=env, cwd=tmp_path,
-                                       capture_output=True, text=True, timeout=180)
+    run = lambda *args: subprocess.run(
+        [sys.executable, "-m", "portal.cli", *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180
+    )
     assert run("init").returncode == 0
     assert run("packs", "create", "notes", "--title", "Notes").returncode == 0
     (tmp_path / "printer.md").write_text("# Printer incident\n\nThe label printer ran out of ribbon.\n")
@@ -359,8 +426,9 @@ def test_cairn_index_rebuild_restores_the_vectors(tmp_path):
     embedder = shared_embedder()
     searcher = Searcher(index)
     try:
-        nearest = searcher.nearest(["notes"], question_vector(embedder, "printer without ink ribbon"), 24,
-                                   model_id=embedder.model_id)
+        nearest = searcher.nearest(
+            ["notes"], question_vector(embedder, "printer without ink ribbon"), 24, model_id=embedder.model_id
+        )
     finally:
         searcher.close()
     assert len(nearest) == 1 and nearest[0].document_id == "printer"

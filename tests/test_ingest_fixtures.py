@@ -11,8 +11,8 @@ import hashlib
 import time
 
 import pytest
-from helpers import FIXTURES_DIR, require_shared_fixtures
 
+from helpers import FIXTURES_DIR, require_shared_fixtures
 from portal.errors import Refused
 from portal.ingest.formats import read_upload
 
@@ -52,8 +52,11 @@ def near(size, expected, slack=2):
 # What the manifest notes say beyond "accept", per file.
 ACCEPTED = {
     "pypdf_GeoBase_NHNC1_Data_Model_UML_EN.pdf": lambda e: (
-        e.pages == 19 and labels(e) == ["Page 1", "Page 1", "Page 9"]
-        and near(sizes(e)[0], (190, 63)) and near(sizes(e)[2], (623, 507)) and "Images:" not in e.text
+        e.pages == 19
+        and labels(e) == ["Page 1", "Page 1", "Page 9"]
+        and near(sizes(e)[0], (190, 63))
+        and near(sizes(e)[2], (623, 507))
+        and "Images:" not in e.text
     ),
     "pypdf_indirect-rotation.pdf": lambda e: (
         e.pages == 5 and e.figures == [] and e.text.endswith("\n\nImages: 0 kept, 5 not kept (pixels: 5)")
@@ -67,13 +70,19 @@ ACCEPTED = {
     "pdfminer_zen_of_python_corrupted.pdf": lambda e: (
         e.figures == [] and "Beautiful is better than ugly." in e.text and "Namespaces are one honking" in e.text
     ),
-    "pandoc_inline_images.docx": lambda e: labels(e) == [
-        "This one is green and looks like Sideshow Bob.",
-        "This one is reddish, and looks like a heart that has leaked out.",
-    ] and "[Figure 1: This one is green" in e.text and "(http://www.google.com)" in e.text,
+    "pandoc_inline_images.docx": lambda e: (
+        labels(e)
+        == [
+            "This one is green and looks like Sideshow Bob.",
+            "This one is reddish, and looks like a heart that has leaked out.",
+        ]
+        and "[Figure 1: This one is green" in e.text
+        and "(http://www.google.com)" in e.text
+    ),
     "docx2python_example.docx": lambda e: (
         labels(e) == ["A jellyfish in water Description automatically generated"]
-        and "| --- |" in e.text and "Text outside table" in e.text
+        and "| --- |" in e.text
+        and "Text outside table" in e.text
     ),
     "pandoc_image_vml_as_object.docx": lambda e: (
         e.figures == [] and e.text == "Test with object as image:\n\nImages: 0 kept, 1 not kept (type: 1)"
@@ -91,14 +100,19 @@ ACCEPTED = {
     ),
     "pillow_hopper.webp": lambda e: sizes(e) == [(128, 128)],
     "pdfminer_dmca.pdf": lambda e: e.pages == 18,
-    "synthetic-mixed-image-formats.docx": lambda e: labels(e) == [
-        "Alt: red PNG rectangle",
-        "Alt: blue JPEG rectangle",
-        "Alt: yellow GIF rectangle",
-        "Alt: purple WebP rectangle",
-    ] and e.text.endswith("\n\nImages: 4 kept, 3 not kept (type: 3)"),
+    "synthetic-mixed-image-formats.docx": lambda e: (
+        labels(e)
+        == [
+            "Alt: red PNG rectangle",
+            "Alt: blue JPEG rectangle",
+            "Alt: yellow GIF rectangle",
+            "Alt: purple WebP rectangle",
+        ]
+        and e.text.endswith("\n\nImages: 4 kept, 3 not kept (type: 3)")
+    ),
     "synthetic-svg-image.docx": lambda e: (
-        labels(e) == ["Alt: green circle logo (SVG with PNG fallback)"] and sizes(e) == [(96, 64)]
+        labels(e) == ["Alt: green circle logo (SVG with PNG fallback)"]
+        and sizes(e) == [(96, 64)]
         and "Images:" not in e.text
     ),
     # Redaction is the classification step's job; reading keeps the text as written.

@@ -15,6 +15,14 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+
+from portal.errors import Refused
+from portal.ingest import formats, limits
+from portal.ingest import reader_child as worker
+from portal.ingest import reader_parent as reader_process
+from portal.ingest.figures import assemble, figure_label, placeholder
+from portal.ingest.formats import Extracted, read_upload
+from portal.ingest.markers import images_line
 from resources.make_fixtures import (
     PdfImage,
     PdfPage,
@@ -31,14 +39,6 @@ from resources.make_fixtures import (
     riff_chunks,
     text_pdf,
 )
-
-from portal.errors import Refused
-from portal.ingest import formats, limits
-from portal.ingest import reader_child as worker
-from portal.ingest import reader_parent as reader_process
-from portal.ingest.figures import assemble, figure_label, placeholder
-from portal.ingest.formats import Extracted, read_upload
-from portal.ingest.markers import images_line
 
 PNG = image_bytes(96, 64, "PNG", (220, 40, 40))
 JPEG = image_bytes(96, 64, "JPEG", (40, 40, 220))
@@ -265,17 +265,25 @@ def test_word_lists_nest_and_tracked_changes_read_as_accepted():
     from docx.oxml import parse_xml
 
     def build(document):
-        for text, style in [("Top", "List Bullet"), ("Nested", "List Bullet 2"), ("Back", "List Bullet"),
-                            ("Step", "List Number"), ("Sub step", "List Number 2"), ("Step two", "List Number")]:
+        for text, style in [
+            ("Top", "List Bullet"),
+            ("Nested", "List Bullet 2"),
+            ("Back", "List Bullet"),
+            ("Step", "List Number"),
+            ("Sub step", "List Number 2"),
+            ("Step two", "List Number"),
+        ]:
             document.add_paragraph(text, style=style)
-        document.element.body[-1].addprevious(parse_xml(
-            '<w:p xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
-            '<w:r><w:t xml:space="preserve">Kept </w:t></w:r><w:ins w:id="1" w:author="a"><w:r><w:t>added'
-            '</w:t></w:r></w:ins><w:del w:id="2" w:author="a"><w:r><w:delText>removed</w:delText></w:r></w:del>'
-            '<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText> PAGE </w:instrText></w:r>'
-            '<w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t xml:space="preserve"> 7</w:t></w:r>'
-            '<w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>'
-        ))
+        document.element.body[-1].addprevious(
+            parse_xml(
+                '<w:p xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+                '<w:r><w:t xml:space="preserve">Kept </w:t></w:r><w:ins w:id="1" w:author="a"><w:r><w:t>added'
+                '</w:t></w:r></w:ins><w:del w:id="2" w:author="a"><w:r><w:delText>removed</w:delText></w:r></w:del>'
+                '<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText> PAGE </w:instrText></w:r>'
+                '<w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t xml:space="preserve"> 7</w:t></w:r>'
+                '<w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>'
+            )
+        )
 
     assert read_upload("lists.docx", docx_bytes(build)).text == (
         "- Top\n  - Nested\n- Back\n1. Step\n   1. Sub step\n2. Step two\n\nKept added 7"
@@ -295,8 +303,13 @@ def test_word_pictures_that_are_not_kept_are_counted_by_reason():
     def build(document):
         document.add_paragraph("Pictures follow.")
         becomes_tiff = image_bytes(96, 64, "PNG", (0, 200, 0))  # python-docx shares identical pictures
-        for data, alt in [(PNG, "kept png"), (becomes_tiff, "becomes tiff"), (animated_bytes(), "animated gif"),
-                          (image_bytes(20, 200), "too narrow"), (JPEG, "kept jpeg")]:
+        for data, alt in [
+            (PNG, "kept png"),
+            (becomes_tiff, "becomes tiff"),
+            (animated_bytes(), "animated gif"),
+            (image_bytes(20, 200), "too narrow"),
+            (JPEG, "kept jpeg"),
+        ]:
             add_picture(document, data, alt=alt)
 
     docx = docx_bytes(build)
@@ -395,11 +408,13 @@ def test_pdf_text_is_read_page_by_page():
 
 def test_pdf_images_are_figures_labelled_with_their_page():
     photo = image_bytes(3000, 2000, "JPEG", (10, 200, 10))
-    pdf = pdf_bytes([
-        PdfPage(["Cover."]),
-        PdfPage(["Diagram page."], [rgb_image(64, 48), PdfImage(3000, 2000, photo, jpeg=True)]),
-        PdfPage(["Icons."], [rgb_image(16, 16)]),
-    ])
+    pdf = pdf_bytes(
+        [
+            PdfPage(["Cover."]),
+            PdfPage(["Diagram page."], [rgb_image(64, 48), PdfImage(3000, 2000, photo, jpeg=True)]),
+            PdfPage(["Icons."], [rgb_image(16, 16)]),
+        ]
+    )
     extracted = read_upload("guide.pdf", pdf)
     assert extracted.text == (
         "Page 1\n\nCover.\n\nPage 2\n\nDiagram page.\n\n[Figure 1: Page 2]\n\n[Figure 2: Page 2]\n\n"
@@ -499,8 +514,12 @@ def test_refusals_leave_no_temporary_files(tmp_path, monkeypatch):
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
     monkeypatch.setattr(tempfile, "tempdir", None)
-    for name, data in [("half.pdf", text_pdf(3)[:500]), ("secret.docx", encrypted_docx(SAMPLE_DOCX)),
-                       ("huge.png", image_bytes(4000, 2001, "PNG", compress_level=1)), ("ok.docx", SAMPLE_DOCX)]:
+    for name, data in [
+        ("half.pdf", text_pdf(3)[:500]),
+        ("secret.docx", encrypted_docx(SAMPLE_DOCX)),
+        ("huge.png", image_bytes(4000, 2001, "PNG", compress_level=1)),
+        ("ok.docx", SAMPLE_DOCX),
+    ]:
         try:
             read_upload(name, data)
         except Refused:
@@ -521,8 +540,9 @@ def test_the_child_process_cannot_take_unbounded_memory():
         "try:\n    bytearray(3 * 1024 ** 3)\nexcept MemoryError:\n    print('bounded')\n"
         "print('flask' in sys.modules)"
     )
-    result = subprocess.run([sys.executable, "-I", "-c", probe, str(reader_process.PORTAL_DIR)],
-                            capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", probe, str(reader_process.PORTAL_DIR)], capture_output=True, text=True, timeout=30
+    )
     assert result.stdout.split() == ["bounded", "False"]
 
 

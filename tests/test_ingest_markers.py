@@ -152,8 +152,11 @@ _WRITTEN_OR_READ_ELSEWHERE = re.compile(
 
 def test_no_module_but_markers_writes_or_reads_a_marker():
     portal = Path(markers.__file__).parents[1]
-    elsewhere = [f"{path.relative_to(portal)}:{n}: {line.strip()}"
-                 for path in sorted(portal.rglob("*.py")) if path != Path(markers.__file__)
-                 for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
-                 if _WRITTEN_OR_READ_ELSEWHERE.search(line)]
+    elsewhere = [
+        f"{path.relative_to(portal)}:{n}: {line.strip()}"
+        for path in sorted(portal.rglob("*.py"))
+        if path != Path(markers.__file__)
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if _WRITTEN_OR_READ_ELSEWHERE.search(line)
+    ]
     assert elsewhere == []

@@ -18,10 +18,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Each limit as a page or message would write it out by hand (labels and bare values).
 WRITTEN_IN_TEXT = re.compile(
-    r"\b(4|5|50) ?MB\b|\b400,?000\b|\b8,?000,?000\b|\b2,?000\b|\b1,000\b|\b300 pages|\b32 pixels")
+    r"\b(4|5|50) ?MB\b|\b400,?000\b|\b8,?000,?000\b|\b2,?000\b|\b1,000\b|\b300 pages|\b32 pixels"
+)
 # In Python only string literals count (a 1000 that turns seconds into milliseconds is no limit).
 WRITTEN_IN_PYTHON = re.compile(
-    r"\b(4|5|50) ?MB\b|\b400,000\b|\b8,000,000\b|\b2,000\b|\b1,000 (fields|parts)|\b300 pages|\b32 pixels")
+    r"\b(4|5|50) ?MB\b|\b400,000\b|\b8,000,000\b|\b2,000\b|\b1,000 (fields|parts)|\b300 pages|\b32 pixels"
+)
 ALLOWED = {
     ROOT / "portal/ingest/limits.py",  # the owner
     # The cap on a model's response is its own limit (MAX_RESPONSE_BYTES), not an upload's; it belongs
@@ -59,9 +61,13 @@ def test_no_page_script_or_message_writes_a_limit_by_hand():
 def test_the_check_finds_a_limit_written_by_hand():
     assert WRITTEN_IN_TEXT.search('<label for="files">at most 4 MB each</label>')
     assert WRITTEN_IN_TEXT.search('maxlength="2000"')
-    strings = [t.string for t in tokenize.generate_tokens(io.StringIO(
-        'message = f"The PDF has {n} pages; the limit is 300 pages."\nms = seconds * 1000\n').readline)
-               if t.type == tokenize.STRING]
+    strings = [
+        t.string
+        for t in tokenize.generate_tokens(
+            io.StringIO('message = f"The PDF has {n} pages; the limit is 300 pages."\nms = seconds * 1000\n').readline
+        )
+        if t.type == tokenize.STRING
+    ]
     assert [s for s in strings if WRITTEN_IN_PYTHON.search(s)] == strings and len(strings) == 1
 
 
@@ -82,15 +88,15 @@ def small_limits(monkeypatch):
     monkeypatch.setattr(limits, "MAX_SEARCH_CHARS", 1_200)
 
 
-def test_the_upload_form_and_its_script_message_show_the_limit_of_the_constant(small_limits, app, pack,
-                                                                               client_as):
+def test_the_upload_form_and_its_script_message_show_the_limit_of_the_constant(small_limits, app, pack, client_as):
     page = BeautifulSoup(client_as("PlatformAdmin").get("/packs/ops").data, "html.parser")
     assert "at most 2 MB each" in page.select_one("label[for=files]").text
     form = page.select_one("#upload-form")
     assert form["data-file-bytes"] == str(2 * 1024 * 1024)
     assert form["data-not-sent"] == (
         "refused — The file is {size}; the limit is 2 MB per file. Split the document and upload the parts. "
-        "It was not sent.")
+        "It was not sent."
+    )
     assert "Sent together, the files may be at most 5 MB." in page.select_one("#files-help noscript").text
     assert page.select_one("#q")["maxlength"] == "1200"
     assert "4 MB" not in str(page)
@@ -99,8 +105,9 @@ def test_the_upload_form_and_its_script_message_show_the_limit_of_the_constant(s
 def test_the_413_names_the_limit_of_the_constant(small_limits, app, pack, client_as):
     assert app.config["MAX_CONTENT_LENGTH"] == 2 * 1024 * 1024 + 64 * 1024
     services.upload_file(pack, "notes.md", b"# Notes\n\nshort\n", None)
-    response = client_as("PlatformAdmin").post("/packs/ops/documents/notes/edit",
-                                               data={"text": "a" * (3 * 1024 * 1024), "expected_version": "1"})
+    response = client_as("PlatformAdmin").post(
+        "/packs/ops/documents/notes/edit", data={"text": "a" * (3 * 1024 * 1024), "expected_version": "1"}
+    )
     assert response.status_code == 413
     text = response.get_data(as_text=True)
     assert "larger than the 2 MB limit per file" in text and "4 MB" not in text
@@ -109,8 +116,9 @@ def test_the_413_names_the_limit_of_the_constant(small_limits, app, pack, client
 def test_an_upload_over_the_batch_limit_names_both_limits_of_the_constants(small_limits, app, pack, client_as):
     sizes = {"one.md": 1024 * 1024, "big.md": 3 * 1024 * 1024, "two.md": 1024 * 1024 + 512 * 1024}
     files = [(io.BytesIO(b"a" * size), name, "text/markdown") for name, size in sizes.items()]
-    response = client_as("PlatformAdmin").post("/packs/ops/documents", data={"files": files},
-                                               content_type="multipart/form-data")
+    response = client_as("PlatformAdmin").post(
+        "/packs/ops/documents", data={"files": files}, content_type="multipart/form-data"
+    )
     assert response.status_code == 413
     page = BeautifulSoup(response.data, "html.parser")
     lines = [li.get_text(" ", strip=True) for li in page.select("#upload-outcomes .outcome")]
@@ -122,8 +130,9 @@ def test_an_upload_over_the_batch_limit_names_both_limits_of_the_constants(small
 
 def test_a_file_over_the_limit_is_refused_naming_the_limit_of_the_constant(small_limits, app, pack, client_as):
     # Over the file limit but within the request's: read and refused by ingest, not a 413.
-    response = upload(client_as("PlatformAdmin"), "ops", "note.md", b"# Note\n\n" + b"a" * (2 * 1024 * 1024),
-                      **{"HX-Request": "true"})
+    response = upload(
+        client_as("PlatformAdmin"), "ops", "note.md", b"# Note\n\n" + b"a" * (2 * 1024 * 1024), **{"HX-Request": "true"}
+    )
     assert "the limit is 2 MB per file" in response.get_data(as_text=True)
 
 

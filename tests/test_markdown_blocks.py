@@ -132,8 +132,14 @@ Text.
 # still code
 """
 
-DOCUMENTS = {"fences": FENCES, "setext": SETEXT, "html": HTML_AS_TEXT, "nested": NESTED, "tables": TABLES,
-             "unclosed": UNCLOSED_FENCE}
+DOCUMENTS = {
+    "fences": FENCES,
+    "setext": SETEXT,
+    "html": HTML_AS_TEXT,
+    "nested": NESTED,
+    "tables": TABLES,
+    "unclosed": UNCLOSED_FENCE,
+}
 
 
 def rendered(text: str, passages=()) -> BeautifulSoup:
@@ -147,8 +153,10 @@ def words(text: str) -> str:
 
 def top_level_headings(soup: BeautifulSoup) -> list[tuple[int, int, str]]:
     """(1-based line, level, text) of the headings the viewer renders outside quotes and lists."""
-    return [(int(h["data-line"]), int(h.name[1]), words(h.text))
-            for h in soup.find_all(["h1", "h2", "h3", "h4", "h5", "h6"], recursive=False)]
+    return [
+        (int(h["data-line"]), int(h.name[1]), words(h.text))
+        for h in soup.find_all(["h1", "h2", "h3", "h4", "h5", "h6"], recursive=False)
+    ]
 
 
 def path_at(headings: list[tuple[int, int, str]], line: int) -> str:
@@ -180,9 +188,10 @@ def test_passages_start_and_take_their_heading_path_where_the_viewer_renders_hea
 def test_the_tricky_documents_give_the_sections_the_viewer_shows():
     assert [p.heading_path for p in split_passages(FENCES, "md")] == ["Guide", "Guide > Next"]
     assert [p.heading_path for p in split_passages(SETEXT, "md")] == [
-        "Title of the guide", "Title of the guide > Two line heading"]
-    assert [p.heading_path for p in split_passages(HTML_AS_TEXT, "md")] == [
-        "<div> Panel text </div>", "Inside details"]
+        "Title of the guide",
+        "Title of the guide > Two line heading",
+    ]
+    assert [p.heading_path for p in split_passages(HTML_AS_TEXT, "md")] == ["<div> Panel text </div>", "Inside details"]
     # a heading inside a quote or a list item belongs to that block: no section starts there
     assert [p.heading_path for p in split_passages(NESTED, "md")] == ["Steps", "After"]
     assert [p.heading_path for p in split_passages(UNCLOSED_FENCE, "md")] == ["Before"]
@@ -236,11 +245,17 @@ def test_answer_units_are_the_blocks_the_viewer_renders(name):
 def test_answer_units_of_the_tricky_documents():
     fences = passage_units(FENCES)
     assert [(u.text, u.heading) for u in fences] == [
-        ("Before the code.", "Guide"), ("After the code.", "Guide"), ("More text.", "Next"),
-        ("An item with code:", "Next"), ("Closing words.", "Next")]
+        ("Before the code.", "Guide"),
+        ("After the code.", "Guide"),
+        ("More text.", "Next"),
+        ("An item with code:", "Next"),
+        ("Closing words.", "Next"),
+    ]
     setext = passage_units(SETEXT)
     assert [(u.text, u.heading) for u in setext][-2:] == [
-        ("a list item", "Two line heading"), ("After the rule.", "Two line heading")]
+        ("a list item", "Two line heading"),
+        ("After the rule.", "Two line heading"),
+    ]
     nested = passage_units(NESTED)
     assert [(u.text, u.kind, u.list_id, u.lead_in) for u in nested if u.kind == "item"][:4] == [
         ("Stop the job.", "item", 1, "Before you start, check the following:"),
@@ -249,13 +264,19 @@ def test_answer_units_of_the_tricky_documents():
         ("Restart the job.", "item", 1, "Before you start, check the following:"),
     ]
     assert ("Second paragraph of the item.", "prose", "Heading in an item") in [
-        (u.text, u.kind, u.heading) for u in nested]
+        (u.text, u.kind, u.heading) for u in nested
+    ]
     tables = passage_units(TABLES)
     assert [u.text for u in tables if u.kind == "row"] == [
-        "Job: Z_A; Start: 02:00; Owner: Basis", "Job: Z_B; Start: 03:00", "Port"]
+        "Job: Z_A; Start: 02:00; Owner: Basis",
+        "Job: Z_B; Start: 03:00",
+        "Port",
+    ]
     # "2." cannot interrupt a paragraph: the viewer shows one paragraph, the answerer reads its sentences
     assert [u.text for u in tables if u.kind == "prose"] == [
-        "Intro 2.", "An ordered list must start at 1 to interrupt a paragraph."]
+        "Intro 2.",
+        "An ordered list must start at 1 to interrupt a paragraph.",
+    ]
     assert [u.list_id for u in tables if u.kind == "item"] == [1, 2]  # a new bullet character, a new list
     assert [u.text for u in passage_units(UNCLOSED_FENCE)] == ["Text."]
 
@@ -276,7 +297,12 @@ def test_lines_count_as_splitlines_counts_them_for_the_splitter_and_the_viewer()
 def test_blocks_keep_the_source_and_its_lines():
     blocks = markdown_blocks(TABLES)
     assert [(b.kind, b.line_start, b.line_end) for b in blocks][:5] == [
-        ("heading", 0, 1), ("table_header", 2, 3), ("table_row", 4, 5), ("table_row", 5, 6), ("table_header", 7, 8)]
+        ("heading", 0, 1),
+        ("table_header", 2, 3),
+        ("table_row", 4, 5),
+        ("table_row", 5, 6),
+        ("table_header", 7, 8),
+    ]
     assert blocks[3].cells == ("Z_B", "03:00", "") and blocks[3].header == ("Job", "Start", "Owner")
     assert next(b.heading_path for b in blocks if b.kind == "paragraph") == ("Schedule", "Notes")
     # raw HTML is off: a tag stays text in the block, as the viewer escapes it

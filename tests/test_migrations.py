@@ -17,8 +17,15 @@ from portal import create_app
 from portal import migrate as migrations
 from portal.models import ALL_MODELS, AuditLog, Document, Feedback, Revision, Run, RunReference, User
 
-FORMER_RUNNER_APPLIED = ("0001_packs_documents", "0002_agents_runs", "0003_chat_feedback", "0004_user_session_token",
-                         "0005_answer_basis", "0006_receipt_figures", "0007_index_pending")
+FORMER_RUNNER_APPLIED = (
+    "0001_packs_documents",
+    "0002_agents_runs",
+    "0003_chat_feedback",
+    "0004_user_session_token",
+    "0005_answer_basis",
+    "0006_receipt_figures",
+    "0007_index_pending",
+)
 
 
 def test_a_freshly_migrated_database_has_no_difference_from_the_models(app):
@@ -36,10 +43,16 @@ def test_every_model_is_in_the_one_list_and_run_declares_its_conversation():
     from portal.db import BaseModel
 
     # Every module of the package, so a model defined in one but missing from the list is caught.
-    modules = [models, *(importlib.import_module(f"{models.__name__}.{info.name}")
-                         for info in pkgutil.iter_modules(models.__path__))]
-    declared = {v for module in modules for v in vars(module).values()
-                if isinstance(v, type) and issubclass(v, BaseModel) and v is not BaseModel}
+    modules = [
+        models,
+        *(importlib.import_module(f"{models.__name__}.{info.name}") for info in pkgutil.iter_modules(models.__path__)),
+    ]
+    declared = {
+        v
+        for module in modules
+        for v in vars(module).values()
+        if isinstance(v, type) and issubclass(v, BaseModel) and v is not BaseModel
+    }
     assert declared == set(ALL_MODELS)
     assert "conversation" in Run.__dict__ and Run.conversation.null
 
@@ -54,15 +67,23 @@ def _migrate_like_the_former_runner(db, names) -> None:
         spec.loader.exec_module(module)
         with db.atomic():
             module.up(SchemaMigrator.from_database(db), db)
-            db.execute_sql(f"INSERT INTO schema_migration (name, applied_at) VALUES ({db.param}, CURRENT_TIMESTAMP)",
-                           (name,))
+            db.execute_sql(
+                f"INSERT INTO schema_migration (name, applied_at) VALUES ({db.param}, CURRENT_TIMESTAMP)", (name,)
+            )
 
 
 def test_a_database_migrated_by_the_former_runner_migrates_forward_without_loss(tmp_path):
     if POSTGRES_URL:
         empty_postgres(POSTGRES_URL)
-    app = create_app({"CAIRN_DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": POSTGRES_URL or None,
-                      "SECRET_KEY": "test-secret", "CAIRN_REPAIR_INDEX_ON_START": False, "TESTING": True})
+    app = create_app(
+        {
+            "CAIRN_DATA_DIR": str(tmp_path / "data"),
+            "DATABASE_URL": POSTGRES_URL or None,
+            "SECRET_KEY": "test-secret",
+            "CAIRN_REPAIR_INDEX_ON_START": False,
+            "TESTING": True,
+        }
+    )
     with app.app_context():
         db = app.config["DATABASE"]
         _migrate_like_the_former_runner(db, FORMER_RUNNER_APPLIED)
@@ -75,28 +96,97 @@ def test_a_database_migrated_by_the_former_runner_migrates_forward_without_loss(
                 return db.execute_sql(sql + " RETURNING id", tuple(values.values())).fetchone()[0]
             return db.execute_sql(sql, tuple(values.values())).lastrowid
 
-        admin = insert("user", email="admin@example.test", password_hash="x", roles="PlatformAdmin,Auditor",
-                       active=True, created_at=now, session_token="t1")
-        nobody = insert("user", email="nobody@example.test", password_hash="x", roles="", active=True,
-                        created_at=now, session_token="t2")
+        admin = insert(
+            "user",
+            email="admin@example.test",
+            password_hash="x",
+            roles="PlatformAdmin,Auditor",
+            active=True,
+            created_at=now,
+            session_token="t1",
+        )
+        nobody = insert(
+            "user",
+            email="nobody@example.test",
+            password_hash="x",
+            roles="",
+            active=True,
+            created_at=now,
+            session_token="t2",
+        )
         pack = insert("pack", slug="ops", title="Operations", created_at=now)
-        restricted = insert("document", pack_id=pack, doc_id="a", title="A", reader_roles="Auditor,AgentBuilder",
-                            created_at=now, updated_at=now)
+        restricted = insert(
+            "document",
+            pack_id=pack,
+            doc_id="a",
+            title="A",
+            reader_roles="Auditor,AgentBuilder",
+            created_at=now,
+            updated_at=now,
+        )
         open_to_all = insert("document", pack_id=pack, doc_id="b", title="B", created_at=now, updated_at=now)
-        revision = insert("revision", document_id=restricted, version=1, text="t", sha256="s",
-                          images_not_kept='{"size": 2}', created_at=now)
+        revision = insert(
+            "revision",
+            document_id=restricted,
+            version=1,
+            text="t",
+            sha256="s",
+            images_not_kept='{"size": 2}',
+            created_at=now,
+        )
         agent = insert("agent", slug="desk", name="Desk", created_at=now, updated_at=now)
-        insert("audit_log", actor_id=admin, action="agent.create", target_type="agent", target_id=agent,
-               detail='{"by": "admin@example.test", "mode": "open", "packs": ["ops"]}', created_at=now)
-        run = insert("run", agent_id=agent, agent_slug="desk", agent_name="Desk", user_id=admin, question="q",
-                     answer="a [1]", status="completed", mode="open", model="extractive", model_called=False,
-                     warnings='["a warning"]', timings='{"search_ms": 1.5, "total_ms": 2.0}', cited="[1]",
-                     searched_packs='[{"slug": "ops", "title": "Operations"}]', created_at=now)
-        insert("run_reference", run_id=run, n=1, passage_id=7, pack_slug="ops", pack_title="Operations",
-               document_pk=restricted, document_id="a", document_title="A", version=1, line_start=1, line_end=2,
-               text="t", figures='[{"number": 1, "label": "Chart", "figure_id": 3}]')
-        insert("feedback", run_id=run, user_id=admin, rating="not_helpful", reasons='["outdated", "incorrect"]',
-               created_at=now, updated_at=now)
+        insert(
+            "audit_log",
+            actor_id=admin,
+            action="agent.create",
+            target_type="agent",
+            target_id=agent,
+            detail='{"by": "admin@example.test", "mode": "open", "packs": ["ops"]}',
+            created_at=now,
+        )
+        run = insert(
+            "run",
+            agent_id=agent,
+            agent_slug="desk",
+            agent_name="Desk",
+            user_id=admin,
+            question="q",
+            answer="a [1]",
+            status="completed",
+            mode="open",
+            model="extractive",
+            model_called=False,
+            warnings='["a warning"]',
+            timings='{"search_ms": 1.5, "total_ms": 2.0}',
+            cited="[1]",
+            searched_packs='[{"slug": "ops", "title": "Operations"}]',
+            created_at=now,
+        )
+        insert(
+            "run_reference",
+            run_id=run,
+            n=1,
+            passage_id=7,
+            pack_slug="ops",
+            pack_title="Operations",
+            document_pk=restricted,
+            document_id="a",
+            document_title="A",
+            version=1,
+            line_start=1,
+            line_end=2,
+            text="t",
+            figures='[{"number": 1, "label": "Chart", "figure_id": 3}]',
+        )
+        insert(
+            "feedback",
+            run_id=run,
+            user_id=admin,
+            rating="not_helpful",
+            reasons='["outdated", "incorrect"]',
+            created_at=now,
+            updated_at=now,
+        )
 
         newer = ["0010_json_roles_and_indexes", "0011_api_tokens_and_grounding", "0012_conversation_turns_index"]
         assert migrations.pending(db) == newer
@@ -121,7 +211,11 @@ def test_a_database_migrated_by_the_former_runner_migrates_forward_without_loss(
         assert AuditLog.get().detail == {"by": "admin@example.test", "mode": "open", "packs": ["ops"]}
         stored = Run.get_by_id(run)
         assert (stored.warnings, stored.timings, stored.cited, stored.searched_packs) == (
-            ["a warning"], {"search_ms": 1.5, "total_ms": 2.0}, [1], [{"slug": "ops", "title": "Operations"}])
+            ["a warning"],
+            {"search_ms": 1.5, "total_ms": 2.0},
+            [1],
+            [{"slug": "ops", "title": "Operations"}],
+        )
         assert RunReference.get().figures == [{"number": 1, "label": "Chart", "figure_id": 3}]
         assert RunReference.get().sha256 == "s"  # the hash of the revision it was issued from, while it is kept
         assert Feedback.get().reasons == ["outdated", "incorrect"]
@@ -141,8 +235,16 @@ def test_a_json_list_filter_matches_whole_keys_only(app, users):
 
     agent = Agent.create(slug="desk", name="Desk")
     for n, reasons in enumerate((["did_not_cite"], ["didXnotXcite"], ["outdated", "other"], [])):
-        run = Run.create(agent=agent, agent_slug="desk", agent_name="Desk", question=f"q{n}", answer="a",
-                         status="completed", mode="open", model="extractive")
+        run = Run.create(
+            agent=agent,
+            agent_slug="desk",
+            agent_name="Desk",
+            question=f"q{n}",
+            answer="a",
+            status="completed",
+            mode="open",
+            model="extractive",
+        )
         Feedback.create(run=run, user=users["Member"], rating="not_helpful", reasons=reasons)
 
     def matching(key):

@@ -8,12 +8,10 @@ row, or a 400 for a form value. Never a 500.
 
 from __future__ import annotations
 
-import re
 from types import SimpleNamespace
 
 import pytest
 from bs4 import BeautifulSoup
-from resources.make_fixtures import mixed_images_docx
 
 from portal.agents.services import create_agent
 from portal.chat.services import start_conversation
@@ -21,9 +19,16 @@ from portal.documents import services as documents
 from portal.feedback.services import rate_answer, record_regression_case
 from portal.models import Document, RegressionCase
 from portal.numbers import MAX_NUMBER, parse_number
+from resources.make_fixtures import mixed_images_docx
 
 HUGE, OVER, SUPERSCRIPT, ARABIC, NEGATIVE, EMPTY = (
-    "99999999999999999999", str(MAX_NUMBER + 1), "\u00b2", "\u0663", "-1", "")
+    "99999999999999999999",
+    str(MAX_NUMBER + 1),
+    "\u00b2",
+    "\u0663",
+    "-1",
+    "",
+)
 NOT_NUMBERS = (HUGE, OVER, SUPERSCRIPT, ARABIC, NEGATIVE)
 
 
@@ -141,8 +146,10 @@ def test_a_form_version_that_is_not_a_number_is_a_400_and_changes_nothing(world,
     document = Document.get(Document.doc_id == "mixed-images")
     for action in ("edit", "delete"):
         for value in NOT_NUMBERS + (EMPTY,):
-            response = client.post(f"/packs/ops/documents/mixed-images/{action}",
-                                   data={"expected_version": value, "text": "# New\n\ntext\n"})
+            response = client.post(
+                f"/packs/ops/documents/mixed-images/{action}",
+                data={"expected_version": value, "text": "# New\n\ntext\n"},
+            )
             assert response.status_code == 400, (action, value)
             assert "expected_version must be a whole number" in response.get_data(as_text=True)
     document = Document.get_by_id(document.id)
@@ -152,8 +159,9 @@ def test_a_form_version_that_is_not_a_number_is_a_400_and_changes_nothing(world,
 def test_a_case_passage_that_is_not_a_number_is_a_400(world, client_as):
     client = client_as("Auditor")
     for value in NOT_NUMBERS:
-        response = client.post(f"/feedback/{world.feedback.id}/cases",
-                               data={"pack": "ops", "doc_id": "mixed-images", "passage_id": value})
+        response = client.post(
+            f"/feedback/{world.feedback.id}/cases", data={"pack": "ops", "doc_id": "mixed-images", "passage_id": value}
+        )
         assert response.status_code == 400, value
         assert "passage_id must be a whole number" in response.get_data(as_text=True)
     assert RegressionCase.select().count() == 1

@@ -95,14 +95,24 @@ def _set_cookies_once_listening(url: str, server: subprocess.Popen, deadline_s: 
 def test_the_procfile_serves_secure_cookies(tmp_path):
     """Run the Procfile's own web command line as a platform does (sh -c, $PORT), and read the login page."""
     port = _free_port()
-    env = {**os.environ, "PORT": str(port), "CAIRN_DATA_DIR": str(tmp_path / "data"),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "CAIRN_DATA_DIR": str(tmp_path / "data"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(ROOT),
+    }
     for name in ("CAIRN_SECURE_COOKIES", "DATABASE_URL", "CAIRN_ADMIN_EMAIL", "CAIRN_ADMIN_PASSWORD"):
         env.pop(name, None)
     log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen(["sh", "-c", _procfile_command("web")], cwd=ROOT, env=env, start_new_session=True,
-                              stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        ["sh", "-c", _procfile_command("web")],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         cookies = _set_cookies_once_listening(f"http://127.0.0.1:{port}/login", server)
     finally:

@@ -24,15 +24,19 @@ def test_search_fragment_and_full_page(app, pack, client_as):
     assert "HX-Request" in fragment.headers["Vary"]
     boosted = client.get("/packs/ops/search?q=import+log", headers={"HX-Request": "true", "HX-Boosted": "true"})
     assert "<html" in boosted.get_data(as_text=True)
-    restore = client.get("/packs/ops/search?q=import", headers={"HX-Request": "true",
-                                                                  "HX-History-Restore-Request": "true"})
+    restore = client.get(
+        "/packs/ops/search?q=import", headers={"HX-Request": "true", "HX-History-Restore-Request": "true"}
+    )
     assert "<html" in restore.get_data(as_text=True)
 
 
 def test_no_matching_term_says_no_evidence(app, pack, client_as):
     services.upload_file(pack, "transport.md", DOC, None)
-    body = client_as("Auditor").get("/packs/ops/search?q=payroll+antarctica",
-                                    headers={"HX-Request": "true"}).get_data(as_text=True)
+    body = (
+        client_as("Auditor")
+        .get("/packs/ops/search?q=payroll+antarctica", headers={"HX-Request": "true"})
+        .get_data(as_text=True)
+    )
     assert "No evidence found" in body and 'class="hit"' not in body
 
 
@@ -57,8 +61,9 @@ def test_ranking_does_not_depend_on_other_packs(app, pack, other_pack):
 
 
 def test_at_most_three_passages_per_document_unless_only_one_matches(app, pack):
-    long_doc = "# Long\n\n" + "\n\n".join(f"Section {n}: the spool overflow fix step {n}. " + "x " * 400
-                                          for n in range(10))
+    long_doc = "# Long\n\n" + "\n\n".join(
+        f"Section {n}: the spool overflow fix step {n}. " + "x " * 400 for n in range(10)
+    )
     services.upload_file(pack, "long.md", long_doc.encode(), None)
     alone = search_packs([pack], "spool overflow").hits
     assert len(alone) > 3
@@ -112,8 +117,7 @@ def test_alternating_pack_sets_each_search_their_own_readers(app, pack, other_pa
     for n in range(5):
         services.upload_file(pack, f"ops-{n}.md", f"# Ops {n}\n\nspool overflow note {n}\n".encode(), None)
     for n in range(12):
-        services.upload_file(other_pack, f"other-{n}.md", f"# Other {n}\n\nspool overflow entry {n}\n".encode(),
-                             None)
+        services.upload_file(other_pack, f"other-{n}.md", f"# Other {n}\n\nspool overflow entry {n}\n".encode(), None)
     for _ in range(3):
         only_ops = search_packs([pack], "spool overflow", limit=20).hits
         only_other = search_packs([other_pack], "spool overflow", limit=20).hits

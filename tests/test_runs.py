@@ -13,12 +13,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from resources.make_fixtures import add_picture, docx_bytes, image_bytes, mixed_images_docx
-
 from helpers import LOCKS, SPOOL, cli_runner, login
 from portal.agents.services import create_agent, update_agent
 from portal.answers.extractive import NO_EVIDENCE_ANSWER
-from portal.answers.prompt import CANNOT_ANSWER
 from portal.answers.grounding import (
     CITES_NONE_WARNING,
     MODEL_FOUND_NO_ANSWER_WARNING,
@@ -28,6 +25,7 @@ from portal.answers.grounding import (
     NOT_ACCEPTED_WARNING,
     STOPPED_NO_PASSAGE_ANSWER,
 )
+from portal.answers.prompt import CANNOT_ANSWER
 from portal.auth.services import create_user
 from portal.documents import services as documents
 from portal.errors import Refused
@@ -36,8 +34,8 @@ from portal.runs.ask import ask, retrieve
 from portal.runs.services import PREVIEW_LINES, passage_preview
 from portal.search.analysis import content_terms
 from portal.search.service import search_packs
+from resources.make_fixtures import add_picture, docx_bytes, image_bytes, mixed_images_docx
 from tests.fake_openai import FakeOpenAI
-
 
 EVIDENCE_QUESTION = "How do I delete old spool requests?"
 NO_EVIDENCE_QUESTION = "payroll antarctica"
@@ -52,21 +50,30 @@ def _soup(response):
 def corpus(app, pack, other_pack):
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
     documents.upload_file(pack, "lock-entries.md", LOCKS, None)
-    documents.upload_file(other_pack, "spool-elsewhere.md",
-                          b"# Elsewhere\n\nDelete old spool requests from the other pack with RSPO0041.\n", None)
+    documents.upload_file(
+        other_pack,
+        "spool-elsewhere.md",
+        b"# Elsewhere\n\nDelete old spool requests from the other pack with RSPO0041.\n",
+        None,
+    )
     return pack
 
 
 def make_agent(mode: str, slug: str | None = None, packs=("ops",)):
-    return create_agent(None, slug or f"{mode}-agent", f"{mode.title()} agent", mode, None,
-                        "You help the operations team.", list(packs))
+    return create_agent(
+        None, slug or f"{mode}-agent", f"{mode.title()} agent", mode, None, "You help the operations team.", list(packs)
+    )
 
 
 @pytest.fixture
 def fake_model(app):
     with FakeOpenAI() as fake:
-        app.config.update(CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY=API_KEY,
-                          CAIRN_MODEL_NAME="fake-gpt", CAIRN_MODEL_TIMEOUT=5.0)
+        app.config.update(
+            CAIRN_MODEL_BASE_URL=fake.base_url,
+            CAIRN_MODEL_API_KEY=API_KEY,
+            CAIRN_MODEL_NAME="fake-gpt",
+            CAIRN_MODEL_TIMEOUT=5.0,
+        )
         yield fake
         app.config["CAIRN_MODEL_BASE_URL"] = None
 
@@ -85,9 +92,17 @@ def test_run_issues_numbered_references_from_the_granted_packs_only(corpus, user
     first = references[0]
     passage = Passage.get_by_id(first.passage_id)
     assert (first.document_id, first.document_title, first.pack_title, first.version) == (
-        "spool-overflow", "Spool overflow runbook", "Operations", 1)
+        "spool-overflow",
+        "Spool overflow runbook",
+        "Operations",
+        1,
+    )
     assert (first.text, first.line_start, first.line_end, first.heading_path) == (
-        passage.text, passage.line_start, passage.line_end, passage.heading_path)
+        passage.text,
+        passage.line_start,
+        passage.line_end,
+        passage.heading_path,
+    )
     assert first.document_pk == Document.get(Document.doc_id == "spool-overflow").id
     assert run.answer.startswith("Run the report RSPO1041 to delete old spool requests. [1]")
     assert run.cited == [1] and run.status == "completed" and run.model == "extractive"
@@ -115,13 +130,17 @@ PRINTING_FAQ = b"# Printing FAQ\n\nHow do I print a label? Print the labels agai
 
 
 @pytest.mark.parametrize("question", ["How do I fly to the moon?", "What happens after the weekend?"])
-@pytest.mark.parametrize("mode, status, requests, warnings", [
-    ("open", "completed_with_warning", 1, [MODEL_ONLY_WARNING]),
-    ("preferred", "completed_with_warning", 0, [NO_PASSAGE_WARNING]),
-    ("required", "stopped", 0, [NO_PASSAGE_WARNING]),
-])
+@pytest.mark.parametrize(
+    "mode, status, requests, warnings",
+    [
+        ("open", "completed_with_warning", 1, [MODEL_ONLY_WARNING]),
+        ("preferred", "completed_with_warning", 0, [NO_PASSAGE_WARNING]),
+        ("required", "stopped", 0, [NO_PASSAGE_WARNING]),
+    ],
+)
 def test_passages_sharing_only_question_words_or_stopwords_are_not_evidence(
-        corpus, fake_model, question, mode, status, requests, warnings):
+    corpus, fake_model, question, mode, status, requests, warnings
+):
     documents.upload_file(corpus, "printing-faq.md", PRINTING_FAQ, None)
     fake_model.reply("The packs do not say.")
     run = ask(make_agent(mode), None, question)
@@ -152,22 +171,25 @@ The incident INC-2026-0266 was caused by a locked RFC user. Message ZTW_EDI 017 
 RECEIPTS = b"# Goods receipt\n\nMovement type 101 posts a goods receipt.\n"
 
 
-@pytest.mark.parametrize("question, evidence", [
-    ("How do I post goods issue in VL02N?", True),
-    ("What was the cause of INC-2026-0266?", True),
-    ("What does message ZTW_EDI 017 mean?", True),
-    # sharing a stemmed word ("good" = "goods") is not evidence: three of four terms occur nowhere
-    ("What's a good recipe for apple strudel?", False),
-    # an identifier the packs do not name: a near miss is not the incident asked about
-    ("What was the cause of INC-2026-0427?", False),
-    ("How do I post goods issue in VL03N?", False),
-    # the parts of one identifier must occur together: 101 occurs, but not as a ZTW_EDI message
-    ("What does message ZTW_EDI 101 mean?", False),
-    # an upper-case code the packs never use
-    ("How do I assign a PFCG role for goods issue at TW30?", False),
-    # a name (a capitalised word inside the sentence) the packs never mention
-    ("How is goods issue posted at the plant in Poland?", False),
-])
+@pytest.mark.parametrize(
+    "question, evidence",
+    [
+        ("How do I post goods issue in VL02N?", True),
+        ("What was the cause of INC-2026-0266?", True),
+        ("What does message ZTW_EDI 017 mean?", True),
+        # sharing a stemmed word ("good" = "goods") is not evidence: three of four terms occur nowhere
+        ("What's a good recipe for apple strudel?", False),
+        # an identifier the packs do not name: a near miss is not the incident asked about
+        ("What was the cause of INC-2026-0427?", False),
+        ("How do I post goods issue in VL03N?", False),
+        # the parts of one identifier must occur together: 101 occurs, but not as a ZTW_EDI message
+        ("What does message ZTW_EDI 101 mean?", False),
+        # an upper-case code the packs never use
+        ("How do I assign a PFCG role for goods issue at TW30?", False),
+        # a name (a capitalised word inside the sentence) the packs never mention
+        ("How is goods issue posted at the plant in Poland?", False),
+    ],
+)
 def test_evidence_check(corpus, question, evidence):
     documents.upload_file(corpus, "goods-issue.md", GOODS_ISSUE, None)
     documents.upload_file(corpus, "goods-receipt.md", RECEIPTS, None)
@@ -188,11 +210,14 @@ Label printer P4 in hall 2 prints the shipping labels of plant TW30.
 """
 
 
-@pytest.mark.parametrize("question, evidence", [
-    ("What is the resolution target for P2 incidents?", True),
-    # P4 occurs, but only in a passage about something else: the priority asked about is not defined
-    ("What is the resolution target for P4 incidents?", False),
-])
+@pytest.mark.parametrize(
+    "question, evidence",
+    [
+        ("What is the resolution target for P2 incidents?", True),
+        # P4 occurs, but only in a passage about something else: the priority asked about is not defined
+        ("What is the resolution target for P4 incidents?", False),
+    ],
+)
 def test_an_identifier_must_occur_in_a_passage_about_the_question(corpus, question, evidence):
     documents.upload_file(corpus, "service-levels.md", SERVICE_LEVELS, None)
     retrieval = retrieve(make_agent("preferred"), question)
@@ -202,11 +227,14 @@ def test_an_identifier_must_occur_in_a_passage_about_the_question(corpus, questi
 ON_CALL = b"# On call\n\nAlert the shift lead of plant TW30 on the on-call phone when goods issue fails.\n"
 
 
-@pytest.mark.parametrize("document, evidence", [
-    (ON_CALL, False),  # the topic is there, a phone number is not
-    (ON_CALL.replace(b"on the on-call phone", b"on the on-call phone, +49 30 1234 5678,"), True),
-    (ON_CALL.replace(b"on the on-call phone", b"on the on-call phone (since 2026-03-13 06:00)"), False),
-])
+@pytest.mark.parametrize(
+    "document, evidence",
+    [
+        (ON_CALL, False),  # the topic is there, a phone number is not
+        (ON_CALL.replace(b"on the on-call phone", b"on the on-call phone, +49 30 1234 5678,"), True),
+        (ON_CALL.replace(b"on the on-call phone", b"on the on-call phone (since 2026-03-13 06:00)"), False),
+    ],
+)
 def test_a_question_asking_for_a_phone_number_needs_a_passage_holding_one(corpus, document, evidence):
     documents.upload_file(corpus, "on-call.md", document, None)
     retrieval = retrieve(make_agent("preferred"), "What is the phone number of the TW30 shift lead on call?")
@@ -214,10 +242,13 @@ def test_a_question_asking_for_a_phone_number_needs_a_passage_holding_one(corpus
     assert retrieval.choice.missing_values == ([] if evidence else ["phone number"])
 
 
-@pytest.mark.parametrize("document, evidence", [
-    (ON_CALL, False),
-    (ON_CALL.replace(b"on the on-call phone", b"by e-mail to tw30-shift@example.com"), True),
-])
+@pytest.mark.parametrize(
+    "document, evidence",
+    [
+        (ON_CALL, False),
+        (ON_CALL.replace(b"on the on-call phone", b"by e-mail to tw30-shift@example.com"), True),
+    ],
+)
 def test_a_question_asking_for_an_e_mail_address_needs_a_passage_holding_one(corpus, document, evidence):
     documents.upload_file(corpus, "on-call.md", document, None)
     retrieval = retrieve(make_agent("preferred"), "Which e-mail address alerts the TW30 shift lead on call?")
@@ -231,7 +262,11 @@ def test_preferred_without_evidence_says_so_exactly_and_cites_nothing(corpus, fa
     run = ask(make_agent("preferred"), None, "What's a good recipe for apple strudel?")
     assert run.answer == "No evidence found in the granted packs for this question."
     assert (run.status, run.warnings, run.cited, run.model_called) == (
-        "completed_with_warning", [NO_PASSAGE_WARNING], [], False)
+        "completed_with_warning",
+        [NO_PASSAGE_WARNING],
+        [],
+        False,
+    )
     assert run.references().count() == 0 and fake_model.requests == []
 
 
@@ -255,8 +290,11 @@ EXTRACTIVE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("mode, evidence, status, warnings, answer", EXTRACTIVE_CASES,
-                         ids=[f"{c[0]}-{'evidence' if c[1] else 'no-evidence'}" for c in EXTRACTIVE_CASES])
+@pytest.mark.parametrize(
+    "mode, evidence, status, warnings, answer",
+    EXTRACTIVE_CASES,
+    ids=[f"{c[0]}-{'evidence' if c[1] else 'no-evidence'}" for c in EXTRACTIVE_CASES],
+)
 def test_extractive_modes(corpus, mode, evidence, status, warnings, answer):
     run = ask(make_agent(mode), None, EVIDENCE_QUESTION if evidence else NO_EVIDENCE_QUESTION)
     assert (run.status, run.warnings, run.model, run.model_called) == (status, warnings, "extractive", False)
@@ -275,26 +313,56 @@ REMOVED_1 = "removed citation [1]: no such reference"
 MODEL_CASES = [
     ("open", True, "cites", "completed", 1, [], "model", "documents"),
     ("open", True, "cites_none", "completed", 1, [], "model", "documents"),
-    ("open", True, "cannot", "completed_with_warning", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER,
-     "no_evidence"),
+    (
+        "open",
+        True,
+        "cannot",
+        "completed_with_warning",
+        1,
+        [MODEL_FOUND_NO_ANSWER_WARNING],
+        NO_EVIDENCE_ANSWER,
+        "no_evidence",
+    ),
     ("open", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive", "documents"),
     ("open", False, "cites", "completed_with_warning", 1, [REMOVED_1, MODEL_ONLY_WARNING], "model", "model_only"),
     ("open", False, "cites_none", "completed_with_warning", 1, [MODEL_ONLY_WARNING], "model", "model_only"),
-    ("open", False, "cannot", "completed_with_warning", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER,
-     "no_evidence"),
+    (
+        "open",
+        False,
+        "cannot",
+        "completed_with_warning",
+        1,
+        [MODEL_FOUND_NO_ANSWER_WARNING],
+        NO_EVIDENCE_ANSWER,
+        "no_evidence",
+    ),
     ("open", False, "fails", "completed_with_warning", 1, [FALLBACK_500], NO_EVIDENCE_ANSWER, "no_evidence"),
     ("preferred", True, "cites", "completed", 1, [], "model", "documents"),
     ("preferred", True, "cites_none", "completed_with_warning", 1, [CITES_NONE_WARNING], "model", "documents"),
-    ("preferred", True, "cannot", "completed_with_warning", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER,
-     "no_evidence"),
+    (
+        "preferred",
+        True,
+        "cannot",
+        "completed_with_warning",
+        1,
+        [MODEL_FOUND_NO_ANSWER_WARNING],
+        NO_EVIDENCE_ANSWER,
+        "no_evidence",
+    ),
     ("preferred", True, "fails", "completed_with_warning", 1, [FALLBACK_500], "extractive", "documents"),
     # No evidence: the fixed answer, and the model is not called (it could only answer on its own).
-    ("preferred", False, "cites", "completed_with_warning", 0, [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER,
-     "no_evidence"),
-    ("preferred", False, "cites_none", "completed_with_warning", 0, [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER,
-     "no_evidence"),
-    ("preferred", False, "fails", "completed_with_warning", 0, [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER,
-     "no_evidence"),
+    ("preferred", False, "cites", "completed_with_warning", 0, [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER, "no_evidence"),
+    (
+        "preferred",
+        False,
+        "cites_none",
+        "completed_with_warning",
+        0,
+        [NO_PASSAGE_WARNING],
+        NO_EVIDENCE_ANSWER,
+        "no_evidence",
+    ),
+    ("preferred", False, "fails", "completed_with_warning", 0, [NO_PASSAGE_WARNING], NO_EVIDENCE_ANSWER, "no_evidence"),
     ("required", True, "cites", "completed", 1, [], "model", "documents"),
     ("required", True, "cites_none", "stopped", 1, [NOT_ACCEPTED_WARNING], NOT_ACCEPTED_ANSWER, "not_accepted"),
     ("required", True, "cannot", "stopped", 1, [MODEL_FOUND_NO_ANSWER_WARNING], NO_EVIDENCE_ANSWER, "no_evidence"),
@@ -311,10 +379,12 @@ MODEL_REPLIES = {
 }
 
 
-@pytest.mark.parametrize("mode, evidence, behaviour, status, requests, warnings, answer, basis", MODEL_CASES,
-                         ids=[f"{c[0]}-{'evidence' if c[1] else 'no-evidence'}-{c[2]}" for c in MODEL_CASES])
-def test_modes_with_a_model(corpus, fake_model, mode, evidence, behaviour, status, requests, warnings, answer,
-                            basis):
+@pytest.mark.parametrize(
+    "mode, evidence, behaviour, status, requests, warnings, answer, basis",
+    MODEL_CASES,
+    ids=[f"{c[0]}-{'evidence' if c[1] else 'no-evidence'}-{c[2]}" for c in MODEL_CASES],
+)
+def test_modes_with_a_model(corpus, fake_model, mode, evidence, behaviour, status, requests, warnings, answer, basis):
     if behaviour == "fails":
         fake_model.fail_with_status(500)
     else:
@@ -361,8 +431,7 @@ def test_timeout_and_malformed_output_fall_back_to_the_extractive_answer(app, co
     fake_model.reset()
     fake_model.reply_malformed_json()
     broken = ask(Run.get_by_id(slow.id).agent, None, EVIDENCE_QUESTION)
-    assert broken.warnings == ["model call failed (malformed response: not JSON); answered from the evidence "
-                               "instead"]
+    assert broken.warnings == ["model call failed (malformed response: not JSON); answered from the evidence instead"]
     assert "RSPO1041" in broken.answer
 
 
@@ -381,8 +450,9 @@ def test_receipt_survives_edits_and_grant_changes(corpus, users, client_as):
     issued = [(r.n, r.passage_id, r.text, r.version) for r in run.references()]
     spool = Document.get(Document.doc_id == "spool-overflow")
     documents.edit_text(spool, SPOOL.decode().replace("RSPO1041", "RSPO1043"), 1, users["PlatformAdmin"])
-    update_agent(None, agent, name=agent.name, mode=agent.mode, company_name=None, instructions="",
-                 pack_slugs=["other"])
+    update_agent(
+        None, agent, name=agent.name, mode=agent.mode, company_name=None, instructions="", pack_slugs=["other"]
+    )
     assert [(r.n, r.passage_id, r.text, r.version) for r in Run.get_by_id(run.id).references()] == issued
     page = _soup(client_as("Auditor").get(f"/runs/{run.id}"))
     source = page.select_one("#source-1")
@@ -430,13 +500,15 @@ def test_figures_show_as_labels_with_thumbnails_until_the_document_is_deleted(ap
     documents.delete_document(document, 1)
     source = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1")
     assert [f.select_one(".image-gone").text for f in source.select(".source-figure")] == [
-        "image no longer available"] * 4
+        "image no longer available"
+    ] * 4
     assert source.select_one("img") is None
     assert client.get(f"/runs/{run.id}/sources/1/figures/1.webp").status_code == 404
 
 
 def _new_word_revision(pack, n: int):
     """Another revision of mixed-images.docx: other text, other pictures (the figure rows are new)."""
+
     def build(document):
         document.add_heading("Mixed image formats", level=1)
         document.add_paragraph(f"Revision {n} of the picture notes.")
@@ -469,7 +541,8 @@ def test_receipt_keeps_its_figures_after_ten_newer_revisions_purge_its_own(app, 
     documents.delete_document(Document.get_by_id(document.id), 12)  # deleting takes them after all
     source = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1")
     assert [f.select_one(".image-gone").text for f in source.select(".source-figure")] == [
-        "image no longer available"] * 4
+        "image no longer available"
+    ] * 4
     assert client.get(f"/runs/{run.id}/sources/1/figures/1.webp").status_code == 404
     files = Path(app.config["CAIRN_DATA_DIR"]) / "files"
     assert not [p for p in files.rglob("*") if p.is_file()]
@@ -496,10 +569,17 @@ def member_figure_run(member_run, pack, users):
     return ask(Run.get_by_id(member_run.id).agent, users["Member"], "Which raster formats like PNG are kept?")
 
 
-@pytest.mark.parametrize("who, status", [
-    ("PlatformAdmin", 200), ("AgentBuilder", 200), ("Auditor", 200), ("Member", 200), ("other member", 404),
-    (None, 302),
-])
+@pytest.mark.parametrize(
+    "who, status",
+    [
+        ("PlatformAdmin", 200),
+        ("AgentBuilder", 200),
+        ("Auditor", 200),
+        ("Member", 200),
+        ("other member", 404),
+        (None, 302),
+    ],
+)
 @pytest.mark.parametrize("path", ["/runs/{id}", "/runs/{id}/sources/1/figures/1.webp"])
 def test_run_record_access(app, member_figure_run, other_member, client_as, who, status, path):
     if who == "other member":
@@ -516,8 +596,9 @@ def test_run_record_access(app, member_figure_run, other_member, client_as, who,
 def test_missing_run_looks_like_a_hidden_one(member_run, other_member, app, client_as):
     client = app.test_client()
     login(client, other_member.email)
-    assert client.get(f"/runs/{member_run.id}").get_data(as_text=True) == \
-        client.get("/runs/999999").get_data(as_text=True)
+    assert client.get(f"/runs/{member_run.id}").get_data(as_text=True) == client.get("/runs/999999").get_data(
+        as_text=True
+    )
 
 
 def test_run_list_shows_staff_every_run_and_members_their_own(member_run, other_member, app, client_as):
@@ -560,7 +641,8 @@ def test_run_record_shows_a_no_evidence_run_as_a_note_with_the_packs_searched(co
     page = _soup(client_as("Auditor").get(f"/runs/{run.id}"))
     note = page.select_one(".no-evidence-answer")
     assert note["role"] == "note" and page.select_one(f"#{note['aria-labelledby']}").text.strip() == (
-        "No evidence found")
+        "No evidence found"
+    )
     assert note.select_one(".answer").text == NO_EVIDENCE_ANSWER and note.select("a.cite") == []
     assert [p.text for p in note.select(".searched-pack")] == ["Operations", "Other pack"]
     assert note.select_one(".other-agents") is None  # other agents are offered to members in the chat
@@ -592,8 +674,9 @@ def test_run_record_marks_a_model_only_answer(corpus, fake_model, client_as):
 
 def test_try_page_shows_a_no_evidence_run_as_a_note(corpus, client_as):
     make_agent("preferred", slug="helper")
-    response = client_as("AgentBuilder").post("/agents/helper/try", data={"question": NO_EVIDENCE_QUESTION},
-                                              headers={"HX-Request": "true"})
+    response = client_as("AgentBuilder").post(
+        "/agents/helper/try", data={"question": NO_EVIDENCE_QUESTION}, headers={"HX-Request": "true"}
+    )
     note = BeautifulSoup(response.get_data(as_text=True), "html.parser").select_one(".no-evidence-answer")
     assert note.select_one(".answer").text == NO_EVIDENCE_ANSWER
     assert [p.text for p in note.select(".searched-pack")] == ["Operations"]
@@ -628,29 +711,68 @@ def test_migration_0005_reads_what_existing_runs_rest_on_and_gives_them_their_ag
         insert("agent_grant", agent_id=agent, pack_id=pack_id, created_at=now)
 
     def old_run(answer, status="completed", model="extractive", model_called=False, agent_id=agent):
-        return insert("run", agent_id=agent_id, agent_slug="desk", agent_name="Desk", question="q", answer=answer,
-                      status=status, mode="preferred", model=model, model_called=model_called, created_at=now)
+        return insert(
+            "run",
+            agent_id=agent_id,
+            agent_slug="desk",
+            agent_name="Desk",
+            question="q",
+            answer=answer,
+            status=status,
+            mode="preferred",
+            model=model,
+            model_called=model_called,
+            created_at=now,
+        )
 
     cited = old_run("Run RSPO1041 [1].")
-    insert("run_reference", run_id=cited, n=1, passage_id=1, pack_slug="ops", pack_title="Operations", document_pk=1,
-           document_id="spool", document_title="Spool", version=1, line_start=1, line_end=2)
+    insert(
+        "run_reference",
+        run_id=cited,
+        n=1,
+        passage_id=1,
+        pack_slug="ops",
+        pack_title="Operations",
+        document_pk=1,
+        document_id="spool",
+        document_title="Spool",
+        version=1,
+        line_start=1,
+        line_end=2,
+    )
     no_evidence = old_run(NO_EVIDENCE_ANSWER, "completed_with_warning")
     stopped = old_run(STOPPED_NO_PASSAGE_ANSWER, "stopped")
     rejected = old_run(NOT_ACCEPTED_ANSWER, "stopped", "fake-gpt", True)
     model_only = old_run("The model's own words.", "completed_with_warning", "fake-gpt", True)
     fell_back = old_run(NO_EVIDENCE_ANSWER, "completed_with_warning", "extractive", True)
     orphan = old_run("Run RSPO1041.", agent_id=None)
-    insert("regression_case", agent_slug="desk", question="q", pack_slug="ops", document_pk=1, document_id="spool",
-           document_title="Spool", created_at=now)
+    insert(
+        "regression_case",
+        agent_slug="desk",
+        question="q",
+        pack_slug="ops",
+        document_pk=1,
+        document_id="spool",
+        document_title="Spool",
+        created_at=now,
+    )
 
     assert "0005_answer_basis" in migrations.migrate(db)
     rows = {row[0]: row[1:] for row in db.execute_sql("SELECT id, answer_basis, searched_packs FROM run")}
     both = [{"slug": "ops", "title": "Operations"}, {"slug": "other", "title": "Other pack"}]
-    expected = {cited: "documents", no_evidence: "no_evidence", stopped: "no_evidence", rejected: "not_accepted",
-                model_only: "model_only", fell_back: "no_evidence", orphan: "documents"}
+    expected = {
+        cited: "documents",
+        no_evidence: "no_evidence",
+        stopped: "no_evidence",
+        rejected: "not_accepted",
+        model_only: "model_only",
+        fell_back: "no_evidence",
+        orphan: "documents",
+    }
     assert {run: basis for run, (basis, _) in rows.items()} == expected
     assert {run: json.loads(packs) for run, (_, packs) in rows.items()} == {
-        run: ([] if run == orphan else both) for run in expected}
+        run: ([] if run == orphan else both) for run in expected
+    }
     assert db.execute_sql("SELECT kind FROM regression_case").fetchall() == [("expected_source",)]
     insert("regression_case", agent_slug="desk", question="karaoke?", kind="no_evidence", created_at=now)
     db.close()
@@ -800,22 +922,53 @@ def test_cli_ask_prints_the_run_as_json(app, tmp_path):
     cli("ingest", "runbooks", str(runbook))
     cli("agents", "create", "helper", "--name", "Helper", "--mode", "required", "--grant", "runbooks")
     record = json.loads(cli("ask", "helper", EVIDENCE_QUESTION, "--json").stdout)
-    assert set(record) == {"run_id", "agent", "mode", "status", "warnings", "answer", "answer_basis",
-                           "searched_packs", "references", "cited", "document_citations"}
+    assert set(record) == {
+        "run_id",
+        "agent",
+        "mode",
+        "status",
+        "warnings",
+        "answer",
+        "answer_basis",
+        "searched_packs",
+        "references",
+        "cited",
+        "document_citations",
+    }
     assert (record["agent"], record["mode"], record["status"], record["warnings"]) == (
-        "helper", "required", "completed", [])
+        "helper",
+        "required",
+        "completed",
+        [],
+    )
     assert (record["answer_basis"], record["searched_packs"]) == (
-        "documents", [{"slug": "runbooks", "title": "Runbooks"}])
+        "documents",
+        [{"slug": "runbooks", "title": "Runbooks"}],
+    )
     assert record["cited"] == [1] and "RSPO1041" in record["answer"]
     first = record["references"][0]
-    assert set(first) == {"n", "passage_id", "pack", "document_id", "document_title", "version", "sha256", "page",
-                          "heading_path", "line_start", "line_end", "text", "grounding"}
+    assert set(first) == {
+        "n",
+        "passage_id",
+        "pack",
+        "document_id",
+        "document_title",
+        "version",
+        "sha256",
+        "page",
+        "heading_path",
+        "line_start",
+        "line_end",
+        "text",
+        "grounding",
+    }
     assert (first["n"], first["document_id"], first["version"], first["page"]) == (1, "spool-overflow", 1, None)
     text_sha = hashlib.sha256(SPOOL).hexdigest()  # stored as written: the revision text is the file
     assert first["sha256"] == text_sha
     assert first["grounding"] == f"document:spool-overflow@1#{text_sha}:L{first['line_start']}-L{first['line_end']}"
-    assert record["document_citations"] == [{k: first[k] for k in (
-        "n", "pack", "document_id", "version", "sha256", "line_start", "line_end", "grounding")}]
+    assert record["document_citations"] == [
+        {k: first[k] for k in ("n", "pack", "document_id", "version", "sha256", "line_start", "line_end", "grounding")}
+    ]
     stopped = json.loads(cli("ask", "helper", NO_EVIDENCE_QUESTION, "--json").stdout)
     assert (stopped["status"], stopped["references"], stopped["cited"]) == ("stopped", [], [])
     assert stopped["answer"] == STOPPED_NO_PASSAGE_ANSWER and stopped["answer_basis"] == "no_evidence"
@@ -854,18 +1007,21 @@ The tickets of February are reviewed in a document of their own.
 """
 
 
-@pytest.mark.parametrize("question, evidence", [
-    ("How many tickets were there in March 2026?", True),
-    ("How many incidents were there in March?", True),  # a number written as a word
-    ("How many tickets were there in April 2026?", False),  # every word covered, but not the month asked about
-    ("How many hours does the team have to resolve a P2 incident?", True),
-    # tickets and February both occur, but no passage about February gives a number
-    ("How many tickets were there in February?", False),
-    ("Which partner number does the MES use?", True),
-    ("Which kernel patch level did K4P get in the March downtime?", False),  # the noun, but no level given
-    ("What was updated on K4P in the downtime of 14 March?", True),  # a month also names its ISO dates
-    ("What is the warning threshold for LBWQ?", True),  # the noun is the heading of the table
-])
+@pytest.mark.parametrize(
+    "question, evidence",
+    [
+        ("How many tickets were there in March 2026?", True),
+        ("How many incidents were there in March?", True),  # a number written as a word
+        ("How many tickets were there in April 2026?", False),  # every word covered, but not the month asked about
+        ("How many hours does the team have to resolve a P2 incident?", True),
+        # tickets and February both occur, but no passage about February gives a number
+        ("How many tickets were there in February?", False),
+        ("Which partner number does the MES use?", True),
+        ("Which kernel patch level did K4P get in the March downtime?", False),  # the noun, but no level given
+        ("What was updated on K4P in the downtime of 14 March?", True),  # a month also names its ISO dates
+        ("What is the warning threshold for LBWQ?", True),  # the noun is the heading of the table
+    ],
+)
 def test_a_question_asking_for_a_value_needs_a_unit_that_gives_one(corpus, question, evidence):
     documents.upload_file(corpus, "monthly-review.md", REVIEW, None)
     retrieval = retrieve(make_agent("preferred"), question)

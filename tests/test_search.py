@@ -23,18 +23,53 @@ pytestmark = pytest.mark.usefixtures("java")  # every test here drives Lucene in
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 OPS_CORPUS = [
-    IndexedPassage(101, "network-setup", "ops", "Set the proxy host and the proxy port before the first sync.",
-                   "Network setup", "Setup > Network > Proxy"),
-    IndexedPassage(102, "network-setup", "ops", "A firewall rule must allow outbound HTTPS on port 443.",
-                   "Network setup", "Setup > Network > Firewall"),
-    IndexedPassage(103, "backup-runbook", "ops", "Nightly backups run at 02:00 and keep 14 days of retention.",
-                   "Backup runbook", "Schedule"),
-    IndexedPassage(104, "backup-runbook", "ops", "Restore a backup with the restore command; verify checksums after.",
-                   "Backup runbook", "Restore"),
-    IndexedPassage(105, "kerberos-notes", "ops", "Kerberos tickets expire after ten hours; renew them with kinit.",
-                   "Kerberos notes"),
-    IndexedPassage(106, "release-notes", "ops", "Version 4.2 fixes a proxy timeout when the port is closed.",
-                   "Release notes", "4.2"),
+    IndexedPassage(
+        101,
+        "network-setup",
+        "ops",
+        "Set the proxy host and the proxy port before the first sync.",
+        "Network setup",
+        "Setup > Network > Proxy",
+    ),
+    IndexedPassage(
+        102,
+        "network-setup",
+        "ops",
+        "A firewall rule must allow outbound HTTPS on port 443.",
+        "Network setup",
+        "Setup > Network > Firewall",
+    ),
+    IndexedPassage(
+        103,
+        "backup-runbook",
+        "ops",
+        "Nightly backups run at 02:00 and keep 14 days of retention.",
+        "Backup runbook",
+        "Schedule",
+    ),
+    IndexedPassage(
+        104,
+        "backup-runbook",
+        "ops",
+        "Restore a backup with the restore command; verify checksums after.",
+        "Backup runbook",
+        "Restore",
+    ),
+    IndexedPassage(
+        105,
+        "kerberos-notes",
+        "ops",
+        "Kerberos tickets expire after ten hours; renew them with kinit.",
+        "Kerberos notes",
+    ),
+    IndexedPassage(
+        106,
+        "release-notes",
+        "ops",
+        "Version 4.2 fixes a proxy timeout when the port is closed.",
+        "Release notes",
+        "4.2",
+    ),
 ]
 
 
@@ -138,15 +173,21 @@ def test_title_and_heading_path_are_searched(ops, searcher):
 @pytest.mark.parametrize(
     "query",
     [
-        'AND OR NOT ( ) * ? ~ ^ : [ ] { } \\ / title:foo +bar -baz',
+        "AND OR NOT ( ) * ? ~ ^ : [ ] { } \\ / title:foo +bar -baz",
         '"unbalanced quote +bar -baz',
         "bar~2 baz^10 [bar TO baz] {bar TO baz} /ba.*/ ba?",
     ],
 )
 def test_lucene_syntax_in_a_query_is_just_words(store, searcher, query):
-    store.write("ops", add=[passage(1, "bars", "ops", "The bar counter opens at noon."),
-                            passage(2, "bazaar", "ops", "Every baz widget is blue."),
-                            passage(3, "other", "ops", "Nothing to see here.")], generation=1)
+    store.write(
+        "ops",
+        add=[
+            passage(1, "bars", "ops", "The bar counter opens at noon."),
+            passage(2, "bazaar", "ops", "Every baz widget is blue."),
+            passage(3, "other", "ops", "Nothing to see here."),
+        ],
+        generation=1,
+    )
     result = searcher.search(["ops"], query)
     assert sorted(ids(result)) == [1, 2]
 
@@ -173,8 +214,11 @@ def test_missing_packs_are_skipped(ops, searcher):
 
 
 def test_query_longer_than_lucenes_clause_limit(store, searcher):
-    store.write("ops", add=[passage(1, "words", "ops", "w0007 appears here"),
-                            passage(2, "other", "ops", "nothing relevant")], generation=1)
+    store.write(
+        "ops",
+        add=[passage(1, "words", "ops", "w0007 appears here"), passage(2, "other", "ops", "nothing relevant")],
+        generation=1,
+    )
     query = " ".join(f"w{n:04d}" for n in range(1500))
     assert ids(searcher.search(["ops"], query)) == [1]
 
@@ -192,8 +236,13 @@ def test_slugs_that_could_escape_the_index_folder_are_refused(store, searcher):
 
 def test_other_packs_do_not_change_scores_order_or_counts(ops, store, searcher):
     before = searcher.search(["ops"], "proxy port timeout")
-    store.write("elsewhere", add=[passage(1000 + n, f"noise-{n // 10}", "elsewhere",
-                                          f"proxy port timeout proxy note {n}") for n in range(300)], generation=1)
+    store.write(
+        "elsewhere",
+        add=[
+            passage(1000 + n, f"noise-{n // 10}", "elsewhere", f"proxy port timeout proxy note {n}") for n in range(300)
+        ],
+        generation=1,
+    )
 
     after = searcher.search(["ops"], "proxy port timeout")
     assert after == before
@@ -202,8 +251,9 @@ def test_other_packs_do_not_change_scores_order_or_counts(ops, store, searcher):
 
     combined = searcher.search(["ops", "elsewhere"], "proxy port timeout")
     assert combined.total_matches == 303
-    ops_scores_combined = {hit.passage_id: hit.score for hit in
-                           searcher.search(["ops", "elsewhere"], "proxy port timeout", limit=400).hits}
+    ops_scores_combined = {
+        hit.passage_id: hit.score for hit in searcher.search(["ops", "elsewhere"], "proxy port timeout", limit=400).hits
+    }
     assert ops_scores_combined[101] != before.hits[0].score
 
 
@@ -227,8 +277,9 @@ def test_pack_order_in_the_request_does_not_matter(ops, store, searcher):
 
 def write_crowded_pack(store, *, with_other_documents: bool, passages_in_big_document: int = 10):
     """A document whose passages all outrank two others that mention the term once in longer text."""
-    big = [passage(n, "big", "ops", "retention retention retention policy")
-           for n in range(1, passages_in_big_document + 1)]
+    big = [
+        passage(n, "big", "ops", "retention retention retention policy") for n in range(1, passages_in_big_document + 1)
+    ]
     others = [
         passage(9001, "small-a", "ops", "The retention of mail is covered by a different policy document entirely."),
         passage(9002, "small-b", "ops", "Logs are rotated weekly; see retention settings in the guide's appendix."),
@@ -269,8 +320,11 @@ def test_cap_with_more_matches_than_are_scanned(store, searcher):
 
 def test_same_document_id_in_two_packs_counts_as_two_documents(store, searcher):
     for pack in ("one", "two"):
-        store.write(pack, add=[passage(n + (100 if pack == "two" else 0), "readme", pack, "install install guide")
-                               for n in range(5)], generation=1)
+        store.write(
+            pack,
+            add=[passage(n + (100 if pack == "two" else 0), "readme", pack, "install install guide") for n in range(5)],
+            generation=1,
+        )
     result = searcher.search(["one", "two"], "install")
     documents = sorted((hit.pack, hit.document_id) for hit in result.hits)
     assert documents == [("one", "readme")] * 3 + [("two", "readme")] * 3
@@ -287,8 +341,12 @@ def test_delete_documents_removes_their_passages(ops, searcher):
 
 
 def test_delete_and_add_in_one_write_replaces_a_document(ops, searcher):
-    ops.write("ops", delete_documents=["kerberos-notes"],
-              add=[passage(205, "kerberos-notes", "ops", "Kerberos tickets now last twelve hours.")], generation=2)
+    ops.write(
+        "ops",
+        delete_documents=["kerberos-notes"],
+        add=[passage(205, "kerberos-notes", "ops", "Kerberos tickets now last twelve hours.")],
+        generation=2,
+    )
     assert ids(searcher.search(["ops"], "kerberos")) == [205]
 
 
@@ -305,8 +363,12 @@ def test_generation_round_trip(store, root):
 
 def test_a_failed_write_writes_nothing(ops, searcher):
     with pytest.raises(ValueError):
-        ops.write("ops", delete_documents=["kerberos-notes"], generation=2,
-                  add=[passage(301, "new", "ops", "zeppelin one"), passage(302, "new", "other-pack", "zeppelin")])
+        ops.write(
+            "ops",
+            delete_documents=["kerberos-notes"],
+            generation=2,
+            add=[passage(301, "new", "ops", "zeppelin one"), passage(302, "new", "other-pack", "zeppelin")],
+        )
     assert ops.generation("ops") == 1
     assert searcher.search(["ops"], "zeppelin").no_evidence is True
     assert ids(searcher.search(["ops"], "kerberos")) == [105]
@@ -355,8 +417,15 @@ def test_threads_writing_and_searching_different_packs_stay_apart(root, searcher
     def write_pack(pack: str, word: str, first_id: int):
         try:
             for generation in range(1, 7):
-                batch = [passage(first_id + generation * 100 + n, f"{pack}-{generation}-{n // 5}", pack,
-                                 f"{word} passage {n} " + "filler " * 40) for n in range(30)]
+                batch = [
+                    passage(
+                        first_id + generation * 100 + n,
+                        f"{pack}-{generation}-{n // 5}",
+                        pack,
+                        f"{word} passage {n} " + "filler " * 40,
+                    )
+                    for n in range(30)
+                ]
                 store.write(pack, add=batch, generation=generation)
         except Exception as error:
             failures.append(error)
@@ -368,9 +437,11 @@ def test_threads_writing_and_searching_different_packs_stay_apart(root, searcher
         except Exception as error:
             failures.append(error)
 
-    threads = [threading.Thread(target=write_pack, args=("alpha", "aardvark", 0)),
-               threading.Thread(target=write_pack, args=("beta", "bumblebee", 100_000)),
-               threading.Thread(target=keep_searching)]
+    threads = [
+        threading.Thread(target=write_pack, args=("alpha", "aardvark", 0)),
+        threading.Thread(target=write_pack, args=("beta", "bumblebee", 100_000)),
+        threading.Thread(target=keep_searching),
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -464,8 +535,11 @@ def test_search_by_analyzed_terms_matches_the_text_query_and_gives_the_packs_sta
     assert by_terms.doc_freqs["port"] == searcher.search(["ops"], "port", limit=50).total_matches
     assert by_text.doc_freqs == {}  # only asked for with terms
 
-    store.write("elsewhere", add=[passage(2000 + n, f"other-{n}", "elsewhere", f"port note {n}") for n in range(5)],
-                generation=1)
+    store.write(
+        "elsewhere",
+        add=[passage(2000 + n, f"other-{n}", "elsewhere", f"port note {n}") for n in range(5)],
+        generation=1,
+    )
     alone = searcher.search(["ops"], question, terms=terms)
     assert (alone.passages, alone.doc_freqs) == (by_terms.passages, by_terms.doc_freqs)  # other packs do not count
     both = searcher.search(["ops", "elsewhere"], question, terms=terms)
@@ -475,8 +549,14 @@ def test_search_by_analyzed_terms_matches_the_text_query_and_gives_the_packs_sta
 
 
 def test_term_cache_analyses_many_texts_in_one_call_as_one_at_a_time():
-    texts = ["How do I restart the stuck jobs?", "", "Running dogs and cats.", "the and of",
-             "Post goods issue in VL02N (Z_PP_CONF_IDOC_PROCESS)", "What's it got to do with anything?"]
+    texts = [
+        "How do I restart the stuck jobs?",
+        "",
+        "Running dogs and cats.",
+        "the and of",
+        "Post goods issue in VL02N (Z_PP_CONF_IDOC_PROCESS)",
+        "What's it got to do with anything?",
+    ]
     cache = TermCache()
     cache.prefetch(texts)
     assert [cache._terms[text] for text in texts] == [content_terms(text) for text in texts]

@@ -12,8 +12,12 @@ from portal.demo import catalog
 from portal.demo.seed import is_empty, seed_demo
 from portal.models import Agent, Document, Figure, Pack, Revision, User
 
-CORPUS_COUNTS = {"company-ams-incident-digests": 30, "company-solution-design-fds": 7,
-                 "company-change-and-downtime-calendar": 6, "sap-operations-runbooks": 12}
+CORPUS_COUNTS = {
+    "company-ams-incident-digests": 30,
+    "company-solution-design-fds": 7,
+    "company-change-and-downtime-calendar": 6,
+    "sap-operations-runbooks": 12,
+}
 
 
 @pytest.fixture
@@ -33,8 +37,11 @@ def test_packs_documents_and_kinds(seeded):
     assert len(singles) == 7 and all(counts[slug] == 1 for slug in singles)
     assert sum(CORPUS_COUNTS.values()) == 55
     company = {slug for slug, p in packs.items() if p.kind == "company"}
-    assert company == {"company-ams-incident-digests", "company-solution-design-fds",
-                       "company-change-and-downtime-calendar"}
+    assert company == {
+        "company-ams-incident-digests",
+        "company-solution-design-fds",
+        "company-change-and-downtime-calendar",
+    }
     assert {packs[s].company.name for s in company} == {catalog.COMPANY["name"]}
     assert packs["sap-operations-runbooks"].kind == "generic"
     kinds = Counter(d.kind for d in Document.select())
@@ -76,8 +83,15 @@ def test_reseeding_changes_nothing_but_returns_agents_to_their_modes(seeded):
     assert Revision.select().count() == revisions
     agent = Agent.get(Agent.slug == "sap-runbook-guide")
     kept_packs = [p.slug for p in agent.granted_packs()][:1]
-    update_agent(None, agent, name="Renamed guide", mode="required", company_name=None,
-                 instructions=agent.instructions, pack_slugs=kept_packs)
+    update_agent(
+        None,
+        agent,
+        name="Renamed guide",
+        mode="required",
+        company_name=None,
+        instructions=agent.instructions,
+        pack_slugs=kept_packs,
+    )
     third = seed_demo()
     assert third.agents_reset == ["sap-runbook-guide"]
     agent = Agent.get(Agent.slug == "sap-runbook-guide")
@@ -108,8 +122,15 @@ def test_reseeding_skips_what_an_administrator_deleted_and_still_resets_the_agen
     delete_document(document, document.current_version)
     delete_agent(None, Agent.get(Agent.slug == "change-request-helper"))
     agent = Agent.get(Agent.slug == "sap-runbook-guide")
-    update_agent(None, agent, name=agent.name, mode="required", company_name=None,
-                 instructions=agent.instructions, pack_slugs=[p.slug for p in agent.granted_packs()])
+    update_agent(
+        None,
+        agent,
+        name=agent.name,
+        mode="required",
+        company_name=None,
+        instructions=agent.instructions,
+        pack_slugs=[p.slug for p in agent.granted_packs()],
+    )
     again = seed_demo()
     assert again.documents_deleted == [f"{document.pack.slug}/change-request-guide"]
     assert again.agents_deleted == ["change-request-helper"]

@@ -10,6 +10,12 @@ import zipfile
 import pytest
 from bs4 import BeautifulSoup
 from PIL import Image
+
+from helpers import FIXTURES_DIR, data_snapshot, require_shared_fixtures, upload
+from portal import storage
+from portal.documents import services
+from portal.documents.filenames import download_name
+from portal.models import Document, Figure, Passage, Revision
 from resources.make_fixtures import (
     PdfPage,
     add_picture,
@@ -20,16 +26,18 @@ from resources.make_fixtures import (
     rgb_image,
 )
 
-from helpers import FIXTURES_DIR, data_snapshot, require_shared_fixtures, upload
-from portal import storage
-from portal.documents import services
-from portal.documents.filenames import download_name
-from portal.models import Document, Figure, Passage, Revision
-
-MANIFEST_REASONS = {"scanned_pdf": "scanned_pdf", "encrypted_pdf": "encrypted", "encrypted_docx": "encrypted",
-                    "damaged_pdf": "damaged", "damaged_docx": "damaged", "empty": "empty",
-                    "legacy_doc": "unsupported_type", "extension_mismatch": "type_mismatch",
-                    "pixels": "pixels", "size": "size"}
+MANIFEST_REASONS = {
+    "scanned_pdf": "scanned_pdf",
+    "encrypted_pdf": "encrypted",
+    "encrypted_docx": "encrypted",
+    "damaged_pdf": "damaged",
+    "damaged_docx": "damaged",
+    "empty": "empty",
+    "legacy_doc": "unsupported_type",
+    "extension_mismatch": "type_mismatch",
+    "pixels": "pixels",
+    "size": "size",
+}
 
 
 def word_with_pictures() -> bytes:
@@ -45,10 +53,12 @@ def word_with_pictures() -> bytes:
 
 
 def pdf_with_figure() -> bytes:
-    return pdf_bytes([
-        PdfPage(["Restart checklist for the weekend downtime.", "Stop the interfaces first."]),
-        PdfPage(["Start the database, then the application servers."], images=[rgb_image(96, 64)]),
-    ])
+    return pdf_bytes(
+        [
+            PdfPage(["Restart checklist for the weekend downtime.", "Stop the interfaces first."]),
+            PdfPage(["Start the database, then the application servers."], images=[rgb_image(96, 64)]),
+        ]
+    )
 
 
 def test_word_file_keeps_figures_original_and_headings(app, pack, client_as):
@@ -82,8 +92,9 @@ def test_figures_and_downloads_check_permissions(app, pack, client_as):
     assert client_as("Member").get(src).status_code == 404
     assert client_as(None).get(src).status_code == 302
     assert client_as("Auditor").get("/packs/ops/documents/interface-monitoring/original").status_code == 404
-    assert client_as("PlatformAdmin").get("/packs/ops/documents/interface-monitoring/v1/figures/9.webp"
-                                          ).status_code == 404
+    assert (
+        client_as("PlatformAdmin").get("/packs/ops/documents/interface-monitoring/v1/figures/9.webp").status_code == 404
+    )
 
 
 def test_originals_and_figures_are_sent_with_their_headers_and_answer_conditional_requests(app, pack, client_as):
@@ -109,8 +120,15 @@ def test_originals_and_figures_are_sent_with_their_headers_and_answer_conditiona
             assert again.status_code == 304 and again.data == b"", (address, asked)
             assert again.headers["ETag"] == first.headers["ETag"]
         assert admin.get(address, headers={"If-None-Match": '"another"'}).status_code == 200
-    assert client_as("Member").get("/packs/ops/documents/interface-monitoring/v1/figures/1.webp",
-                                   headers={"If-None-Match": figure.headers["ETag"]}).status_code == 404
+    assert (
+        client_as("Member")
+        .get(
+            "/packs/ops/documents/interface-monitoring/v1/figures/1.webp",
+            headers={"If-None-Match": figure.headers["ETag"]},
+        )
+        .status_code
+        == 404
+    )
 
 
 def test_pdf_passages_start_with_their_page_and_show_figures(app, pack, client_as):
@@ -161,8 +179,13 @@ def test_delete_removes_figures_and_original(app, pack):
 
 def test_content_type_must_match_the_extension(app, pack, client_as):
     before = data_snapshot(app)
-    response = upload(client_as("PlatformAdmin"), "ops", "manual.pdf", pdf_with_figure(),
-                      "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+    response = upload(
+        client_as("PlatformAdmin"),
+        "ops",
+        "manual.pdf",
+        pdf_with_figure(),
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    )
     assert response.status_code == 422 and 'data-reason="type_mismatch"' in response.get_data(as_text=True)
     assert data_snapshot(app) == before
 
@@ -196,15 +219,19 @@ def test_real_fixture_through_the_whole_pipeline(app, pack, row):
 
 
 def test_a_blocking_policy_refuses_and_stores_nothing(app, pack):
-    app.config["CAIRN_CLASSIFICATION_POLICY"] = [{"rule": "private_key", "decision": "block"},
-                                                 {"rule": "jwt", "decision": "review_required"}]
+    app.config["CAIRN_CLASSIFICATION_POLICY"] = [
+        {"rule": "private_key", "decision": "block"},
+        {"rule": "jwt", "decision": "review_required"},
+    ]
     before = data_snapshot(app)
     key = b"# Deploy notes\n\n-----BEGIN RSA PRIVATE KEY-----\nMIIEfakefakefake\n-----END RSA PRIVATE KEY-----\n"
     blocked = services.upload_file(pack, "deploy-notes.md", key, None)
     assert blocked.refused.reason == "classification_blocked"
     assert "MIIEfakefakefake" not in blocked.refused.message and "private key" in blocked.refused.message
-    token = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5"
-             "MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+    token = (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5"
+        "MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+    )
     review = services.upload_file(pack, "api-notes.md", f"# API\n\nUse {token} to call it.\n".encode(), None)
     assert review.refused.reason == "review_required"
     assert data_snapshot(app) == before
@@ -213,10 +240,16 @@ def test_a_blocking_policy_refuses_and_stores_nothing(app, pack):
 # --- File names (issue 9, item 9) ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, named", [
-    ("note\x00.pdf", "U+0000"), ("escape\x1b[31m.pdf", "U+001B"), ("tab\there.pdf", "U+0009"),
-    ("invoice\u202egnp.pdf", "U+202E (RIGHT-TO-LEFT OVERRIDE)"), ("isolate\u2066x.pdf", "U+2066"),
-])
+@pytest.mark.parametrize(
+    "name, named",
+    [
+        ("note\x00.pdf", "U+0000"),
+        ("escape\x1b[31m.pdf", "U+001B"),
+        ("tab\there.pdf", "U+0009"),
+        ("invoice\u202egnp.pdf", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+        ("isolate\u2066x.pdf", "U+2066"),
+    ],
+)
 def test_a_file_name_with_a_control_character_is_refused_naming_it(app, pack, client_as, name, named):
     before = data_snapshot(app)
     response = upload(client_as("PlatformAdmin"), "ops", name, pdf_with_figure(), "application/pdf")
@@ -229,8 +262,9 @@ def test_a_file_name_with_a_control_character_is_refused_naming_it(app, pack, cl
 
 
 def test_a_folder_in_the_file_name_is_dropped(app, pack, client_as):
-    response = upload(client_as("PlatformAdmin"), "ops", "../reports/2026/restart.pdf", pdf_with_figure(),
-                      "application/pdf")
+    response = upload(
+        client_as("PlatformAdmin"), "ops", "../reports/2026/restart.pdf", pdf_with_figure(), "application/pdf"
+    )
     assert response.status_code == 200
     revision = Document.get(Document.doc_id == "restart").current_revision()
     assert revision.original_name == "restart.pdf"
@@ -270,8 +304,10 @@ def test_a_form_of_more_than_1000_parts_is_refused_naming_that_limit(app, pack, 
     before = data_snapshot(app)
     fields = {f"field{i}": "x" for i in range(1_000)}
     response = client_as("PlatformAdmin").post(
-        "/packs/ops/documents", content_type="multipart/form-data",
-        data={**fields, "files": (io.BytesIO(b"# Note\n\ntext\n"), "note.md", "text/markdown")})
+        "/packs/ops/documents",
+        content_type="multipart/form-data",
+        data={**fields, "files": (io.BytesIO(b"# Note\n\ntext\n"), "note.md", "text/markdown")},
+    )
     assert response.status_code == 413
     message = BeautifulSoup(response.data, "html.parser").select_one("main").text
     assert "more than 1,000 fields and files" in message and "4 MB" not in message
@@ -289,13 +325,13 @@ def test_a_file_over_the_limit_is_refused_by_its_size_before_it_is_read(app, pac
 
 
 @pytest.mark.parametrize("content_type", ["application/x-www-form-urlencoded", "multipart/form-data"])
-def test_an_edited_text_longer_than_half_a_megabyte_is_not_refused_as_too_large(app, pack, client_as,
-                                                                                 content_type):
+def test_an_edited_text_longer_than_half_a_megabyte_is_not_refused_as_too_large(app, pack, client_as, content_type):
     """Only the body's size and its number of parts limit a form: no field limit below the body's."""
     services.upload_file(pack, "notes.md", b"# Notes\n\nshort\n", None)
     text = "# Notes\n\n" + "\u00e9t\u00e9 " * 99_000  # 396,009 characters, 693 kB in UTF-8
-    response = client_as("PlatformAdmin").post("/packs/ops/documents/notes/edit", content_type=content_type,
-                                               data={"text": text, "expected_version": "1"})
+    response = client_as("PlatformAdmin").post(
+        "/packs/ops/documents/notes/edit", content_type=content_type, data={"text": text, "expected_version": "1"}
+    )
     assert response.status_code == 303, response.get_data(as_text=True)[:500]
 
 
@@ -333,24 +369,32 @@ def test_a_redacted_word_upload_says_what_redaction_removed(app, pack, client_as
     assert _text(line.select_one(".outcome-redaction")) == (
         "Redacted: the credentials found (cloud access key (text)) were replaced by [REDACTED:credential]. "
         "The original file is not kept, so it cannot be downloaded, and its 2 images were not kept (each became "
-        "[image not kept: document redacted]). What redaction does")
+        "[image not kept: document redacted]). What redaction does"
+    )
     assert line.select_one(".outcome-redaction a")["href"] == "/help/classification"
     assert line.select_one(".outcome-images") is None  # none kept: the redaction says so
 
 
 def test_a_redacted_text_upload_says_only_what_it_replaced(app, pack, client_as):
-    response = upload(client_as("PlatformAdmin"), "ops", "notes.md",
-                      b"# Notes\n\nConnect with AKIAIOSFODNN7EXAMPLE to the bucket.\n", **{"HX-Request": "true"})
+    response = upload(
+        client_as("PlatformAdmin"),
+        "ops",
+        "notes.md",
+        b"# Notes\n\nConnect with AKIAIOSFODNN7EXAMPLE to the bucket.\n",
+        **{"HX-Request": "true"},
+    )
     line = _outcomes(response)["notes.md"]
     assert _text(line.select_one(".outcome-redaction")) == (
         "Redacted: the credentials found (cloud access key (text)) were replaced by [REDACTED:credential]. "
-        "What redaction does")
+        "What redaction does"
+    )
     plain = upload(client_as("PlatformAdmin"), "ops", "plain.md", b"# Plain\n\nNothing secret.\n")
     assert _outcomes(plain)["plain.md"].select_one(".outcome-redaction") is None
 
 
 def word_with_a_tiff() -> bytes:
     """Two pictures kept and one not (a TIFF: its type is not kept)."""
+
     def build(document):
         document.add_paragraph("Pictures follow.")
         for color in ((200, 0, 0), (0, 200, 0), (0, 0, 200)):
@@ -369,7 +413,8 @@ def test_the_result_line_gives_the_images_kept_and_why_others_were_not(app, pack
     line = _outcomes(upload(admin, "ops", "pictures.docx", word_with_a_tiff(), DOCX))["pictures.docx"]
     assert line.select_one(".outcome-images").text == "Images: 2 kept, 1 not kept (type: 1)."
     line = _outcomes(upload(admin, "ops", "interface-monitoring.docx", word_with_pictures(), DOCX))[
-        "interface-monitoring.docx"]
+        "interface-monitoring.docx"
+    ]
     assert line.select_one(".outcome-images").text == "Images: 2 kept."
     line = _outcomes(upload(admin, "ops", "plain.md", b"# Plain\n\ntext\n"))["plain.md"]
     assert line.select_one(".outcome-images") is None
@@ -386,11 +431,14 @@ def _csrf_client(app, client_as):
 def test_a_batch_within_its_limit_names_the_file_over_the_per_file_limit(app, pack, client_as):
     """Without JavaScript every chosen file comes in one request: each gets its own outcome."""
     client, token = _csrf_client(app, client_as)
-    files = [(io.BytesIO(b"# One\n\n" + b"one " * 50_000), "one.md", "text/markdown"),
-             (io.BytesIO(b"a" * (5 * 1024 * 1024)), "big.md", "text/markdown"),
-             (io.BytesIO(b"# Two\n\n" + b"two " * 50_000), "two.md", "text/markdown")]
-    response = client.post("/packs/ops/documents", data={"csrf_token": token, "files": files},
-                           content_type="multipart/form-data")
+    files = [
+        (io.BytesIO(b"# One\n\n" + b"one " * 50_000), "one.md", "text/markdown"),
+        (io.BytesIO(b"a" * (5 * 1024 * 1024)), "big.md", "text/markdown"),
+        (io.BytesIO(b"# Two\n\n" + b"two " * 50_000), "two.md", "text/markdown"),
+    ]
+    response = client.post(
+        "/packs/ops/documents", data={"csrf_token": token, "files": files}, content_type="multipart/form-data"
+    )
     assert response.status_code == 422
     lines = _outcomes(response)
     assert list(lines) == ["one.md", "big.md", "two.md"]
@@ -407,8 +455,9 @@ def test_a_batch_over_its_limit_gets_a_page_naming_each_file_and_its_outcome(app
     before = data_snapshot(app)
     sizes = {"one.md": 3 * 1024 * 1024, "two.md": 3 * 1024 * 1024, "big.md": 5 * 1024 * 1024}
     files = [(io.BytesIO(b"a" * size), name, "text/markdown") for name, size in sizes.items()]
-    response = client.post("/packs/ops/documents", data={"csrf_token": token, "files": files},
-                           content_type="multipart/form-data")
+    response = client.post(
+        "/packs/ops/documents", data={"csrf_token": token, "files": files}, content_type="multipart/form-data"
+    )
     assert response.status_code == 413
     page = BeautifulSoup(response.data, "html.parser")
     assert page.select_one("h1").text.startswith("Operations")  # the pack page, with the outcomes on it

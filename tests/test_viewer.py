@@ -6,7 +6,6 @@ import re
 
 import pytest
 from bs4 import BeautifulSoup
-from resources.make_fixtures import add_picture, docx_bytes, image_bytes
 
 from helpers import upload
 from portal.agents.services import create_agent
@@ -15,6 +14,7 @@ from portal.documents import services
 from portal.feedback.services import rate_answer, triage
 from portal.models import Document, Passage
 from portal.runs.ask import ask
+from resources.make_fixtures import add_picture, docx_bytes, image_bytes
 
 HOSTILE = b"""# Handbook
 
@@ -63,8 +63,10 @@ def test_line_numbers_view(app, pack, client_as):
 
 # The reviewer's payload: as a figure label it closed ``alt="…"`` and made every reader's browser
 # delete the victim document with the reader's own CSRF token.
-LABEL = ('chart" hx-post="/packs/ops/documents/victim/delete" hx-vals=\'{"expected_version": "1"}\' '
-         'hx-trigger="load" hx-swap="none')
+LABEL = (
+    'chart" hx-post="/packs/ops/documents/victim/delete" hx-vals=\'{"expected_version": "1"}\' '
+    'hx-trigger="load" hx-swap="none'
+)
 PAYLOAD = f"[Figure 1: {LABEL}]"
 HTMX_ATTRIBUTE = re.compile(r"^(data-)?hx-")
 
@@ -90,20 +92,28 @@ def hostile_pdf() -> bytes:
 
 
 HOSTILE_FILES = {
-    "word": ("zorblax.docx", hostile_word,
-             "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
-    "markdown": ("zorblax.md", lambda: f"# Zorblax gauge\n\nCalibrate the zorblax gauge before every shift.\n\n"
-                                       f"{PAYLOAD}\n".encode(), "text/markdown"),
-    "text": ("zorblax.txt", lambda: f"Zorblax gauge\n\nCalibrate the zorblax gauge before every shift.\n\n"
-                                    f"{PAYLOAD}\n".encode(), "text/plain"),
+    "word": ("zorblax.docx", hostile_word, "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+    "markdown": (
+        "zorblax.md",
+        lambda: f"# Zorblax gauge\n\nCalibrate the zorblax gauge before every shift.\n\n{PAYLOAD}\n".encode(),
+        "text/markdown",
+    ),
+    "text": (
+        "zorblax.txt",
+        lambda: f"Zorblax gauge\n\nCalibrate the zorblax gauge before every shift.\n\n{PAYLOAD}\n".encode(),
+        "text/plain",
+    ),
     "pdf": ("zorblax.pdf", hostile_pdf, "application/pdf"),
 }
 
 
 def htmx_elements(soup) -> list:
     """Elements carrying htmx behaviour (``hx-disable`` itself switches behaviour off)."""
-    return [element for element in soup.find_all(True)
-            if any(HTMX_ATTRIBUTE.match(name) and name != "hx-disable" for name in element.attrs)]
+    return [
+        element
+        for element in soup.find_all(True)
+        if any(HTMX_ATTRIBUTE.match(name) and name != "hx-disable" for name in element.attrs)
+    ]
 
 
 def assert_content_is_inert(soup) -> None:
@@ -122,8 +132,7 @@ def victim(app, pack):
 
 
 @pytest.mark.parametrize("kind", HOSTILE_FILES)
-def test_a_hostile_figure_label_stays_text_for_admins_and_cited_members(app, pack, users, client_as, victim,
-                                                                         kind):
+def test_a_hostile_figure_label_stays_text_for_admins_and_cited_members(app, pack, users, client_as, victim, kind):
     name, make, content_type = HOSTILE_FILES[kind]
     admin = client_as("PlatformAdmin")
     response = upload(admin, "ops", name, make(), content_type)
@@ -148,14 +157,21 @@ def test_a_hostile_figure_label_stays_text_for_admins_and_cited_members(app, pac
 
 def test_every_page_showing_content_marks_it_hx_disable(app, pack, users, client_as, victim):
     """Passages, answers, questions, labels and notes sit inside ``hx-disable`` wherever they are shown."""
-    upload(client_as("PlatformAdmin"), "ops", "zorblax.docx", hostile_word(),
-           "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+    upload(
+        client_as("PlatformAdmin"),
+        "ops",
+        "zorblax.docx",
+        hostile_word(),
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    )
     agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"])
     conversation, run = start_conversation(users["Member"], agent, f"How do I calibrate the zorblax gauge? {PAYLOAD}")
     feedback = rate_answer(users["Member"], run, "not_helpful", ["incorrect"], f"Wrong: {PAYLOAD}")
     triage(users["Auditor"], feedback, "in_review", f"Checking {PAYLOAD}")
-    content = (".doc-body, .cited-passage, .passage-text, .source-figures, .source-label, .answer, .question, "
-               ".feedback-note, .feedback-answer, .triage-history li, .conversation-list, .chat-head, .snippet")
+    content = (
+        ".doc-body, .cited-passage, .passage-text, .source-figures, .source-label, .answer, .question, "
+        ".feedback-note, .feedback-answer, .triage-history li, .conversation-list, .chat-head, .snippet"
+    )
     pages = [
         (client_as("Member"), f"/chat/{conversation.id}"),
         (client_as("Member"), f"/chat/answers/{run.id}/sources"),
@@ -164,15 +180,18 @@ def test_every_page_showing_content_marks_it_hx_disable(app, pack, users, client
         (client_as("Auditor"), "/feedback/"),
         (client_as("Auditor"), f"/feedback/{feedback.id}"),
         (client_as("Auditor"), "/packs/ops/search?q=zorblax"),
-        (client_as("Auditor"), "/packs/ops/documents/zorblax?run={}&ref=1".format(run.id)),
+        (client_as("Auditor"), f"/packs/ops/documents/zorblax?run={run.id}&ref=1"),
     ]
     for client, address in pages:
         page = _soup(client.get(address))
         shown = page.select(content)
         assert shown, address
         for element in shown:
-            assert element.has_attr("hx-disable") or element.find_parent(attrs={"hx-disable": True}), \
-                (address, element.name, element.get("class"))
+            assert element.has_attr("hx-disable") or element.find_parent(attrs={"hx-disable": True}), (
+                address,
+                element.name,
+                element.get("class"),
+            )
         assert not [e for e in htmx_elements(page) if "victim" in str(e.attrs)], address
     assert Document.get_by_id(victim.id).deleted_at is None
 

@@ -20,8 +20,14 @@ bp = Blueprint("account", __name__, url_prefix="/account")
 
 
 def _account_page(status: int = 200, **context):
-    context = {"tokens": list(tokens.ApiToken.of_user(current_user)), "new_token": None, "new_secret": None,
-               "error": None, "name": "", **context}
+    context = {
+        "tokens": list(tokens.ApiToken.of_user(current_user)),
+        "new_token": None,
+        "new_secret": None,
+        "error": None,
+        "name": "",
+        **context,
+    }
     response = render("account/index.html", status=status, **context)
     response.headers["Cache-Control"] = "no-store"  # a new token's secret must not stay in any cache
     return response
@@ -67,5 +73,8 @@ def all_tokens():
 def api_reference():
     from portal.api.views import api
 
-    return render("account/api.html", endpoints=readable_reference(api.document()),
-                  rate_limit=current_app.config["CAIRN_API_RATE_LIMIT"])
+    return render(
+        "account/api.html",
+        endpoints=readable_reference(api.document()),
+        rate_limit=current_app.config["CAIRN_API_RATE_LIMIT"],
+    )

@@ -20,19 +20,28 @@ MAX_INSTRUCTIONS_CHARS = 8_000
 MODE_HELP = {
     "open": "receives the references and is not asked to cite them",
     "preferred": "asked to cite [n]; the run still completes, with a warning, when no acceptable passage "
-                 "was found or the answer cites none",
+    "was found or the answer cites none",
     "required": "stops before the model is called when no acceptable passage was found; an answer that "
-                "cites none of its references is not accepted",
+    "cites none of its references is not accepted",
 }
 
 
-def create_agent(actor: User | None, slug: str, name: str, mode: str, company_name: str | None = None,
-                 instructions: str = "", pack_slugs=(), seeded: bool = False) -> Agent:
+def create_agent(
+    actor: User | None,
+    slug: str,
+    name: str,
+    mode: str,
+    company_name: str | None = None,
+    instructions: str = "",
+    pack_slugs=(),
+    seeded: bool = False,
+) -> Agent:
     """Create an agent with its grants; refuse a bad slug, name, mode or a grant the company rule forbids."""
     slug = (slug or "").strip()
     if not SLUG_RE.match(slug):
-        raise Refused("bad_slug", "An agent slug has 1–80 lowercase letters, digits and hyphens, "
-                                  "starting with a letter or digit.")
+        raise Refused(
+            "bad_slug", "An agent slug has 1–80 lowercase letters, digits and hyphens, starting with a letter or digit."
+        )
     name, instructions = _checked_name(name), _checked_instructions(instructions)
     _check_mode(mode)
     with database().atomic():
@@ -40,17 +49,27 @@ def create_agent(actor: User | None, slug: str, name: str, mode: str, company_na
             raise Refused("slug_taken", f"An agent {slug!r} exists already.")
         company = _company(company_name)
         packs = _grantable_packs(pack_slugs, company)
-        agent = Agent.create(slug=slug, name=name, mode=mode, company=company, instructions=instructions,
-                             seeded=seeded)
+        agent = Agent.create(slug=slug, name=name, mode=mode, company=company, instructions=instructions, seeded=seeded)
         _grant(agent, packs)
-        audit(actor, "agent.create", agent, {
-            "slug": slug, "name": name, "mode": mode, "company": company.name if company else None,
-            "instructions": instructions, "packs": [p.slug for p in packs]})
+        audit(
+            actor,
+            "agent.create",
+            agent,
+            {
+                "slug": slug,
+                "name": name,
+                "mode": mode,
+                "company": company.name if company else None,
+                "instructions": instructions,
+                "packs": [p.slug for p in packs],
+            },
+        )
     return agent
 
 
-def update_agent(actor: User | None, agent: Agent, *, name: str, mode: str, company_name: str | None,
-                 instructions: str, pack_slugs) -> Agent:
+def update_agent(
+    actor: User | None, agent: Agent, *, name: str, mode: str, company_name: str | None, instructions: str, pack_slugs
+) -> Agent:
     """Save new settings and grants as given (grants not listed are revoked); audit what changed."""
     name, instructions = _checked_name(name), _checked_instructions(instructions)
     _check_mode(mode)
@@ -70,11 +89,16 @@ def update_agent(actor: User | None, agent: Agent, *, name: str, mode: str, comp
         agent.updated_at = utcnow()
         agent.save()
         if revoked:
-            AgentGrant.delete().where((AgentGrant.agent == agent) & AgentGrant.pack.in_(
-                Pack.select(Pack.id).where(Pack.slug.in_(revoked)))).execute()
+            AgentGrant.delete().where(
+                (AgentGrant.agent == agent) & AgentGrant.pack.in_(Pack.select(Pack.id).where(Pack.slug.in_(revoked)))
+            ).execute()
         _grant(agent, [p for p in packs if p.slug in granted])
-        audit(actor, "agent.update", agent, {"slug": agent.slug, "changed": changed,
-                                             "granted": granted, "revoked": revoked})
+        audit(
+            actor,
+            "agent.update",
+            agent,
+            {"slug": agent.slug, "changed": changed, "granted": granted, "revoked": revoked},
+        )
     return agent
 
 
@@ -92,16 +116,23 @@ def audit(actor: User | None, action: str, target, detail: dict) -> AuditLog:
     ``detail`` also keeps the actor's e-mail, so the entry still says who after the user is gone.
     """
     detail = {**detail, "by": actor.email if actor is not None else "command line"}
-    return AuditLog.create(actor=actor.id if actor is not None else None, action=action,
-                           target_type=type(target).__name__.lower(), target_id=target.id,
-                           detail=detail)
+    return AuditLog.create(
+        actor=actor.id if actor is not None else None,
+        action=action,
+        target_type=type(target).__name__.lower(),
+        target_id=target.id,
+        detail=detail,
+    )
 
 
 def history(agent: Agent) -> list[AuditLog]:
     """The agent's audit entries, newest first."""
-    return list(AuditLog.select(AuditLog, User).join(User, JOIN.LEFT_OUTER, on=(AuditLog.actor == User.id))
-                .where((AuditLog.target_type == "agent") & (AuditLog.target_id == agent.id))
-                .order_by(AuditLog.created_at.desc(), AuditLog.id.desc()))
+    return list(
+        AuditLog.select(AuditLog, User)
+        .join(User, JOIN.LEFT_OUTER, on=(AuditLog.actor == User.id))
+        .where((AuditLog.target_type == "agent") & (AuditLog.target_id == agent.id))
+        .order_by(AuditLog.created_at.desc(), AuditLog.id.desc())
+    )
 
 
 def describe_change(entry: AuditLog) -> str:
@@ -160,14 +191,25 @@ def run_of(agent: Agent, run_id: int) -> Run | None:
 
 def agents_as_json(agents) -> list[dict]:
     """``[{"slug", "name", "mode", "company", "packs": [slugs]}]`` (the CLI's ``agents list --json``)."""
-    return [{"slug": a.slug, "name": a.name, "mode": a.mode,
-             "company": a.company.name if a.company_id else None,
-             "packs": [p.slug for p in a.granted_packs()]} for a in agents]
+    return [
+        {
+            "slug": a.slug,
+            "name": a.name,
+            "mode": a.mode,
+            "company": a.company.name if a.company_id else None,
+            "packs": [p.slug for p in a.granted_packs()],
+        }
+        for a in agents
+    ]
 
 
 def _settings(agent: Agent) -> dict:
-    return {"name": agent.name, "mode": agent.mode, "instructions": agent.instructions,
-            "company": Company.get_by_id(agent.company_id).name if agent.company_id else None}
+    return {
+        "name": agent.name,
+        "mode": agent.mode,
+        "instructions": agent.instructions,
+        "company": Company.get_by_id(agent.company_id).name if agent.company_id else None,
+    }
 
 
 def _checked_name(name: str) -> str:
@@ -182,9 +224,10 @@ def _checked_name(name: str) -> str:
 def _checked_instructions(instructions: str) -> str:
     instructions = (instructions or "").replace("\r\n", "\n").strip()
     if len(instructions) > MAX_INSTRUCTIONS_CHARS:
-        raise Refused("instructions_too_long",
-                      f"Instructions have at most {MAX_INSTRUCTIONS_CHARS:,} characters; these have "
-                      f"{len(instructions):,}.")
+        raise Refused(
+            "instructions_too_long",
+            f"Instructions have at most {MAX_INSTRUCTIONS_CHARS:,} characters; these have {len(instructions):,}.",
+        )
     return instructions
 
 
@@ -216,8 +259,11 @@ def refuse_company_grant(pack: Pack, company: Company | None) -> None:
         return
     owner = pack.company.name
     serves = f"this agent serves {company.name}" if company else "this agent serves no company"
-    raise Refused("company_pack", f"The pack {pack.slug!r} is {owner}'s own material: it can be granted only "
-                                  f"to an agent that serves {owner}, and {serves}.")
+    raise Refused(
+        "company_pack",
+        f"The pack {pack.slug!r} is {owner}'s own material: it can be granted only "
+        f"to an agent that serves {owner}, and {serves}.",
+    )
 
 
 def _grant(agent: Agent, packs: list[Pack]) -> None:

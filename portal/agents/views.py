@@ -43,9 +43,15 @@ def create():
         raise NotFound("agents")
     form = request.form
     try:
-        agent = services.create_agent(current_user, form.get("slug", ""), form.get("name", ""),
-                                      form.get("mode", ""), form.get("company") or None,
-                                      form.get("instructions", ""), form.getlist("packs"))
+        agent = services.create_agent(
+            current_user,
+            form.get("slug", ""),
+            form.get("name", ""),
+            form.get("mode", ""),
+            form.get("company") or None,
+            form.get("instructions", ""),
+            form.getlist("packs"),
+        )
     except Refused as refusal:
         return _form_page("agents/new.html", None, form, set(form.getlist("packs")), refusal.message, 422)
     flash(f"Created agent {agent.name}.")
@@ -65,9 +71,15 @@ def update(slug: str):
     agent = access.agent_for(current_user, slug, "agents.configure")
     form = request.form
     try:
-        services.update_agent(current_user, agent, name=form.get("name", ""), mode=form.get("mode", ""),
-                              company_name=form.get("company") or None,
-                              instructions=form.get("instructions", ""), pack_slugs=form.getlist("packs"))
+        services.update_agent(
+            current_user,
+            agent,
+            name=form.get("name", ""),
+            mode=form.get("mode", ""),
+            company_name=form.get("company") or None,
+            instructions=form.get("instructions", ""),
+            pack_slugs=form.getlist("packs"),
+        )
     except Refused as refusal:
         return _form_page("agents/show.html", agent, form, set(form.getlist("packs")), refusal.message, 422)
     flash("Saved.")
@@ -108,11 +120,19 @@ def ask(slug: str):
 
 
 def _try_page(agent: Agent, run: Run | None, question: str, error: str | None = None, status: int = 200):
-    return render("agents/try.html", "agents/_try_result.html", status=status, agent=agent, run=run,
-                  question=question, error=error, packs=list(agent.granted_packs()),
-                  sources=runs.run_sources(run, current_user) if run else [],
-                  answer_html=runs.linked_answer(run.answer, run.cited) if run else None,
-                  status_labels=runs.STATUS_LABELS)
+    return render(
+        "agents/try.html",
+        "agents/_try_result.html",
+        status=status,
+        agent=agent,
+        run=run,
+        question=question,
+        error=error,
+        packs=list(agent.granted_packs()),
+        sources=runs.run_sources(run, current_user) if run else [],
+        answer_html=runs.linked_answer(run.answer, run.cited) if run else None,
+        status_labels=runs.STATUS_LABELS,
+    )
 
 
 def _shown_run(agent: Agent, run_id: int | None) -> Run | None:
@@ -123,11 +143,18 @@ def _shown_run(agent: Agent, run_id: int | None) -> Run | None:
     return run if run is not None and access.can_see_run(current_user, run) else None
 
 
-def _form_page(template: str, agent: Agent | None, form, selected_packs: set[str], error: str | None = None,
-               status: int = 200):
-    context = {"agent": agent, "form": form, "selected_packs": selected_packs, "error": error,
-               "packs": services.grantable_packs(), "companies": services.company_names(),
-               "modes": services.MODE_HELP}
+def _form_page(
+    template: str, agent: Agent | None, form, selected_packs: set[str], error: str | None = None, status: int = 200
+):
+    context = {
+        "agent": agent,
+        "form": form,
+        "selected_packs": selected_packs,
+        "error": error,
+        "packs": services.grantable_packs(),
+        "companies": services.company_names(),
+        "modes": services.MODE_HELP,
+    }
     if agent is not None:
         context["history"] = [(entry, services.describe_change(entry)) for entry in services.history(agent)]
         context["recent_runs"] = services.recent_runs(agent, RECENT_RUNS)
@@ -136,5 +163,10 @@ def _form_page(template: str, agent: Agent | None, form, selected_packs: set[str
 
 
 def _agent_form(agent: Agent) -> dict:
-    return {"slug": agent.slug, "name": agent.name, "mode": agent.mode, "instructions": agent.instructions,
-            "company": agent.company.name if agent.company_id else ""}
+    return {
+        "slug": agent.slug,
+        "name": agent.name,
+        "mode": agent.mode,
+        "instructions": agent.instructions,
+        "company": agent.company.name if agent.company_id else "",
+    }

@@ -16,7 +16,8 @@ naming the months the question names, must hold a value of the kind asked for:
 - **a value named by a noun it is written after** ("which kernel patch level",
   "which version", "what is the password of …"): a token shaped like a value —
   with digits or an identifier — within a few words after that noun ("patch
-  level 200", "version 1.4", a table row "Version: 1.4; …"); so the noun alone, as in "the HANA revision update", is not an answer to
+  level 200", "version 1.4", a table row "Version: 1.4; …"); so the noun
+  alone, as in "the HANA revision update", is not an answer to
   "which HANA revision";
 - **a value of its own shape** (a phone number, an e-mail address): a text holding
   one (``SHAPED_VALUES``), in a passage that covers the question well enough
@@ -46,43 +47,73 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _holds_phone_number(text: str) -> bool:
-    return any(sum(c.isdigit() for c in m.group()) >= 7 and not _ISO_DATE.search(m.group())
-               for m in _PHONE.finditer(text))
+    return any(
+        sum(c.isdigit() for c in m.group()) >= 7 and not _ISO_DATE.search(m.group()) for m in _PHONE.finditer(text)
+    )
 
 
 # What a question asks for (its words) -> whether a text holds a value of that shape.
 SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str], bool]]] = {
-    "phone number": (re.compile(r"\b(?:phone|telephone|mobile|cell|fax)\s+(?:number|no\b)", re.I),
-                     _holds_phone_number),
-    "e-mail address": (re.compile(r"\be-?mail\s+address", re.I),
-                       lambda text: re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text) is not None),
+    "phone number": (re.compile(r"\b(?:phone|telephone|mobile|cell|fax)\s+(?:number|no\b)", re.I), _holds_phone_number),
+    "e-mail address": (
+        re.compile(r"\be-?mail\s+address", re.I),
+        lambda text: re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text) is not None,
+    ),
 }
 
 # --- counts and named values ----------------------------------------------------------------
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _MONTH = re.compile(r"\b(?:" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
 # Numbers written as words count as numbers ("eleven of the twelve").
-_NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve twenty thirty forty "
-                          "fifty hundred thousand half".split())
+_NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty forty "
+    "fifty hundred thousand half".split()
+)
 # Words that end the counted phrase ("how many tickets did …", "how much downtime in …").
-_AFTER_PHRASE = (r"(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|"
-                 r"in|of|per|for|at|on|to|the)")
+_AFTER_PHRASE = (
+    r"(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|"
+    r"in|of|per|for|at|on|to|the)"
+)
 _COUNT = re.compile(r"\bhow (?:many|much)\s+((?:[\w/-]+\s+){0,3}?)" + _AFTER_PHRASE + r"\b", re.IGNORECASE)
 # A quantity asked for by its noun: answered by a number, rarely written next to the noun ("2 percent").
-_QUANTITY = re.compile(r"\b(?:which|what(?:\s+(?:is|was|are|were)\s+the)?)\s+(number of|percentage|share|size|"
-                       r"amount|price|cost|fee|rate|limit|threshold)\b", re.IGNORECASE)
+_QUANTITY = re.compile(
+    r"\b(?:which|what(?:\s+(?:is|was|are|were)\s+the)?)\s+(number of|percentage|share|size|"
+    r"amount|price|cost|fee|rate|limit|threshold)\b",
+    re.IGNORECASE,
+)
 # Nouns whose value is written right after them ("version 1.4", "patch level 200", "return code 12").
 # Not: status, name, result (their values are words); number, id, parameter (the value is named without
 # the noun as often as with it: "the change number" is "CHG-2026-0142").
 _VALUE_NOUNS = "version|revision|level|code|password"
 _NOT_A_NOUN = r"(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|the|a|an)\b)"
-_NAMED_VALUE = re.compile(r"\b(?:which|what(?:\s+(?:is|was|are|were)\s+the)?)\s+((?:" + _NOT_A_NOUN
-                          + r"[\w/-]+\s+){0,3}?(" + _VALUE_NOUNS + r"))\b", re.IGNORECASE)
+_NAMED_VALUE = re.compile(
+    r"\b(?:which|what(?:\s+(?:is|was|are|were)\s+the)?)\s+((?:"
+    + _NOT_A_NOUN
+    + r"[\w/-]+\s+){0,3}?("
+    + _VALUE_NOUNS
+    + r"))\b",
+    re.IGNORECASE,
+)
 # "…, and which program?" / "… expire? And when …": a question of several parts.
-_SEVERAL_PARTS = re.compile(r",?\s+and\s+(?:which|what|how|when|who|where|why|with which|in which|on which|"
-                            r"under which|to which)\b|\?\s+\S", re.IGNORECASE)
+_SEVERAL_PARTS = re.compile(
+    r",?\s+and\s+(?:which|what|how|when|who|where|why|with which|in which|on which|"
+    r"under which|to which)\b|\?\s+\S",
+    re.IGNORECASE,
+)
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.,][A-Za-z0-9]+)*")
 # How many words after its noun a named value may stand ("patch level of K4P: 200").
 NAMED_VALUE_WINDOW = 4
@@ -154,7 +185,7 @@ def holds_named_value(unit: Unit, noun: str, named: set[str]) -> bool:
     tokens = [m.group() for m in _TOKEN.finditer(unit.text)]
     for i, token in enumerate(tokens):
         if _same_noun(token, noun):
-            if any(_is_value(t) and t.casefold() not in named for t in tokens[i + 1:i + 1 + NAMED_VALUE_WINDOW]):
+            if any(_is_value(t) and t.casefold() not in named for t in tokens[i + 1 : i + 1 + NAMED_VALUE_WINDOW]):
                 return True
     return False
 
@@ -166,8 +197,9 @@ def holds_count(unit: Unit, counted: set[str], named: set[str], tokenize: Tokeni
     return not counted or bool(counted & set(tokenize(f"{unit.context} {unit.text}")))
 
 
-def answered(question: str, asked: AskedValue, units: Iterable[Unit], tokenize: Tokenizer,
-             in_packs: Callable[[str], bool]) -> bool:
+def answered(
+    question: str, asked: AskedValue, units: Iterable[Unit], tokenize: Tokenizer, in_packs: Callable[[str], bool]
+) -> bool:
     """Whether one of ``units``, in a passage naming the months the question names, holds the value
     ``asked`` for. ``in_packs(term)`` says whether an analysed term occurs in the searched packs.
 

@@ -45,9 +45,7 @@ def validate_citations(answer: str, issued: set[int]) -> tuple[str, list[int], l
                 kept_items.append(item.strip())
             else:
                 kept_items.extend(str(n) for n in good)
-        if len(kept_items) == len(items) and all(
-            item.strip() == kept for item, kept in zip(items, kept_items)
-        ):
+        if len(kept_items) == len(items) and all(item.strip() == kept for item, kept in zip(items, kept_items)):
             return match.group(0)
         if not kept_items:
             if answer.startswith("[", match.end()):  # another marker follows: keep the space for it

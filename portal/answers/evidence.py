@@ -100,15 +100,25 @@ def _is_acronym(token: str) -> bool:
 
 def _is_proper_noun(token: str, at_start: bool) -> bool:
     """A capitalised word inside a sentence (Poland, Reykjavik): it names a place, a company, a thing."""
-    return (not at_start and len(token) > 2 and token[0].isupper() and token[1:].islower() and token.isalpha()
-            and token.casefold() not in STOPWORDS)
+    return (
+        not at_start
+        and len(token) > 2
+        and token[0].isupper()
+        and token[1:].islower()
+        and token.isalpha()
+        and token.casefold() not in STOPWORDS
+    )
 
 
 def _proper_nouns(question: str) -> list[str]:
     """The capitalised words of ``question`` that do not start one of its sentences."""
-    return [m.group() for m in _TOKEN.finditer(question)
-            if _is_proper_noun(m.group(), not question[:m.start()].strip()
-                               or question[:m.start()].rstrip()[-1] in ".?!:;\"'“‘(")]
+    return [
+        m.group()
+        for m in _TOKEN.finditer(question)
+        if _is_proper_noun(
+            m.group(), not question[: m.start()].strip() or question[: m.start()].rstrip()[-1] in ".?!:;\"'“‘("
+        )
+    ]
 
 
 def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: False) -> list[list[str]]:
@@ -122,7 +132,7 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
         if not (is_identifier(token) or (_is_acronym(token) and known(token))):
             previous_end = -1
             continue
-        gap = question[previous_end:match.start()] if previous_end >= 0 else None
+        gap = question[previous_end : match.start()] if previous_end >= 0 else None
         if runs and gap is not None and not gap.strip():
             if token.casefold() not in (t.casefold() for t in runs[-1]):
                 runs[-1].append(token)
@@ -186,8 +196,15 @@ class Choice:
     weights: dict[str, float] = field(default_factory=dict)
 
 
-def choose(question: str, terms: Sequence[str], passages: int, doc_freqs: dict[str, int],
-           hits: Sequence[Searched], tokenize: Tokenizer, limit: int = REFERENCES_PER_RUN) -> Choice:
+def choose(
+    question: str,
+    terms: Sequence[str],
+    passages: int,
+    doc_freqs: dict[str, int],
+    hits: Sequence[Searched],
+    tokenize: Tokenizer,
+    limit: int = REFERENCES_PER_RUN,
+) -> Choice:
     """The evidence check and the passages issued for ``question`` (see the module's docstring).
 
     ``terms`` are the question's analyzed terms (``analysis.question_terms``);
@@ -203,8 +220,13 @@ def choose(question: str, terms: Sequence[str], passages: int, doc_freqs: dict[s
     runs = identifier_runs(question, known=in_packs)
     unknown = [token for token in _proper_nouns(question) if not in_packs(token)]
     if not total or not hits:
-        return Choice(False, weights=weights, uncovered=list(weights), unknown_names=unknown,
-                      missing_identifiers=[" ".join(r) for r in runs])
+        return Choice(
+            False,
+            weights=weights,
+            uncovered=list(weights),
+            unknown_names=unknown,
+            missing_identifiers=[" ".join(r) for r in runs],
+        )
     texts = [searched_text(hit) for hit in hits]
     _prefetch(tokenize, texts)
     covered = [set(tokenize(text)) & weights.keys() for text in texts]
@@ -227,27 +249,50 @@ def choose(question: str, terms: Sequence[str], passages: int, doc_freqs: dict[s
             anchored = min(anchored, max(holding, default=0.0))
     uncovered = [t for t in weights if not any(t in c for c in covered)]
     best = max(shares)
-    evidence = (not missing and not missing_values and not unknown and anchored >= MIN_ANCHORED_COVERAGE
-                and joined >= MIN_JOINED_COVERAGE)
+    evidence = (
+        not missing
+        and not missing_values
+        and not unknown
+        and anchored >= MIN_ANCHORED_COVERAGE
+        and joined >= MIN_JOINED_COVERAGE
+    )
     issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
     unanswered = ""
     value = asked_values.asked_value(question)
     if issued and value is not None:
-        units = [asked_values.Unit(unit.text, " ".join((hits[i].document_title or "", hits[i].heading_path or "",
-                                                        unit.heading, unit.lead_in)), texts[i])
-                 for i in issued for unit in passage_units(hits[i].text)]
+        units = [
+            asked_values.Unit(
+                unit.text,
+                " ".join((hits[i].document_title or "", hits[i].heading_path or "", unit.heading, unit.lead_in)),
+                texts[i],
+            )
+            for i in issued
+            for unit in passage_units(hits[i].text)
+        ]
         if not asked_values.answered(question, value, units, tokenize, lambda term: doc_freqs.get(term, 0) > 0):
             unanswered, evidence, issued = value.phrase, False, []
-    return Choice(evidence, issued, coverage=round(best, 4), joined_coverage=round(joined, 4),
-                  anchored_coverage=round(anchored, 4), missing_identifiers=missing, unknown_names=unknown,
-                  missing_values=missing_values, unanswered_value=unanswered, uncovered=uncovered, weights=weights)
+    return Choice(
+        evidence,
+        issued,
+        coverage=round(best, 4),
+        joined_coverage=round(joined, 4),
+        anchored_coverage=round(anchored, 4),
+        missing_identifiers=missing,
+        unknown_names=unknown,
+        missing_values=missing_values,
+        unanswered_value=unanswered,
+        uncovered=uncovered,
+        weights=weights,
+    )
 
 
 def _joined_share(covered: list[set[str]], weights: dict[str, float], total: float) -> float:
     """The share of the weight the best ``MAX_JOINED`` passages cover together (chosen greedily)."""
     union: set[str] = set()
     for _ in range(MAX_JOINED):
-        gain, best = max(((math.fsum(weights[t] for t in c - union), i) for i, c in enumerate(covered)), default=(0, None))
+        gain, best = max(
+            ((math.fsum(weights[t] for t in c - union), i) for i, c in enumerate(covered)), default=(0, None)
+        )
         if not gain:
             break
         union |= covered[best]

@@ -90,21 +90,32 @@ def simple_tokenize(text: str) -> list[str]:
 
 # --- what the question asks for ----------------------------------------------------------
 
-_ASKS_TIME = re.compile(r"^\W*(when|what time|what date|what day|by when|until when|since when|how often|"
-                        r"at what time|on which day|on what day)\b", re.IGNORECASE)
-_ASKS_NUMBER = re.compile(r"\bhow (many|much|long|large|big|high|old|frequently)\b|\bwhat (percentage|percent|"
-                          r"share|number of|size|limit|threshold)\b", re.IGNORECASE)
+_ASKS_TIME = re.compile(
+    r"^\W*(when|what time|what date|what day|by when|until when|since when|how often|"
+    r"at what time|on which day|on what day)\b",
+    re.IGNORECASE,
+)
+_ASKS_NUMBER = re.compile(
+    r"\bhow (many|much|long|large|big|high|old|frequently)\b|\bwhat (percentage|percent|"
+    r"share|number of|size|limit|threshold)\b",
+    re.IGNORECASE,
+)
 _ASKS_IDENTIFIER = re.compile(
     r"\b(which|what)\b(\s+\w+){0,3}?\s+(jobs?|transactions?|t-?codes?|messages?|programs?|reports?|variants?|"
     r"tables?|users?|servers?|queues?|destinations?|systems?|sids?|events?|status|statuses|codes?|ids?|"
     r"numbers?|notes?|idoc types?|message types?|partners?|releases?|clients?|hosts?|groups?|fields?)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # "How should a date be written?" asks for a rule, not steps: a procedure question has a person doing it.
-_ASKS_STEPS = re.compile(r"^\W*(how (do|can|should|would|shall|must) (i|we|you|one)\b|how to\b|what (are the )?steps\b)"
-                         r"|\b(steps|procedure)\b", re.IGNORECASE)
+_ASKS_STEPS = re.compile(
+    r"^\W*(how (do|can|should|would|shall|must) (i|we|you|one)\b|how to\b|what (are the )?steps\b)"
+    r"|\b(steps|procedure)\b",
+    re.IGNORECASE,
+)
 # An instruction starts with one of these verbs (after an optional lead clause such as "In STMS,"), or
 # with "Do not" / "Never": the units a "how do I" question asks for, unlike a symptom or a purpose.
-_INSTRUCTION_VERBS = frozenset("""
+_INSTRUCTION_VERBS = frozenset(
+    """
     activate add adjust analyse analyze apply ask assign block call cancel change check clean clear close collect
     compare confirm contact copy correct create deactivate decide delete determine document do enlarge enter
     escalate export extend find fix follow free go identify import increase inform keep kill list lock look lower
@@ -112,24 +123,36 @@ _INSTRUCTION_VERBS = frozenset("""
     release remove repeat reprocess request resend reset restart restore restrict resume return review roll run
     save schedule search select send set start stop suspend switch take tell terminate test tick trigger try
     unlock update upload use verify wait watch write
-""".split())
-_LEAD_CLAUSE = re.compile(r"^(?:(?:in|on|at|for|from|after|before|once|when|if|then|first|next|finally|afterwards|"
-                          r"otherwise|meanwhile)\b[^,;:.]{0,60},\s*)", re.IGNORECASE)
+""".split()
+)
+_LEAD_CLAUSE = re.compile(
+    r"^(?:(?:in|on|at|for|from|after|before|once|when|if|then|first|next|finally|afterwards|"
+    r"otherwise|meanwhile)\b[^,;:.]{0,60},\s*)",
+    re.IGNORECASE,
+)
 
 _TIME = re.compile(
     r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(daily|weekly|"
     r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
     r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|"
-    r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?)\b|\b\d{1,2}\s*(am|pm)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\w-])\d+(?:[.,]\d+)*\s*(%|percent)?(?![\w-])|\b(one|two|three|four|five|six|seven|"
-                     r"eight|nine|ten|eleven|twelve|twenty|thirty|hundred|thousand|half|double)\b", re.IGNORECASE)
+    r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?)\b|\b\d{1,2}\s*(am|pm)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"(?<![\w-])\d+(?:[.,]\d+)*\s*(%|percent)?(?![\w-])|\b(one|two|three|four|five|six|seven|"
+    r"eight|nine|ten|eleven|twelve|twenty|thirty|hundred|thousand|half|double)\b",
+    re.IGNORECASE,
+)
 _IDENTIFIER_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.][A-Za-z0-9]+)*")
 
 
 def _is_identifier(token: str) -> bool:
     letters = any(c.isalpha() for c in token)
-    return "_" in token or (letters and any(c.isdigit() for c in token)) or (
-        len(token) >= 3 and token.isupper() and token.isalpha())
+    return (
+        "_" in token
+        or (letters and any(c.isdigit() for c in token))
+        or (len(token) >= 3 and token.isupper() and token.isalpha())
+    )
 
 
 def _asks(question: str) -> str:
@@ -240,11 +263,19 @@ def extractive_sentences(
     units = {ref.n: passage_units(ref.text) for ref in references}
     prefetch = getattr(tokenize, "prefetch", None)  # a caching tokenizer analyses them all in one call
     if prefetch is not None:
-        prefetch([u.text for us in units.values() for u in us]
-                 + [f"{ref.document_title or ''} {ref.heading_path or ''} {u.heading} {u.lead_in}"
-                    for ref in references for u in units[ref.n]]
-                 + ([f"{u.heading} {u.lead_in}" for us in units.values() for u in us if u.kind == "item"]
-                    if asked == "steps" else []))
+        prefetch(
+            [u.text for us in units.values() for u in us]
+            + [
+                f"{ref.document_title or ''} {ref.heading_path or ''} {u.heading} {u.lead_in}"
+                for ref in references
+                for u in units[ref.n]
+            ]
+            + (
+                [f"{u.heading} {u.lead_in}" for us in units.values() for u in us if u.kind == "item"]
+                if asked == "steps"
+                else []
+            )
+        )
     for ref_position, ref in enumerate(references):
         around = " ".join((ref.document_title or "", ref.heading_path or ""))
         for unit_position, unit in enumerate(units[ref.n]):
@@ -278,25 +309,40 @@ def extractive_sentences(
     if asked == "steps":
         for items in lists.values():
             # a list of steps: instructions, or numbered (a list of symptoms is not a procedure)
-            if len(items) >= 2 and (items[0].unit.numbered or
-                                    sum(_is_instruction(i.unit.text) for i in items) * 2 >= len(items)):
+            if len(items) >= 2 and (
+                items[0].unit.numbered or sum(_is_instruction(i.unit.text) for i in items) * 2 >= len(items)
+            ):
                 first = items[0]
                 # the heading a procedure stands under names it ("Reading a dump in five steps"): its
                 # terms count in full, like the steps' own
-                terms = frozenset().union(*(i.terms for i in items),
-                                          tokenize(f"{first.unit.heading} {first.unit.lead_in}"))
+                terms = frozenset().union(
+                    *(i.terms for i in items), tokenize(f"{first.unit.heading} {first.unit.lead_in}")
+                )
                 context = first.context - terms
                 weight = first.weight / (1 + TYPE_BONUS) if _is_instruction(first.unit.text) else first.weight
-                candidates.append(_Candidate(first.unit, first.n, first.order, terms, context,
-                                             (1 + TYPE_BONUS) * weight, steps=items[:MAX_STEPS]))
+                candidates.append(
+                    _Candidate(
+                        first.unit,
+                        first.n,
+                        first.order,
+                        terms,
+                        context,
+                        (1 + TYPE_BONUS) * weight,
+                        steps=items[:MAX_STEPS],
+                    )
+                )
 
     def score(c: _Candidate, covered: set[str]) -> float:
         def w(t: str) -> float:
             return weights.get(t, 0.0) * (COVERED_WEIGHT if t in covered else 1.0)
+
         # fsum: exact whatever the order the sets give their terms in, so ties break the same way
         # under every hash seed
-        return c.weight * (math.fsum(w(t) for t in c.terms) + CONTEXT_WEIGHT * math.fsum(w(t) for t in c.context)
-                           + NEIGHBOUR_WEIGHT * math.fsum(w(t) for t in c.near))
+        return c.weight * (
+            math.fsum(w(t) for t in c.terms)
+            + CONTEXT_WEIGHT * math.fsum(w(t) for t in c.context)
+            + NEIGHBOUR_WEIGHT * math.fsum(w(t) for t in c.near)
+        )
 
     pool = [c for c in candidates if score(c, set()) > 0]
     chosen: list[_Candidate] = []
@@ -304,8 +350,9 @@ def extractive_sentences(
     covered: set[str] = set()
     best = None
     while pool and len(chosen) < max_sentences:
-        top_score, top = max(((score(c, covered), c) for c in pool),
-                             key=lambda sc: (sc[0], tuple(-x for x in sc[1].order)))
+        top_score, top = max(
+            ((score(c, covered), c) for c in pool), key=lambda sc: (sc[0], tuple(-x for x in sc[1].order))
+        )
         if best is None:
             best = top_score
         if top_score < best * MIN_SHARE_OF_BEST:
@@ -328,7 +375,7 @@ def extractive_sentences(
     for c in chosen:
         if c.unit.kind == "prose" and not c.steps and (c.order[0], c.unit.text) in lead_ins:
             continue  # it is given as the lead-in of its list
-        for m in (c.steps or [c]):
+        for m in c.steps or [c]:
             text = m.unit.text
             key = (m.order[0], m.unit.list_id)
             if m.unit.kind == "item" and m.unit.lead_in and key not in led:

@@ -38,9 +38,7 @@ from portal.answers.references import Reference
 
 EXTRACTIVE = "extractive"
 
-STOPPED_NO_PASSAGE_ANSWER = (
-    "Stopped before the model was called: no acceptable passage was found in the granted packs."
-)
+STOPPED_NO_PASSAGE_ANSWER = "Stopped before the model was called: no acceptable passage was found in the granted packs."
 NOT_ACCEPTED_ANSWER = (
     "The answer was not accepted: it cites none of its references, and this agent "
     "requires every answer to cite the granted packs."
@@ -63,8 +61,9 @@ ANSWER_BASES = {
     MODEL_ONLY: "Not based on the documents",
     NOT_ACCEPTED: "Answer not accepted",
 }
-MODEL_ONLY_WARNING = (f"{ANSWER_BASES[MODEL_ONLY].lower()}: the model answered on its own, "
-                      "without evidence from the granted packs")
+MODEL_ONLY_WARNING = (
+    f"{ANSWER_BASES[MODEL_ONLY].lower()}: the model answered on its own, without evidence from the granted packs"
+)
 
 
 def fallback_warning(error: ModelError) -> str:
@@ -98,8 +97,9 @@ class _Run:
         self.warnings: list[str] = []
         self.timings: dict[str, float] = {}
 
-    def finish(self, status: str, answer: str, cited: list[int], model: str, called_model: bool,
-               basis: str = DOCUMENTS) -> Outcome:
+    def finish(
+        self, status: str, answer: str, cited: list[int], model: str, called_model: bool, basis: str = DOCUMENTS
+    ) -> Outcome:
         if status == "completed" and self.warnings:
             status = "completed_with_warning"
         self.timings["total_ms"] = _elapsed_ms(self.started)

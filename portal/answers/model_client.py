@@ -55,9 +55,7 @@ class ChatClient:
 
     def complete(self, messages: list[dict]) -> str:
         """POST the messages; the answer text, or ``ModelError`` naming what failed."""
-        body = json.dumps(
-            {"model": self.model, "messages": messages, "temperature": 0}
-        ).encode("utf-8")
+        body = json.dumps({"model": self.model, "messages": messages, "temperature": 0}).encode("utf-8")
         return self._content(self._post(body))
 
     def _post(self, body: bytes) -> bytes:

@@ -24,7 +24,9 @@ MODES = ("open", "preferred", "required")
 # question; ``says_cannot_answer`` recognises it, and the run then says "no evidence".
 CANNOT_ANSWER = "I cannot answer this from the references."
 _CANNOT_ANSWER_AT_START = re.compile(
-    r"^[\W_]*" + r"\s+".join(re.escape(word) for word in CANNOT_ANSWER.rstrip(".").split()) + r"\b[.!]?[\"'”’*_)]*[.!]?",
+    r"^[\W_]*"
+    + r"\s+".join(re.escape(word) for word in CANNOT_ANSWER.rstrip(".").split())
+    + r"\b[.!]?[\"'”’*_)]*[.!]?",
     re.IGNORECASE,
 )
 
@@ -71,7 +73,7 @@ def says_cannot_answer(answer: str) -> str | None:
     found = _CANNOT_ANSWER_AT_START.match(answer)
     if found is None:
         return None
-    rest = answer[found.end():].strip()
+    rest = answer[found.end() :].strip()
     return rest if re.search(r"\w", rest) else ""
 
 
@@ -90,15 +92,12 @@ def evidence_block(references: list[Reference]) -> str:
         body = "(No references: no acceptable passage was found in the granted packs.)"
     else:
         body = "\n\n".join(
-            f"{defuse_delimiters(label(ref))}\n{_quoted(defuse_delimiters(ref.text.strip()))}"
-            for ref in references
+            f"{defuse_delimiters(label(ref))}\n{_quoted(defuse_delimiters(ref.text.strip()))}" for ref in references
         )
     return f"{EVIDENCE_OPEN}\n{body}\n{EVIDENCE_CLOSE}"
 
 
-def build_messages(
-    instructions: str, mode: str, question: str, references: list[Reference]
-) -> list[dict]:
+def build_messages(instructions: str, mode: str, question: str, references: list[Reference]) -> list[dict]:
     """System message (instructions, grounding rules, evidence), then the question as the user."""
     if mode not in MODES:
         raise ValueError(f"unknown grounding mode {mode!r}")

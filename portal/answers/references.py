@@ -41,8 +41,10 @@ def label(ref: Reference) -> str:
 # A citation's grounding reference (SPEC 10): the document, the revision, the SHA-256 of that
 # revision's full text (UTF-8) and the passage's 1-based, inclusive line range in it. Written
 # by ``grounding_reference`` and read by ``parse_grounding_reference``, nowhere else.
-GROUNDING_RE = re.compile(r"document:(?P<document_id>[A-Za-z0-9][A-Za-z0-9._-]{0,79})@(?P<version>[1-9][0-9]*)"
-                          r"#(?P<sha256>[0-9a-f]{64}):L(?P<line_start>[1-9][0-9]*)-L(?P<line_end>[1-9][0-9]*)")
+GROUNDING_RE = re.compile(
+    r"document:(?P<document_id>[A-Za-z0-9][A-Za-z0-9._-]{0,79})@(?P<version>[1-9][0-9]*)"
+    r"#(?P<sha256>[0-9a-f]{64}):L(?P<line_start>[1-9][0-9]*)-L(?P<line_end>[1-9][0-9]*)"
+)
 
 
 class Grounding(NamedTuple):
@@ -53,8 +55,9 @@ class Grounding(NamedTuple):
     line_end: int
 
 
-def grounding_reference(document_id: str, version: int, sha256: str | None, line_start: int,
-                        line_end: int) -> str | None:
+def grounding_reference(
+    document_id: str, version: int, sha256: str | None, line_start: int, line_end: int
+) -> str | None:
     """``document:<id>@<version>#<sha256>:L<start>-L<end>``; None when the text's hash is not known."""
     if not sha256:
         return None
@@ -67,5 +70,6 @@ def parse_grounding_reference(text: str) -> Grounding:
     if match is None:
         raise ValueError(f"not a grounding reference: {text!r}")
     found = match.groupdict()
-    return Grounding(found["document_id"], int(found["version"]), found["sha256"], int(found["line_start"]),
-                     int(found["line_end"]))
+    return Grounding(
+        found["document_id"], int(found["version"]), found["sha256"], int(found["line_start"]), int(found["line_end"])
+    )

@@ -22,9 +22,7 @@ _TABLE_RULE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 # End of a sentence: terminal punctuation, optional closing quotes/brackets,
 # whitespace, then something that can start a sentence.
 _BOUNDARY = re.compile(r"[.!?]+[\"'’”)\]]*\s+(?=[A-Z0-9\"'‘“(\[])")
-_ABBREVIATIONS = frozenset(
-    "e.g i.e vs cf fig figs no nos approx dr mr mrs ms st jr sr inc ltd co".split()
-)
+_ABBREVIATIONS = frozenset("e.g i.e vs cf fig figs no nos approx dr mr mrs ms st jr sr inc ltd co".split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +66,11 @@ def _blocks(text: str) -> tuple[_Block, ...]:
         elif block.kind == "paragraph":
             lines = [line.strip() for line in block.text.split("\n")]
             if all(line.startswith("|") for line in lines):
-                blocks.extend(_Block(_row_text(_cells(line), None), heading, "row")
-                              for line in lines if not _TABLE_RULE.match(line))
+                blocks.extend(
+                    _Block(_row_text(_cells(line), None), heading, "row")
+                    for line in lines
+                    if not _TABLE_RULE.match(line)
+                )
                 continue
             pieces = _paragraph_pieces(lines, block.item_lead)
             if block.item_lead and pieces[0]:
@@ -181,8 +182,16 @@ def passage_units(text: str) -> list[Unit]:
         for piece in pieces:
             plain_text = plain(piece)
             if plain_text:
-                units.append(Unit(plain_text, plain(block.heading), block.kind, plain(block.lead_in),
-                                   block.list_id, block.numbered))
+                units.append(
+                    Unit(
+                        plain_text,
+                        plain(block.heading),
+                        block.kind,
+                        plain(block.lead_in),
+                        block.list_id,
+                        block.numbered,
+                    )
+                )
     return units
 
 

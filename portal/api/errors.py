@@ -18,16 +18,21 @@ class Unauthenticated(CairnError):
     """No token, or one that is unknown, revoked, or of an inactive user: all look the same."""
 
     def __init__(self, sent: bool):
-        super().__init__("This API token is not valid: it is unknown or was revoked, or its user is not active."
-                         if sent else "Send an API token: `Authorization: Bearer <token>`.")
+        super().__init__(
+            "This API token is not valid: it is unknown or was revoked, or its user is not active."
+            if sent
+            else "Send an API token: `Authorization: Bearer <token>`."
+        )
 
 
 class RevisionPurged(NotFound):
     """A revision of a readable document that is no longer kept: the same 404, saying why."""
 
     def __init__(self, version: int):
-        super().__init__(f"Version {version} of this document was purged: only the newest {REVISIONS_KEPT} "
-                         "revisions are kept. Citations of it can no longer be checked against its text.")
+        super().__init__(
+            f"Version {version} of this document was purged: only the newest {REVISIONS_KEPT} "
+            "revisions are kept. Citations of it can no longer be checked against its text."
+        )
 
 
 class UnsupportedBody(CairnError):
@@ -69,7 +74,8 @@ def init_blueprint(bp, limiter) -> None:
     def rate_limited(error: RateLimitExceeded):
         reset_at = limiter.current_limit.reset_at if limiter.current_limit else time.time() + 60
         seconds = max(1, math.ceil(reset_at - time.time()))
-        response = error_response(429, "rate_limited", f"Too many requests with this token ({error.description}); "
-                                                       f"try again in {seconds} s.")
+        response = error_response(
+            429, "rate_limited", f"Too many requests with this token ({error.description}); try again in {seconds} s."
+        )
         response.headers["Retry-After"] = str(seconds)
         return response

@@ -44,9 +44,15 @@ def type_label(document: dict, schema: dict) -> str:
 def _fields(document: dict, schema: dict) -> list[dict[str, Any]]:
     schema = _resolve(document, schema)
     required = set(schema.get("required", ()))
-    return [{"name": name, "type": type_label(document, prop), "required": name in required,
-             "description": with_code(prop.get("description", ""))}
-            for name, prop in schema.get("properties", {}).items()]
+    return [
+        {
+            "name": name,
+            "type": type_label(document, prop),
+            "required": name in required,
+            "description": with_code(prop.get("description", "")),
+        }
+        for name, prop in schema.get("properties", {}).items()
+    ]
 
 
 def readable_reference(document: dict) -> list[dict[str, Any]]:
@@ -55,17 +61,31 @@ def readable_reference(document: dict) -> list[dict[str, Any]]:
     for path, item in document["paths"].items():
         for method, operation in item.items():
             body = operation.get("requestBody", {}).get("content", {})
-            operations.append({
-                "method": method.upper(), "path": document["servers"][0]["url"] + path,
-                "summary": operation.get("summary", ""), "description": with_code(operation.get("description", "")),
-                "public": operation.get("security") == [],
-                "parameters": [{"name": p["name"], "in": p["in"], "required": p.get("required", False),
-                                "type": type_label(document, p.get("schema", {})),
-                                "description": with_code(p.get("description", ""))}
-                               for p in operation.get("parameters", ())],
-                "bodies": [{"media": media, "fields": _fields(document, content["schema"])}
-                           for media, content in body.items()],
-                "responses": [{"status": status, "description": with_code(response["description"])}
-                              for status, response in operation["responses"].items()],
-            })
+            operations.append(
+                {
+                    "method": method.upper(),
+                    "path": document["servers"][0]["url"] + path,
+                    "summary": operation.get("summary", ""),
+                    "description": with_code(operation.get("description", "")),
+                    "public": operation.get("security") == [],
+                    "parameters": [
+                        {
+                            "name": p["name"],
+                            "in": p["in"],
+                            "required": p.get("required", False),
+                            "type": type_label(document, p.get("schema", {})),
+                            "description": with_code(p.get("description", "")),
+                        }
+                        for p in operation.get("parameters", ())
+                    ],
+                    "bodies": [
+                        {"media": media, "fields": _fields(document, content["schema"])}
+                        for media, content in body.items()
+                    ],
+                    "responses": [
+                        {"status": status, "description": with_code(response["description"])}
+                        for status, response in operation["responses"].items()
+                    ],
+                }
+            )
     return operations

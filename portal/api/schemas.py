@@ -13,16 +13,24 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from portal.ingest.limits import (ACCEPTED_EXTENSIONS, MAX_FILE_BYTES, MAX_QUESTION_CHARS, MAX_SEARCH_CHARS,
-                                  MAX_TEXT_CHARS, megabytes)
+from portal.ingest.limits import (
+    ACCEPTED_EXTENSIONS,
+    MAX_FILE_BYTES,
+    MAX_QUESTION_CHARS,
+    MAX_SEARCH_CHARS,
+    MAX_TEXT_CHARS,
+    megabytes,
+)
 from portal.models import DOCUMENT_ID_RE, ROLES, VISIBILITIES
 from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT
 
 Visibility = Literal[VISIBILITIES]  # type: ignore[valid-type]
 Role = Literal[ROLES]  # type: ignore[valid-type]
 MAX_PER_PAGE = 200
-GROUNDING_HELP = ("`document:<id>@<version>#<sha256>:L<start>-L<end>`: the SHA-256 of the revision's full text "
-                  "(UTF-8) and the passage's line range in it (1-based, inclusive).")
+GROUNDING_HELP = (
+    "`document:<id>@<version>#<sha256>:L<start>-L<end>`: the SHA-256 of the revision's full text "
+    "(UTF-8) and the passage's line range in it (1-based, inclusive)."
+)
 
 
 class Request(BaseModel):
@@ -33,14 +41,17 @@ class Request(BaseModel):
 
 # --- Path and query parameters ---------------------------------------------------------------
 
+
 class PackPath(Request):
     slug: str = Field(description="The pack's slug.")
 
 
 class DocumentPath(PackPath):
-    doc_id: str = Field(max_length=80, pattern=DOCUMENT_ID_RE.pattern,
-                        description="The document id: 1–80 letters, digits, `.`, `_`, `-`, starting with a "
-                                    "letter or digit.")
+    doc_id: str = Field(
+        max_length=80,
+        pattern=DOCUMENT_ID_RE.pattern,
+        description="The document id: 1–80 letters, digits, `.`, `_`, `-`, starting with a letter or digit.",
+    )
 
 
 class FigurePath(DocumentPath):
@@ -63,15 +74,22 @@ class DocumentQuery(Request):
 
 class SearchQuery(Request):
     q: str = Field(min_length=1, max_length=MAX_SEARCH_CHARS, description="The query, as words (no syntax).")
-    pack: list[str] = Field(default_factory=list,
-                            description="A pack slug to search; repeat for several. None: every pack you read.")
+    pack: list[str] = Field(
+        default_factory=list, description="A pack slug to search; repeat for several. None: every pack you read."
+    )
     limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="At most this many passages.")
 
 
 # --- Request bodies ---------------------------------------------------------------------------
 
-ExpectedVersion = Annotated[int, Field(ge=0, description="The version this change is based on; 0: the document "
-                                                         "must not exist yet. Another one: 409 with the current.")]
+ExpectedVersion = Annotated[
+    int,
+    Field(
+        ge=0,
+        description="The version this change is based on; 0: the document "
+        "must not exist yet. Another one: 409 with the current.",
+    ),
+]
 
 
 class DocumentWrite(Request):
@@ -80,23 +98,33 @@ class DocumentWrite(Request):
     expected_version: ExpectedVersion
     text: str = Field(description=f"The full text; at most {MAX_TEXT_CHARS:,} characters (refused, never cut).")
     format: Literal["markdown", "text"] = Field("markdown", description="How the text is read.")
-    visibility: Visibility | None = Field(None, description="Who may read it directly; unset: unchanged "
-                                                            "(`staff` for a new document).")
-    reader_roles: list[Role] | None = Field(None, description="Narrows reading to these exact roles; unset: "
-                                                              "unchanged (none for a new document).")
+    visibility: Visibility | None = Field(
+        None, description="Who may read it directly; unset: unchanged (`staff` for a new document)."
+    )
+    reader_roles: list[Role] | None = Field(
+        None, description="Narrows reading to these exact roles; unset: unchanged (none for a new document)."
+    )
 
 
 class DocumentUpload(Request):
     """A document as a file (multipart/form-data), read like a browser upload."""
 
     expected_version: ExpectedVersion
-    file: Annotated[bytes, WithJsonSchema({
-        "type": "string", "contentMediaType": "application/octet-stream",
-        "description": f"The file ({', '.join(ACCEPTED_EXTENSIONS)}), at most {megabytes(MAX_FILE_BYTES)}; "
-                       "its extension decides the format."})]
+    file: Annotated[
+        bytes,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "contentMediaType": "application/octet-stream",
+                "description": f"The file ({', '.join(ACCEPTED_EXTENSIONS)}), at most {megabytes(MAX_FILE_BYTES)}; "
+                "its extension decides the format.",
+            }
+        ),
+    ]
     visibility: Visibility | None = None
-    reader_roles: list[Role] | None = Field(None, description="Repeat the field for several roles; "
-                                                              "one empty value: none.")
+    reader_roles: list[Role] | None = Field(
+        None, description="Repeat the field for several roles; one empty value: none."
+    )
 
 
 class DocumentDelete(Request):
@@ -109,12 +137,16 @@ class AskRequest(Request):
 
 # --- Responses --------------------------------------------------------------------------------
 
+
 class ErrorDetail(BaseModel):
-    code: str = Field(description="A machine code: `not_found`, `unauthorized`, `version_conflict`, "
-                                  "`invalid_request`, `rate_limited`, or an upload refusal's reason.")
+    code: str = Field(
+        description="A machine code: `not_found`, `unauthorized`, `version_conflict`, "
+        "`invalid_request`, `rate_limited`, or an upload refusal's reason."
+    )
     message: str = Field(description="The sentence shown to people, naming the limit or reason.")
-    current_version: int | None = Field(None, description="On a version conflict: the document's version now "
-                                                          "(0: it does not exist).")
+    current_version: int | None = Field(
+        None, description="On a version conflict: the document's version now (0: it does not exist)."
+    )
 
 
 class ErrorResponse(BaseModel):

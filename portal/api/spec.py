@@ -11,12 +11,26 @@ document, whose schemas pydantic generates from those models
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from openapi_pydantic.util import PydanticSchema, construct_open_api_with_schema_class
-from openapi_pydantic.v3.v3_1 import (Components, Info, MediaType, OpenAPI, Operation, Parameter, PathItem,
-                                      RequestBody, Response, Schema, SecurityScheme, Server, Tag)
+from openapi_pydantic.v3.v3_1 import (
+    Components,
+    Info,
+    MediaType,
+    OpenAPI,
+    Operation,
+    Parameter,
+    PathItem,
+    RequestBody,
+    Response,
+    Schema,
+    SecurityScheme,
+    Server,
+    Tag,
+)
 from pydantic import BaseModel
 
 from portal.api.schemas import ErrorResponse
@@ -24,8 +38,10 @@ from portal.api.schemas import ErrorResponse
 PREFIX = "/api/v1"
 JSON = "application/json"
 # The errors an endpoint may answer, besides those it declares: what every one of them shares.
-AUTH_ERRORS = ((401, "No token, or one that is unknown, revoked or of an inactive user."),
-               (429, "Too many requests with this token; `Retry-After` says when to try again."))
+AUTH_ERRORS = (
+    (401, "No token, or one that is unknown, revoked or of an inactive user."),
+    (429, "Too many requests with this token; `Retry-After` says when to try again."),
+)
 INVALID = (400, "The request does not have the documented shape (`invalid_request`).")
 
 Content = type[BaseModel] | dict[str, type[BaseModel] | dict[str, Any]] | None
@@ -72,16 +88,33 @@ class Registry:
         self.tags.append(Tag(name=name, description=description))
         return name
 
-    def endpoint(self, method: str, path: str, *, summary: str, tag: str, description: str = "",
-                 wrap: Callable[[Endpoint, Callable], Callable], **declared) -> Callable:
+    def endpoint(
+        self,
+        method: str,
+        path: str,
+        *,
+        summary: str,
+        tag: str,
+        description: str = "",
+        wrap: Callable[[Endpoint, Callable], Callable],
+        **declared,
+    ) -> Callable:
         """Register the decorated view for ``method`` ``path``; ``wrap`` builds the Flask view from it."""
 
         def register(view: Callable) -> Callable:
-            spec = Endpoint(method=method, path=path, name=view.__name__, summary=summary,
-                            description=description or (view.__doc__ or "").strip(), tag=tag, **declared)
+            spec = Endpoint(
+                method=method,
+                path=path,
+                name=view.__name__,
+                summary=summary,
+                description=description or (view.__doc__ or "").strip(),
+                tag=tag,
+                **declared,
+            )
             self.endpoints.append(spec)
-            self.blueprint.add_url_rule(spec.flask_rule(), endpoint=spec.name, view_func=wrap(spec, view),
-                                        methods=[method])
+            self.blueprint.add_url_rule(
+                spec.flask_rule(), endpoint=spec.name, view_func=wrap(spec, view), methods=[method]
+            )
             return view
 
         return register
@@ -93,11 +126,22 @@ class Registry:
             item = paths.setdefault(spec.path, PathItem())
             setattr(item, spec.method.lower(), _operation(spec))
         api = OpenAPI(
-            openapi="3.1.0", info=self.info, servers=[Server(url=PREFIX)], paths=paths, tags=self.tags,
-            components=Components(securitySchemes={"token": SecurityScheme(
-                type="http", scheme="bearer", description="An API token, made on your account page or with "
-                                                          "`cairn tokens create`.")}),
-            security=[{"token": []}])
+            openapi="3.1.0",
+            info=self.info,
+            servers=[Server(url=PREFIX)],
+            paths=paths,
+            tags=self.tags,
+            components=Components(
+                securitySchemes={
+                    "token": SecurityScheme(
+                        type="http",
+                        scheme="bearer",
+                        description="An API token, made on your account page or with `cairn tokens create`.",
+                    )
+                }
+            ),
+            security=[{"token": []}],
+        )
         built = construct_open_api_with_schema_class(api)
         # Only what was set: the library's defaults include fields OpenAPI 3.1 forbids on path parameters.
         return built.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
@@ -110,14 +154,21 @@ def _operation(spec: Endpoint) -> Operation:
         errors.append(INVALID)
     if not spec.public:
         errors.extend(AUTH_ERRORS)
-    responses = {str(status): Response(description=text, content=_content(content))
-                 for status, text, content in spec.responses}
+    responses = {
+        str(status): Response(description=text, content=_content(content)) for status, text, content in spec.responses
+    }
     for status, text in sorted(errors):
         responses[str(status)] = Response(description=text, content=_content(ErrorResponse))
     return Operation(
-        operationId=spec.name, summary=spec.summary, description=spec.description or None, tags=[spec.tag],
-        parameters=parameters or None, responses=responses, security=[] if spec.public else None,
-        requestBody=RequestBody(required=True, content=_content(spec.body)) if spec.body else None)
+        operationId=spec.name,
+        summary=spec.summary,
+        description=spec.description or None,
+        tags=[spec.tag],
+        parameters=parameters or None,
+        responses=responses,
+        security=[] if spec.public else None,
+        requestBody=RequestBody(required=True, content=_content(spec.body)) if spec.body else None,
+    )
 
 
 def _content(content: Content) -> dict[str, MediaType] | None:
@@ -125,9 +176,12 @@ def _content(content: Content) -> dict[str, MediaType] | None:
         return None
     if isinstance(content, type):
         content = {JSON: content}
-    return {media: MediaType(schema=PydanticSchema(schema_class=shape) if isinstance(shape, type)
-                             else Schema.model_validate(shape))
-            for media, shape in content.items()}
+    return {
+        media: MediaType(
+            schema=PydanticSchema(schema_class=shape) if isinstance(shape, type) else Schema.model_validate(shape)
+        )
+        for media, shape in content.items()
+    }
 
 
 def _parameters(model: type[BaseModel] | None, where: str) -> list[Parameter]:
@@ -136,7 +190,13 @@ def _parameters(model: type[BaseModel] | None, where: str) -> list[Parameter]:
         return []
     schema = model.model_json_schema()
     required = set(schema.get("required", ())) | ({*schema["properties"]} if where == "path" else set())
-    return [Parameter(name=name, param_in=where, required=name in required,
-                      description=prop.pop("description", None),
-                      param_schema=Schema.model_validate({k: v for k, v in prop.items() if k != "title"}))
-            for name, prop in schema["properties"].items()]
+    return [
+        Parameter(
+            name=name,
+            param_in=where,
+            required=name in required,
+            description=prop.pop("description", None),
+            param_schema=Schema.model_validate({k: v for k, v in prop.items() if k != "title"}),
+        )
+        for name, prop in schema["properties"].items()
+    ]

@@ -36,8 +36,9 @@ def create_token(user: User, name: str, actor: User | None = None) -> tuple[ApiT
     if not name:
         raise Refused("bad_token_name", "Give the token a name, such as the system that will use it.")
     if len(name) > MAX_NAME_CHARS:
-        raise Refused("bad_token_name", f"A token name is at most {MAX_NAME_CHARS} characters; "
-                                        f"this one has {len(name)}.")
+        raise Refused(
+            "bad_token_name", f"A token name is at most {MAX_NAME_CHARS} characters; this one has {len(name)}."
+        )
     if not user.active:
         raise Refused("inactive_user", f"{user.email} is not active; an API token would not work.")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -60,8 +61,11 @@ def revoke(token: ApiToken, actor: User | None) -> None:
     """Revoke ``token`` at once; revoking it again changes nothing."""
     from portal.agents.services import audit
 
-    changed = (ApiToken.update(revoked_at=utcnow(), revoked_by=actor.id if actor is not None else None)
-               .where((ApiToken.id == token.id) & ApiToken.revoked_at.is_null()).execute())
+    changed = (
+        ApiToken.update(revoked_at=utcnow(), revoked_by=actor.id if actor is not None else None)
+        .where((ApiToken.id == token.id) & ApiToken.revoked_at.is_null())
+        .execute()
+    )
     if changed:
         audit(actor, "api_token.revoke", token, {"name": token.name, "user": token.user.email})
 
@@ -70,8 +74,12 @@ def authenticate(secret: str) -> ApiToken | None:
     """The live token whose secret this is (its user active), noting the use; None for anything else."""
     if not secret.startswith(TOKEN_PREFIX):
         return None
-    token = (ApiToken.select(ApiToken, User).join(User, on=(ApiToken.user == User.id))
-             .where((ApiToken.secret_sha256 == _digest(secret)) & ApiToken.revoked_at.is_null()).first())
+    token = (
+        ApiToken.select(ApiToken, User)
+        .join(User, on=(ApiToken.user == User.id))
+        .where((ApiToken.secret_sha256 == _digest(secret)) & ApiToken.revoked_at.is_null())
+        .first()
+    )
     if token is None or not token.user.active:
         return None
     now = utcnow()

@@ -18,11 +18,11 @@ from pathlib import PurePath
 from flask import Blueprint, current_app, jsonify, request, send_file, url_for
 
 from portal import access
+from portal.answers.references import grounding_reference
 from portal.api import schemas as s
 from portal.api.auth import rate_limit_key, token_user
 from portal.api.errors import RevisionPurged, UnsupportedBody, init_blueprint
 from portal.api.spec import JSON, Endpoint, Registry
-from portal.answers.references import grounding_reference
 from portal.auth import csrf, limiter
 from portal.documents import services
 from portal.errors import NotFound
@@ -33,8 +33,13 @@ from portal.runs.services import run_as_json
 from portal.storage import read as read_file
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
-api = Registry(bp, "Cairn API", "1", "Packs, documents, search and agents for programs: JSON in and out, a bearer "
-                                     "token with its user's rights, errors as `{\"error\": {\"code\", \"message\"}}`.")
+api = Registry(
+    bp,
+    "Cairn API",
+    "1",
+    "Packs, documents, search and agents for programs: JSON in and out, a bearer "
+    'token with its user\'s rights, errors as `{"error": {"code", "message"}}`.',
+)
 MULTIPART = "multipart/form-data"
 TEXT = "text/plain"
 NOT_FOUND = (404, "Missing, or not yours to see: both look the same.")
@@ -96,42 +101,71 @@ def never_cached(response):
     return response
 
 
-@endpoint("GET", "/openapi.json", summary="This API as an OpenAPI 3.1 document", tag=PACKS, public=True,
-          responses=((200, "The OpenAPI document.", {JSON: {"type": "object"}}),))
+@endpoint(
+    "GET",
+    "/openapi.json",
+    summary="This API as an OpenAPI 3.1 document",
+    tag=PACKS,
+    public=True,
+    responses=((200, "The OpenAPI document.", {JSON: {"type": "object"}}),),
+)
 def openapi():
     return jsonify(api.document())
 
 
 # --- Packs and documents ------------------------------------------------------------------------
 
-@endpoint("GET", "/packs", summary="The packs you may read", tag=PACKS,
-          responses=((200, "The packs, by title.", s.PackList),))
+
+@endpoint(
+    "GET", "/packs", summary="The packs you may read", tag=PACKS, responses=((200, "The packs, by title.", s.PackList),)
+)
 def list_packs(user: User):
     return _json(s.PackList, {"packs": packs_as_json(access.readable_packs(user))})
 
 
-@endpoint("GET", "/packs/{slug}/documents", summary="A pack's documents, a page at a time", tag=PACKS,
-          path_params=s.PackPath, query=s.DocumentListQuery,
-          responses=((200, "One page of the documents you may read, by title.", s.DocumentPage),), errors=(NOT_FOUND,))
+@endpoint(
+    "GET",
+    "/packs/{slug}/documents",
+    summary="A pack's documents, a page at a time",
+    tag=PACKS,
+    path_params=s.PackPath,
+    query=s.DocumentListQuery,
+    responses=((200, "One page of the documents you may read, by title.", s.DocumentPage),),
+    errors=(NOT_FOUND,),
+)
 def list_documents(user: User, slug: str, query: s.DocumentListQuery):
     pack = access.pack_for(user, slug)
     documents = sorted(access.readable_documents(user, pack), key=lambda d: (d.title, d.doc_id))
     start = (query.page - 1) * query.per_page
-    shown = documents[start:start + query.per_page]
+    shown = documents[start : start + query.per_page]
     more = start + query.per_page < len(documents)
-    return _json(s.DocumentPage, {
-        "pack": pack.slug, "page": query.page, "per_page": query.per_page, "total": len(documents),
-        "documents": [_summary(d) for d in shown],
-        "next": url_for("api.list_documents", slug=pack.slug, page=query.page + 1, per_page=query.per_page)
-        if more else None})
+    return _json(
+        s.DocumentPage,
+        {
+            "pack": pack.slug,
+            "page": query.page,
+            "per_page": query.per_page,
+            "total": len(documents),
+            "documents": [_summary(d) for d in shown],
+            "next": url_for("api.list_documents", slug=pack.slug, page=query.page + 1, per_page=query.per_page)
+            if more
+            else None,
+        },
+    )
 
 
-@endpoint("GET", "/packs/{slug}/documents/{doc_id}", summary="A document's text: current or a retained revision",
-          description="The full text of the revision with its SHA-256, so a grounding reference can be checked. "
-                      "With `Accept: text/plain` the body is the text alone, byte for byte (`ETag`: its SHA-256).",
-          tag=PACKS, path_params=s.DocumentPath, query=s.DocumentQuery,
-          responses=((200, "The revision.", {JSON: s.DocumentOut, TEXT: {"type": "string"}}),),
-          errors=((404, "Missing, not yours to see, or a revision no longer kept (`revision_purged`)."),))
+@endpoint(
+    "GET",
+    "/packs/{slug}/documents/{doc_id}",
+    summary="A document's text: current or a retained revision",
+    description="The full text of the revision with its SHA-256, so a grounding reference can be checked. "
+    "With `Accept: text/plain` the body is the text alone, byte for byte (`ETag`: its SHA-256).",
+    tag=PACKS,
+    path_params=s.DocumentPath,
+    query=s.DocumentQuery,
+    responses=((200, "The revision.", {JSON: s.DocumentOut, TEXT: {"type": "string"}}),),
+    errors=((404, "Missing, not yours to see, or a revision no longer kept (`revision_purged`)."),),
+)
 def read_document(user: User, slug: str, doc_id: str, query: s.DocumentQuery):
     pack = access.pack_for(user, slug)
     document = access.document_for(user, pack, doc_id)
@@ -141,20 +175,43 @@ def read_document(user: User, slug: str, doc_id: str, query: s.DocumentQuery):
         response.set_etag(revision.sha256)
         return response
     figures = Figure.select().where(Figure.revision == revision).order_by(Figure.number)
-    return _json(s.DocumentOut, {
-        **_summary(document), "pack": pack.slug, "version": revision.version,
-        "current_version": document.current_version, "sha256": revision.sha256,
-        "created_at": _utc(revision.created_at),
-        "text": revision.text,
-        "figures": [{"number": f.number, "label": f.label,
-                     "url": url_for("api.read_figure", slug=pack.slug, doc_id=document.doc_id,
-                                    version=revision.version, number=f.number)} for f in figures]})
+    return _json(
+        s.DocumentOut,
+        {
+            **_summary(document),
+            "pack": pack.slug,
+            "version": revision.version,
+            "current_version": document.current_version,
+            "sha256": revision.sha256,
+            "created_at": _utc(revision.created_at),
+            "text": revision.text,
+            "figures": [
+                {
+                    "number": f.number,
+                    "label": f.label,
+                    "url": url_for(
+                        "api.read_figure",
+                        slug=pack.slug,
+                        doc_id=document.doc_id,
+                        version=revision.version,
+                        number=f.number,
+                    ),
+                }
+                for f in figures
+            ],
+        },
+    )
 
 
-@endpoint("GET", "/packs/{slug}/documents/{doc_id}/versions/{version}/figures/{number}",
-          summary="A figure of a revision, as WebP", tag=PACKS, path_params=s.FigurePath,
-          responses=((200, "The image.", {"image/webp": {"type": "string", "contentMediaType": "image/webp"}}),),
-          errors=(NOT_FOUND,))
+@endpoint(
+    "GET",
+    "/packs/{slug}/documents/{doc_id}/versions/{version}/figures/{number}",
+    summary="A figure of a revision, as WebP",
+    tag=PACKS,
+    path_params=s.FigurePath,
+    responses=((200, "The image.", {"image/webp": {"type": "string", "contentMediaType": "image/webp"}}),),
+    errors=(NOT_FOUND,),
+)
 def read_figure(user: User, slug: str, doc_id: str, version: int, number: int):
     document = access.document_for(user, access.pack_for(user, slug), doc_id)
     figure = Figure.get_or_none((Figure.revision == _revision(document, version)) & (Figure.number == number))
@@ -163,48 +220,89 @@ def read_figure(user: User, slug: str, doc_id: str, version: int, number: int):
     return send_file(io.BytesIO(read_file(figure.path)), mimetype="image/webp", max_age=0)
 
 
-@endpoint("PUT", "/packs/{slug}/documents/{doc_id}", summary="Create or replace a document", tag=PACKS,
-          description="Text in JSON, or a file as multipart/form-data, read, limited, classified and refused "
-                      "exactly like a browser upload (a refusal is 422 with the same reason code). "
-                      "`expected_version` must be the current version (0: the document must not exist).",
-          path_params=s.DocumentPath, body={JSON: s.DocumentWrite, MULTIPART: s.DocumentUpload},
-          responses=((201, "Created as version 1.", s.WriteResult),
-                     (200, "Replaced (a new version), or `unchanged`.", s.WriteResult)),
-          errors=(NOT_FOUND, (409, "`expected_version` is not the current version (`current_version` says which)."),
-                  (413, "The body is larger than the upload limit."),
-                  (415, "The body is neither JSON nor multipart/form-data."),
-                  (422, "Refused, with the reason code of a browser upload; nothing was stored.")))
+@endpoint(
+    "PUT",
+    "/packs/{slug}/documents/{doc_id}",
+    summary="Create or replace a document",
+    tag=PACKS,
+    description="Text in JSON, or a file as multipart/form-data, read, limited, classified and refused "
+    "exactly like a browser upload (a refusal is 422 with the same reason code). "
+    "`expected_version` must be the current version (0: the document must not exist).",
+    path_params=s.DocumentPath,
+    body={JSON: s.DocumentWrite, MULTIPART: s.DocumentUpload},
+    responses=(
+        (201, "Created as version 1.", s.WriteResult),
+        (200, "Replaced (a new version), or `unchanged`.", s.WriteResult),
+    ),
+    errors=(
+        NOT_FOUND,
+        (409, "`expected_version` is not the current version (`current_version` says which)."),
+        (413, "The body is larger than the upload limit."),
+        (415, "The body is neither JSON nor multipart/form-data."),
+        (422, "Refused, with the reason code of a browser upload; nothing was stored."),
+    ),
+)
 def write_document(user: User, slug: str, doc_id: str, body: s.DocumentWrite | s.DocumentUpload):
     pack = access.pack_for(user, slug, "documents.write")
     existing = Document.get_or_none((Document.pack == pack) & (Document.doc_id == doc_id))
     if existing is not None and not existing.is_deleted:
         access.document_for(user, pack, doc_id)
     if isinstance(body, s.DocumentWrite):
-        filename, data, content_type = f"{doc_id}.{'md' if body.format == 'markdown' else 'txt'}", \
-            body.text.encode("utf-8"), None
+        filename, data, content_type = (
+            f"{doc_id}.{'md' if body.format == 'markdown' else 'txt'}",
+            body.text.encode("utf-8"),
+            None,
+        )
     else:
         sent = request.files["file"]
-        filename, data, content_type = f"{doc_id}{PurePath(sent.filename or '').suffix.lower()}", body.file, \
-            sent.mimetype or None
-    outcome = services.upload_file(pack, filename, data, user, content_type, body.expected_version, doc_id=doc_id,
-                                   reader_access=_reader_access(body, existing))
+        filename, data, content_type = (
+            f"{doc_id}{PurePath(sent.filename or '').suffix.lower()}",
+            body.file,
+            sent.mimetype or None,
+        )
+    outcome = services.upload_file(
+        pack,
+        filename,
+        data,
+        user,
+        content_type,
+        body.expected_version,
+        doc_id=doc_id,
+        reader_access=_reader_access(body, existing),
+    )
     if outcome.refused is not None:
         raise outcome.refused
     document, revision = outcome.document, outcome.revision
-    return _json(s.WriteResult, {
-        "pack": pack.slug, "id": document.doc_id, "version": revision.version, "sha256": revision.sha256,
-        "created": outcome.created, "unchanged": outcome.unchanged, "visibility": document.visibility,
-        "reader_roles": document.reader_role_names, "redacted": document.redacted,
-        "images_kept": outcome.images_kept, "images_not_kept": outcome.images_not_kept},
-        status=201 if outcome.created else 200)
+    return _json(
+        s.WriteResult,
+        {
+            "pack": pack.slug,
+            "id": document.doc_id,
+            "version": revision.version,
+            "sha256": revision.sha256,
+            "created": outcome.created,
+            "unchanged": outcome.unchanged,
+            "visibility": document.visibility,
+            "reader_roles": document.reader_role_names,
+            "redacted": document.redacted,
+            "images_kept": outcome.images_kept,
+            "images_not_kept": outcome.images_not_kept,
+        },
+        status=201 if outcome.created else 200,
+    )
 
 
-@endpoint("DELETE", "/packs/{slug}/documents/{doc_id}", summary="Delete a document", tag=PACKS,
-          description="Removes its text, revisions, files and index entries; a tombstone keeps the id from reuse.",
-          path_params=s.DocumentPath, body={JSON: s.DocumentDelete},
-          responses=((200, "Deleted.", s.DeleteResult),),
-          errors=(NOT_FOUND, (409, "`expected_version` is not the current version."),
-                  (415, "The body is not JSON.")))
+@endpoint(
+    "DELETE",
+    "/packs/{slug}/documents/{doc_id}",
+    summary="Delete a document",
+    tag=PACKS,
+    description="Removes its text, revisions, files and index entries; a tombstone keeps the id from reuse.",
+    path_params=s.DocumentPath,
+    body={JSON: s.DocumentDelete},
+    responses=((200, "Deleted.", s.DeleteResult),),
+    errors=(NOT_FOUND, (409, "`expected_version` is not the current version."), (415, "The body is not JSON.")),
+)
 def delete_document(user: User, slug: str, doc_id: str, body: s.DocumentDelete):
     pack = access.pack_for(user, slug, "documents.write")
     document = access.document_for(user, pack, doc_id)
@@ -214,32 +312,62 @@ def delete_document(user: User, slug: str, doc_id: str, body: s.DocumentDelete):
 
 # --- Search and asking --------------------------------------------------------------------------
 
-@endpoint("GET", "/search", summary="Search the packs you may read", tag=ASKING, query=s.SearchQuery,
-          responses=((200, "Passages, best first; `no_evidence` when no term matched.", s.SearchOut),),
-          errors=(NOT_FOUND,))
+
+@endpoint(
+    "GET",
+    "/search",
+    summary="Search the packs you may read",
+    tag=ASKING,
+    query=s.SearchQuery,
+    responses=((200, "Passages, best first; `no_evidence` when no term matched.", s.SearchOut),),
+    errors=(NOT_FOUND,),
+)
 def search(user: User, query: s.SearchQuery):
-    packs = ([access.pack_for(user, slug) for slug in dict.fromkeys(query.pack)] if query.pack
-             else list(access.readable_packs(user)))
+    packs = (
+        [access.pack_for(user, slug) for slug in dict.fromkeys(query.pack)]
+        if query.pack
+        else list(access.readable_packs(user))
+    )
     results = access.search_for_reader(user, packs, query.q, query.limit)
-    return _json(s.SearchOut, {"query": query.q, "no_evidence": results.no_evidence, "hits": [
-        {**hit.as_json(), "sha256": hit.sha256,
-         "grounding": grounding_reference(hit.document_id, hit.version, hit.sha256, hit.line_start, hit.line_end)}
-        for hit in results.hits]})
+    return _json(
+        s.SearchOut,
+        {
+            "query": query.q,
+            "no_evidence": results.no_evidence,
+            "hits": [
+                {
+                    **hit.as_json(),
+                    "sha256": hit.sha256,
+                    "grounding": grounding_reference(
+                        hit.document_id, hit.version, hit.sha256, hit.line_start, hit.line_end
+                    ),
+                }
+                for hit in results.hits
+            ],
+        },
+    )
 
 
-@endpoint("POST", "/agents/{slug}/ask", summary="Ask an agent", tag=ASKING,
-          description="Staff ask any agent; a Member asks the agents offered to them in the support chat. The run "
-                      "is stored like one from the try page. A refused question (`empty_question`, "
-                      "`question_too_long`) is 422.",
-          path_params=s.AgentPath, body={JSON: s.AskRequest},
-          responses=((200, "The run: answer, warnings, references and the answer's citations.", s.RunOut),),
-          errors=(NOT_FOUND, (415, "The body is not JSON."), (422, "The question was refused.")))
+@endpoint(
+    "POST",
+    "/agents/{slug}/ask",
+    summary="Ask an agent",
+    tag=ASKING,
+    description="Staff ask any agent; a Member asks the agents offered to them in the support chat. The run "
+    "is stored like one from the try page. A refused question (`empty_question`, "
+    "`question_too_long`) is 422.",
+    path_params=s.AgentPath,
+    body={JSON: s.AskRequest},
+    responses=((200, "The run: answer, warnings, references and the answer's citations.", s.RunOut),),
+    errors=(NOT_FOUND, (415, "The body is not JSON."), (422, "The question was refused.")),
+)
 def ask_agent(user: User, slug: str, body: s.AskRequest):
     agent = access.agent_for_asking(user, slug)
     return _json(s.RunOut, run_as_json(ask(agent, user, body.question)))
 
 
 # --- Helpers ------------------------------------------------------------------------------------
+
 
 def _json(model, data: dict, status: int = 200):
     """``data`` checked against its response schema, as JSON: what is sent is what the document says."""
@@ -249,15 +377,21 @@ def _json(model, data: dict, status: int = 200):
 
 
 def _summary(document: Document) -> dict:
-    return {"id": document.doc_id, "title": document.title, "kind": document.kind,
-            "version": document.current_version, "visibility": document.visibility,
-            "reader_roles": document.reader_role_names, "redacted": document.redacted,
-            "updated_at": _utc(document.updated_at)}
+    return {
+        "id": document.doc_id,
+        "title": document.title,
+        "kind": document.kind,
+        "version": document.current_version,
+        "visibility": document.visibility,
+        "reader_roles": document.reader_role_names,
+        "redacted": document.redacted,
+        "updated_at": _utc(document.updated_at),
+    }
 
 
 def _utc(moment: dt.datetime) -> dt.datetime:
     """The database keeps UTC without a zone; the API says it (``…+00:00``)."""
-    return moment.replace(tzinfo=dt.timezone.utc)
+    return moment.replace(tzinfo=dt.UTC)
 
 
 def _revision(document: Document, version: int | None) -> Revision:
@@ -274,8 +408,10 @@ def _reader_access(body, existing: Document | None) -> services.ReaderAccess | N
     if body.visibility is None and body.reader_roles is None:
         return None
     current = existing if existing is not None and not existing.is_deleted else Document()
-    return services.ReaderAccess(body.visibility or current.visibility,
-                                 tuple(current.reader_role_names if body.reader_roles is None else body.reader_roles))
+    return services.ReaderAccess(
+        body.visibility or current.visibility,
+        tuple(current.reader_role_names if body.reader_roles is None else body.reader_roles),
+    )
 
 
 def init_app(app) -> None:

@@ -14,7 +14,8 @@ limiter = Limiter(key_func=get_remote_address, strategy="fixed-window", headers_
 
 
 def init_app(app) -> None:
-    from portal.auth.views import bp, init_app as init_views
+    from portal.auth.views import bp
+    from portal.auth.views import init_app as init_views
     from portal.models import User
 
     login_manager.init_app(app)

@@ -39,7 +39,9 @@ def create_user(email: str, password: str, roles, company_name: str | None = Non
     if User.by_email(email) is not None:
         raise UserError(f"A user {email} exists already.")
     company = Company.get_or_create(name=company_name.strip())[0] if company_name else None
-    user = User(email=email, password_hash=generate_password_hash(password, method=PASSWORD_HASH_METHOD), company=company)
+    user = User(
+        email=email, password_hash=generate_password_hash(password, method=PASSWORD_HASH_METHOD), company=company
+    )
     user.roles = roles
     user.save()
     return user
@@ -49,7 +51,8 @@ def set_password(user: User, password: str) -> None:
     """Replace the password and end every session of the user: a cookie from before signs no one in."""
     _check_password(password)
     User.update(password_hash=generate_password_hash(password, method=PASSWORD_HASH_METHOD)).where(
-        User.id == user.id).execute()
+        User.id == user.id
+    ).execute()
     user.end_every_session()
 
 

@@ -45,12 +45,19 @@ def _fresh_session() -> None:
 
 
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(lambda: current_app.config["CAIRN_SIGN_IN_LIMIT_PER_ADDRESS"], methods=["POST"],
-               deduct_when=_failed_sign_in,
-               error_message="Too many failed sign-ins from this network address.")
-@limiter.limit(lambda: current_app.config["CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT"], methods=["POST"],
-               key_func=_account_key, deduct_when=_failed_sign_in,
-               error_message="Too many failed sign-ins for this account.")
+@limiter.limit(
+    lambda: current_app.config["CAIRN_SIGN_IN_LIMIT_PER_ADDRESS"],
+    methods=["POST"],
+    deduct_when=_failed_sign_in,
+    error_message="Too many failed sign-ins from this network address.",
+)
+@limiter.limit(
+    lambda: current_app.config["CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT"],
+    methods=["POST"],
+    key_func=_account_key,
+    deduct_when=_failed_sign_in,
+    error_message="Too many failed sign-ins for this account.",
+)
 def login():
     if current_user.is_authenticated:
         return redirect(url_for("home.index"))
@@ -62,8 +69,7 @@ def login():
             login_user(user)
             return redirect(_safe_next(request.args.get("next")) or url_for("home.index"))
         error = WRONG_CREDENTIALS
-    return render("auth/login.html", status=401 if error else 200, error=error,
-                  email=request.form.get("email", ""))
+    return render("auth/login.html", status=401 if error else 200, error=error, email=request.form.get("email", ""))
 
 
 @bp.route("/logout", methods=["POST"])
@@ -84,8 +90,10 @@ def init_app(app) -> None:
         reset_at = limiter.current_limit.reset_at if limiter.current_limit else time.time() + 60
         seconds = max(1, math.ceil(reset_at - time.time()))
         minutes = max(1, round(seconds / 60))
-        message = (f"{error.description} Signing in is paused for about {minutes} "
-                   f"minute{'s' if minutes > 1 else ''}; then try again.")
+        message = (
+            f"{error.description} Signing in is paused for about {minutes} "
+            f"minute{'s' if minutes > 1 else ''}; then try again."
+        )
         response = render("auth/login.html", status=429, error=message, email=request.form.get("email", ""))
         response.headers["Retry-After"] = str(seconds)
         return response

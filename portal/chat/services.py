@@ -31,8 +31,11 @@ def offered_agents(user: User) -> list[Agent]:
 
 
 def conversations_of(user: User, limit: int | None = None) -> list[Conversation]:
-    query = (Conversation.select().where(Conversation.user == user.id)
-             .order_by(Conversation.updated_at.desc(), Conversation.id.desc()))
+    query = (
+        Conversation.select()
+        .where(Conversation.user == user.id)
+        .order_by(Conversation.updated_at.desc(), Conversation.id.desc())
+    )
     return list(query.limit(limit) if limit else query)
 
 
@@ -41,15 +44,16 @@ def conversation_title(question: str) -> str:
     line = " ".join(question.split())
     if len(line) <= TITLE_CHARS:
         return line
-    cut = line[:TITLE_CHARS - 1]
+    cut = line[: TITLE_CHARS - 1]
     return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
 
 
 def start_conversation(user: User, agent: Agent, question: str) -> tuple[Conversation, Run]:
     """Ask the first question; the conversation exists only once there is an answer."""
     question = checked_question(question)
-    conversation = Conversation(user=user, agent=agent, agent_slug=agent.slug, agent_name=agent.name,
-                                title=conversation_title(question))
+    conversation = Conversation(
+        user=user, agent=agent, agent_slug=agent.slug, agent_name=agent.name, title=conversation_title(question)
+    )
     run = ask_agent(agent, user, question, conversation=conversation)
     return conversation, run
 
@@ -112,14 +116,24 @@ def new_turn(run: Run, sources_url) -> Turn:
 
 def cursor_showing(run: Run) -> int | None:
     """The ``before`` of a page that shows the turn ``run``; None when it is among the latest turns."""
-    newer = list(run.conversation.turns().select(Run.id)
-                 .where(Tuple(Run.created_at, Run.id) > Tuple(run.created_at, run.id)).limit(TURNS_PER_PAGE))
+    newer = list(
+        run.conversation.turns()
+        .select(Run.id)
+        .where(Tuple(Run.created_at, Run.id) > Tuple(run.created_at, run.id))
+        .limit(TURNS_PER_PAGE)
+    )
     return newer[0].id if len(newer) == TURNS_PER_PAGE else None
 
 
 def _turns(user: User, runs: list[Run], sources_url) -> list[Turn]:
-    ratings = {f.run_id: f for f in Feedback.select().where(
-        (Feedback.user == user.id) & Feedback.run.in_([r.id for r in runs]))} if runs else {}
+    ratings = (
+        {
+            f.run_id: f
+            for f in Feedback.select().where((Feedback.user == user.id) & Feedback.run.in_([r.id for r in runs]))
+        }
+        if runs
+        else {}
+    )
     return [Turn(run, linked_answer(run.answer, run.cited, sources_url(run)), ratings.get(run.id)) for run in runs]
 
 
@@ -135,10 +149,20 @@ class CitedSource:
 def cited_sources(user: User, run: Run) -> list[CitedSource]:
     """The passages the answer cited, as issued, each with whether its document can be opened."""
     cited = [s for s in run_sources(run, user) if s.cited]
-    live = {d.id: d for d in Document.select().where(
-        Document.id.in_([s.reference.document_pk for s in cited]) & Document.deleted_at.is_null())} if cited else {}
-    return [CitedSource(s, s.reference.document_pk in live and access.member_role_admitted(
-        live[s.reference.document_pk])) for s in cited]
+    live = (
+        {
+            d.id: d
+            for d in Document.select().where(
+                Document.id.in_([s.reference.document_pk for s in cited]) & Document.deleted_at.is_null()
+            )
+        }
+        if cited
+        else {}
+    )
+    return [
+        CitedSource(s, s.reference.document_pk in live and access.member_role_admitted(live[s.reference.document_pk]))
+        for s in cited
+    ]
 
 
 @dataclass

@@ -81,17 +81,25 @@ def ask(conversation_id: int):
     if not wants_fragment():
         return redirect(answer_address(run), code=303)
     # htmx appends the new turn alone: the answer costs the same however long the conversation is.
-    return render("chat/_answered.html", **_chat_context(conversation, agent=agent,
-                                                         turn=services.new_turn(run, _sources_url)))
+    return render(
+        "chat/_answered.html", **_chat_context(conversation, agent=agent, turn=services.new_turn(run, _sources_url))
+    )
 
 
 def _refused(conversation: Conversation | None, chosen: Agent | None, question: str, error: str):
     """A refused question: with htmx only the question form, with its message, replaces the form in place."""
     if not wants_fragment():
         return _chat_page(conversation, chosen=chosen, question=question, error=error, status=422)
-    response = render("chat/_ask_form.html", status=422, conversation=conversation, chosen=chosen,
-                      agents=services.offered_agents(current_user), question=question, error=error,
-                      action=_form_action(conversation))
+    response = render(
+        "chat/_ask_form.html",
+        status=422,
+        conversation=conversation,
+        chosen=chosen,
+        agents=services.offered_agents(current_user),
+        question=question,
+        error=error,
+        action=_form_action(conversation),
+    )
     response.headers.update({"HX-Retarget": "#ask", "HX-Reswap": "outerHTML"})
     return response
 
@@ -100,14 +108,27 @@ def _chat_context(conversation: Conversation | None, **context) -> dict:
     """What every part of the chat needs: the offered agents, the sidebar, the question form and its address."""
     if "agents" not in context:
         context["agents"] = services.offered_agents(current_user)
-    return {"conversation": conversation, "chosen": None, "question": "", "error": None,
-            "status_labels": STATUS_LABELS, "action": _form_action(conversation),
-            "conversations": services.conversations_of(current_user, services.SIDEBAR_CONVERSATIONS + 1),
-            "sidebar_size": services.SIDEBAR_CONVERSATIONS, **RATING_CONTEXT, **context}
+    return {
+        "conversation": conversation,
+        "chosen": None,
+        "question": "",
+        "error": None,
+        "status_labels": STATUS_LABELS,
+        "action": _form_action(conversation),
+        "conversations": services.conversations_of(current_user, services.SIDEBAR_CONVERSATIONS + 1),
+        "sidebar_size": services.SIDEBAR_CONVERSATIONS,
+        **RATING_CONTEXT,
+        **context,
+    }
 
 
-def _chat_page(conversation: Conversation | None, turns: services.TurnPage | None = None,
-               fragment: str = "chat/_chat.html", status: int = 200, **context):
+def _chat_page(
+    conversation: Conversation | None,
+    turns: services.TurnPage | None = None,
+    fragment: str = "chat/_chat.html",
+    status: int = 200,
+    **context,
+):
     if conversation is not None:
         context["turn_page"] = turns or services.turn_page(current_user, conversation, _sources_url)
         context["agent"] = services.agent_still_offered(current_user, conversation)
@@ -130,8 +151,10 @@ def answer_address(run: Run) -> str:
     when it is not among the latest), else its source page."""
     if not run.conversation_id:
         return url_for("chat.sources", run_id=run.id)
-    return url_for("chat.conversation", conversation_id=run.conversation_id,
-                   before=services.cursor_showing(run)) + f"#turn-{run.id}"
+    return (
+        url_for("chat.conversation", conversation_id=run.conversation_id, before=services.cursor_showing(run))
+        + f"#turn-{run.id}"
+    )
 
 
 @bp.route("/conversations")
@@ -149,9 +172,16 @@ def conversations():
 @login_required
 def sources(run_id: int):
     run = access.answer_for_member(current_user, run_id)
-    return render("chat/sources.html", run=run, cited=services.cited_sources(current_user, run),
-                  answer_html=services.linked_answer(run.answer, run.cited), agents=services.offered_agents(current_user),
-                  feedback=rating_of(current_user, run), status_labels=STATUS_LABELS, **RATING_CONTEXT)
+    return render(
+        "chat/sources.html",
+        run=run,
+        cited=services.cited_sources(current_user, run),
+        answer_html=services.linked_answer(run.answer, run.cited),
+        agents=services.offered_agents(current_user),
+        feedback=rating_of(current_user, run),
+        status_labels=STATUS_LABELS,
+        **RATING_CONTEXT,
+    )
 
 
 @bp.route("/answers/<int:run_id>/sources/<int:n>/document")
@@ -159,12 +189,25 @@ def sources(run_id: int):
 def document(run_id: int, n: int):
     cited = services.cited_document(current_user, run_id, n)
     view = viewer.chosen_view(request.args.get("view"))
-    body = viewer.document_body(cited.revision, cited.passages, view, cited.highlighted,
-                                lambda number: url_for("chat.figure", run_id=run_id, n=n, number=number))
-    return render("chat/document.html", citation=cited, cited=cited.highlighted, document=cited.document,
-                  revision=cited.revision, receipt=cited.reference, run=cited.run, body=body, view=view,
-                  can_download=bool(cited.revision.original_path)
-                  and access.member_may_download(current_user, cited.document))
+    body = viewer.document_body(
+        cited.revision,
+        cited.passages,
+        view,
+        cited.highlighted,
+        lambda number: url_for("chat.figure", run_id=run_id, n=n, number=number),
+    )
+    return render(
+        "chat/document.html",
+        citation=cited,
+        cited=cited.highlighted,
+        document=cited.document,
+        revision=cited.revision,
+        receipt=cited.reference,
+        run=cited.run,
+        body=body,
+        view=view,
+        can_download=bool(cited.revision.original_path) and access.member_may_download(current_user, cited.document),
+    )
 
 
 @bp.route("/answers/<int:run_id>/sources/<int:n>/document/figures/<int:number>.webp")

@@ -24,8 +24,20 @@ def main():
         fail(f"{error}\nCairn does not start until this setting is fixed.")
 
 
-for command in (server.init, users.users, tokens.tokens, packs.packs, packs.ingest, packs.search, packs.index, demo.seed_demo,
-                evaluate.evaluate, server.serve, agents.agents, agents.ask):
+for command in (
+    server.init,
+    users.users,
+    tokens.tokens,
+    packs.packs,
+    packs.ingest,
+    packs.search,
+    packs.index,
+    demo.seed_demo,
+    evaluate.evaluate,
+    server.serve,
+    agents.agents,
+    agents.ask,
+):
     main.add_command(command)
 
 

@@ -44,8 +44,11 @@ def agents_list(as_json):
     from portal.models import Agent
 
     app_context()
-    echo_listing(agents_as_json(Agent.select().order_by(Agent.slug)), as_json,
-                 lambda row: f"{row['slug']:30} {row['mode']:9} {', '.join(row['packs']) or '-'}  {row['name']}")
+    echo_listing(
+        agents_as_json(Agent.select().order_by(Agent.slug)),
+        as_json,
+        lambda row: f"{row['slug']:30} {row['mode']:9} {', '.join(row['packs']) or '-'}  {row['name']}",
+    )
 
 
 @click.command()

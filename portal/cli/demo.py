@@ -10,10 +10,14 @@ from portal.cli.support import app_context
 
 
 @click.command("seed-demo")
-@click.option("--if-empty", is_flag=True,
-              help="Seed only into a fresh database (no user, no pack); otherwise say why not and exit 0.")
-@click.option("--force", is_flag=True,
-              help="Seed even though the database has users of its own (adds the demo administrator).")
+@click.option(
+    "--if-empty",
+    is_flag=True,
+    help="Seed only into a fresh database (no user, no pack); otherwise say why not and exit 0.",
+)
+@click.option(
+    "--force", is_flag=True, help="Seed even though the database has users of its own (adds the demo administrator)."
+)
 def seed_demo(if_empty, force):
     """Load the demo packs, documents, agents and one user per role (idempotent).
 
@@ -26,21 +30,27 @@ def seed_demo(if_empty, force):
 
     app_context()
     if if_empty and not is_empty():
-        click.echo("demo seed skipped: the database is not empty (it has users or packs already); "
-                   "the demo is loaded only into a fresh database.")
+        click.echo(
+            "demo seed skipped: the database is not empty (it has users or packs already); "
+            "the demo is loaded only into a fresh database."
+        )
         return
     own = users_of_its_own()
     if own and not force:
-        click.echo(f"demo seed skipped: this database has users of its own ({', '.join(own[:3])}"
-                   f"{', …' if len(own) > 3 else ''}), so it looks like a real deployment, and the demo would add "
-                   f"an administrator with a published password. Run `cairn seed-demo --force` to load it anyway.",
-                   err=True)
+        click.echo(
+            f"demo seed skipped: this database has users of its own ({', '.join(own[:3])}"
+            f"{', …' if len(own) > 3 else ''}), so it looks like a real deployment, and the demo would add "
+            f"an administrator with a published password. Run `cairn seed-demo --force` to load it anyway.",
+            err=True,
+        )
         sys.exit(1)
     report = run_seed()
-    click.echo(f"packs created: {len(report.packs_created)}; documents added: {len(report.documents_added)}, "
-               f"updated: {len(report.documents_updated)}, unchanged: {report.documents_unchanged}; "
-               f"agents created: {len(report.agents_created)}, returned to catalog settings: "
-               f"{len(report.agents_reset)}; users created: {len(report.users_created)}")
+    click.echo(
+        f"packs created: {len(report.packs_created)}; documents added: {len(report.documents_added)}, "
+        f"updated: {len(report.documents_updated)}, unchanged: {report.documents_unchanged}; "
+        f"agents created: {len(report.agents_created)}, returned to catalog settings: "
+        f"{len(report.agents_reset)}; users created: {len(report.users_created)}"
+    )
     for name in report.documents_deleted:
         click.echo(f"skipped document {name}: an administrator deleted it, and the seed does not bring it back")
     for slug in report.agents_deleted:

@@ -42,8 +42,11 @@ def packs_list(as_json):
     from portal.packs.services import packs_as_json
 
     app_context()
-    echo_listing(packs_as_json(Pack.select().order_by(Pack.slug)), as_json,
-                 lambda row: f"{row['slug']:40} {row['kind']:8} {row['documents']:5}  {row['title']}")
+    echo_listing(
+        packs_as_json(Pack.select().order_by(Pack.slug)),
+        as_json,
+        lambda row: f"{row['slug']:40} {row['kind']:8} {row['documents']:5}  {row['title']}",
+    )
 
 
 def outcome_json(path: str, outcome) -> dict:
@@ -52,14 +55,23 @@ def outcome_json(path: str, outcome) -> dict:
     from portal.models import Passage
 
     if not outcome.accepted:
-        return {"file": path, "status": "refused", "reason": outcome.refused.reason,
-                "message": outcome.refused.message, "document": None}
+        return {
+            "file": path,
+            "status": "refused",
+            "reason": outcome.refused.reason,
+            "message": outcome.refused.message,
+            "document": None,
+        }
     revision = outcome.revision
     return {
-        "file": path, "status": "accepted", "reason": None,
+        "file": path,
+        "status": "accepted",
+        "reason": None,
         "message": "unchanged: identical to the current version, no new revision" if outcome.unchanged else None,
         "document": {
-            "id": outcome.document.doc_id, "version": revision.version, "sha256": revision.sha256,
+            "id": outcome.document.doc_id,
+            "version": revision.version,
+            "sha256": revision.sha256,
             "passages": Passage.select().where(Passage.revision == revision).count(),
             "not_embedded": not_embedded(outcome.document.title, revision),
             "images": {"kept": outcome.images_kept, "not_kept": outcome.images_not_kept},
@@ -85,9 +97,11 @@ def ingest(pack, files, as_json):
         elif line["status"] == "accepted":
             doc = line["document"]
             without_vector = f", {doc['not_embedded']} without a vector" if doc["not_embedded"] else ""
-            click.echo(f"{line['file']}: accepted as {doc['id']} v{doc['version']} "
-                       f"({doc['passages']} passages{without_vector})"
-                       f"{' — ' + line['message'] if line['message'] else ''}")
+            click.echo(
+                f"{line['file']}: accepted as {doc['id']} v{doc['version']} "
+                f"({doc['passages']} passages{without_vector})"
+                f"{' — ' + line['message'] if line['message'] else ''}"
+            )
         else:
             click.echo(f"{line['file']}: refused ({line['reason']}) — {line['message']}")
     sys.exit(1 if any_refused else 0)

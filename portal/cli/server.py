@@ -10,7 +10,6 @@ import click
 
 from portal.cli.support import app_context, fail
 
-
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -40,6 +39,24 @@ def init():
 @click.option("--port", default=5000, show_default=True)
 def serve(host, port):
     """Serve the portal with gunicorn (one worker process: the JVM lives in it, never forked)."""
-    os.execvp(sys.executable, [
-        sys.executable, "-m", "gunicorn", "--chdir", str(PROJECT_ROOT), "--workers", "1", "--threads", "8",
-        "--timeout", "120", "--bind", f"{host}:{port}", "--access-logfile", "-", "app:app"])
+    os.execvp(
+        sys.executable,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--chdir",
+            str(PROJECT_ROOT),
+            "--workers",
+            "1",
+            "--threads",
+            "8",
+            "--timeout",
+            "120",
+            "--bind",
+            f"{host}:{port}",
+            "--access-logfile",
+            "-",
+            "app:app",
+        ],
+    )

@@ -47,12 +47,23 @@ def tokens_list(email, as_json):
         if user is None:
             fail(f"no user {email}")
         query = query.where(ApiToken.user == user.id)
-    rows = [{"id": t.id, "user": t.user.email, "name": t.name, "shown": t.shown,
-             "created_at": t.created_at.isoformat(timespec="seconds"),
-             "last_used_at": t.last_used_at.isoformat(timespec="seconds") if t.last_used_at else None,
-             "revoked_at": t.revoked_at.isoformat(timespec="seconds") if t.revoked_at else None} for t in query]
-    echo_listing(rows, as_json, lambda r: f"{r['id']}  {r['user']}  {r['name']}  {r['shown']}…"
-                                          f"{'  revoked' if r['revoked_at'] else ''}")
+    rows = [
+        {
+            "id": t.id,
+            "user": t.user.email,
+            "name": t.name,
+            "shown": t.shown,
+            "created_at": t.created_at.isoformat(timespec="seconds"),
+            "last_used_at": t.last_used_at.isoformat(timespec="seconds") if t.last_used_at else None,
+            "revoked_at": t.revoked_at.isoformat(timespec="seconds") if t.revoked_at else None,
+        }
+        for t in query
+    ]
+    echo_listing(
+        rows,
+        as_json,
+        lambda r: f"{r['id']}  {r['user']}  {r['name']}  {r['shown']}…{'  revoked' if r['revoked_at'] else ''}",
+    )
 
 
 @tokens.command("revoke")

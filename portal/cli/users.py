@@ -16,16 +16,25 @@ def users():
 
 @users.command("create")
 @click.argument("email")
-@click.option("--role", "roles", multiple=True, required=True,
-              type=click.Choice(["PlatformAdmin", "AgentBuilder", "Auditor", "Member"]), help="Repeat for several.")
+@click.option(
+    "--role",
+    "roles",
+    multiple=True,
+    required=True,
+    type=click.Choice(["PlatformAdmin", "AgentBuilder", "Auditor", "Member"]),
+    help="Repeat for several.",
+)
 @click.option("--company", default=None, help="Company of a Member.")
 def users_create(email, roles, company):
     """Create a user; the password is read from standard input."""
     from portal.auth.services import UserError, create_user
 
     app_context()
-    password = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else click.prompt(
-        "Password", hide_input=True, confirmation_prompt=True)
+    password = (
+        sys.stdin.readline().rstrip("\n")
+        if not sys.stdin.isatty()
+        else click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    )
     try:
         user = create_user(email, password, set(roles), company)
     except UserError as error:
@@ -44,8 +53,11 @@ def users_set_password(email):
     user = User.by_email(email)
     if user is None:
         fail(f"no user {email}")
-    password = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else click.prompt(
-        "New password", hide_input=True, confirmation_prompt=True)
+    password = (
+        sys.stdin.readline().rstrip("\n")
+        if not sys.stdin.isatty()
+        else click.prompt("New password", hide_input=True, confirmation_prompt=True)
+    )
     try:
         set_password(user, password)
     except UserError as error:

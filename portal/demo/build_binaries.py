@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import io
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from PIL import Image
@@ -36,7 +36,7 @@ STYLE_GUIDE_SOURCE = SOURCES_DIR / "ops-writing-style-guide.md"
 WORKED_EXAMPLES_SOURCE = SOURCES_DIR / "worked-examples-interface-incident-triage.md"
 
 # Every generated file carries this moment as its creation and modification time.
-FIXED_TIME = datetime(2026, 1, 5, 9, 0, 0, tzinfo=timezone.utc)
+FIXED_TIME = datetime(2026, 1, 5, 9, 0, 0, tzinfo=UTC)
 FIXED_ZIP_TIME = (2026, 1, 5, 9, 0, 0)
 AUTHOR = "Cairn demo content"
 

@@ -13,8 +13,9 @@ Documents are dicts: Markdown ones carry a ``source`` path relative to this pack
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 DEMO_DIR = Path(__file__).resolve().parent
 CORPUS_DIR = DEMO_DIR / "corpus"
@@ -33,13 +34,19 @@ def first_heading(path: Path) -> str:
 
 
 def _corpus_documents(pack_slug: str) -> list[dict[str, str]]:
-    return [{"id": path.stem, "title": first_heading(path), "source": f"corpus/{pack_slug}/{path.name}"}
-            for path in sorted((CORPUS_DIR / pack_slug).glob("*.md"))]
+    return [
+        {"id": path.stem, "title": first_heading(path), "source": f"corpus/{pack_slug}/{path.name}"}
+        for path in sorted((CORPUS_DIR / pack_slug).glob("*.md"))
+    ]
 
 
 def _generated_document(entry: dict[str, str]) -> dict[str, str]:
-    return {"id": entry["id"], "title": first_heading(SOURCES_DIR / f"{entry['id']}.md"),
-            "generator": entry["generator"], "filename": entry["filename"]}
+    return {
+        "id": entry["id"],
+        "title": first_heading(SOURCES_DIR / f"{entry['id']}.md"),
+        "generator": entry["generator"],
+        "filename": entry["filename"],
+    }
 
 
 def _load(path: Path = CATALOG_PATH) -> tuple[dict, list, list, list, dict]:
@@ -49,18 +56,40 @@ def _load(path: Path = CATALOG_PATH) -> tuple[dict, list, list, list, dict]:
     def company_of(entry: dict) -> str | None:  # `company = true`: the demo's invented company
         return company["name"] if entry.get("company") else None
 
-    packs = [{"slug": entry["slug"], "title": entry["title"], "description": entry["description"],
-              "kind": entry["kind"], "company": company_of(entry), "visibility": entry["visibility"],
-              "documents": _corpus_documents(entry["slug"])
-              + [_generated_document(generated) for generated in entry.get("generated", [])]}
-             for entry in data["packs"]]
-    agents = [{"slug": entry["slug"], "name": entry["name"], "company": company_of(entry), "mode": entry["mode"],
-               "instructions": entry["instructions"] + (data["agent_rules"][entry["rules"]] if "rules" in entry else ""),
-               "packs": entry["packs"]}
-              for entry in data["agents"]]
-    users = [{"email": entry["email"], "display_name": entry["display_name"], "roles": entry["roles"],
-              "company": company_of(entry), "password": entry["password"]}
-             for entry in data["users"]]
+    packs = [
+        {
+            "slug": entry["slug"],
+            "title": entry["title"],
+            "description": entry["description"],
+            "kind": entry["kind"],
+            "company": company_of(entry),
+            "visibility": entry["visibility"],
+            "documents": _corpus_documents(entry["slug"])
+            + [_generated_document(generated) for generated in entry.get("generated", [])],
+        }
+        for entry in data["packs"]
+    ]
+    agents = [
+        {
+            "slug": entry["slug"],
+            "name": entry["name"],
+            "company": company_of(entry),
+            "mode": entry["mode"],
+            "instructions": entry["instructions"] + (data["agent_rules"][entry["rules"]] if "rules" in entry else ""),
+            "packs": entry["packs"],
+        }
+        for entry in data["agents"]
+    ]
+    users = [
+        {
+            "email": entry["email"],
+            "display_name": entry["display_name"],
+            "roles": entry["roles"],
+            "company": company_of(entry),
+            "password": entry["password"],
+        }
+        for entry in data["users"]
+    ]
     return company, packs, agents, users, data["landscape"]
 
 

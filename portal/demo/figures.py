@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from typing import Callable
+from collections.abc import Callable
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -91,8 +91,13 @@ def draw_message_path() -> bytes:
         draw.text((x0 + width / 2, y1 + 40), question, font=_font(19), fill=MUTED, anchor="mm")
         if index:
             _arrow(draw, (x0 - gap + 2, (y0 + y1) // 2), (x0 - 2, (y0 + y1) // 2))
-    draw.text((600, 360), "Triage follows the same order: start where the message was created.", font=_font(19),
-              fill=INK, anchor="mm")
+    draw.text(
+        (600, 360),
+        "Triage follows the same order: start where the message was created.",
+        font=_font(19),
+        fill=INK,
+        anchor="mm",
+    )
     return _png(image)
 
 
@@ -144,8 +149,13 @@ def draw_triage_flow() -> bytes:
     _arrow(draw, (930, 380), (200, 498), "not registered")
     _arrow(draw, (1010, 380), (600, 498), "SSL / PKIX")
     _arrow(draw, (1090, 380), (1000, 498), "empty")
-    draw.text((600, 650), "Resend only after the cause is fixed, in order, and count what arrived.", font=_font(19),
-              fill=INK, anchor="mm")
+    draw.text(
+        (600, 650),
+        "Resend only after the cause is fixed, in order, and count what arrived.",
+        font=_font(19),
+        fill=INK,
+        anchor="mm",
+    )
     return _png(image)
 
 

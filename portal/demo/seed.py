@@ -44,8 +44,14 @@ class SeedReport:
 
     @property
     def changed(self) -> bool:
-        return bool(self.packs_created or self.users_created or self.documents_added or self.documents_updated
-                    or self.agents_created or self.agents_reset)
+        return bool(
+            self.packs_created
+            or self.users_created
+            or self.documents_added
+            or self.documents_updated
+            or self.agents_created
+            or self.agents_reset
+        )
 
 
 def is_empty() -> bool:
@@ -75,8 +81,9 @@ def seed_demo() -> SeedReport:
 def _seed_pack(entry: dict, report: SeedReport) -> None:
     pack = Pack.get_or_none(Pack.slug == entry["slug"])
     if pack is None:
-        pack = create_pack(entry["slug"], entry["title"], entry["kind"], entry.get("company"),
-                           entry.get("description", ""))
+        pack = create_pack(
+            entry["slug"], entry["title"], entry["kind"], entry.get("company"), entry.get("description", "")
+        )
         report.packs_created.append(pack.slug)
     with tempfile.TemporaryDirectory(prefix="cairn-seed-") as scratch:
         for document in entry["documents"]:
@@ -86,8 +93,9 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
                 report.documents_deleted.append(f"{pack.slug}/{document_id_for(path.name)}")
                 continue
             if not outcome.accepted:
-                raise Refused(outcome.refused.reason,
-                              f"demo document {path.name} was refused: {outcome.refused.message}")
+                raise Refused(
+                    outcome.refused.reason, f"demo document {path.name} was refused: {outcome.refused.message}"
+                )
             if outcome.unchanged:
                 report.documents_unchanged += 1
             elif outcome.created:
@@ -101,18 +109,33 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
 
 def _seed_agents(report: SeedReport) -> None:
     """Create missing catalog agents; return seeded ones to their catalog mode, leaving other edits alone."""
-    deleted = {row.detail.get("slug")
-               for row in AuditLog.select(AuditLog.detail).where(AuditLog.action == "agent.delete")}
+    deleted = {
+        row.detail.get("slug") for row in AuditLog.select(AuditLog.detail).where(AuditLog.action == "agent.delete")
+    }
     for entry in catalog.AGENTS:
         agent = Agent.get_or_none(Agent.slug == entry["slug"])
         if agent is None and entry["slug"] in deleted:
             report.agents_deleted.append(entry["slug"])
         elif agent is None:
-            create_agent(None, entry["slug"], entry["name"], entry["mode"], entry["company"],
-                         entry["instructions"], entry["packs"], seeded=True)
+            create_agent(
+                None,
+                entry["slug"],
+                entry["name"],
+                entry["mode"],
+                entry["company"],
+                entry["instructions"],
+                entry["packs"],
+                seeded=True,
+            )
             report.agents_created.append(entry["slug"])
         elif agent.seeded and agent.mode != entry["mode"]:
-            update_agent(None, agent, name=agent.name, mode=entry["mode"],
-                         company_name=agent.company.name if agent.company_id else None,
-                         instructions=agent.instructions, pack_slugs=[p.slug for p in agent.granted_packs()])
+            update_agent(
+                None,
+                agent,
+                name=agent.name,
+                mode=entry["mode"],
+                company_name=agent.company.name if agent.company_id else None,
+                instructions=agent.instructions,
+                pack_slugs=[p.slug for p in agent.granted_packs()],
+            )
             report.agents_reset.append(entry["slug"])

@@ -113,9 +113,7 @@ def split_bold(text: str) -> list[tuple[str, bool]]:
     """``"a **b** c"`` -> ``[("a ", False), ("b", True), (" c", False)]``."""
     parts = re.split(r"(\*\*[^*]+\*\*)", text)
     return [
-        (part[2:-2], True) if part.startswith("**") and part.endswith("**") else (part, False)
-        for part in parts
-        if part
+        (part[2:-2], True) if part.startswith("**") and part.endswith("**") else (part, False) for part in parts if part
     ]
 
 

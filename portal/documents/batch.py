@@ -30,6 +30,7 @@ UPLOAD_ENDPOINT = "documents.upload"
 def init_app(app) -> None:
     """Raise the upload's body limit before anything reads the form: call this before CSRF protection
     is set up, whose check (a ``before_request`` function too) reads it."""
+
     @app.before_request
     def allow_a_batch_of_files():
         if request.endpoint == UPLOAD_ENDPOINT:
@@ -95,13 +96,21 @@ def refused_batch() -> list[UploadOutcome]:
     if total is not None and total <= limits.MAX_LISTED_BATCH_BYTES:
         try:
             _stream, _form, files = parse_form_data(
-                request.environ, stream_factory=lambda **_part: _Measure(),
+                request.environ,
+                stream_factory=lambda **_part: _Measure(),
                 max_form_memory_size=current_app.config["MAX_FORM_MEMORY_SIZE"],
-                max_content_length=limits.MAX_LISTED_BATCH_BYTES, max_form_parts=limits.MAX_FORM_PARTS)
+                max_content_length=limits.MAX_LISTED_BATCH_BYTES,
+                max_form_parts=limits.MAX_FORM_PARTS,
+            )
             listed = [f for f in files.getlist("files") if f.filename]
         except RequestEntityTooLarge:  # a field, or the number of parts, over its limit
             listed = []
     if not listed:
         return [UploadOutcome(filename="(the files sent)", refused=together)]
-    return [UploadOutcome(filename=shown_name(f.filename), refused=limits.refuse_too_large(f.stream.size)
-                          if f.stream.size > limits.MAX_FILE_BYTES else together) for f in listed]
+    return [
+        UploadOutcome(
+            filename=shown_name(f.filename),
+            refused=limits.refuse_too_large(f.stream.size) if f.stream.size > limits.MAX_FILE_BYTES else together,
+        )
+        for f in listed
+    ]

@@ -21,8 +21,12 @@ FIGURE_MAX_AGE = 3600  # seconds a browser may reuse a figure without asking aga
 
 def send_original(revision: Revision) -> Response:
     """The revision's original upload as a download; the browser asks again (cheaply) every time."""
-    return _send_stored(revision.original_path, "application/octet-stream", max_age=0,
-                        attachment_name=download_name(revision.original_name))
+    return _send_stored(
+        revision.original_path,
+        "application/octet-stream",
+        max_age=0,
+        attachment_name=download_name(revision.original_name),
+    )
 
 
 def send_figure(path: str) -> Response:
@@ -33,5 +37,12 @@ def send_figure(path: str) -> Response:
 
 
 def _send_stored(relative: str, mimetype: str, *, max_age: int, attachment_name: str | None = None) -> Response:
-    return send_file(storage.resolve(relative), mimetype=mimetype, as_attachment=attachment_name is not None,
-                     download_name=attachment_name, conditional=True, etag=True, max_age=max_age)
+    return send_file(
+        storage.resolve(relative),
+        mimetype=mimetype,
+        as_attachment=attachment_name is not None,
+        download_name=attachment_name,
+        conditional=True,
+        etag=True,
+        max_age=max_age,
+    )

@@ -38,9 +38,12 @@ def upload_name(name: str) -> str:
     for position, character in enumerate(name, start=1):
         if _refused_character(character):
             what = unicodedata.name(character, "a control character")
-            raise Refused("bad_name", f"The file name holds U+{ord(character):04X} ({what}) at character "
-                                      f"{position}: control characters and text-direction marks cannot be part "
-                                      "of a file name. Rename the file and upload it again.")
+            raise Refused(
+                "bad_name",
+                f"The file name holds U+{ord(character):04X} ({what}) at character "
+                f"{position}: control characters and text-direction marks cannot be part "
+                "of a file name. Rename the file and upload it again.",
+            )
     return name
 
 

@@ -21,7 +21,8 @@ def not_embedded(title: str, revision) -> int:
 
 
 def ingest_paths(pack_slug: str, paths) -> Iterator[tuple[str, UploadOutcome]]:
-    """Each file (as given) and its outcome, yielded once it is stored (or refused): a killed run has shown what it stored.
+    """Each file (as given) and its outcome, yielded once it is stored (or refused): a killed run has
+    shown what it stored.
 
     The index catches up at the end (and every few dozen documents); what a kill interrupts is
     indexed at the next start (portal/search/service.py).

@@ -28,8 +28,9 @@ class Redaction:
         sentences = [f"Redacted: the {found} replaced by {REDACTION_MARKER}."]
         if self.original_dropped:
             images = {0: "", 1: f", and its image was not kept (it became {REDACTED_FIGURE})"}.get(
-                self.images_dropped, f", and its {self.images_dropped} images were not kept "
-                                     f"(each became {REDACTED_FIGURE})")
+                self.images_dropped,
+                f", and its {self.images_dropped} images were not kept (each became {REDACTED_FIGURE})",
+            )
             sentences.append(f"The original file is not kept, so it cannot be downloaded{images}.")
         elif self.original_for_staff_only:
             sentences.append("Members cannot download the file.")

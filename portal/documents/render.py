@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import bisect
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import nh3
 from markupsafe import Markup
@@ -23,10 +23,41 @@ from markupsafe import Markup
 from portal.ingest.markdown_blocks import MARKDOWN, source_lines
 from portal.ingest.markers import is_page_line, replace_figure_markers_in_html
 
-_BLOCK_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "blockquote", "table", "hr",
-               "div", "code"}
-_ALLOWED_TAGS = _BLOCK_TAGS | {"a", "em", "strong", "del", "br", "thead", "tbody", "tr", "th", "td", "span",
-                               "img", "s", "sup", "sub"}
+_BLOCK_TAGS = {
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "ul",
+    "ol",
+    "li",
+    "pre",
+    "blockquote",
+    "table",
+    "hr",
+    "div",
+    "code",
+}
+_ALLOWED_TAGS = _BLOCK_TAGS | {
+    "a",
+    "em",
+    "strong",
+    "del",
+    "br",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "span",
+    "img",
+    "s",
+    "sup",
+    "sub",
+}
 _ALLOWED_ATTRIBUTES = {
     "*": {"class", "id", "data-line"},
     "a": {"href", "title"},
@@ -42,8 +73,12 @@ class PassageLines:
     line_end: int
 
 
-def render_markdown(text: str, passages: list[PassageLines] = (), highlight: tuple[int, int] | None = None,
-                    figure_url: Callable[[int], str] | None = None) -> Markup:
+def render_markdown(
+    text: str,
+    passages: list[PassageLines] = (),
+    highlight: tuple[int, int] | None = None,
+    figure_url: Callable[[int], str] | None = None,
+) -> Markup:
     """Render ``text``; ``highlight`` is a 1-based inclusive line range to mark as cited."""
     tokens = MARKDOWN.parse(text)
     lines = source_lines(text)  # passage lines are counted as str.splitlines counts them
@@ -68,8 +103,15 @@ def render_markdown(text: str, passages: list[PassageLines] = (), highlight: tup
     body = MARKDOWN.renderer.render(tokens, MARKDOWN.options, {})
     if figure_url is not None:
         body = replace_figure_markers_in_html(body, lambda number, label: _figure_html(number, label, figure_url))
-    return Markup(nh3.clean(body, tags=_ALLOWED_TAGS, attributes=_ALLOWED_ATTRIBUTES,
-                            url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer nofollow"))
+    return Markup(
+        nh3.clean(
+            body,
+            tags=_ALLOWED_TAGS,
+            attributes=_ALLOWED_ATTRIBUTES,
+            url_schemes={"http", "https", "mailto"},
+            link_rel="noopener noreferrer nofollow",
+        )
+    )
 
 
 def _mark_page_lines(tokens) -> None:
@@ -80,8 +122,10 @@ def _mark_page_lines(tokens) -> None:
             opening.attrSet("class", f"{existing} page-line" if existing else "page-line")
 
 
-_FIGURE_HTML = Markup('<span class="figure" id="figure-{number}"><img src="{src}" alt="{label}" loading="lazy">'
-                      '<span class="figure-caption">Figure {number}: {label}</span></span>')
+_FIGURE_HTML = Markup(
+    '<span class="figure" id="figure-{number}"><img src="{src}" alt="{label}" loading="lazy">'
+    '<span class="figure-caption">Figure {number}: {label}</span></span>'
+)
 
 
 def _figure_html(number: int, label: str, figure_url: Callable[[int], str]) -> str:
@@ -92,5 +136,7 @@ def _figure_html(number: int, label: str, figure_url: Callable[[int], str]) -> s
 
 def numbered_lines(text: str, highlight: tuple[int, int] | None = None) -> list[tuple[int, str, bool]]:
     """The text as (line number, line, highlighted) rows for the line view."""
-    return [(n, line, bool(highlight and highlight[0] <= n <= highlight[1]))
-            for n, line in enumerate(text.split("\n"), start=1)]
+    return [
+        (n, line, bool(highlight and highlight[0] <= n <= highlight[1]))
+        for n, line in enumerate(text.split("\n"), start=1)
+    ]

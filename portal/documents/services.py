@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from flask import current_app
@@ -63,8 +64,9 @@ class ReaderAccess:
             raise Refused("bad_visibility", f"A document's visibility is one of {', '.join(VISIBILITIES)}.")
         unknown = sorted(set(self.reader_roles) - set(ROLES))
         if unknown:
-            raise Refused("bad_reader_roles", f"Reader roles are among {', '.join(ROLES)}; "
-                                              f"{', '.join(unknown)} is not one.")
+            raise Refused(
+                "bad_reader_roles", f"Reader roles are among {', '.join(ROLES)}; {', '.join(unknown)} is not one."
+            )
 
     def fields(self) -> dict:
         """The document's columns for it (roles in ROLES order, like a user's)."""
@@ -82,8 +84,9 @@ def document_id_for(filename: str) -> str:
 
 def refuse_if_bad_document_id(doc_id: str) -> None:
     if not DOCUMENT_ID_RE.match(doc_id):
-        raise Refused("bad_name", "A document id has 1–80 letters, digits, '.', '_' or '-', "
-                                  "starting with a letter or digit.")
+        raise Refused(
+            "bad_name", "A document id has 1–80 letters, digits, '.', '_' or '-', starting with a letter or digit."
+        )
 
 
 def title_for(filename: str, text: str, kind: str, own_title: str = "") -> str:
@@ -108,9 +111,17 @@ def classification_policy() -> Policy:
     return Policy.from_config(rules) if rules else Policy.default()
 
 
-def upload_file(pack: Pack, filename: str, data: bytes, user: User | None,
-                content_type: str | None = None, expected_version: int | None = None, *,
-                doc_id: str | None = None, reader_access: ReaderAccess | None = None) -> UploadOutcome:
+def upload_file(
+    pack: Pack,
+    filename: str,
+    data: bytes,
+    user: User | None,
+    content_type: str | None = None,
+    expected_version: int | None = None,
+    *,
+    doc_id: str | None = None,
+    reader_access: ReaderAccess | None = None,
+) -> UploadOutcome:
     """Read, classify, store and index one file; a refusal stores nothing.
 
     ``doc_id``: the document's id when the caller names it (the API), else the file name's.
@@ -137,13 +148,25 @@ def _upload(pack, filename, data, user, content_type, expected_version, doc_id, 
     redaction = None
     if verdict.decision == "redact":
         if doc_id is not None and verdict.redacted_filename != filename:
-            raise Refused("bad_name", "The document id or file name looks like a credential; "
-                                      "choose another one. Nothing was stored.")
+            raise Refused(
+                "bad_name",
+                "The document id or file name looks like a credential; choose another one. Nothing was stored.",
+            )
         extracted, redaction = _redact(extracted, verdict)
         title, filename = verdict.redacted_title, verdict.redacted_filename
     doc_id = doc_id or document_id_for(filename)
-    outcome = _store(pack, doc_id, title, filename, content_type, extracted, redaction is not None, user,
-                     expected_version, reader_access)
+    outcome = _store(
+        pack,
+        doc_id,
+        title,
+        filename,
+        content_type,
+        extracted,
+        redaction is not None,
+        user,
+        expected_version,
+        reader_access,
+    )
     outcome.redaction = redaction
     return outcome
 
@@ -153,21 +176,43 @@ def _redact(extracted: Extracted, verdict: Classification) -> tuple[Extracted, R
     if extracted.kind in ("docx", "pdf"):
         text = replace_figure_markers(without_images_line(verdict.redacted_text), REDACTED_FIGURE)
         images = len(extracted.figures) + sum(extracted.images_not_kept.values())
-        return (Extracted(text=text, kind=extracted.kind, original=None, figures=[], images_not_kept={},
-                          pages=extracted.pages, title_hint=extracted.title_hint),
-                Redaction(verdict.deciding_kinds, original_dropped=True, images_dropped=images))
+        return (
+            Extracted(
+                text=text,
+                kind=extracted.kind,
+                original=None,
+                figures=[],
+                images_not_kept={},
+                pages=extracted.pages,
+                title_hint=extracted.title_hint,
+            ),
+            Redaction(verdict.deciding_kinds, original_dropped=True, images_dropped=images),
+        )
     extracted.text = verdict.redacted_text
     return extracted, Redaction(verdict.deciding_kinds, original_for_staff_only=extracted.original is not None)
 
 
-def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, redacted, user,
-           expected_version, reader_access: ReaderAccess | None = None) -> UploadOutcome:
+def _store(
+    pack,
+    doc_id,
+    title,
+    filename,
+    content_type,
+    extracted: Extracted,
+    redacted,
+    user,
+    expected_version,
+    reader_access: ReaderAccess | None = None,
+) -> UploadOutcome:
     text_sha = sha256_hex(extracted.text)
     original_sha = sha256_hex(extracted.original) if extracted.original is not None else None
     existing = Document.get_or_none((Document.pack == pack) & (Document.doc_id == doc_id))
     if existing is not None and existing.is_deleted:
-        raise Refused("id_reused", f"A deleted document of this pack was called {doc_id!r}; ids are never "
-                                   "reused, so rename the file and upload it again.")
+        raise Refused(
+            "id_reused",
+            f"A deleted document of this pack was called {doc_id!r}; ids are never "
+            "reused, so rename the file and upload it again.",
+        )
     current_version = existing.current_version if existing else 0
     if expected_version is not None and expected_version != current_version:
         raise VersionConflict(expected_version, current_version)
@@ -175,20 +220,38 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
         current = existing.current_revision()
         if current and current.sha256 == text_sha and current.original_sha256 == original_sha:
             if reader_access is not None and reader_access.fields() != {
-                    "visibility": existing.visibility, "reader_role_names": existing.reader_role_names}:
+                "visibility": existing.visibility,
+                "reader_role_names": existing.reader_role_names,
+            }:
                 existing = set_reader_access(existing, reader_access, current_version)
-            return UploadOutcome(filename=filename, document=existing, revision=current, unchanged=True,
-                                 images_kept=len(extracted.figures),
-                                 images_not_kept=dict(extracted.images_not_kept))
+            return UploadOutcome(
+                filename=filename,
+                document=existing,
+                revision=current,
+                unchanged=True,
+                images_kept=len(extracted.figures),
+                images_not_kept=dict(extracted.images_not_kept),
+            )
 
     spans = split_passages(extracted.text, extracted.kind)
     try:
         with storage.changing() as files:
             with database().atomic():
-                document, version = _claim_document(pack, existing, doc_id, title, extracted.kind,
-                                                    current_version)
-                purged, revision = _write_revision(files, document, version, filename, content_type, extracted,
-                                                   text_sha, original_sha, spans, title, redacted, user)
+                document, version = _claim_document(pack, existing, doc_id, title, extracted.kind, current_version)
+                purged, revision = _write_revision(
+                    files,
+                    document,
+                    version,
+                    filename,
+                    content_type,
+                    extracted,
+                    text_sha,
+                    original_sha,
+                    spans,
+                    title,
+                    redacted,
+                    user,
+                )
                 if reader_access is not None:
                     Document.update(**reader_access.fields()).where(Document.id == document.id).execute()
             _remove_revision_folders(document, purged)
@@ -198,8 +261,14 @@ def _store(pack, doc_id, title, filename, content_type, extracted: Extracted, re
         raise _refuse_concurrent_upload(filename, doc_id) from None
     search_service.index_changes(pack)
     document = Document.get_by_id(document.id)
-    return UploadOutcome(filename=filename, document=document, revision=revision, created=existing is None,
-                         images_kept=len(extracted.figures), images_not_kept=dict(extracted.images_not_kept))
+    return UploadOutcome(
+        filename=filename,
+        document=document,
+        revision=revision,
+        created=existing is None,
+        images_kept=len(extracted.figures),
+        images_not_kept=dict(extracted.images_not_kept),
+    )
 
 
 def _claim_document(pack, existing, doc_id, title, kind, current_version) -> tuple[Document, int]:
@@ -215,13 +284,28 @@ def _claim_document(pack, existing, doc_id, title, kind, current_version) -> tup
 
 
 def _refuse_concurrent_upload(filename: str, doc_id: str) -> Refused:
-    return Refused("conflict", f"{filename} was stored by another upload a moment ago (as {doc_id}); "
-                               "this copy was not stored. Open the document to check it, and upload again "
-                               "to make this file its next version.")
+    return Refused(
+        "conflict",
+        f"{filename} was stored by another upload a moment ago (as {doc_id}); "
+        "this copy was not stored. Open the document to check it, and upload again "
+        "to make this file its next version.",
+    )
 
 
-def _write_revision(files: storage.FileChanges, document, version, filename, content_type, extracted, text_sha,
-                    original_sha, spans, title, redacted, user) -> tuple[list[int], Revision]:
+def _write_revision(
+    files: storage.FileChanges,
+    document,
+    version,
+    filename,
+    content_type,
+    extracted,
+    text_sha,
+    original_sha,
+    spans,
+    title,
+    redacted,
+    user,
+) -> tuple[list[int], Revision]:
     """Inside the upload's transaction: files, revision, figures, passages, purge and pending index work."""
     folder = _revision_folder(document, version)
     try:
@@ -231,19 +315,34 @@ def _write_revision(files: storage.FileChanges, document, version, filename, con
             original_path = f"{folder}/original{suffix}"
             files.write(original_path, extracted.original)
         revision = Revision.create(
-            document=document, version=version, text=extracted.text, sha256=text_sha,
-            original_name=filename, original_path=original_path, original_sha256=original_sha,
-            original_content_type=content_type, original_size=len(extracted.original or b"") or None,
-            pages=extracted.pages, images_not_kept=dict(extracted.images_not_kept),
-            created_by=user)
+            document=document,
+            version=version,
+            text=extracted.text,
+            sha256=text_sha,
+            original_name=filename,
+            original_path=original_path,
+            original_sha256=original_sha,
+            original_content_type=content_type,
+            original_size=len(extracted.original or b"") or None,
+            pages=extracted.pages,
+            images_not_kept=dict(extracted.images_not_kept),
+            created_by=user,
+        )
         for figure in extracted.figures:
             path = f"{folder}/figure-{figure.number}.webp"
             files.write(path, figure.webp)
-            Figure.create(revision=revision, number=figure.number, label=figure.label, path=path,
-                          width=figure.width, height=figure.height)
+            Figure.create(
+                revision=revision,
+                number=figure.number,
+                label=figure.label,
+                path=path,
+                width=figure.width,
+                height=figure.height,
+            )
         _create_passages(revision, spans)
         Document.update(title=title, kind=extracted.kind, redacted=redacted, updated_at=utcnow()).where(
-            Document.id == document.id).execute()
+            Document.id == document.id
+        ).execute()
         purged = _purge_old_revisions(document, version, files)
         search_service.record_index_change(document.pack_id, document.doc_id)
     except BaseException:
@@ -254,9 +353,15 @@ def _write_revision(files: storage.FileChanges, document, version, filename, con
 
 def set_reader_access(document: Document, reader_access: ReaderAccess, expected_version: int) -> Document:
     """Change who may read ``document`` directly, if it is still at ``expected_version``; the fresh row."""
-    changed = (Document.update(**reader_access.fields(), updated_at=utcnow())
-               .where((Document.id == document.id) & (Document.current_version == expected_version)
-                      & Document.deleted_at.is_null()).execute())
+    changed = (
+        Document.update(**reader_access.fields(), updated_at=utcnow())
+        .where(
+            (Document.id == document.id)
+            & (Document.current_version == expected_version)
+            & Document.deleted_at.is_null()
+        )
+        .execute()
+    )
     fresh = Document.get_by_id(document.id)
     if not changed:
         raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
@@ -266,8 +371,11 @@ def set_reader_access(document: Document, reader_access: ReaderAccess, expected_
 def edit_text(document: Document, text: str, expected_version: int, user: User | None) -> Revision:
     """Save edited text as a new revision of a Markdown or text document."""
     if document.kind not in EDITABLE_KINDS:
-        raise Refused("not_editable", "Word, PDF and image documents change by uploading a new file; "
-                                      "only Markdown and text documents are edited here.")
+        raise Refused(
+            "not_editable",
+            "Word, PDF and image documents change by uploading a new file; "
+            "only Markdown and text documents are edited here.",
+        )
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise limits.refuse_empty()
@@ -289,11 +397,18 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
             if current and current.sha256 == text_sha:
                 raise Refused("unchanged", "The text is the same as the current version; no new revision was made.")
             version = _claim_next_version(fresh, expected_version)
-            revision = Revision.create(document=fresh, version=version, text=text, sha256=text_sha,
-                                       created_by=user, original_name=current.original_name if current else None)
+            revision = Revision.create(
+                document=fresh,
+                version=version,
+                text=text,
+                sha256=text_sha,
+                created_by=user,
+                original_name=current.original_name if current else None,
+            )
             _create_passages(revision, spans)
             Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
-                Document.id == fresh.id).execute()
+                Document.id == fresh.id
+            ).execute()
             purged = _purge_old_revisions(fresh, version, files)
             search_service.record_index_change(pack.id, fresh.doc_id)
         _remove_revision_folders(fresh, purged)  # a kill before this leaves them noted for the sweep
@@ -306,10 +421,15 @@ def delete_document(document: Document, expected_version: int) -> None:
     pack = document.pack
     with storage.changing() as files:
         with database().atomic():
-            changed = (Document.update(deleted_at=utcnow(), updated_at=utcnow())
-                       .where((Document.id == document.id) & (Document.current_version == expected_version)
-                              & Document.deleted_at.is_null())
-                       .execute())
+            changed = (
+                Document.update(deleted_at=utcnow(), updated_at=utcnow())
+                .where(
+                    (Document.id == document.id)
+                    & (Document.current_version == expected_version)
+                    & Document.deleted_at.is_null()
+                )
+                .execute()
+            )
             if not changed:
                 fresh = Document.get_by_id(document.id)
                 raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
@@ -324,20 +444,33 @@ def delete_document(document: Document, expected_version: int) -> None:
 def _claim_next_version(document: Document, expected: int) -> int:
     """Move current_version from ``expected`` to the next; a concurrent writer makes this fail."""
     version = expected + 1
-    changed = (Document.update(current_version=version)
-               .where((Document.id == document.id) & (Document.current_version == expected))
-               .execute())
+    changed = (
+        Document.update(current_version=version)
+        .where((Document.id == document.id) & (Document.current_version == expected))
+        .execute()
+    )
     if not changed:
         raise VersionConflict(expected, Document.get_by_id(document.id).current_version)
     return version
 
 
 def _create_passages(revision: Revision, spans) -> None:
-    rows = [dict(revision=revision.id, ordinal=s.ordinal, text=s.text, line_start=s.line_start,
-                 line_end=s.line_end, char_start=s.char_start, char_end=s.char_end,
-                 heading_path=s.heading_path, page=s.page) for s in spans]
+    rows = [
+        dict(
+            revision=revision.id,
+            ordinal=s.ordinal,
+            text=s.text,
+            line_start=s.line_start,
+            line_end=s.line_end,
+            char_start=s.char_start,
+            char_end=s.char_end,
+            heading_path=s.heading_path,
+            page=s.page,
+        )
+        for s in spans
+    ]
     for start in range(0, len(rows), 500):
-        Passage.insert_many(rows[start:start + 500]).execute()
+        Passage.insert_many(rows[start : start + 500]).execute()
 
 
 def _purge_old_revisions(document: Document, newest: int, files: storage.FileChanges) -> list[int]:
@@ -357,6 +490,7 @@ def _purge_old_revisions(document: Document, newest: int, files: storage.FileCha
         Revision.delete().where(purged).execute()
     return old
 
+
 def _document_folder(document: Document) -> str:
     return f"packs/{document.pack_id}/documents/{document.id}"
 
@@ -372,10 +506,13 @@ def _remove_revision_folders(document: Document, versions) -> None:
 
 def sweep_orphan_files() -> list[str] | None:
     """Delete files under the data folder that no revision or figure names (left by a killed process)."""
+
     def referenced() -> set[str]:
         originals = Revision.select(Revision.original_path).where(Revision.original_path.is_null(False))
-        return ({path for (path,) in originals.tuples()}
-                | {path for (path,) in Figure.select(Figure.path).tuples()}
-                | {path for (path,) in ReceiptFigure.select(ReceiptFigure.path).tuples()})
+        return (
+            {path for (path,) in originals.tuples()}
+            | {path for (path,) in Figure.select(Figure.path).tuples()}
+            | {path for (path,) in ReceiptFigure.select(ReceiptFigure.path).tuples()}
+        )
 
     return storage.sweep(referenced)

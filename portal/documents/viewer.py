@@ -9,7 +9,7 @@ passes it in.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from markupsafe import Markup
 
@@ -28,8 +28,13 @@ def passages_of(revision: Revision) -> list[Passage]:
     return list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
 
 
-def document_body(revision: Revision, passages: list[Passage], view: str, highlighted: Passage | None,
-                  figure_url: Callable[[int], str]) -> Markup | list:
+def document_body(
+    revision: Revision,
+    passages: list[Passage],
+    view: str,
+    highlighted: Passage | None,
+    figure_url: Callable[[int], str],
+) -> Markup | list:
     """The text as HTML (``formatted``) or as numbered lines (``lines``), ``highlighted`` marked.
 
     ``figure_url(number)`` is asked only for figures the revision has; a marker naming
@@ -39,18 +44,28 @@ def document_body(revision: Revision, passages: list[Passage], view: str, highli
     if view == "lines":
         return numbered_lines(revision.text, highlight)
     kept = {f.number for f in Figure.select(Figure.number).where(Figure.revision == revision)}
-    return render_markdown(revision.text, [PassageLines(p.ordinal, p.line_start, p.line_end) for p in passages],
-                           highlight, lambda number: figure_url(number) if number in kept else "")
+    return render_markdown(
+        revision.text,
+        [PassageLines(p.ordinal, p.line_start, p.line_end) for p in passages],
+        highlight,
+        lambda number: figure_url(number) if number in kept else "",
+    )
 
 
 def figure_of(document: Document, version: int, number: int) -> Figure | None:
     """Figure ``number`` of ``document``'s revision ``version``, while that revision is kept."""
-    return (Figure.select().join(Revision)
-            .where((Revision.document == document) & (Revision.version == version) & (Figure.number == number))
-            .first())
+    return (
+        Figure.select()
+        .join(Revision)
+        .where((Revision.document == document) & (Revision.version == version) & (Figure.number == number))
+        .first()
+    )
 
 
 def revision_history(document: Document) -> list[Revision]:
     """The kept revisions, newest first, with what the viewer's side column shows of them."""
-    return list(Revision.select(Revision.version, Revision.sha256, Revision.created_at, Revision.created_by)
-                .where(Revision.document == document).order_by(Revision.version.desc()))
+    return list(
+        Revision.select(Revision.version, Revision.sha256, Revision.created_at, Revision.created_by)
+        .where(Revision.document == document)
+        .order_by(Revision.version.desc())
+    )

@@ -41,9 +41,16 @@ def too_large(_error):
 def _uploaded(pack, outcomes, status: int):
     # With htmx the outcomes are added to the list on the page, and the documents section (its
     # heading counts them) is swapped out of band; without, the whole pack page again.
-    return render("packs/show.html", "documents/_uploaded.html", status=status, pack=pack,
-                  outcomes=outcomes, documents=access.readable_documents(current_user, pack), query="",
-                  results=None)
+    return render(
+        "packs/show.html",
+        "documents/_uploaded.html",
+        status=status,
+        pack=pack,
+        outcomes=outcomes,
+        documents=access.readable_documents(current_user, pack),
+        query="",
+        results=None,
+    )
 
 
 @bp.route("/<doc_id>")
@@ -59,11 +66,25 @@ def show(slug: str, doc_id: str):
     if from_run is not None and cited is None:
         cited = from_run.current_passage
     view = viewer.chosen_view(request.args.get("view"))
-    body = viewer.document_body(revision, passages, view, cited, lambda number: url_for(
-        "documents.figure", slug=slug, doc_id=doc_id, version=revision.version, number=number))
-    return render("documents/show.html", pack=pack, document=document, revision=revision, body=body,
-                  view=view, cited=cited, passages=passages, history=viewer.revision_history(document),
-                  from_run=from_run)
+    body = viewer.document_body(
+        revision,
+        passages,
+        view,
+        cited,
+        lambda number: url_for("documents.figure", slug=slug, doc_id=doc_id, version=revision.version, number=number),
+    )
+    return render(
+        "documents/show.html",
+        pack=pack,
+        document=document,
+        revision=revision,
+        body=body,
+        view=view,
+        cited=cited,
+        passages=passages,
+        history=viewer.revision_history(document),
+        from_run=from_run,
+    )
 
 
 @bp.route("/<doc_id>/edit", methods=["GET", "POST"])
@@ -73,17 +94,29 @@ def edit(slug: str, doc_id: str):
     document = access.document_for(current_user, pack, doc_id)
     revision = document.current_revision()
     if request.method == "GET":
-        return render("documents/edit.html", pack=pack, document=document, text=revision.text,
-                      expected_version=document.current_version, error=None)
+        return render(
+            "documents/edit.html",
+            pack=pack,
+            document=document,
+            text=revision.text,
+            expected_version=document.current_version,
+            error=None,
+        )
     text = request.form.get("text", "")
     expected = form_number("expected_version")
     try:
         saved = services.edit_text(document, text, expected, current_user)
     except (Refused, VersionConflict) as error:
         status = 409 if isinstance(error, VersionConflict) else 422
-        return render("documents/edit.html", status=status, pack=pack, document=document, text=text,
-                      expected_version=expected, error=str(error) if isinstance(error, VersionConflict)
-                      else error.message)
+        return render(
+            "documents/edit.html",
+            status=status,
+            pack=pack,
+            document=document,
+            text=text,
+            expected_version=expected,
+            error=str(error) if isinstance(error, VersionConflict) else error.message,
+        )
     flash(f"Saved as version {saved.version}.")
     return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)
 

@@ -47,7 +47,6 @@ class AnswerOutcome:
     ms: float
     issued_text: str = ""  # the issued passages' text, Markdown syntax taken out
 
-
     @property
     def answerable(self) -> bool:
         return bool(self.expected)
@@ -106,9 +105,11 @@ class AnswerReport:
         for o in self.outcomes:
             by_kind.setdefault(o.kind, []).append(o)
             by_split.setdefault(o.split or "unsplit", []).append(o)
-        return {**self.figures(self.outcomes),
-                "by_kind": {k: self.figures(v) for k, v in sorted(by_kind.items())},
-                "by_split": {k: self.figures(v) for k, v in sorted(by_split.items())}}
+        return {
+            **self.figures(self.outcomes),
+            "by_kind": {k: self.figures(v) for k, v in sorted(by_kind.items())},
+            "by_split": {k: self.figures(v) for k, v in sorted(by_split.items())},
+        }
 
 
 def _share(flags) -> float | None:
@@ -134,20 +135,29 @@ def evaluate_answers(questions: list[dict]) -> AnswerReport:
             cited = set(run.cited)
             references = list(run.references())
             documents = list(dict.fromkeys(r.document_id for r in references if r.n in cited))
-            report.outcomes.append(AnswerOutcome(
-                id=question["id"], kind=question.get("kind", ""), split=question.get("split", ""),
-                question=question["question"], expected=list(question["expected"]),
-                answer_contains=list(question.get("answer_contains") or []), answer=run.answer,
-                cited_documents=documents, ms=ms,
-                issued_text="\n".join(plain(line) for r in references for line in r.text.splitlines())))
+            report.outcomes.append(
+                AnswerOutcome(
+                    id=question["id"],
+                    kind=question.get("kind", ""),
+                    split=question.get("split", ""),
+                    question=question["question"],
+                    expected=list(question["expected"]),
+                    answer_contains=list(question.get("answer_contains") or []),
+                    answer=run.answer,
+                    cited_documents=documents,
+                    ms=ms,
+                    issued_text="\n".join(plain(line) for r in references for line in r.text.splitlines()),
+                )
+            )
         transaction.rollback()
     return report
 
 
 def _evaluation_agent(number: int, packs: list[Pack]) -> Agent:
     """A preferred-mode agent granted exactly ``packs`` (made directly: the evaluation may mix companies)."""
-    agent = Agent.create(slug=f"cairn-eval-{number + 1}", name=f"Evaluation {number + 1}", mode="preferred",
-                         instructions="")
+    agent = Agent.create(
+        slug=f"cairn-eval-{number + 1}", name=f"Evaluation {number + 1}", mode="preferred", instructions=""
+    )
     for pack in packs:
         AgentGrant.create(agent=agent, pack=pack)
     return agent

@@ -19,8 +19,10 @@ from portal.search.schema import IndexedPassage
 from portal.search.searcher import Searcher
 
 # Plain Lucene BM25 with Anserini's English analyzer over title + abstract (ENGINEERING.md).
-PLAIN_LUCENE = {(0.9, 0.4): {"ndcg@10": 0.341, "recall@100": 0.722, "map": 0.288},
-                (1.2, 0.75): {"ndcg@10": 0.356, "recall@100": 0.736, "map": 0.305}}
+PLAIN_LUCENE = {
+    (0.9, 0.4): {"ndcg@10": 0.341, "recall@100": 0.722, "map": 0.288},
+    (1.2, 0.75): {"ndcg@10": 0.356, "recall@100": 0.736, "map": 0.305},
+}
 PACK = "cranfield"
 
 
@@ -53,8 +55,10 @@ def _records(path: Path) -> list[dict[str, str]]:
 
 
 def load(folder: Path):
-    documents = {r["id"].lstrip("0") or "0": (r.get("T", "").strip(), r.get("W", "").strip())
-                 for r in _records(folder / "cran.all.1400")}
+    documents = {
+        r["id"].lstrip("0") or "0": (r.get("T", "").strip(), r.get("W", "").strip())
+        for r in _records(folder / "cran.all.1400")
+    }
     # Queries are numbered 1..225 in file order in cranqrel, not by their .I numbers.
     queries = {str(n): r.get("W", "").strip() for n, r in enumerate(_records(folder / "cran.qry"), start=1)}
     gains: dict[str, dict[str, float]] = {}
@@ -71,9 +75,16 @@ def evaluate(folder: Path, k1: float = 0.9, b: float = 0.4, retrieval: str = "bm
     embedder = shared_embedder() if retrieval == "hybrid" else None
     with tempfile.TemporaryDirectory(prefix="cairn-cranfield-") as root:
         store = IndexStore(root, k1=k1, b=b, embedder=embedder)
-        store.rebuild(PACK, (IndexedPassage(passage_id=int(doc_id), document_id=doc_id, pack=PACK, text=text,
-                                            title=title, heading_path="")
-                             for doc_id, (title, text) in documents.items()), generation=1)
+        store.rebuild(
+            PACK,
+            (
+                IndexedPassage(
+                    passage_id=int(doc_id), document_id=doc_id, pack=PACK, text=text, title=title, heading_path=""
+                )
+                for doc_id, (title, text) in documents.items()
+            ),
+            generation=1,
+        )
         searcher = Searcher(root, k1=k1, b=b)
         ndcg, recall, ap = [], [], []
         for query_id, judged in gains.items():
@@ -81,8 +92,14 @@ def evaluate(folder: Path, k1: float = 0.9, b: float = 0.4, retrieval: str = "bm
                 result = searcher.search([PACK], queries[query_id], limit=100, per_document_cap=100)
             else:
                 result = searcher.search_hybrid(
-                    [PACK], queries[query_id], question_vector(embedder, queries[query_id]),
-                    model_id=embedder.model_id, floor=DENSE_FLOOR, limit=100, per_document_cap=100)
+                    [PACK],
+                    queries[query_id],
+                    question_vector(embedder, queries[query_id]),
+                    model_id=embedder.model_id,
+                    floor=DENSE_FLOOR,
+                    limit=100,
+                    per_document_cap=100,
+                )
             ranked = [hit.document_id for hit in result.hits]
             relevant = set(judged)
             ndcg.append(ndcg_at(ranked, judged, 10))

@@ -52,11 +52,14 @@ class QuestionReport:
         answerable = [o.expected_similarity for o in self.answerable() if o.expected_similarity is not None]
         if not unrelated and not answerable:
             return None
-        return {"model": embedding.model_id(), "floor": embedding.DENSE_FLOOR,
-                "unanswerable_best_max": round(max(unrelated), 3) if unrelated else None,
-                "answerable_expected_min": round(min(answerable), 3) if answerable else None,
-                "answerable_below_floor": sum(value < embedding.DENSE_FLOOR for value in answerable),
-                "answerable_measured": len(answerable)}
+        return {
+            "model": embedding.model_id(),
+            "floor": embedding.DENSE_FLOOR,
+            "unanswerable_best_max": round(max(unrelated), 3) if unrelated else None,
+            "answerable_expected_min": round(min(answerable), 3) if answerable else None,
+            "answerable_below_floor": sum(value < embedding.DENSE_FLOOR for value in answerable),
+            "answerable_measured": len(answerable),
+        }
 
     def summary(self) -> dict:
         by_kind = defaultdict(list)
@@ -67,9 +70,14 @@ class QuestionReport:
             "recall@8": round(mean(o.recall_at_8 for o in self.answerable()), 3),
             "ndcg@10": round(mean(o.ndcg_at_10 for o in self.answerable()), 3),
             "no_evidence_share_of_unanswerable": round(mean(o.no_evidence for o in self.unanswerable), 3),
-            "by_kind": {kind: {"questions": len(items), "recall@8": round(mean(o.recall_at_8 for o in items), 3),
-                               "ndcg@10": round(mean(o.ndcg_at_10 for o in items), 3)}
-                        for kind, items in sorted(by_kind.items())},
+            "by_kind": {
+                kind: {
+                    "questions": len(items),
+                    "recall@8": round(mean(o.recall_at_8 for o in items), 3),
+                    "ndcg@10": round(mean(o.ndcg_at_10 for o in items), 3),
+                }
+                for kind, items in sorted(by_kind.items())
+            },
         }
 
 
@@ -129,12 +137,18 @@ def evaluate_questions(questions: list[dict], retrieval: str | None = None) -> Q
         missing = [slug for slug in question["packs"] if slug not in packs]
         if missing:
             raise ValueError(f"question {question['id']} searches packs that do not exist: {', '.join(missing)}")
-        result = search_packs([packs[s] for s in question["packs"]], question["question"], limit=10,
-                              retrieval=retrieval)
+        result = search_packs(
+            [packs[s] for s in question["packs"]], question["question"], limit=10, retrieval=retrieval
+        )
         ranked = list(dict.fromkeys(hit.document_id for hit in result.hits))
         outcome = QuestionOutcome(
-            id=question["id"], kind=question.get("kind", ""), question=question["question"],
-            expected=list(question["expected"]), ranked=ranked, no_evidence=result.no_evidence)
+            id=question["id"],
+            kind=question.get("kind", ""),
+            question=question["question"],
+            expected=list(question["expected"]),
+            ranked=ranked,
+            no_evidence=result.no_evidence,
+        )
         if (retrieval or indexes().retrieval) == "hybrid":
             outcome.best_similarity, outcome.expected_similarity = _dense_similarities(question)
         report.outcomes.append(outcome)
@@ -148,5 +162,7 @@ def _dense_similarities(question: dict) -> tuple[float | None, float | None]:
         return None, None
     nearest = indexes().searcher.nearest(question["packs"], vector, fusion.pool_size(10), model_id=embedder.model_id)
     expected = set(question["expected"])
-    return (nearest[0].similarity if nearest else None,
-            max((hit.similarity for hit in nearest if hit.document_id in expected), default=None))
+    return (
+        nearest[0].similarity if nearest else None,
+        max((hit.similarity for hit in nearest if hit.document_id in expected), default=None),
+    )

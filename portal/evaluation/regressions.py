@@ -44,10 +44,20 @@ class CaseOutcome:
         return bool(self.said_no_evidence) if self.kind == "no_evidence" else self.found
 
     def as_json(self) -> dict:
-        return {"case": self.case_id, "feedback": self.feedback_id, "kind": self.kind, "agent": self.agent,
-                "question": self.question, "expected": self.expected, "passed": self.passed, "found": self.found,
-                "rank": self.rank, "passage_issued": self.passage_issued, "said_no_evidence": self.said_no_evidence,
-                "skipped": self.skipped or None}
+        return {
+            "case": self.case_id,
+            "feedback": self.feedback_id,
+            "kind": self.kind,
+            "agent": self.agent,
+            "question": self.question,
+            "expected": self.expected,
+            "passed": self.passed,
+            "found": self.found,
+            "rank": self.rank,
+            "passage_issued": self.passage_issued,
+            "said_no_evidence": self.said_no_evidence,
+            "skipped": self.skipped or None,
+        }
 
 
 @dataclass
@@ -58,19 +68,27 @@ class RegressionReport:
         ran = [o for o in self.outcomes if not o.skipped]
         sources = [o for o in ran if o.kind == "expected_source"]
         no_evidence = [o for o in ran if o.kind == "no_evidence"]
-        return {"cases": len(self.outcomes), "passed": sum(o.passed for o in ran),
-                "failed": sum(not o.passed for o in ran), "skipped": len(self.outcomes) - len(ran),
-                "found": sum(o.found for o in sources), "missed": sum(not o.found for o in sources),
-                "said_no_evidence": sum(o.passed for o in no_evidence),
-                "answered_instead_of_no_evidence": sum(not o.passed for o in no_evidence),
-                "top_k": REFERENCES_PER_RUN, "items": [o.as_json() for o in self.outcomes]}
+        return {
+            "cases": len(self.outcomes),
+            "passed": sum(o.passed for o in ran),
+            "failed": sum(not o.passed for o in ran),
+            "skipped": len(self.outcomes) - len(ran),
+            "found": sum(o.found for o in sources),
+            "missed": sum(not o.found for o in sources),
+            "said_no_evidence": sum(o.passed for o in no_evidence),
+            "answered_instead_of_no_evidence": sum(not o.passed for o in no_evidence),
+            "top_k": REFERENCES_PER_RUN,
+            "items": [o.as_json() for o in self.outcomes],
+        }
 
     def as_text(self) -> list[str]:
         s = self.summary()
-        lines = [f"Regression cases from answer feedback (this database): {s['cases']} cases, "
-                 f"{s['found']} found in the agent's top {REFERENCES_PER_RUN}, {s['missed']} missed, "
-                 f"{s['said_no_evidence']} said no evidence, {s['answered_instead_of_no_evidence']} answered "
-                 f"instead of no evidence, {s['skipped']} skipped"]
+        lines = [
+            f"Regression cases from answer feedback (this database): {s['cases']} cases, "
+            f"{s['found']} found in the agent's top {REFERENCES_PER_RUN}, {s['missed']} missed, "
+            f"{s['said_no_evidence']} said no evidence, {s['answered_instead_of_no_evidence']} answered "
+            f"instead of no evidence, {s['skipped']} skipped"
+        ]
         for o in self.outcomes:
             if o.skipped:
                 verdict = f"skipped ({o.skipped})"
@@ -113,6 +131,13 @@ def evaluate_regression_cases() -> RegressionReport:
 
 
 def _still_current(passage_id: int, document: Document) -> bool:
-    return (Passage.select().join(Revision)
-            .where((Passage.id == passage_id) & (Revision.document == document)
-                   & (Revision.version == document.current_version)).exists())
+    return (
+        Passage.select()
+        .join(Revision)
+        .where(
+            (Passage.id == passage_id)
+            & (Revision.document == document)
+            & (Revision.version == document.current_version)
+        )
+        .exists()
+    )

@@ -44,9 +44,15 @@ class EvaluationReport:
             out["dense_calibration"] = self.questions_hybrid.calibration()
         for key, c in (("cranfield", self.cranfield), ("cranfield_hybrid", self.cranfield_hybrid)):
             if c is not None:
-                out[key] = {"k1": c.k1, "b": c.b, "queries": c.queries, "ndcg@10": round(c.ndcg_at_10, 3),
-                            "recall@100": round(c.recall_at_100, 3), "map": round(c.map, 3),
-                            "plain_lucene": cranfield.PLAIN_LUCENE.get((c.k1, c.b))}
+                out[key] = {
+                    "k1": c.k1,
+                    "b": c.b,
+                    "queries": c.queries,
+                    "ndcg@10": round(c.ndcg_at_10, 3),
+                    "recall@100": round(c.recall_at_100, 3),
+                    "map": round(c.map, 3),
+                    "plain_lucene": cranfield.PLAIN_LUCENE.get((c.k1, c.b)),
+                }
         if self.cranfield is None and self.cranfield_note:
             out["cranfield_note"] = self.cranfield_note
         return out
@@ -55,30 +61,39 @@ class EvaluationReport:
         """BM25 and hybrid side by side: all answerable, each kind, and the unanswerable share."""
         s = self.questions.summary()
         h = self.questions_hybrid.summary() if self.questions_hybrid is not None else None
-        lines = [f"Question set ({self.source}): {s['questions']} questions"
-                 + (f" (split {self.split})" if self.split else "")
-                 + f"{'':14}BM25 R@8 nDCG@10   hybrid R@8 nDCG@10"]
+        lines = [
+            f"Question set ({self.source}): {s['questions']} questions"
+            + (f" (split {self.split})" if self.split else "")
+            + f"{'':14}BM25 R@8 nDCG@10   hybrid R@8 nDCG@10"
+        ]
         rows = [("all answerable", s, h)] + [
             (f"  {kind} ({k['questions']})", k, h["by_kind"].get(kind) if h else None)
-            for kind, k in s["by_kind"].items()]
+            for kind, k in s["by_kind"].items()
+        ]
         for label, bm25, hybrid in rows:
             other = f"{hybrid['recall@8']:.3f}  {hybrid['ndcg@10']:.3f}" if hybrid else "    —      —"
             lines.append(f"  {label:36} {bm25['recall@8']:.3f}  {bm25['ndcg@10']:.3f}       {other}")
         hybrid_share = f"{h['no_evidence_share_of_unanswerable']:.0%}" if h else "—"
-        lines.append(f"  unanswerable questions answered 'no evidence found': "
-                     f"{s['no_evidence_share_of_unanswerable']:.0%} (hybrid {hybrid_share})")
+        lines.append(
+            f"  unanswerable questions answered 'no evidence found': "
+            f"{s['no_evidence_share_of_unanswerable']:.0%} (hybrid {hybrid_share})"
+        )
         calibration = self.questions_hybrid.calibration() if self.questions_hybrid is not None else None
         if calibration:
-            lines.append(f"  dense similarity ({calibration['model']}): best passage of an unanswerable question "
-                         f"up to {calibration['unanswerable_best_max']}, weakest expected passage of an answerable "
-                         f"one {calibration['answerable_expected_min']} ({calibration['answerable_below_floor']} of "
-                         f"{calibration['answerable_measured']} below the floor {calibration['floor']})")
+            lines.append(
+                f"  dense similarity ({calibration['model']}): best passage of an unanswerable question "
+                f"up to {calibration['unanswerable_best_max']}, weakest expected passage of an answerable "
+                f"one {calibration['answerable_expected_min']} ({calibration['answerable_below_floor']} of "
+                f"{calibration['answerable_measured']} below the floor {calibration['floor']})"
+            )
         if details:
             for name, report in (("bm25", self.questions), ("hybrid", self.questions_hybrid)):
                 for o in report.outcomes if report is not None else ():
                     if (o.expected and o.recall_at_8 < 1) or (not o.expected and not o.no_evidence):
-                        lines.append(f"  miss ({name}) {o.id} [{o.kind}] {o.question} — expected {o.expected}, "
-                                     f"got {o.ranked[:3]}")
+                        lines.append(
+                            f"  miss ({name}) {o.id} [{o.kind}] {o.question} — expected {o.expected}, "
+                            f"got {o.ranked[:3]}"
+                        )
         return lines
 
     def as_text(self, details: bool = False) -> str:
@@ -93,8 +108,10 @@ class EvaluationReport:
             lines.append(f"Cranfield ({c.queries} queries, BM25 k1={c.k1} b={c.b})     BM25   hybrid   plain Lucene")
             for name, attribute in (("nDCG@10", "ndcg_at_10"), ("Recall@100", "recall_at_100"), ("MAP", "map")):
                 theirs = plain[name.lower()] if plain else None
-                lines.append(f"  {name:11} {getattr(c, attribute):6.3f}   {_figure(h, attribute)}   "
-                             f"{theirs if theirs is not None else '—':>6}")
+                lines.append(
+                    f"  {name:11} {getattr(c, attribute):6.3f}   {_figure(h, attribute)}   "
+                    f"{theirs if theirs is not None else '—':>6}"
+                )
         elif self.cranfield_note:
             lines.append(self.cranfield_note)
         if self.regressions is not None:
@@ -104,8 +121,14 @@ class EvaluationReport:
         return "\n".join(lines)
 
 
-def run_evaluation(questions_path: Path | None, current: bool, cranfield_dir, regressions: bool = True,
-                   only_regressions: bool = False, split: str | None = None) -> EvaluationReport:
+def run_evaluation(
+    questions_path: Path | None,
+    current: bool,
+    cranfield_dir,
+    regressions: bool = True,
+    only_regressions: bool = False,
+    split: str | None = None,
+) -> EvaluationReport:
     """The question set (on a fresh demo seed, or ``current``: this database) with its answers through
     ``ask``, Cranfield, and the regression cases recorded from answer feedback, which always live in
     this database. ``split``: only the questions of that half ("tune" or "check")."""
@@ -156,8 +179,8 @@ def _regressions_on_this_database() -> tuple[RegressionReport | None, str]:
     from portal.config import load_settings
 
     url = load_settings({"SECRET_KEY": "eval"})["DATABASE_URL"]
-    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
-        return None, f"Regression cases skipped: there is no database at {url[len('sqlite:///'):]}"
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
+        return None, f"Regression cases skipped: there is no database at {url[len('sqlite:///') :]}"
     app = create_app({"SECRET_KEY": "eval", "CAIRN_REPAIR_INDEX_ON_START": True})
     with app.app_context():
         outcome = _regression_cases_if_migrated(app)
@@ -179,8 +202,15 @@ def _on_fresh_seed(questions) -> tuple[QuestionReport, QuestionReport, AnswerRep
     from portal.migrate import migrate
 
     with tempfile.TemporaryDirectory(prefix="cairn-eval-") as scratch:
-        app = create_app({"CAIRN_DATA_DIR": scratch, "DATABASE_URL": f"sqlite:///{scratch}/eval.db",
-                          "SECRET_KEY": "eval", "CAIRN_REPAIR_INDEX_ON_START": False, "CAIRN_RETRIEVAL": "hybrid"})
+        app = create_app(
+            {
+                "CAIRN_DATA_DIR": scratch,
+                "DATABASE_URL": f"sqlite:///{scratch}/eval.db",
+                "SECRET_KEY": "eval",
+                "CAIRN_REPAIR_INDEX_ON_START": False,
+                "CAIRN_RETRIEVAL": "hybrid",
+            }
+        )
         with app.app_context():
             migrate(app.config["DATABASE"])
             seed_demo()
@@ -215,26 +245,31 @@ def _answer_lines(answers: AnswerReport, details: bool) -> list[str]:
     s = answers.summary()
 
     def row(name: str, f: dict) -> str:
-        return (f"    {name:12} {f['questions']:3} questions  key fact {_percent(f['key_fact_stated'])} "
-                f"(in passages {_percent(f['key_fact_in_passages'])})  "
-                f"cited {_percent(f['expected_document_cited'])}  "
-                f"no evidence: unanswerable {_percent(f['unanswerable_no_evidence'])}, "
-                f"answerable {_percent(f['answerable_wrongly_no_evidence'])}  p95 {f['ask_p95_ms']:.0f} ms")
+        return (
+            f"    {name:12} {f['questions']:3} questions  key fact {_percent(f['key_fact_stated'])} "
+            f"(in passages {_percent(f['key_fact_in_passages'])})  "
+            f"cited {_percent(f['expected_document_cited'])}  "
+            f"no evidence: unanswerable {_percent(f['unanswerable_no_evidence'])}, "
+            f"answerable {_percent(f['answerable_wrongly_no_evidence'])}  p95 {f['ask_p95_ms']:.0f} ms"
+        )
 
-    lines = ["Answers through ask (a preferred-mode agent granted the question's packs, no model):",
-             f"  key fact stated (every answer_contains string, case-insensitive): "
-             f"{_percent(s['key_fact_stated'])} of answerable questions",
-             f"  key fact in the passages given (the most the answer could state): "
-             f"{_percent(s['key_fact_in_passages'])}",
-             f"  an expected document cited: {_percent(s['expected_document_cited'])} of answerable questions",
-             f"  unanswerable answered 'no evidence': {_percent(s['unanswerable_no_evidence'])}",
-             f"  answerable wrongly answered 'no evidence': {_percent(s['answerable_wrongly_no_evidence'])}",
-             f"  ask p95: {s['ask_p95_ms']:.0f} ms"]
+    lines = [
+        "Answers through ask (a preferred-mode agent granted the question's packs, no model):",
+        f"  key fact stated (every answer_contains string, case-insensitive): "
+        f"{_percent(s['key_fact_stated'])} of answerable questions",
+        f"  key fact in the passages given (the most the answer could state): {_percent(s['key_fact_in_passages'])}",
+        f"  an expected document cited: {_percent(s['expected_document_cited'])} of answerable questions",
+        f"  unanswerable answered 'no evidence': {_percent(s['unanswerable_no_evidence'])}",
+        f"  answerable wrongly answered 'no evidence': {_percent(s['answerable_wrongly_no_evidence'])}",
+        f"  ask p95: {s['ask_p95_ms']:.0f} ms",
+    ]
     lines += [row(f"split {name}", f) for name, f in s["by_split"].items()]
     lines += [row(kind, f) for kind, f in s["by_kind"].items()]
     if details:
         for o in answers.outcomes:
             if o.answerable and not (o.key_fact_stated and o.expected_cited) or not o.answerable and not o.no_evidence:
-                lines.append(f"  answer {o.id} [{o.kind}] {o.question} — wanted {o.answer_contains or 'no evidence'}, "
-                             f"got {o.answer[:160]!r}")
+                lines.append(
+                    f"  answer {o.id} [{o.kind}] {o.question} — wanted {o.answer_contains or 'no evidence'}, "
+                    f"got {o.answer[:160]!r}"
+                )
     return lines

@@ -31,9 +31,11 @@ def _choices(anything: str, labels: dict[str, str]) -> list[SelectChoice]:
 
 def _naming_one(exists, what: str):
     """A validator: a value for which ``exists(value)`` is false names no ``what``."""
+
     def check(form, field) -> None:
         if field.data and not exists(field.data):
             raise ValidationError(f"There is no {what} {field.data[:40]!r}; that filter was not applied.")
+
     return check
 
 
@@ -53,14 +55,25 @@ class IsoDateField(DateField):
 
 class ReviewFilterForm(Form):
     # Rendered by hand: the choices are the agents with feedback, plus the one asked for.
-    agent = StringField("Agent", id="filter-agent", filters=[_stripped],
-                        validators=[_naming_one(SLUG_RE.match, "agent")])
-    reason = SelectField("Reason", id="filter-reason", choices=_choices("Any reason", REASONS),
-                         validate_choice=False, filters=[_stripped],
-                         validators=[_naming_one(REASONS.__contains__, "reason")])
-    status = SelectField("Status", id="filter-status", choices=_choices("Any status", STATUSES),
-                         validate_choice=False, filters=[_stripped],
-                         validators=[_naming_one(STATUSES.__contains__, "status")])
+    agent = StringField(
+        "Agent", id="filter-agent", filters=[_stripped], validators=[_naming_one(SLUG_RE.match, "agent")]
+    )
+    reason = SelectField(
+        "Reason",
+        id="filter-reason",
+        choices=_choices("Any reason", REASONS),
+        validate_choice=False,
+        filters=[_stripped],
+        validators=[_naming_one(REASONS.__contains__, "reason")],
+    )
+    status = SelectField(
+        "Status",
+        id="filter-status",
+        choices=_choices("Any status", STATUSES),
+        validate_choice=False,
+        filters=[_stripped],
+        validators=[_naming_one(STATUSES.__contains__, "status")],
+    )
     date_from = IsoDateField("From", id="filter-from", name="from")
     date_to = IsoDateField("To", id="filter-to", name="to")
     # Set by the column headings' links, not shown as a field.
@@ -81,12 +94,18 @@ class ReviewFilterForm(Form):
 
     def filters(self) -> ReviewFilters:
         """The values that name something; a range that ends before it starts is kept (it matches nothing)."""
+
         def valid(field) -> str:
             return field.data if field.data and not field.errors else ""
 
-        return ReviewFilters(agent=valid(self.agent), reason=valid(self.reason), status=valid(self.status),
-                             date_from=self.date_from.data, date_to=self.date_to.data,
-                             sort=valid(self.sort) or DEFAULT_SORT)
+        return ReviewFilters(
+            agent=valid(self.agent),
+            reason=valid(self.reason),
+            status=valid(self.status),
+            date_from=self.date_from.data,
+            date_to=self.date_to.data,
+            sort=valid(self.sort) or DEFAULT_SORT,
+        )
 
 
 def read_filters(args) -> ReviewFilterForm:

@@ -57,8 +57,10 @@ REOPENED_NOTE = "The rating changed after review, so it is new again."
 def checked_note(note: str | None, what: str = "A note") -> str:
     note = (note or "").replace("\r\n", "\n").strip()
     if len(note) > MAX_NOTE_CHARS:
-        raise Refused("note_too_long", f"{what} is at most {MAX_NOTE_CHARS:,} characters; this one has "
-                                       f"{len(note):,}. Nothing was saved.")
+        raise Refused(
+            "note_too_long",
+            f"{what} is at most {MAX_NOTE_CHARS:,} characters; this one has {len(note):,}. Nothing was saved.",
+        )
     return note
 
 
@@ -71,8 +73,11 @@ def checked_rating(rating: str, reasons, note: str | None) -> tuple[str, list[st
     chosen = {r for r in reasons if r}
     unknown = chosen - set(REASONS)
     if unknown:
-        raise Refused("bad_reason", f"Unknown reason {', '.join(sorted(unknown))!r}; choose among "
-                                    f"{', '.join(r.lower() for r in REASONS.values())}. Nothing was saved.")
+        raise Refused(
+            "bad_reason",
+            f"Unknown reason {', '.join(sorted(unknown))!r}; choose among "
+            f"{', '.join(r.lower() for r in REASONS.values())}. Nothing was saved.",
+        )
     if not chosen:
         raise Refused("no_reason", "Choose at least one reason why the answer was not helpful. Nothing was saved.")
     return rating, [r for r in REASONS if r in chosen], checked_note(note)
@@ -90,18 +95,30 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
         if feedback is None:
             try:
                 with database().atomic():
-                    return Feedback.create(run=run.id, user=user.id, rating=rating, reasons=reasons,
-                                           note=note, created_at=now, updated_at=now)
+                    return Feedback.create(
+                        run=run.id,
+                        user=user.id,
+                        rating=rating,
+                        reasons=reasons,
+                        note=note,
+                        created_at=now,
+                        updated_at=now,
+                    )
             except IntegrityError:  # the same person rated in another request a moment ago
                 feedback = Feedback.get((Feedback.run == run.id) & (Feedback.user == user.id))
         if (feedback.rating, feedback.reasons, feedback.note) == (rating, reasons, note):
             return feedback
         if rating == "not_helpful" and feedback.status != "new":
             feedback.status = "new"
-            FeedbackTriage.create(feedback=feedback, status="new", note=REOPENED_NOTE, actor=user.id,
-                                  actor_email=user.email, created_at=now)
-        feedback.rating, feedback.reasons, feedback.note, feedback.updated_at = (
-            rating, reasons, note, now)
+            FeedbackTriage.create(
+                feedback=feedback,
+                status="new",
+                note=REOPENED_NOTE,
+                actor=user.id,
+                actor_email=user.email,
+                created_at=now,
+            )
+        feedback.rating, feedback.reasons, feedback.note, feedback.updated_at = (rating, reasons, note, now)
         feedback.save()
     return feedback
 
@@ -128,10 +145,14 @@ class ReviewFilters:
         """The filters and the order as query arguments (empty and default ones left out), for links that
         keep them; ``sort`` replaces the order."""
         sort = sort or self.sort
-        out = {"agent": self.agent, "reason": self.reason, "status": self.status,
-               "from": self.date_from.isoformat() if self.date_from else "",
-               "to": self.date_to.isoformat() if self.date_to else "",
-               "sort": "" if sort == DEFAULT_SORT else sort}
+        out = {
+            "agent": self.agent,
+            "reason": self.reason,
+            "status": self.status,
+            "from": self.date_from.isoformat() if self.date_from else "",
+            "to": self.date_to.isoformat() if self.date_to else "",
+            "sort": "" if sort == DEFAULT_SORT else sort,
+        }
         if page and page > 1:
             out["page"] = str(page)
         return {k: v for k, v in out.items() if v}
@@ -149,11 +170,14 @@ class ReviewFilters:
 def review_query(filters: ReviewFilters):
     """Not helpful ratings matching ``filters``, in its order, with their run and rater."""
     rater = User.alias("rater")
-    query = (Feedback.select(Feedback, Run, rater, Company)
-             .join(Run, on=(Feedback.run == Run.id))
-             .switch(Feedback).join(rater, JOIN.LEFT_OUTER, on=(Feedback.user == rater.id), attr="user")
-             .join(Company, JOIN.LEFT_OUTER, on=(rater.company == Company.id))
-             .where(Feedback.rating == "not_helpful"))
+    query = (
+        Feedback.select(Feedback, Run, rater, Company)
+        .join(Run, on=(Feedback.run == Run.id))
+        .switch(Feedback)
+        .join(rater, JOIN.LEFT_OUTER, on=(Feedback.user == rater.id), attr="user")
+        .join(Company, JOIN.LEFT_OUTER, on=(rater.company == Company.id))
+        .where(Feedback.rating == "not_helpful")
+    )
     if filters.agent:
         query = query.where(Run.agent_slug == filters.agent)
     if filters.reason:
@@ -163,10 +187,10 @@ def review_query(filters: ReviewFilters):
     if filters.date_from:
         query = query.where(Feedback.updated_at >= dt.datetime.combine(filters.date_from, dt.time()))
     if filters.date_to and filters.date_to < dt.date.max:  # nothing is rated after the last day there is
-        query = query.where(Feedback.updated_at < dt.datetime.combine(filters.date_to + dt.timedelta(days=1),
-                                                                      dt.time()))
+        query = query.where(
+            Feedback.updated_at < dt.datetime.combine(filters.date_to + dt.timedelta(days=1), dt.time())
+        )
     return query.order_by(*ordering(filters.sort, list(STATUSES)))
-
 
 
 class ReviewPage(PaginatedQuery):
@@ -195,8 +219,13 @@ class ReviewPage(PaginatedQuery):
 
 def agents_with_feedback() -> list[tuple[str, str]]:
     """(slug, name) of every agent with a Not helpful answer, deleted agents included (runs keep both)."""
-    rows = (Run.select(Run.agent_slug, Run.agent_name).join(Feedback, on=(Feedback.run == Run.id))
-            .where(Feedback.rating == "not_helpful").distinct().tuples())
+    rows = (
+        Run.select(Run.agent_slug, Run.agent_name)
+        .join(Feedback, on=(Feedback.run == Run.id))
+        .where(Feedback.rating == "not_helpful")
+        .distinct()
+        .tuples()
+    )
     names: dict[str, str] = {}
     for slug, name in rows:
         names.setdefault(slug, name)
@@ -215,9 +244,24 @@ def reason_labels(feedback: Feedback) -> list[str]:
     return [REASONS.get(r, r) for r in feedback.reasons]
 
 
-CSV_COLUMNS = ("feedback_id", "rated_at_utc", "agent", "agent_name", "question", "answer", "reasons", "note",
-               "rated_by", "company", "status", "reviewer_note", "reviewed_by", "reviewed_at_utc", "run_id",
-               "regression_cases")
+CSV_COLUMNS = (
+    "feedback_id",
+    "rated_at_utc",
+    "agent",
+    "agent_name",
+    "question",
+    "answer",
+    "reasons",
+    "note",
+    "rated_by",
+    "company",
+    "status",
+    "reviewer_note",
+    "reviewed_by",
+    "reviewed_at_utc",
+    "run_id",
+    "regression_cases",
+)
 
 
 def export_csv(filters: ReviewFilters) -> str:
@@ -231,12 +275,29 @@ def export_csv(filters: ReviewFilters) -> str:
     writer.writerow(CSV_COLUMNS)
     for item in items:
         rater = item.user if item.user_id else None
-        writer.writerow([_csv_cell(value) for value in (
-            item.id, _iso(item.updated_at), item.run.agent_slug, item.run.agent_name, item.run.question,
-            item.run.answer, "; ".join(reason_labels(item)), item.note, rater.email if rater else "",
-            rater.company.name if rater and rater.company_id else "", STATUSES.get(item.status, item.status),
-            item.reviewer_note, reviewers.get(item.reviewed_by_id, ""), _iso(item.reviewed_at), item.run_id,
-            "; ".join(case_summary(case) for case in cases.get(item.id, [])))])
+        writer.writerow(
+            [
+                _csv_cell(value)
+                for value in (
+                    item.id,
+                    _iso(item.updated_at),
+                    item.run.agent_slug,
+                    item.run.agent_name,
+                    item.run.question,
+                    item.run.answer,
+                    "; ".join(reason_labels(item)),
+                    item.note,
+                    rater.email if rater else "",
+                    rater.company.name if rater and rater.company_id else "",
+                    STATUSES.get(item.status, item.status),
+                    item.reviewer_note,
+                    reviewers.get(item.reviewed_by_id, ""),
+                    _iso(item.reviewed_at),
+                    item.run_id,
+                    "; ".join(case_summary(case) for case in cases.get(item.id, [])),
+                )
+            ]
+        )
     return out.getvalue()
 
 
@@ -263,16 +324,24 @@ def triage(actor: User, feedback: Feedback, status: str, note: str | None) -> Fe
     now = utcnow()
     with database().atomic():
         feedback.status, feedback.reviewer_note, feedback.reviewed_by, feedback.reviewed_at = (
-            status, note, actor.id, now)
+            status,
+            note,
+            actor.id,
+            now,
+        )
         feedback.save(only=[Feedback.status, Feedback.reviewer_note, Feedback.reviewed_by, Feedback.reviewed_at])
-        FeedbackTriage.create(feedback=feedback, status=status, note=note, actor=actor.id, actor_email=actor.email,
-                              created_at=now)
+        FeedbackTriage.create(
+            feedback=feedback, status=status, note=note, actor=actor.id, actor_email=actor.email, created_at=now
+        )
     return feedback
 
 
 def triage_history(feedback: Feedback) -> list[FeedbackTriage]:
-    return list(FeedbackTriage.select().where(FeedbackTriage.feedback == feedback)
-                .order_by(FeedbackTriage.created_at.desc(), FeedbackTriage.id.desc()))
+    return list(
+        FeedbackTriage.select()
+        .where(FeedbackTriage.feedback == feedback)
+        .order_by(FeedbackTriage.created_at.desc(), FeedbackTriage.id.desc())
+    )
 
 
 # --- Regression cases -------------------------------------------------------------------------
@@ -281,22 +350,28 @@ def triage_history(feedback: Feedback) -> list[FeedbackTriage]:
 def _agent_to_check(run: Run) -> Agent:
     agent = Agent.get_or_none(Agent.id == run.agent_id) if run.agent_id else None
     if agent is None:
-        raise Refused("agent_deleted", f"The agent {run.agent_name!r} was deleted, so there is no agent to run "
-                                       "this question against. Nothing was saved.")
+        raise Refused(
+            "agent_deleted",
+            f"The agent {run.agent_name!r} was deleted, so there is no agent to run "
+            "this question against. Nothing was saved.",
+        )
     return agent
 
 
 def _refuse_if_other_kind(feedback: Feedback, kind: str) -> None:
     """A question cannot both expect a source and expect "no evidence": the reviewer removes one first."""
-    other = (RegressionCase.select().where((RegressionCase.feedback == feedback) & (RegressionCase.kind != kind))
-             .first())
+    other = RegressionCase.select().where((RegressionCase.feedback == feedback) & (RegressionCase.kind != kind)).first()
     if other is not None:
-        raise Refused("conflicting_case", f"This answer already has a case of the kind "
-                                          f"“{CASE_KINDS[other.kind]}”; remove it first. Nothing was saved.")
+        raise Refused(
+            "conflicting_case",
+            f"This answer already has a case of the kind "
+            f"“{CASE_KINDS[other.kind]}”; remove it first. Nothing was saved.",
+        )
 
 
-def record_regression_case(actor: User, feedback: Feedback, document_pk: int,
-                           passage_id: int | None = None) -> RegressionCase:
+def record_regression_case(
+    actor: User, feedback: Feedback, document_pk: int, passage_id: int | None = None
+) -> RegressionCase:
     """Record that the answer's question should have found this document (or this passage of it)."""
     run = feedback.run
     agent = _agent_to_check(run)
@@ -305,35 +380,60 @@ def record_regression_case(actor: User, feedback: Feedback, document_pk: int,
         raise Refused("no_document", "That document does not exist (any more). Nothing was saved.")
     passage = None
     if passage_id is not None:
-        passage = (Passage.select(Passage, Revision).join(Revision)
-                   .where((Passage.id == passage_id) & (Revision.document == document)
-                          & (Revision.version == document.current_version)).first())
+        passage = (
+            Passage.select(Passage, Revision)
+            .join(Revision)
+            .where(
+                (Passage.id == passage_id)
+                & (Revision.document == document)
+                & (Revision.version == document.current_version)
+            )
+            .first()
+        )
         if passage is None:
             raise Refused("no_passage", "That passage is not in the document's current text. Nothing was saved.")
     duplicate = RegressionCase.get_or_none(
-        (RegressionCase.feedback == feedback) & (RegressionCase.document_pk == document.id)
-        & (RegressionCase.passage_id.is_null() if passage is None else RegressionCase.passage_id == passage.id))
+        (RegressionCase.feedback == feedback)
+        & (RegressionCase.document_pk == document.id)
+        & (RegressionCase.passage_id.is_null() if passage is None else RegressionCase.passage_id == passage.id)
+    )
     if duplicate is not None:
         return duplicate
     _refuse_if_other_kind(feedback, "expected_source")
     return RegressionCase.create(
-        feedback=feedback, agent=agent, agent_slug=agent.slug, question=run.question, kind="expected_source",
-        pack_slug=document.pack.slug, document_pk=document.id, document_id=document.doc_id,
-        document_title=document.title, passage_id=passage.id if passage else None,
-        passage_version=passage.revision.version if passage else None, created_by=actor.id)
+        feedback=feedback,
+        agent=agent,
+        agent_slug=agent.slug,
+        question=run.question,
+        kind="expected_source",
+        pack_slug=document.pack.slug,
+        document_pk=document.id,
+        document_id=document.doc_id,
+        document_title=document.title,
+        passage_id=passage.id if passage else None,
+        passage_version=passage.revision.version if passage else None,
+        created_by=actor.id,
+    )
 
 
 def record_no_evidence_case(actor: User, feedback: Feedback) -> RegressionCase:
     """Record that nothing in the agent's packs answers the question: its answer should say "no evidence"."""
     run = feedback.run
     agent = _agent_to_check(run)
-    duplicate = RegressionCase.get_or_none((RegressionCase.feedback == feedback)
-                                           & (RegressionCase.kind == "no_evidence"))
+    duplicate = RegressionCase.get_or_none(
+        (RegressionCase.feedback == feedback) & (RegressionCase.kind == "no_evidence")
+    )
     if duplicate is not None:
         return duplicate
     _refuse_if_other_kind(feedback, "no_evidence")
-    return RegressionCase.create(feedback=feedback, agent=agent, agent_slug=agent.slug, question=run.question,
-                                 kind="no_evidence", created_by=actor.id)
+    return RegressionCase.create(
+        feedback=feedback,
+        agent=agent,
+        agent_slug=agent.slug,
+        question=run.question,
+        kind="no_evidence",
+        created_by=actor.id,
+    )
 
 
 def case_summary(case: RegressionCase) -> str:
@@ -349,26 +449,41 @@ def cases_by_feedback(items: list[Feedback]) -> dict[int, list[RegressionCase]]:
     ids = [item.id for item in items]
     cases: dict[int, list[RegressionCase]] = {}
     if ids:
-        for case in (RegressionCase.select().where(RegressionCase.feedback.in_(ids))
-                     .order_by(RegressionCase.created_at, RegressionCase.id)):
+        for case in (
+            RegressionCase.select()
+            .where(RegressionCase.feedback.in_(ids))
+            .order_by(RegressionCase.created_at, RegressionCase.id)
+        ):
             cases.setdefault(case.feedback_id, []).append(case)
     return cases
 
 
 def document_by_name(pack_slug: str, doc_id: str) -> Document:
     """The live document ``doc_id`` of pack ``pack_slug``, for naming an expected document by hand."""
-    document = (Document.select().join(Pack)
-                .where((Pack.slug == (pack_slug or "").strip()) & (Document.doc_id == (doc_id or "").strip())
-                       & Document.deleted_at.is_null()).first())
+    document = (
+        Document.select()
+        .join(Pack)
+        .where(
+            (Pack.slug == (pack_slug or "").strip())
+            & (Document.doc_id == (doc_id or "").strip())
+            & Document.deleted_at.is_null()
+        )
+        .first()
+    )
     if document is None:
-        raise Refused("no_document", f"There is no document {doc_id.strip()!r} in the pack {pack_slug.strip()!r}. "
-                                     "Nothing was saved.")
+        raise Refused(
+            "no_document",
+            f"There is no document {doc_id.strip()!r} in the pack {pack_slug.strip()!r}. Nothing was saved.",
+        )
     return document
 
 
 def regression_cases_of(feedback: Feedback) -> list[RegressionCase]:
-    return list(RegressionCase.select().where(RegressionCase.feedback == feedback)
-                .order_by(RegressionCase.created_at, RegressionCase.id))
+    return list(
+        RegressionCase.select()
+        .where(RegressionCase.feedback == feedback)
+        .order_by(RegressionCase.created_at, RegressionCase.id)
+    )
 
 
 def passages_of(cases: list[RegressionCase]) -> dict[int, Passage]:

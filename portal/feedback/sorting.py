@@ -25,8 +25,11 @@ def ordering(sort: str, statuses) -> tuple:
     newest = (Feedback.updated_at.desc(), Feedback.id.desc())
     if column == "date":
         return newest if descending else (Feedback.updated_at.asc(), Feedback.id.asc())
-    key = {"agent": fn.LOWER(Run.agent_name), "reasons": Feedback.reasons,
-           "status": Case(Feedback.status, [(status, n) for n, status in enumerate(statuses)], len(statuses))}[column]
+    key = {
+        "agent": fn.LOWER(Run.agent_name),
+        "reasons": Feedback.reasons,
+        "status": Case(Feedback.status, [(status, n) for n, status in enumerate(statuses)], len(statuses)),
+    }[column]
     return (key.desc() if descending else key.asc(), *newest)
 
 

@@ -41,8 +41,11 @@ def rating(run_id: int):
 @login_required
 def rate(run_id: int):
     run = access.answer_for_member(current_user, run_id)
-    form = {"rating": request.form.get("rating", ""), "reasons": request.form.getlist("reasons"),
-            "note": request.form.get("note", "")}
+    form = {
+        "rating": request.form.get("rating", ""),
+        "reasons": request.form.getlist("reasons"),
+        "note": request.form.get("note", ""),
+    }
     try:
         feedback = services.rate_answer(current_user, run, form["rating"], form["reasons"], form["note"])
     except Refused as refusal:
@@ -53,11 +56,28 @@ def rate(run_id: int):
     return _rating(run, feedback, False, form, saved=True)
 
 
-def _rating(run: Run, feedback: Feedback | None, choosing: bool, form: dict, error: str | None = None,
-            status: int = 200, saved: bool = False):
-    return render("feedback/rate.html", "feedback/_rating.html", status=status, run=run, feedback=feedback,
-                  choosing=choosing, form=form, error=error, saved=saved, reasons=services.REASONS,
-                  max_note_chars=services.MAX_NOTE_CHARS)
+def _rating(
+    run: Run,
+    feedback: Feedback | None,
+    choosing: bool,
+    form: dict,
+    error: str | None = None,
+    status: int = 200,
+    saved: bool = False,
+):
+    return render(
+        "feedback/rate.html",
+        "feedback/_rating.html",
+        status=status,
+        run=run,
+        feedback=feedback,
+        choosing=choosing,
+        form=form,
+        error=error,
+        saved=saved,
+        reasons=services.REASONS,
+        max_note_chars=services.MAX_NOTE_CHARS,
+    )
 
 
 # --- Answer feedback (reviewers) --------------------------------------------------------------
@@ -75,11 +95,21 @@ def index():
     form = read_filters(request.args)
     filters = form.filters()
     results = services.ReviewPage(filters, query_page())
-    response = render("feedback/index.html", "feedback/_results.html", form=form, filters=filters, results=results,
-                      agents=services.agents_with_feedback(), statuses=services.STATUSES,
-                      excerpt=services.answer_excerpt, reason_labels=services.reason_labels,
-                      cases=services.cases_by_feedback(results.items), case_summary=services.case_summary,
-                      sort_columns=SORT_COLUMNS, default_sort=DEFAULT_SORT)
+    response = render(
+        "feedback/index.html",
+        "feedback/_results.html",
+        form=form,
+        filters=filters,
+        results=results,
+        agents=services.agents_with_feedback(),
+        statuses=services.STATUSES,
+        excerpt=services.answer_excerpt,
+        reason_labels=services.reason_labels,
+        cases=services.cases_by_feedback(results.items),
+        case_summary=services.case_summary,
+        sort_columns=SORT_COLUMNS,
+        default_sort=DEFAULT_SORT,
+    )
     if wants_fragment():  # the address bar shows the filters as a clean, shareable link
         response.headers["HX-Push-Url"] = url_for("feedback.index", **filters.args(results.get_page()))
     return response
@@ -92,8 +122,11 @@ def export():
     filters = read_filters(request.args).filters()
     name = f"answer-feedback-{utcnow():%Y%m%d-%H%M}.csv"
     # A byte-order mark, so spreadsheet programs read the file as UTF-8.
-    return Response("\ufeff" + services.export_csv(filters), mimetype="text/csv",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"})
+    return Response(
+        "\ufeff" + services.export_csv(filters),
+        mimetype="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"},
+    )
 
 
 @bp.route("/feedback/<int:feedback_id>")
@@ -110,8 +143,9 @@ def update_triage(feedback_id: int):
     try:
         services.triage(current_user, feedback, request.form.get("status", ""), request.form.get("reviewer_note"))
     except Refused as refusal:
-        return _item_page(feedback, "feedback/_triage.html", triage_error=refusal.message,
-                          triage_form=request.form, status=422)
+        return _item_page(
+            feedback, "feedback/_triage.html", triage_error=refusal.message, triage_form=request.form, status=422
+        )
     if not wants_fragment():
         flash("Triage saved.")
         return redirect(url_for("feedback.show", feedback_id=feedback.id), code=303)
@@ -128,8 +162,9 @@ def record_case(feedback_id: int):
             services.record_no_evidence_case(current_user, feedback)
         else:
             document = services.document_by_name(form.get("pack", ""), form.get("doc_id", ""))
-            services.record_regression_case(current_user, feedback, document.id,
-                                            form_number("passage_id", optional=True))
+            services.record_regression_case(
+                current_user, feedback, document.id, form_number("passage_id", optional=True)
+            )
     except Refused as refusal:
         return _item_page(feedback, "feedback/_cases.html", case_error=refusal.message, case_form=form, status=422)
     if not wants_fragment():
@@ -159,19 +194,29 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
     candidates = None
     if query is not None and query.strip():
         packs = agent_packs if scope == "agent" else every_pack
-        candidates = access.search_for_reader(current_user, packs, query[:limits.MAX_SEARCH_CHARS],
-                                              limit=EXPECTED_SOURCE_HITS)
+        candidates = access.search_for_reader(
+            current_user, packs, query[: limits.MAX_SEARCH_CHARS], limit=EXPECTED_SOURCE_HITS
+        )
     cases = services.regression_cases_of(feedback)
     context = {
-        "feedback": feedback, "run": run, "answer_html": linked_answer(run.answer, run.cited,
-                                                                       url_for("runs.show", run_id=run.id)),
-        "history": services.triage_history(feedback), "cases": cases, "case_passages": services.passages_of(cases),
-        "statuses": services.STATUSES, "reason_labels": services.reason_labels(feedback),
+        "feedback": feedback,
+        "run": run,
+        "answer_html": linked_answer(run.answer, run.cited, url_for("runs.show", run_id=run.id)),
+        "history": services.triage_history(feedback),
+        "cases": cases,
+        "case_passages": services.passages_of(cases),
+        "statuses": services.STATUSES,
+        "reason_labels": services.reason_labels(feedback),
         "case_kinds": services.CASE_KINDS,
-        "max_note_chars": services.MAX_NOTE_CHARS, "status_labels": STATUS_LABELS, "agent_packs": agent_packs,
-        "all_packs": every_pack, "scope": scope,
-        "query": run.question if query is None else query, "candidates": candidates,
-        "triage_form": {}, "case_form": {},
+        "max_note_chars": services.MAX_NOTE_CHARS,
+        "status_labels": STATUS_LABELS,
+        "agent_packs": agent_packs,
+        "all_packs": every_pack,
+        "scope": scope,
+        "query": run.question if query is None else query,
+        "candidates": candidates,
+        "triage_form": {},
+        "case_form": {},
     }
     context.update(extra)
     fragment = fragment or ("feedback/_cases.html" if request.args.get("q") is not None else None)

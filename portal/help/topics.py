@@ -52,16 +52,34 @@ REASON_HELP = {
 def facts_for(topic: str) -> dict:
     """What the page of ``topic`` shows besides its prose."""
     if topic == "grounding":
-        return {"modes": MODE_HELP, "references_per_run": REFERENCES_PER_RUN, "answer_bases": ANSWER_BASES,
-                "no_evidence_answer": NO_EVIDENCE_ANSWER, "stopped_answer": STOPPED_NO_PASSAGE_ANSWER,
-                "model_only": MODEL_ONLY, "not_accepted": NOT_ACCEPTED}
+        return {
+            "modes": MODE_HELP,
+            "references_per_run": REFERENCES_PER_RUN,
+            "answer_bases": ANSWER_BASES,
+            "no_evidence_answer": NO_EVIDENCE_ANSWER,
+            "stopped_answer": STOPPED_NO_PASSAGE_ANSWER,
+            "model_only": MODEL_ONLY,
+            "not_accepted": NOT_ACCEPTED,
+        }
     if topic == "classification":
-        return {"rules": classification_policy().rules, "decision_help": DECISION_HELP, "marker": REDACTION_MARKER,
-                "redacted_figure": REDACTED_FIGURE}
+        return {
+            "rules": classification_policy().rules,
+            "decision_help": DECISION_HELP,
+            "marker": REDACTION_MARKER,
+            "redacted_figure": REDACTED_FIGURE,
+        }
     if topic == "no-evidence":
-        return {"no_evidence_answer": NO_EVIDENCE_ANSWER, "no_evidence": NO_EVIDENCE,
-                "stopped_answer": STOPPED_NO_PASSAGE_ANSWER, "model_only": MODEL_ONLY}
+        return {
+            "no_evidence_answer": NO_EVIDENCE_ANSWER,
+            "no_evidence": NO_EVIDENCE,
+            "stopped_answer": STOPPED_NO_PASSAGE_ANSWER,
+            "model_only": MODEL_ONLY,
+        }
     if topic == "rating":
-        return {"reasons": REASONS, "reason_help": REASON_HELP, "max_note_chars": MAX_NOTE_CHARS,
-                "reviewer_roles": sorted(ACTIONS["feedback.review"])}
+        return {
+            "reasons": REASONS,
+            "reason_help": REASON_HELP,
+            "max_note_chars": MAX_NOTE_CHARS,
+            "reviewer_roles": sorted(ACTIONS["feedback.review"]),
+        }
     return {}

@@ -13,6 +13,7 @@ Built-in rules (all ``redact`` by default; ``Policy.from_config`` overrides):
 
 The detectors are in ``portal/ingest/credentials.py``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
@@ -122,17 +123,17 @@ class Policy:
             _check_decision(name, decision)
             overrides[name] = decision
         if unknown:
-            raise ValueError(
-                f"unknown classification rule(s): {', '.join(unknown)}; known rules: {', '.join(known)}"
-            )
-        return cls(tuple(replace(rule, decision=overrides.get(rule.name, rule.decision))
-                         for rule in _DEFAULT_POLICY.rules))
+            raise ValueError(f"unknown classification rule(s): {', '.join(unknown)}; known rules: {', '.join(known)}")
+        return cls(
+            tuple(replace(rule, decision=overrides.get(rule.name, rule.decision)) for rule in _DEFAULT_POLICY.rules)
+        )
 
 
 def _check_decision(rule: str, decision: object) -> None:
     if decision not in DECISIONS:
-        raise ValueError(f"classification rule {rule}: decision must be one of {', '.join(DECISIONS)}, "
-                         f"not {decision!r}")
+        raise ValueError(
+            f"classification rule {rule}: decision must be one of {', '.join(DECISIONS)}, not {decision!r}"
+        )
 
 
 def classify(text: str, title: str, filename: str, policy: Policy | None = None) -> Classification:
@@ -154,8 +155,9 @@ def classify(text: str, title: str, filename: str, policy: Policy | None = None)
         rule = rules[finding.rule]
         if rule.decision == decision:
             kinds[f"{rule.label} ({FIELD_NAMES[finding.field]})"] = None
-    redacted = {field: redact(values[field], [(f.start, f.end) for f in ordered if f.field == field])
-                for field in FIELDS}
+    redacted = {
+        field: redact(values[field], [(f.start, f.end) for f in ordered if f.field == field]) for field in FIELDS
+    }
     return Classification(
         decision=decision,
         findings=ordered,
@@ -194,13 +196,19 @@ def refuse_if_not_allowed(classification: Classification) -> None:
         )
 
 
-_DEFAULT_POLICY = Policy((
-    Rule("cloud_access_key", "cloud access key", detect_cloud_access_keys, "redact"),
-    Rule("private_key", "private key", detect_private_keys, "redact"),
-    Rule("bearer_token", "bearer token", detect_bearer_tokens, "redact"),
-    Rule("api_token", "API token", detect_api_tokens, "redact"),
-    Rule("connection_string_password", "password in a connection string",
-         detect_connection_string_passwords, "redact"),
-    Rule("password_assignment", "password or secret in a setting", detect_password_assignments, "redact"),
-    Rule("jwt", "JSON Web Token", detect_jwts, "redact"),
-))
+_DEFAULT_POLICY = Policy(
+    (
+        Rule("cloud_access_key", "cloud access key", detect_cloud_access_keys, "redact"),
+        Rule("private_key", "private key", detect_private_keys, "redact"),
+        Rule("bearer_token", "bearer token", detect_bearer_tokens, "redact"),
+        Rule("api_token", "API token", detect_api_tokens, "redact"),
+        Rule(
+            "connection_string_password",
+            "password in a connection string",
+            detect_connection_string_passwords,
+            "redact",
+        ),
+        Rule("password_assignment", "password or secret in a setting", detect_password_assignments, "redact"),
+        Rule("jwt", "JSON Web Token", detect_jwts, "redact"),
+    )
+)

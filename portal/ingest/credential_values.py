@@ -18,16 +18,48 @@ _UNQUOTED_VALUE = re.compile(r"[A-Za-z0-9+/=_.~!@#%^&*?:-]+")  # no brackets, co
 # self.secret, 2fa-enabled, rust_openssl.hpke.X25519Key: names and words, not secrets
 _JOINED_WORDS = re.compile(r"[A-Za-z]+(?:[-_.][A-Za-z]+)+|[a-z0-9]+(?:-[a-z0-9]+)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[^\W\dA-Z_]+|[0-9]+")
-_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "secret",
-                             "contraseña", "contrasena"})
+_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "secret", "contraseña", "contrasena"})
 _API_KEY_WORDS = frozenset({"apikey", "secretkey", "accesskey", "authkey", "privatekey", "clientsecret"})
-_KEY_QUALIFIERS = frozenset({"api", "secret", "access", "auth", "private", "client", "service", "account",
-                             "signing", "encryption", "master", "db", "database", "license"})
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api",
+        "secret",
+        "access",
+        "auth",
+        "private",
+        "client",
+        "service",
+        "account",
+        "signing",
+        "encryption",
+        "master",
+        "db",
+        "database",
+        "license",
+    }
+)
 _PLACEHOLDER_START = tuple("<${%[(*#")
 _SINGLE_WORD = re.compile(r"[A-Za-z][a-z]*[?!]?")  # "string", "Required": a type or a word, not a secret
 _PLACEHOLDER_VALUE = re.compile(r"[A-Z][A-Z0-9_]*_[A-Z0-9_]+")
-_PLACEHOLDER_WORDS = frozenset({"password", "passwd", "secret", "token", "key", "apikey", "your", "example",
-                                "sample", "placeholder", "changeme", "redacted", "dummy", "mock", "fake"})
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "key",
+        "apikey",
+        "your",
+        "example",
+        "sample",
+        "placeholder",
+        "changeme",
+        "redacted",
+        "dummy",
+        "mock",
+        "fake",
+    }
+)
 _VALUE_SEPARATORS = re.compile(r"[-_.]+")
 _PLACEHOLDER_PASSWORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "pw"})
 
@@ -37,8 +69,9 @@ def name_family(name: str) -> str | None:
     words = [word.lower() for word in _NAME_WORDS.findall(name)]
     if any(word in _PASSWORD_WORDS or word.endswith(("password", "passwd")) for word in words):
         return "password_assignment"
-    if (any(word.endswith("token") or word in _API_KEY_WORDS for word in words)
-            or ("key" in words and _KEY_QUALIFIERS.intersection(words))):
+    if any(word.endswith("token") or word in _API_KEY_WORDS for word in words) or (
+        "key" in words and _KEY_QUALIFIERS.intersection(words)
+    ):
         return "api_token"
     return None
 
@@ -65,16 +98,23 @@ def _value_words(value: str) -> list[str]:
 
 def looks_random(value: str) -> bool:
     """An unquoted value needs more evidence: 8+ token characters with letters and digits, not joined words."""
-    classes = (any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
-               + any(not c.isalnum() for c in value))
-    return (len(value) >= 8 and classes >= 2 and _UNQUOTED_VALUE.fullmatch(value) is not None
-            and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-            and not _JOINED_WORDS.fullmatch(value))
+    classes = (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
+    )
+    return (
+        len(value) >= 8
+        and classes >= 2
+        and _UNQUOTED_VALUE.fullmatch(value) is not None
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+        and not _JOINED_WORDS.fullmatch(value)
+    )
 
 
 def looks_like_password(value: str) -> bool:
     return (
-        value.lower() not in _PLACEHOLDER_PASSWORDS
-        and not value.startswith(_PLACEHOLDER_START)
-        and len(set(value)) > 1
+        value.lower() not in _PLACEHOLDER_PASSWORDS and not value.startswith(_PLACEHOLDER_START) and len(set(value)) > 1
     )

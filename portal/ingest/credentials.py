@@ -77,8 +77,10 @@ _AWS_SECRET_IN_CONTEXT = re.compile(
 # hex has no upper case). Taken only with evidence: a "secret"/"key" label just before it, or an access
 # key id near it (the two halves of a key pair are written down together).
 # Not a piece of a longer token either (a JWT's or a URL's parts are joined by . _ -).
-_AWS_SECRET_SHAPE = re.compile(r"(?<![A-Za-z0-9/+=._-])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])"
-                               r"(?=[A-Za-z0-9/+]*[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])(?![.][A-Za-z0-9])")
+_AWS_SECRET_SHAPE = re.compile(
+    r"(?<![A-Za-z0-9/+=._-])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])"
+    r"(?=[A-Za-z0-9/+]*[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])(?![.][A-Za-z0-9])"
+)
 _AWS_SECRET_LABEL = re.compile(r"(?i)\b(?:secret|key)\b[\w -]{0,24}?(?:\bis\b|[:=])?[ \t]*[\"'`]?[ \t]*$")
 _AWS_PAIR_DISTANCE = 300  # characters between a key id and its secret: the same or a neighbouring line
 _GCP_SERVICE_ACCOUNT = re.compile(
@@ -97,9 +99,7 @@ _KEY_HEADER_LINE = re.compile(
     r"(?i)[ \t]*(?:version|comment|proc-type|dek-info|hash|charset|encryption|public-lines|private-lines"
     r"|private-mac|private-hash|key-derivation|argon2-[a-z]+|putty-user-key-file-[0-9]+)[ \t]*:"
 )
-_AUTHORIZATION = re.compile(
-    r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|token|basic)\s+([A-Za-z0-9._~+/-]+=*)"
-)
+_AUTHORIZATION = re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|token|basic)\s+([A-Za-z0-9._~+/-]+=*)")
 _GITHUB_FINE_GRAINED = re.compile(r"\bgithub_pat_[A-Za-z0-9_]{50,}")
 _URL_EMPTY_USER_PASSWORD = re.compile(r"://:([^:/?#\[\]@!$&'()*+,;=\s]+)@")
 _URL_QUERY_PASSWORD = re.compile(r"(?i)[?&](?:password|passwd|pwd)=([^&#\s\"']+)")
@@ -112,9 +112,7 @@ _UNQUOTED_SETTING = re.compile(
     r"[ \t]*(?:export[ \t]+|-[ \t]+)?[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[:=][ \t]*"
     r"([^\s\"'`]+)[ \t]*\r?"
 )
-_QUOTED_TOKEN_SETTING = re.compile(
-    r"(?i)\b([\w.-]*token)[\"']?\s*[:=]\s*([\"'])([^\"'\s]+)\2"
-)
+_QUOTED_TOKEN_SETTING = re.compile(r"(?i)\b([\w.-]*token)[\"']?\s*[:=]\s*([\"'])([^\"'\s]+)\2")
 _CREDENTIAL_HINT = re.compile(r"(?i)key|pass|pwd|secret|token|contrase")
 
 
@@ -235,8 +233,9 @@ def _aws_secrets_by_evidence(text: str, key_ids: re.Pattern) -> Iterator[Span]:
         line_start = text.rfind("\n", 0, match.start()) + 1
         labelled = _AWS_SECRET_LABEL.search(text, max(line_start, match.start() - 40), match.start())
         k = bisect_right(id_starts, match.start())
-        near_id = any(abs(id_starts[i] - match.start()) <= _AWS_PAIR_DISTANCE
-                      for i in (k - 1, k) if 0 <= i < len(id_starts))
+        near_id = any(
+            abs(id_starts[i] - match.start()) <= _AWS_PAIR_DISTANCE for i in (k - 1, k) if 0 <= i < len(id_starts)
+        )
         if labelled or near_id:
             yield match.span()
 
@@ -253,8 +252,7 @@ def detect_private_keys(text: str) -> Iterator[Span]:
     A block without its END line (cut off, or a PuTTY key file) runs from its first line through the
     armour headers and base64 lines that follow it.
     """
-    blocks = [match.span() for match in _PRIVATE_KEY_BLOCK.finditer(text)
-              if _KEY_MATERIAL.search(match.group(4))]
+    blocks = [match.span() for match in _PRIVATE_KEY_BLOCK.finditer(text) if _KEY_MATERIAL.search(match.group(4))]
     yield from blocks
     if not any(pattern.search(text) for pattern in _PRIVATE_KEY.denylist):
         return
@@ -274,7 +272,8 @@ def _end_of_key_body(text: str, start: int) -> int:
         line_end = len(text) if line_end < 0 else line_end
         line = text[position:line_end]
         if _KEY_BODY_LINE.fullmatch(line) and (
-                len(line.strip()) >= 16 or line.isupper() or _BASE64_EVIDENCE.search(line)):
+            len(line.strip()) >= 16 or line.isupper() or _BASE64_EVIDENCE.search(line)
+        ):
             end, seen_body = line_end, True
         elif _KEY_HEADER_LINE.match(line):
             end = line_end
@@ -344,5 +343,11 @@ def detect_jwts(text: str) -> Iterator[Span]:
                 yield start, end
 
 
-_SPECIFIC_DETECTORS = (detect_cloud_access_keys, detect_private_keys, detect_bearer_tokens, _provider_tokens,
-                       detect_connection_string_passwords, detect_jwts)
+_SPECIFIC_DETECTORS = (
+    detect_cloud_access_keys,
+    detect_private_keys,
+    detect_bearer_tokens,
+    _provider_tokens,
+    detect_connection_string_passwords,
+    detect_jwts,
+)

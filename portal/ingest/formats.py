@@ -83,9 +83,7 @@ class Extracted:
     title: str = ""  # the file's own title (PDF metadata), preferred over the file name
 
 
-def read_upload(
-    filename: str, data: bytes, content_type: str | None = None, *, title: str | None = None
-) -> Extracted:
+def read_upload(filename: str, data: bytes, content_type: str | None = None, *, title: str | None = None) -> Extracted:
     """Read an uploaded file into text and figures, or raise Refused naming why not.
 
     ``title`` labels the figure of an image upload (default: the file name's stem).

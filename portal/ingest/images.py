@@ -147,8 +147,14 @@ def prepare_pil_image(image: Image.Image) -> PreparedImage:
         image.info = {}  # drop EXIF, ICC, XMP and text chunks from what is written
         out = io.BytesIO()
         image.save(
-            out, "WEBP", lossless=True, quality=WEBP_QUALITY, method=WEBP_METHOD,
-            exif=b"", icc_profile=None, xmp=b"",
+            out,
+            "WEBP",
+            lossless=True,
+            quality=WEBP_QUALITY,
+            method=WEBP_METHOD,
+            exif=b"",
+            icc_profile=None,
+            xmp=b"",
         )
     except NotKept:
         raise

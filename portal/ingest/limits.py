@@ -106,8 +106,10 @@ def _mb(size: int) -> str:
 
 def too_large_message(size_label: str) -> str:
     """A file over the per-file limit; ``size_label`` is its size as ``_mb`` writes it."""
-    return (f"The file is {size_label}; the limit is {megabytes(MAX_FILE_BYTES)} per file. "
-            "Split the document and upload the parts.")
+    return (
+        f"The file is {size_label}; the limit is {megabytes(MAX_FILE_BYTES)} per file. "
+        "Split the document and upload the parts."
+    )
 
 
 def refuse_too_large(size: int) -> Refused:
@@ -133,13 +135,17 @@ def refuse_batch_too_large(total: int | None) -> Refused:
 
 def request_too_large_message() -> str:
     """A request body over the limit (one file at the limit plus its form) was not read (the 413)."""
-    return (f"The upload is larger than the {megabytes(MAX_FILE_BYTES)} limit per file, so it was not "
-            "read. Upload large files one at a time, or split them.")
+    return (
+        f"The upload is larger than the {megabytes(MAX_FILE_BYTES)} limit per file, so it was not "
+        "read. Upload large files one at a time, or split them."
+    )
 
 
 def too_many_form_parts_message() -> str:
-    return (f"The form holds more than {number(MAX_FORM_PARTS)} fields and files, the limit per request, so it was "
-            "not read. Upload fewer files at a time.")
+    return (
+        f"The form holds more than {number(MAX_FORM_PARTS)} fields and files, the limit per request, so it was "
+        "not read. Upload fewer files at a time."
+    )
 
 
 def search_too_long_message() -> str:
@@ -197,8 +203,7 @@ def refuse_damaged(what: str, detail: str = "") -> Refused:
     because = f" ({detail})" if detail else ""
     return Refused(
         "damaged",
-        f"This {what} could not be read: it is possibly damaged{because}. "
-        "Open it, save a new copy and upload that.",
+        f"This {what} could not be read: it is possibly damaged{because}. Open it, save a new copy and upload that.",
     )
 
 
@@ -225,8 +230,7 @@ def refuse_unsupported_type(extension: str) -> Refused:
     if extension == ".doc":
         return Refused(
             "unsupported_type",
-            "Old Word files (.doc) are not accepted: open the file in Word, save it as "
-            ".docx, and upload that.",
+            "Old Word files (.doc) are not accepted: open the file in Word, save it as .docx, and upload that.",
         )
     what = f"Files of type {extension}" if extension else "Files without an extension"
     return Refused(
@@ -282,7 +286,6 @@ def refuse_image_file(reason: str, width: int = 0, height: int = 0, size: int = 
     else:
         reason = "decode"
         message = (
-            "The image could not be read: it is possibly damaged, or animated. "
-            "Upload a still PNG, JPEG or WebP image."
+            "The image could not be read: it is possibly damaged, or animated. Upload a still PNG, JPEG or WebP image."
         )
     return Refused(reason, message)

@@ -97,15 +97,31 @@ def markdown_blocks(text: str) -> list[Block]:
     def enter_or_leave() -> None:
         lists = [(number, ordered) for what, number, ordered in containers if what == "list"]
         items = [number for what, number, _ in containers if what == "item"]
-        context.update(depth=len(containers) - len(lists), lists=tuple(number for number, _ in lists),
-                       numbered=bool(lists) and lists[-1][1], item=items[-1] if items else -1)
+        context.update(
+            depth=len(containers) - len(lists),
+            lists=tuple(number for number, _ in lists),
+            numbered=bool(lists) and lists[-1][1],
+            item=items[-1] if items else -1,
+        )
 
     def add(kind: str, line_map: list[int], text: str = "", **fields) -> None:
         nonlocal lead_pending
         first, end = lines(line_map)
         lead = lead_pending >= 0 and context["item"] == lead_pending
-        blocks.append(Block(kind, text, first, end, depth=context["depth"], lists=context["lists"],
-                            item_lead=lead, numbered=context["numbered"], heading_path=titles, **fields))
+        blocks.append(
+            Block(
+                kind,
+                text,
+                first,
+                end,
+                depth=context["depth"],
+                lists=context["lists"],
+                item_lead=lead,
+                numbered=context["numbered"],
+                heading_path=titles,
+                **fields,
+            )
+        )
         if lead:
             lead_pending = -1
 

@@ -60,8 +60,8 @@ _WHITESPACE = re.compile(r"\s+")
 _NON_SPACE = re.compile(r"\S")
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _ZWJ = "\u200d"
-_REGIONAL_INDICATOR = re.compile("[\U0001F1E6-\U0001F1FF]")
-_REGIONAL_INDICATORS_BEFORE = re.compile("[\U0001F1E6-\U0001F1FF]+\\Z")
+_REGIONAL_INDICATOR = re.compile("[\U0001f1e6-\U0001f1ff]")
+_REGIONAL_INDICATORS_BEFORE = re.compile("[\U0001f1e6-\U0001f1ff]+\\Z")
 _NEAR = 64  # look this close to the ideal cut first: a match there is the nearest one
 
 
@@ -254,7 +254,6 @@ def _joins_previous(text: str, pos: int) -> bool:
     )
 
 
-
 def _markdown_pieces(doc: _Document) -> list[tuple[int, int, str, str, None]]:
     section_starts, heading_lines, heading_paths = _markdown_structure(doc)
     is_heading = set(heading_lines)
@@ -284,7 +283,7 @@ def _markdown_structure(doc: _Document) -> tuple[list[int], list[int], list[str]
     for block in markdown_blocks(doc.text):
         if block.kind != "heading" or block.depth:
             continue
-        if not all(doc.blank[after_heading:block.line_start]):
+        if not all(doc.blank[after_heading : block.line_start]):
             section_starts.append(block.line_start)
         path = " > ".join(block.heading_path)
         for line in range(block.line_start, block.line_end):  # a setext heading's underline belongs to it too

@@ -113,8 +113,9 @@ def serve(request: dict, data: bytes, send) -> None:
         refusal = limits.refuse_damaged("file")
         send({"type": "refused", "reason": refusal.reason, "message": refusal.message})
         return
-    send({"type": "text", "text": reading.text, "labels": reading.labels, "pages": reading.pages,
-          "title": reading.title})
+    send(
+        {"type": "text", "text": reading.text, "labels": reading.labels, "pages": reading.pages, "title": reading.title}
+    )
     budget = ImageBudget(float(request.get("image_seconds", limits.IMAGE_SECONDS)))
     reported = set()
     try:
@@ -123,8 +124,7 @@ def serve(request: dict, data: bytes, send) -> None:
             if isinstance(outcome, NotKept):
                 send({"type": "not_kept", "slot": slot, "reason": outcome.reason, **outcome.facts()})
             else:
-                send({"type": "figure", "slot": slot, "width": outcome.width, "height": outcome.height},
-                     outcome.webp)
+                send({"type": "figure", "slot": slot, "width": outcome.width, "height": outcome.height}, outcome.webp)
     except Exception:  # includes MemoryError: the pictures not reached are counted as unreadable
         traceback.print_exc()
         for slot in range(len(reading.labels)):

@@ -62,9 +62,7 @@ def run_reader(kind: str, data: bytes, *, label: str | None = None) -> ReaderRes
 
 
 def _run_child(kind: str, data: bytes, label: str | None) -> ReaderResult:
-    request = pack_frame(
-        {"kind": kind, "label": label, "image_seconds": limits.IMAGE_SECONDS}, data
-    )
+    request = pack_frame({"kind": kind, "label": label, "image_seconds": limits.IMAGE_SECONDS}, data)
     process = subprocess.Popen(
         [sys.executable or "python3", "-I", "-c", _BOOTSTRAP, str(PORTAL_DIR)],
         stdin=subprocess.PIPE,
@@ -100,9 +98,11 @@ class _Conversation:
         pending = memoryview(request)
         deadline = time.monotonic() + limits.READ_SECONDS
         with selectors.DefaultSelector() as selector:
-            for stream, events in ((process.stdin, selectors.EVENT_WRITE),
-                                   (process.stdout, selectors.EVENT_READ),
-                                   (process.stderr, selectors.EVENT_READ)):
+            for stream, events in (
+                (process.stdin, selectors.EVENT_WRITE),
+                (process.stdout, selectors.EVENT_READ),
+                (process.stderr, selectors.EVENT_READ),
+            ):
                 os.set_blocking(stream.fileno(), False)
                 selector.register(stream, events)
             readers = 2
@@ -140,7 +140,7 @@ class _Conversation:
         except BlockingIOError:
             return pending
         except BrokenPipeError:
-            return pending[len(pending):]  # the child is gone; its exit is handled below
+            return pending[len(pending) :]  # the child is gone; its exit is handled below
         return pending[written:]
 
     def receive(self, chunk: bytes) -> None:
@@ -156,8 +156,12 @@ class _Conversation:
                     raise limits.refuse_damaged("file")
                 raise Refused(reason, str(meta.get("message", "")))
             if kind == "text":
-                self.result = ReaderResult(str(meta["text"]), [str(x) for x in meta["labels"]], meta.get("pages"),
-                                           title=str(meta.get("title") or ""))
+                self.result = ReaderResult(
+                    str(meta["text"]),
+                    [str(x) for x in meta["labels"]],
+                    meta.get("pages"),
+                    title=str(meta.get("title") or ""),
+                )
             elif kind == "figure" and self.result is not None:
                 self.result.kept[int(meta["slot"])] = (blob, int(meta["width"]), int(meta["height"]))
             elif kind == "not_kept" and self.result is not None:

@@ -10,7 +10,6 @@ A foreign key that a composite index already starts with is declared
 from portal.models.agents import GROUNDING_MODES, Agent, AgentGrant, AuditLog
 from portal.models.clock import utcnow
 from portal.models.feedback import Feedback, FeedbackTriage, RegressionCase
-from portal.models.tokens import ApiToken
 from portal.models.packs import (
     DOCUMENT_ID_RE,
     PACK_KINDS,
@@ -25,15 +24,60 @@ from portal.models.packs import (
 )
 from portal.models.people import ROLES, STAFF_ROLES, Company, User, new_session_token
 from portal.models.runs import RUN_STATUSES, Conversation, ReceiptFigure, Run, RunReference
+from portal.models.tokens import ApiToken
 
 # The one list of every model: tests/test_migrations.py compares it with the migrated schema.
-ALL_MODELS = (Company, User, Pack, Document, Revision, Figure, Passage, PendingIndexUpdate,
-              Agent, AgentGrant, AuditLog, Conversation, Run, RunReference, ReceiptFigure,
-              Feedback, FeedbackTriage, RegressionCase, ApiToken)
+ALL_MODELS = (
+    Company,
+    User,
+    Pack,
+    Document,
+    Revision,
+    Figure,
+    Passage,
+    PendingIndexUpdate,
+    Agent,
+    AgentGrant,
+    AuditLog,
+    Conversation,
+    Run,
+    RunReference,
+    ReceiptFigure,
+    Feedback,
+    FeedbackTriage,
+    RegressionCase,
+    ApiToken,
+)
 
 __all__ = [
-    "ALL_MODELS", "ApiToken", "DOCUMENT_ID_RE", "GROUNDING_MODES", "PACK_KINDS", "REVISIONS_KEPT", "ROLES", "RUN_STATUSES",
-    "STAFF_ROLES", "VISIBILITIES", "Agent", "AgentGrant", "AuditLog", "Company", "Conversation", "Document",
-    "Feedback", "FeedbackTriage", "Figure", "Pack", "Passage", "PendingIndexUpdate", "ReceiptFigure",
-    "RegressionCase", "Revision", "Run", "RunReference", "User", "new_session_token", "utcnow",
+    "ALL_MODELS",
+    "ApiToken",
+    "DOCUMENT_ID_RE",
+    "GROUNDING_MODES",
+    "PACK_KINDS",
+    "REVISIONS_KEPT",
+    "ROLES",
+    "RUN_STATUSES",
+    "STAFF_ROLES",
+    "VISIBILITIES",
+    "Agent",
+    "AgentGrant",
+    "AuditLog",
+    "Company",
+    "Conversation",
+    "Document",
+    "Feedback",
+    "FeedbackTriage",
+    "Figure",
+    "Pack",
+    "Passage",
+    "PendingIndexUpdate",
+    "ReceiptFigure",
+    "RegressionCase",
+    "Revision",
+    "Run",
+    "RunReference",
+    "User",
+    "new_session_token",
+    "utcnow",
 ]

@@ -26,8 +26,12 @@ class Agent(BaseModel):
         table_name = "agent"
 
     def granted_packs(self):
-        return (Pack.select().join(AgentGrant, on=(AgentGrant.pack == Pack.id))
-                .where(AgentGrant.agent == self).order_by(Pack.slug))
+        return (
+            Pack.select()
+            .join(AgentGrant, on=(AgentGrant.pack == Pack.id))
+            .where(AgentGrant.agent == self)
+            .order_by(Pack.slug)
+        )
 
 
 class AgentGrant(BaseModel):
@@ -53,4 +57,3 @@ class AuditLog(BaseModel):
     class Meta:
         table_name = "audit_log"
         indexes = ((("target_type", "target_id"), False),)
-

@@ -73,4 +73,3 @@ class RegressionCase(BaseModel):
 
     class Meta:
         table_name = "regression_case"
-

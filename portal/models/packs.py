@@ -33,9 +33,7 @@ class Pack(BaseModel):
         table_name = "pack"
 
     def live_documents(self):
-        return (Document.select()
-                .where((Document.pack == self) & Document.deleted_at.is_null())
-                .order_by(Document.title))
+        return Document.select().where((Document.pack == self) & Document.deleted_at.is_null()).order_by(Document.title)
 
 
 class Document(BaseModel):
@@ -65,10 +63,8 @@ class Document(BaseModel):
         """The optional list of roles that may read it (empty: every role its visibility admits)."""
         return frozenset(self.reader_role_names)
 
-    def current_revision(self) -> "Revision | None":
-        return (Revision.select()
-                .where((Revision.document == self) & (Revision.version == self.current_version))
-                .first())
+    def current_revision(self) -> Revision | None:
+        return Revision.select().where((Revision.document == self) & (Revision.version == self.current_version)).first()
 
 
 class Revision(BaseModel):
@@ -134,4 +130,3 @@ class PendingIndexUpdate(BaseModel):
     class Meta:
         table_name = "index_pending"
         indexes = ((("pack", "generation"), True),)
-

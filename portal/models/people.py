@@ -48,7 +48,7 @@ class User(UserMixin, BaseModel):
         User.update(session_token=self.session_token).where(User.id == self.id).execute()
 
     @classmethod
-    def by_session_token(cls, token: str) -> "User | None":
+    def by_session_token(cls, token: str) -> User | None:
         return cls.get_or_none(cls.session_token == token) if token else None
 
     @property
@@ -74,6 +74,5 @@ class User(UserMixin, BaseModel):
         return self.active
 
     @classmethod
-    def by_email(cls, email: str) -> "User | None":
+    def by_email(cls, email: str) -> User | None:
         return cls.get_or_none(cls.email == email.strip().lower())
-

@@ -113,4 +113,3 @@ class ReceiptFigure(BaseModel):
 
     class Meta:
         table_name = "receipt_figure"
-

@@ -31,10 +31,16 @@ class ApiToken(BaseModel):
 
     @classmethod
     def of_user(cls, user: User):
-        return cls.select().where(cls.user == user.id).order_by(cls.revoked_at.is_null(False), cls.created_at.desc(),
-                                                               cls.id.desc())
+        return (
+            cls.select()
+            .where(cls.user == user.id)
+            .order_by(cls.revoked_at.is_null(False), cls.created_at.desc(), cls.id.desc())
+        )
 
     @classmethod
     def everyone(cls):
-        return (cls.select(cls, User).join(User, on=(cls.user == User.id))
-                .order_by(cls.revoked_at.is_null(False), User.email, cls.created_at.desc(), cls.id.desc()))
+        return (
+            cls.select(cls, User)
+            .join(User, on=(cls.user == User.id))
+            .order_by(cls.revoked_at.is_null(False), User.email, cls.created_at.desc(), cls.id.desc())
+        )

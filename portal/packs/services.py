@@ -12,12 +12,14 @@ from portal.models import PACK_KINDS, Company, Document, Pack
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 
 
-def create_pack(slug: str, title: str, kind: str = "generic", company_name: str | None = None,
-                description: str = "") -> Pack:
+def create_pack(
+    slug: str, title: str, kind: str = "generic", company_name: str | None = None, description: str = ""
+) -> Pack:
     slug, title = slug.strip(), title.strip()
     if not SLUG_RE.match(slug):
-        raise Refused("bad_slug", "A pack slug has 1–80 lowercase letters, digits and hyphens, "
-                                  "starting with a letter or digit.")
+        raise Refused(
+            "bad_slug", "A pack slug has 1–80 lowercase letters, digits and hyphens, starting with a letter or digit."
+        )
     if not title:
         raise Refused("bad_title", "A pack needs a title.")
     if kind not in PACK_KINDS:
@@ -37,13 +39,24 @@ def all_packs() -> list[Pack]:
 
 
 def live_document_counts() -> dict[int, int]:
-    rows = (Document.select(Document.pack, fn.COUNT(Document.id).alias("n"))
-            .where(Document.deleted_at.is_null()).group_by(Document.pack).tuples())
+    rows = (
+        Document.select(Document.pack, fn.COUNT(Document.id).alias("n"))
+        .where(Document.deleted_at.is_null())
+        .group_by(Document.pack)
+        .tuples()
+    )
     return {pack_id: n for pack_id, n in rows}
 
 
 def packs_as_json(packs) -> list[dict]:
     counts = live_document_counts()
-    return [{"slug": p.slug, "title": p.title, "kind": p.kind,
-             "company": p.company.name if p.company_id else None,
-             "documents": counts.get(p.id, 0)} for p in packs]
+    return [
+        {
+            "slug": p.slug,
+            "title": p.title,
+            "kind": p.kind,
+            "company": p.company.name if p.company_id else None,
+            "documents": counts.get(p.id, 0),
+        }
+        for p in packs
+    ]

@@ -18,9 +18,14 @@ bp = Blueprint("packs", __name__, url_prefix="/packs")
 @bp.app_template_filter("snippet")
 def snippet(text: str, length: int = 320) -> str:
     """A passage as one line of prose for a result list: no heading, page or keyword lines."""
-    kept = [line.strip().lstrip("-*•> ").strip() for line in text.splitlines()
-            if line.strip() and not line.lstrip().startswith("#") and not is_page_line(line.strip())
-            and not line.strip().startswith(("Keywords:", "|---", "---"))]
+    kept = [
+        line.strip().lstrip("-*•> ").strip()
+        for line in text.splitlines()
+        if line.strip()
+        and not line.lstrip().startswith("#")
+        and not is_page_line(line.strip())
+        and not line.strip().startswith(("Keywords:", "|---", "---"))
+    ]
     flat = " ".join(" ".join(kept).split())
     return flat if len(flat) <= length else flat[:length].rsplit(" ", 1)[0] + " …"
 
@@ -39,8 +44,13 @@ def section(heading_path: str, title: str) -> str:
 def index():
     if not access.can(current_user, "packs.read"):
         raise NotFound("packs")
-    return render("packs/index.html", packs=list(access.readable_packs(current_user)),
-                  counts=live_document_counts(), form={}, error=None)
+    return render(
+        "packs/index.html",
+        packs=list(access.readable_packs(current_user)),
+        counts=live_document_counts(),
+        form={},
+        error=None,
+    )
 
 
 @bp.route("/", methods=["POST"])
@@ -50,11 +60,22 @@ def create():
         raise NotFound("packs")
     form = request.form
     try:
-        pack = create_pack(form.get("slug", ""), form.get("title", ""), form.get("kind", "generic"),
-                           form.get("company") or None, form.get("description", ""))
+        pack = create_pack(
+            form.get("slug", ""),
+            form.get("title", ""),
+            form.get("kind", "generic"),
+            form.get("company") or None,
+            form.get("description", ""),
+        )
     except Refused as refusal:
-        return render("packs/index.html", status=422, packs=list(access.readable_packs(current_user)),
-                      counts=live_document_counts(), form=form, error=refusal.message)
+        return render(
+            "packs/index.html",
+            status=422,
+            packs=list(access.readable_packs(current_user)),
+            counts=live_document_counts(),
+            form=form,
+            error=refusal.message,
+        )
     return redirect(url_for("packs.show", slug=pack.slug), code=303)
 
 
@@ -64,8 +85,14 @@ def show(slug: str):
     pack = access.pack_for(current_user, slug)
     query = request.args.get("q", "")
     results = access.search_for_reader(current_user, [pack], query) if query.strip() else None
-    return render("packs/show.html", pack=pack, documents=access.readable_documents(current_user, pack), query=query,
-                  results=results, outcomes=[])
+    return render(
+        "packs/show.html",
+        pack=pack,
+        documents=access.readable_documents(current_user, pack),
+        query=query,
+        results=results,
+        outcomes=[],
+    )
 
 
 @bp.route("/<slug>/search")
@@ -76,5 +103,12 @@ def search(slug: str):
     if len(query) > limits.MAX_SEARCH_CHARS:
         abort(400, limits.search_too_long_message())
     results = access.search_for_reader(current_user, [pack], query) if query.strip() else None
-    return render("packs/show.html", "packs/_results.html", pack=pack, documents=access.readable_documents(current_user, pack),
-                  query=query, results=results, outcomes=[])
+    return render(
+        "packs/show.html",
+        "packs/_results.html",
+        pack=pack,
+        documents=access.readable_documents(current_user, pack),
+        query=query,
+        results=results,
+        outcomes=[],
+    )

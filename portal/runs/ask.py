@@ -38,8 +38,10 @@ def checked_question(question: str) -> str:
     if not question:
         raise Refused("empty_question", "Ask a question: the text was empty.")
     if len(question) > MAX_QUESTION_CHARS:
-        raise Refused("question_too_long", f"A question is at most {MAX_QUESTION_CHARS:,} characters; "
-                                           f"this one has {len(question):,}.")
+        raise Refused(
+            "question_too_long",
+            f"A question is at most {MAX_QUESTION_CHARS:,} characters; this one has {len(question):,}.",
+        )
     return question
 
 
@@ -48,8 +50,12 @@ def model_client() -> ChatClient | None:
     config = current_app.config
     if not config.get("CAIRN_MODEL_BASE_URL"):
         return None
-    return ChatClient(config["CAIRN_MODEL_BASE_URL"], config.get("CAIRN_MODEL_API_KEY") or "",
-                      config["CAIRN_MODEL_NAME"], float(config["CAIRN_MODEL_TIMEOUT"]))
+    return ChatClient(
+        config["CAIRN_MODEL_BASE_URL"],
+        config.get("CAIRN_MODEL_API_KEY") or "",
+        config["CAIRN_MODEL_NAME"],
+        float(config["CAIRN_MODEL_TIMEOUT"]),
+    )
 
 
 @dataclass
@@ -70,8 +76,9 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
     packs = list(agent.granted_packs()) if packs is None else packs
     terms = question_terms(question)
     results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms)
-    choice = evidence.choose(question, terms, results.passages, results.doc_freqs, results.hits,
-                             tokenize=tokenize or TermCache())
+    choice = evidence.choose(
+        question, terms, results.passages, results.doc_freqs, results.hits, tokenize=tokenize or TermCache()
+    )
     return Retrieval(choice, results.hits)
 
 
@@ -111,9 +118,16 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answer
     retrieval = retrieve(agent, question, packs, tokenize)
     issued = _issue(retrieval.issued)
     retrieval_ms = _elapsed_ms(started)
-    outcome = answer_question(agent.mode, question, agent.instructions, [i.reference for i in issued],
-                              no_evidence=not issued, client=client, tokenize=tokenize,
-                              weights=retrieval.choice.weights)
+    outcome = answer_question(
+        agent.mode,
+        question,
+        agent.instructions,
+        [i.reference for i in issued],
+        no_evidence=not issued,
+        client=client,
+        tokenize=tokenize,
+        weights=retrieval.choice.weights,
+    )
     timings = {"retrieval_ms": retrieval_ms}
     timings.update((k, v) for k, v in outcome.timings.items() if k != "total_ms")
     timings["answer_ms"] = outcome.timings.get("total_ms", 0.0)
@@ -138,12 +152,25 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
                 conversation.created_at = now
             conversation.updated_at = now
             conversation.save()
-        run = Run.create(created_at=now, agent=agent, agent_slug=agent.slug, agent_name=agent.name, user=user,
-                         question=question, answer=outcome.answer, status=outcome.status, mode=agent.mode,
-                         model=outcome.model, model_called=outcome.called_model,
-                         warnings=outcome.warnings, timings=answered.timings,
-                         cited=outcome.cited, answer_basis=outcome.basis,
-                         searched_packs=answered.searched, conversation=conversation)
+        run = Run.create(
+            created_at=now,
+            agent=agent,
+            agent_slug=agent.slug,
+            agent_name=agent.name,
+            user=user,
+            question=question,
+            answer=outcome.answer,
+            status=outcome.status,
+            mode=agent.mode,
+            model=outcome.model,
+            model_called=outcome.called_model,
+            warnings=outcome.warnings,
+            timings=answered.timings,
+            cited=outcome.cited,
+            answer_basis=outcome.basis,
+            searched_packs=answered.searched,
+            conversation=conversation,
+        )
         rows = [_receipt_row(run, item) for item in answered.issued]
         if rows:
             RunReference.insert_many(rows).execute()
@@ -158,28 +185,58 @@ def _issue(hits: list[SearchHit]) -> list[_Issued]:
     """
     marked = {h.passage_id: figure_markers(h.text) for h in hits}
     revisions = {h.revision_id for h in hits if marked[h.passage_id]}
-    figures = {(f.revision_id, f.number): f.id for f in
-               Figure.select(Figure.id, Figure.revision, Figure.number).where(Figure.revision.in_(revisions))
-               } if revisions else {}
+    figures = (
+        {
+            (f.revision_id, f.number): f.id
+            for f in Figure.select(Figure.id, Figure.revision, Figure.number).where(Figure.revision.in_(revisions))
+        }
+        if revisions
+        else {}
+    )
     issued = []
     for n, hit in enumerate(hits, start=1):
         reference = Reference(
-            n=n, passage_id=hit.passage_id, document_id=hit.document_pk, document_title=hit.document_title,
-            pack=hit.pack, pack_title=hit.pack_title, version=hit.version, page=hit.page,
-            heading_path=hit.heading_path, line_start=hit.line_start, line_end=hit.line_end, text=hit.text)
-        figure_rows = [{"number": number, "label": label, "figure_id": figures.get((hit.revision_id, number))}
-                       for number, label in marked[hit.passage_id]]
+            n=n,
+            passage_id=hit.passage_id,
+            document_id=hit.document_pk,
+            document_title=hit.document_title,
+            pack=hit.pack,
+            pack_title=hit.pack_title,
+            version=hit.version,
+            page=hit.page,
+            heading_path=hit.heading_path,
+            line_start=hit.line_start,
+            line_end=hit.line_end,
+            text=hit.text,
+        )
+        figure_rows = [
+            {"number": number, "label": label, "figure_id": figures.get((hit.revision_id, number))}
+            for number, label in marked[hit.passage_id]
+        ]
         issued.append(_Issued(reference, hit.document_id, figure_rows, hit.sha256))
     return issued
 
 
 def _receipt_row(run: Run, item: _Issued) -> dict:
     ref = item.reference
-    return {"run": run.id, "n": ref.n, "passage_id": ref.passage_id, "pack_slug": ref.pack,
-            "pack_title": ref.pack_title, "document_pk": ref.document_id, "document_id": item.document_id,
-            "document_title": ref.document_title, "version": ref.version, "page": ref.page,
-            "heading_path": ref.heading_path, "line_start": ref.line_start, "line_end": ref.line_end,
-            "text": ref.text, "figures": item.figures, "sha256": item.sha256}
+    return {
+        "run": run.id,
+        "n": ref.n,
+        "passage_id": ref.passage_id,
+        "pack_slug": ref.pack,
+        "pack_title": ref.pack_title,
+        "document_pk": ref.document_id,
+        "document_id": item.document_id,
+        "document_title": ref.document_title,
+        "version": ref.version,
+        "page": ref.page,
+        "heading_path": ref.heading_path,
+        "line_start": ref.line_start,
+        "line_end": ref.line_end,
+        "text": ref.text,
+        "figures": item.figures,
+        "sha256": item.sha256,
+    }
 
 
 def _elapsed_ms(since: float) -> float:

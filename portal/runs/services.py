@@ -36,8 +36,9 @@ def forget_document_text(document_pk: int) -> None:
     The kept figures' files go with the document's folder."""
     RunReference.update(text=None).where(RunReference.document_pk == document_pk).execute()
     ReceiptFigure.delete().where(ReceiptFigure.document_pk == document_pk).execute()
-    for row in RunReference.select().where((RunReference.document_pk == document_pk)
-                                           & ~RunReference.figures.is_empty()):
+    for row in RunReference.select().where(
+        (RunReference.document_pk == document_pk) & ~RunReference.figures.is_empty()
+    ):
         row.figures = [{"number": f["number"], "label": None, "figure_id": None} for f in row.figures]
         row.save(only=[RunReference.figures])
 
@@ -50,9 +51,13 @@ def keep_cited_figures(document_pk: int, figures: list[Figure], folder: str, fil
     """
     if not figures:
         return []
-    cited = {entry.get("figure_id") for row in RunReference.select(RunReference.figures)
-             .where((RunReference.document_pk == document_pk) & ~RunReference.figures.is_empty())
-             for entry in row.figures}
+    cited = {
+        entry.get("figure_id")
+        for row in RunReference.select(RunReference.figures).where(
+            (RunReference.document_pk == document_pk) & ~RunReference.figures.is_empty()
+        )
+        for entry in row.figures
+    }
     written = []
     for figure in figures:
         if figure.id not in cited:
@@ -60,8 +65,9 @@ def keep_cited_figures(document_pk: int, figures: list[Figure], folder: str, fil
         path = f"{folder}/figure-{figure.id}.webp"
         files.write(path, storage.read(figure.path))
         written.append(path)
-        ReceiptFigure.create(figure_id=figure.id, document_pk=document_pk, path=path, width=figure.width,
-                             height=figure.height)
+        ReceiptFigure.create(
+            figure_id=figure.id, document_pk=document_pk, path=path, width=figure.width, height=figure.height
+        )
     return written
 
 
@@ -73,11 +79,16 @@ def cited_figure_path(run: Run, n: int, number: int) -> str | None:
     figure_id = entry.get("figure_id") if entry else None
     if figure_id is None:
         return None
-    found = (Figure.select(Figure.path).join(Revision)
-             .where((Figure.id == figure_id) & (Revision.document == reference.document_pk)).first())
+    found = (
+        Figure.select(Figure.path)
+        .join(Revision)
+        .where((Figure.id == figure_id) & (Revision.document == reference.document_pk))
+        .first()
+    )
     if found is None:
-        found = ReceiptFigure.get_or_none((ReceiptFigure.figure_id == figure_id)
-                                          & (ReceiptFigure.document_pk == reference.document_pk))
+        found = ReceiptFigure.get_or_none(
+            (ReceiptFigure.figure_id == figure_id) & (ReceiptFigure.document_pk == reference.document_pk)
+        )
     return found.path if found else None
 
 
@@ -124,18 +135,47 @@ def run_sources(run: Run, user: User) -> list[Source]:
     """The run's receipt as shown to ``user``: text, figures, and how to open each document now."""
     references = list(run.references())
     cited = set(run.cited)
-    documents = {d.id: d for d in Document.select().where(
-        Document.id.in_({r.document_pk for r in references}))} if references else {}
-    still_current = {p.id: p.ordinal for p in (
-        Passage.select(Passage.id, Passage.ordinal).join(Revision).join(Document)
-        .where(Passage.id.in_([r.passage_id for r in references])
-               & (Revision.version == Document.current_version)))} if references else {}
+    documents = (
+        {d.id: d for d in Document.select().where(Document.id.in_({r.document_pk for r in references}))}
+        if references
+        else {}
+    )
+    still_current = (
+        {
+            p.id: p.ordinal
+            for p in (
+                Passage.select(Passage.id, Passage.ordinal)
+                .join(Revision)
+                .join(Document)
+                .where(
+                    Passage.id.in_([r.passage_id for r in references]) & (Revision.version == Document.current_version)
+                )
+            )
+        }
+        if references
+        else {}
+    )
     figure_ids = [f["figure_id"] for r in references for f in r.figures if f.get("figure_id")]
-    kept_figures = ({f.id for f in Figure.select(Figure.id).where(Figure.id.in_(figure_ids))}
-                    | {k.figure_id for k in ReceiptFigure.select(ReceiptFigure.figure_id)
-                       .where(ReceiptFigure.figure_id.in_(figure_ids))}) if figure_ids else set()
-    kept_revisions = set(Revision.select(Revision.document, Revision.version).where(
-        Revision.document.in_({r.document_pk for r in references})).tuples()) if references else set()
+    kept_figures = (
+        (
+            {f.id for f in Figure.select(Figure.id).where(Figure.id.in_(figure_ids))}
+            | {
+                k.figure_id
+                for k in ReceiptFigure.select(ReceiptFigure.figure_id).where(ReceiptFigure.figure_id.in_(figure_ids))
+            }
+        )
+        if figure_ids
+        else set()
+    )
+    kept_revisions = (
+        set(
+            Revision.select(Revision.document, Revision.version)
+            .where(Revision.document.in_({r.document_pk for r in references}))
+            .tuples()
+        )
+        if references
+        else set()
+    )
     readable: dict[int, Document | None] = {}
     sources = []
     for ref in references:
@@ -143,14 +183,22 @@ def run_sources(run: Run, user: User) -> list[Source]:
         deleted = document is None or document.is_deleted
         if not deleted and ref.document_pk not in readable:
             readable[ref.document_pk] = access.source_document_for_reading(user, ref.document_pk)
-        sources.append(Source(
-            reference=ref, cited=ref.n in cited, text=ref.text, preview=passage_preview(ref.text),
-            figures=[SourceFigure(f["number"], f.get("label"), f.get("figure_id") in kept_figures)
-                     for f in ref.figures],
-            document=None if deleted else readable[ref.document_pk], deleted=deleted,
-            current_version=None if deleted else document.current_version,
-            passage_ordinal=still_current.get(ref.passage_id),
-            revision_kept=(ref.document_pk, ref.version) in kept_revisions))
+        sources.append(
+            Source(
+                reference=ref,
+                cited=ref.n in cited,
+                text=ref.text,
+                preview=passage_preview(ref.text),
+                figures=[
+                    SourceFigure(f["number"], f.get("label"), f.get("figure_id") in kept_figures) for f in ref.figures
+                ],
+                document=None if deleted else readable[ref.document_pk],
+                deleted=deleted,
+                current_version=None if deleted else document.current_version,
+                passage_ordinal=still_current.get(ref.passage_id),
+                revision_kept=(ref.document_pk, ref.version) in kept_revisions,
+            )
+        )
     return sources
 
 
@@ -205,8 +253,9 @@ class RunCitation:
         return self.current_passage is not None and self.current_passage.id == self.reference.passage_id
 
 
-def citation_for_viewer(user: User, run_id: int | None, n: int | None, document: Document,
-                        passages: list[Passage]) -> RunCitation | None:
+def citation_for_viewer(
+    user: User, run_id: int | None, n: int | None, document: Document, passages: list[Passage]
+) -> RunCitation | None:
     """The receipt entry ``n`` of run ``run_id`` if ``user`` may see that run and it cites ``document``.
 
     Anything else (no such run, not visible, another document) gives None: the
@@ -228,8 +277,7 @@ def citation_for_viewer(user: User, run_id: int | None, n: int | None, document:
 
 def run_list(user: User, agent_slug: str = ""):
     """The runs ``user`` may see (of one agent, when named), newest first, with who asked."""
-    query = (access.visible_runs(user).select_extend(User)
-             .join(User, JOIN.LEFT_OUTER, on=(Run.user == User.id)))
+    query = access.visible_runs(user).select_extend(User).join(User, JOIN.LEFT_OUTER, on=(Run.user == User.id))
     if agent_slug:
         query = query.where(Run.agent_slug == agent_slug)
     return query.order_by(Run.created_at.desc(), Run.id.desc())
@@ -245,16 +293,45 @@ def run_as_json(run: Run) -> dict:
     references = list(run.references())
     cited = set(run.cited)
     return {
-        "run_id": run.id, "agent": run.agent_slug, "mode": run.mode, "status": run.status,
-        "warnings": run.warnings, "answer": run.answer, "answer_basis": run.answer_basis,
+        "run_id": run.id,
+        "agent": run.agent_slug,
+        "mode": run.mode,
+        "status": run.status,
+        "warnings": run.warnings,
+        "answer": run.answer,
+        "answer_basis": run.answer_basis,
         "searched_packs": run.searched_packs,
-        "references": [{"n": r.n, "passage_id": r.passage_id, "pack": r.pack_slug, "document_id": r.document_id,
-                        "document_title": r.document_title, "version": r.version, "sha256": r.sha256,
-                        "page": r.page, "heading_path": r.heading_path, "line_start": r.line_start,
-                        "line_end": r.line_end, "text": r.text, "grounding": reference_grounding(r)}
-                       for r in references],
+        "references": [
+            {
+                "n": r.n,
+                "passage_id": r.passage_id,
+                "pack": r.pack_slug,
+                "document_id": r.document_id,
+                "document_title": r.document_title,
+                "version": r.version,
+                "sha256": r.sha256,
+                "page": r.page,
+                "heading_path": r.heading_path,
+                "line_start": r.line_start,
+                "line_end": r.line_end,
+                "text": r.text,
+                "grounding": reference_grounding(r),
+            }
+            for r in references
+        ],
         "cited": run.cited,
-        "document_citations": [{"n": r.n, "pack": r.pack_slug, "document_id": r.document_id, "version": r.version,
-                                "sha256": r.sha256, "line_start": r.line_start, "line_end": r.line_end,
-                                "grounding": reference_grounding(r)} for r in references if r.n in cited],
+        "document_citations": [
+            {
+                "n": r.n,
+                "pack": r.pack_slug,
+                "document_id": r.document_id,
+                "version": r.version,
+                "sha256": r.sha256,
+                "line_start": r.line_start,
+                "line_end": r.line_end,
+                "grounding": reference_grounding(r),
+            }
+            for r in references
+            if r.n in cited
+        ],
     }

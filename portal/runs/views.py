@@ -25,16 +25,27 @@ def index():
     agent_slug = request.args.get("agent", "")
     pagination = PaginatedQuery(services.run_list(current_user, agent_slug), RUNS_PER_PAGE, page=query_page())
     agents = all_agents() if access.can(current_user, "agents.read") else []
-    return render("runs/index.html", runs=list(pagination.get_object_list()), pagination=pagination,
-                  agent_slug=agent_slug, agents=agents, status_labels=services.STATUS_LABELS)
+    return render(
+        "runs/index.html",
+        runs=list(pagination.get_object_list()),
+        pagination=pagination,
+        agent_slug=agent_slug,
+        agents=agents,
+        status_labels=services.STATUS_LABELS,
+    )
 
 
 @bp.route("/<int:run_id>")
 @login_required
 def show(run_id: int):
     run = access.run_for(current_user, run_id)
-    return render("runs/show.html", run=run, sources=services.run_sources(run, current_user),
-                  answer_html=services.linked_answer(run.answer, run.cited), status_labels=services.STATUS_LABELS)
+    return render(
+        "runs/show.html",
+        run=run,
+        sources=services.run_sources(run, current_user),
+        answer_html=services.linked_answer(run.answer, run.cited),
+        status_labels=services.STATUS_LABELS,
+    )
 
 
 @bp.route("/<int:run_id>/sources/<int:n>/figures/<int:number>.webp")

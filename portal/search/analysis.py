@@ -44,7 +44,8 @@ def analyze(text: str) -> list[str]:
 # no document mentions would never come back as "no evidence found". They are
 # dropped from questions (search, the evidence check, choosing answer
 # sentences); documents keep them.
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
     what which who whom whose when where why how
     do does did doing done can could should would shall may might must will
     am is are was were be been being has have had having
@@ -62,7 +63,8 @@ STOPWORDS = frozenset("""
     know knows knew known want wants wanted say says said let like deal find
     still ever even also actually really nearly suddenly instead already
     anything something nothing everything thing things
-""".split())
+""".split()
+)
 _QUESTION_WORD_RE = re.compile(r"(?<![\w.-])(?:" + "|".join(sorted(STOPWORDS)) + r")(?![\w-])", re.I)
 
 

@@ -98,7 +98,7 @@ class Embedder:
         """One float32 unit vector per text, or None for a text with no token (nothing to embed)."""
         vectors: list[np.ndarray | None] = []
         for start in range(0, len(texts), _BATCH):
-            vectors.extend(self._embed_batch(texts[start:start + _BATCH]))
+            vectors.extend(self._embed_batch(texts[start : start + _BATCH]))
         return vectors
 
     def embed_one(self, text: str) -> np.ndarray | None:

@@ -304,4 +304,3 @@ class IndexStore:
             entries = user_data.entrySet()
             writer.setLiveCommitData(entries)
             writer.commit()
-

@@ -167,9 +167,7 @@ def _note_fork() -> None:
 def _refuse_if_forked() -> None:
     """A forked child inherits the JVM's memory but not its threads: using it would hang or crash."""
     if _forked_since_start:
-        raise SearchError(
-            "The JVM was started before this process was forked; start it lazily in the serving process."
-        )
+        raise SearchError("The JVM was started before this process was forked; start it lazily in the serving process.")
 
 
 def jvm_started() -> bool:

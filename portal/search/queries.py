@@ -24,7 +24,7 @@ def terms_query(terms: list[str]):
     classes = J()
     should = classes.JBooleanClauseOccur.SHOULD
     builder = classes.JBooleanQueryBuilder()
-    for term, count in list(Counter(terms).items())[:classes.JIndexSearcher.getMaxClauseCount()]:
+    for term, count in list(Counter(terms).items())[: classes.JIndexSearcher.getMaxClauseCount()]:
         query = classes.JTermQuery(classes.JTerm(FIELD_CONTENTS, term))
         builder.add(classes.JBoostQuery(query, float(count)) if count > 1 else query, should)
     return builder.build()

@@ -42,7 +42,7 @@ def commit_fingerprint(index_path: str | Path) -> tuple | None:
     try:
         for name in os.listdir(index_path):
             if name.startswith("segments_"):
-                generation = _base36_or_none(name[len("segments_"):])
+                generation = _base36_or_none(name[len("segments_") :])
                 if generation is not None and generation > newest_generation:
                     newest_generation, newest_name = generation, name
         if newest_name is None:
@@ -87,11 +87,7 @@ class PackReader:
     def provably_unchanged(self, path: str) -> bool:
         """True when the folder's mtime, settled before our last look, is still the same."""
         mtime = _folder_mtime_ns(path)
-        return (
-            mtime is not None
-            and mtime == self._folder_mtime_ns
-            and self._looked_at_ns - mtime > MTIME_SETTLED_NS
-        )
+        return mtime is not None and mtime == self._folder_mtime_ns and self._looked_at_ns - mtime > MTIME_SETTLED_NS
 
 
 class PackReaders:

@@ -80,7 +80,6 @@ def open_directory(path: str | Path):
     return J().JFSDirectory.open(J().JFile(str(path)).toPath())
 
 
-
 class PassageDocument:
     """One Lucene document whose fields are refilled for every passage.
 
@@ -122,4 +121,3 @@ class VectorPassageDocument(PassageDocument):
     def fill_with_vector(self, passage: IndexedPassage, vector: list[float]):
         self._vector.setVectorValue(vector)
         return self.fill(passage)
-

@@ -50,7 +50,11 @@ class Searcher:
         self._pack_sets: OrderedDict[tuple, PackSetSearcher] = OrderedDict()
 
     def search(
-        self, pack_slugs: list[str], query: str, limit: int = 8, per_document_cap: int = 3,
+        self,
+        pack_slugs: list[str],
+        query: str,
+        limit: int = 8,
+        per_document_cap: int = 3,
         terms: list[str] | None = None,
     ) -> SearchResult:
         """The best ``limit`` passages of ``pack_slugs`` for ``query``, at most ``per_document_cap`` per document.
@@ -60,6 +64,7 @@ class Searcher:
         already analyzed, see ``analysis.question_terms``) the query is built
         from them and the result carries the packs' statistics for them.
         """
+
         def bm25(pack_set: PackSetSearcher) -> SearchResult:
             if terms is None:
                 return pack_set.search(build_query(query), limit, per_document_cap)
@@ -69,8 +74,13 @@ class Searcher:
 
         return self._on_pack_set(pack_slugs, limit, per_document_cap, bm25)
 
-    def _on_pack_set(self, pack_slugs: list[str], limit: int, per_document_cap: int,
-                     search: Callable[[PackSetSearcher], SearchResult]) -> SearchResult:
+    def _on_pack_set(
+        self,
+        pack_slugs: list[str],
+        limit: int,
+        per_document_cap: int,
+        search: Callable[[PackSetSearcher], SearchResult],
+    ) -> SearchResult:
         """``search`` one pack set under the Java lock; empty when no pack has an index yet."""
         if limit < 1 or per_document_cap < 1:
             raise ValueError("limit and per_document_cap must be at least 1")
@@ -108,6 +118,7 @@ class Searcher:
         query already analyzed) the BM25 half is built from them and the result carries
         the packs' statistics for them, as ``search`` does.
         """
+
         def hybrid(pack_set: PackSetSearcher) -> SearchResult:
             pack_set.require_model(model_id)
             pool = fusion.pool_size(limit)
@@ -119,8 +130,10 @@ class Searcher:
             dense = pack_set.nearest(query_vector, pool) if query_vector is not None else []
             kept = [hit for hit in dense if hit.similarity >= floor]
             hits = _fused_and_capped(lexical, kept, limit, per_document_cap)
-            if len(hits) < limit and len({hit.document_id for hit in lexical + kept}) == 1 and (
-                not lexical or pack_set.single_document_matches(query_object, lexical[0], total, total_is_exact)
+            if (
+                len(hits) < limit
+                and len({hit.document_id for hit in lexical + kept}) == 1
+                and (not lexical or pack_set.single_document_matches(query_object, lexical[0], total, total_is_exact))
             ):
                 hits = _fused_and_capped(lexical, kept, limit, limit)
             passages, doc_freqs = pack_set.statistics(terms) if terms is not None else (0, {})

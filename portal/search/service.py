@@ -60,9 +60,22 @@ class SearchHit:
     sha256: str = ""  # of the revision's full text: what a grounding reference names
 
     def as_json(self) -> dict:
-        return {k: getattr(self, k) for k in (
-            "passage_id", "document_id", "document_title", "pack", "version", "page", "heading_path",
-            "line_start", "line_end", "score", "text")}
+        return {
+            k: getattr(self, k)
+            for k in (
+                "passage_id",
+                "document_id",
+                "document_title",
+                "pack",
+                "version",
+                "page",
+                "heading_path",
+                "line_start",
+                "line_end",
+                "score",
+                "text",
+            )
+        }
 
 
 @dataclass
@@ -117,8 +130,11 @@ class Indexes:
 
 def init_app(app) -> None:
     app.extensions["cairn_indexes"] = Indexes(
-        Path(app.config["CAIRN_DATA_DIR"]) / "indexes", app.config["CAIRN_BM25_K1"], app.config["CAIRN_BM25_B"],
-        app.config.get("CAIRN_RETRIEVAL", "bm25"))
+        Path(app.config["CAIRN_DATA_DIR"]) / "indexes",
+        app.config["CAIRN_BM25_K1"],
+        app.config["CAIRN_BM25_B"],
+        app.config.get("CAIRN_RETRIEVAL", "bm25"),
+    )
 
 
 def indexes() -> Indexes:
@@ -127,16 +143,19 @@ def indexes() -> Indexes:
 
 def current_passages(pack: Pack, doc_ids: list[str] | None = None):
     """Passages of the current revisions of the pack's live documents (or of ``doc_ids``), as index entries."""
-    query = (Passage.select(Passage.id, Passage.text, Passage.heading_path, Document.doc_id, Document.title)
-             .join(Revision).join(Document)
-             .where((Document.pack == pack) & Document.deleted_at.is_null()
-                    & (Revision.version == Document.current_version))
-             .order_by(Document.id, Passage.ordinal))
+    query = (
+        Passage.select(Passage.id, Passage.text, Passage.heading_path, Document.doc_id, Document.title)
+        .join(Revision)
+        .join(Document)
+        .where((Document.pack == pack) & Document.deleted_at.is_null() & (Revision.version == Document.current_version))
+        .order_by(Document.id, Passage.ordinal)
+    )
     if doc_ids is not None:
         query = query.where(Document.doc_id.in_(doc_ids))
     for passage_id, text, heading_path, doc_id, title in query.tuples().iterator():
-        yield IndexedPassage(passage_id=passage_id, document_id=doc_id, pack=pack.slug, text=text, title=title,
-                             heading_path=heading_path)
+        yield IndexedPassage(
+            passage_id=passage_id, document_id=doc_id, pack=pack.slug, text=text, title=title, heading_path=heading_path
+        )
 
 
 _batch = threading.local()
@@ -212,8 +231,7 @@ def catch_up(pack: Pack, rebuild: bool = False) -> IndexUpdate | None:
     except Exception:
         if rebuild:
             raise
-        log.exception("index update of pack %s failed; its pending changes stay listed for the next start",
-                      pack.slug)
+        log.exception("index update of pack %s failed; its pending changes stay listed for the next start", pack.slug)
         return None
 
 
@@ -221,33 +239,45 @@ def _plan(pack_id: int, slug: str, shown: int | None, rebuild: bool) -> IndexUpd
     """Run under the pack's writer lock: the generation first, then the pending rows, then the passages."""
     pack = Pack.get_by_id(pack_id)
     generation = pack.index_generation
-    rows = list(PendingIndexUpdate.select(PendingIndexUpdate.id, PendingIndexUpdate.doc_id,
-                                          PendingIndexUpdate.generation)
-                .where((PendingIndexUpdate.pack == pack_id) & (PendingIndexUpdate.generation <= generation)))
+    rows = list(
+        PendingIndexUpdate.select(
+            PendingIndexUpdate.id, PendingIndexUpdate.doc_id, PendingIndexUpdate.generation
+        ).where((PendingIndexUpdate.pack == pack_id) & (PendingIndexUpdate.generation <= generation))
+    )
     row_ids = [row.id for row in rows]
 
     def forget_done_work():
         for start in range(0, len(row_ids), 500):
-            PendingIndexUpdate.delete().where(PendingIndexUpdate.id.in_(row_ids[start:start + 500])).execute()
+            PendingIndexUpdate.delete().where(PendingIndexUpdate.id.in_(row_ids[start : start + 500])).execute()
 
-    explained = shown is not None and shown <= generation and {
-        row.generation for row in rows if row.generation > shown} == set(range(shown + 1, generation + 1))
+    explained = (
+        shown is not None
+        and shown <= generation
+        and {row.generation for row in rows if row.generation > shown} == set(range(shown + 1, generation + 1))
+    )
     # A pack that was never indexed, with every change since its creation pending, is built, not repaired.
     first_build = shown is None and {row.generation for row in rows} == set(range(1, generation + 1))
     if rebuild or not explained:
         if not rebuild and generation and not first_build:
-            log.warning("index of pack %s shows generation %s, the database is at %s: rebuilding it",
-                        slug, shown, generation)
-        return IndexUpdate(generation=generation, add=current_passages(pack), replace_all=True,
-                           after_commit=forget_done_work)
+            log.warning(
+                "index of pack %s shows generation %s, the database is at %s: rebuilding it", slug, shown, generation
+            )
+        return IndexUpdate(
+            generation=generation, add=current_passages(pack), replace_all=True, after_commit=forget_done_work
+        )
     if not rows:
         return None
     doc_ids = sorted({row.doc_id for row in rows})
     if len(doc_ids) > REBUILD_ABOVE_DOCUMENTS:  # cheaper than deleting each, and no endless IN list
-        return IndexUpdate(generation=generation, add=current_passages(pack), replace_all=True,
-                           after_commit=forget_done_work)
-    return IndexUpdate(generation=generation, add=list(current_passages(pack, doc_ids)),
-                       delete_documents=doc_ids, after_commit=forget_done_work)
+        return IndexUpdate(
+            generation=generation, add=current_passages(pack), replace_all=True, after_commit=forget_done_work
+        )
+    return IndexUpdate(
+        generation=generation,
+        add=list(current_passages(pack, doc_ids)),
+        delete_documents=doc_ids,
+        after_commit=forget_done_work,
+    )
 
 
 def rebuild_pack(pack: Pack) -> int:
@@ -259,8 +289,12 @@ def _log_not_embedded(pack: Pack) -> None:
     """Passages indexed without a vector (nothing to embed) are reported, never given a placeholder."""
     missing = indexes().store.not_embedded
     if missing:
-        log.warning("pack %s: %d passage(s) have no text to embed and are found by BM25 only: %s",
-                    pack.slug, len(missing), ", ".join(map(str, missing[:20])))
+        log.warning(
+            "pack %s: %d passage(s) have no text to embed and are found by BM25 only: %s",
+            pack.slug,
+            len(missing),
+            ", ".join(map(str, missing[:20])),
+        )
 
 
 def rebuild_all() -> dict[str, int]:
@@ -294,8 +328,13 @@ def index_pending_work() -> list[str]:
     return done
 
 
-def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
-                 terms: list[str] | None = None, retrieval: str | None = None) -> SearchResults:
+def search_packs(
+    packs: list[Pack],
+    query: str,
+    limit: int = DEFAULT_LIMIT,
+    terms: list[str] | None = None,
+    retrieval: str | None = None,
+) -> SearchResults:
     """BM25, or hybrid (``CAIRN_RETRIEVAL``, or ``retrieval``), over exactly these packs; hits come back as
     passages from the database.
 
@@ -309,13 +348,25 @@ def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
     if (retrieval or indexes().retrieval) == "hybrid":
         embedder = embedding.shared_embedder()
         result = indexes().searcher.search_hybrid(
-            list(by_slug), query, embedding.question_vector(embedder, query), model_id=embedder.model_id,
-            floor=embedding.DENSE_FLOOR, limit=limit, terms=terms)
+            list(by_slug),
+            query,
+            embedding.question_vector(embedder, query),
+            model_id=embedder.model_id,
+            floor=embedding.DENSE_FLOOR,
+            limit=limit,
+            terms=terms,
+        )
     else:
         result = indexes().searcher.search(list(by_slug), query, limit=limit, terms=terms)
-    rows = {p.id: p for p in (Passage.select(Passage, Revision, Document)
-                              .join(Revision).join(Document)
-                              .where(Passage.id.in_([h.passage_id for h in result.hits])))}
+    rows = {
+        p.id: p
+        for p in (
+            Passage.select(Passage, Revision, Document)
+            .join(Revision)
+            .join(Document)
+            .where(Passage.id.in_([h.passage_id for h in result.hits]))
+        )
+    }
     hits = []
     for hit in result.hits:
         passage = rows.get(hit.passage_id)
@@ -323,11 +374,31 @@ def search_packs(packs: list[Pack], query: str, limit: int = DEFAULT_LIMIT,
             continue
         document = passage.revision.document
         pack = by_slug[hit.pack]
-        hits.append(SearchHit(
-            passage_id=passage.id, document_id=document.doc_id, document_title=document.title,
-            pack=pack.slug, pack_title=pack.title, version=passage.revision.version, page=passage.page,
-            heading_path=passage.heading_path, line_start=passage.line_start, line_end=passage.line_end,
-            score=round(hit.score, 6), text=passage.text, ordinal=passage.ordinal, document_pk=document.id,
-            revision_id=passage.revision.id, sha256=passage.revision.sha256))
-    return SearchResults(query=query, hits=hits, no_evidence=not hits, best_similarity=result.best_similarity,
-                         passages=result.passages, doc_freqs=result.doc_freqs)
+        hits.append(
+            SearchHit(
+                passage_id=passage.id,
+                document_id=document.doc_id,
+                document_title=document.title,
+                pack=pack.slug,
+                pack_title=pack.title,
+                version=passage.revision.version,
+                page=passage.page,
+                heading_path=passage.heading_path,
+                line_start=passage.line_start,
+                line_end=passage.line_end,
+                score=round(hit.score, 6),
+                text=passage.text,
+                ordinal=passage.ordinal,
+                document_pk=document.id,
+                revision_id=passage.revision.id,
+                sha256=passage.revision.sha256,
+            )
+        )
+    return SearchResults(
+        query=query,
+        hits=hits,
+        no_evidence=not hits,
+        best_similarity=result.best_similarity,
+        passages=result.passages,
+        doc_freqs=result.doc_freqs,
+    )

@@ -7,13 +7,21 @@ import shutil
 
 import pytest
 from playwright.sync_api import expect
+
 from helpers import serve_in_thread
 
 CHROMIUM = os.environ.get("CAIRN_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 BROWSER_WAIT_MS = 60_000
 expect.set_options(timeout=BROWSER_WAIT_MS)  # expect()'s own default is 5 s
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -55,8 +63,14 @@ def page(browser, live_server):
     page.on("pageerror", lambda error: errors.append(str(error)))
     # HTTP error statuses the test provokes on purpose (a refused upload's 422) show up as
     # "Failed to load resource" console lines; script errors and other console errors fail the test.
-    page.on("console", lambda msg: errors.append(msg.text)
-            if msg.type == "error" and not msg.text.startswith("Failed to load resource") else None)
+    page.on(
+        "console",
+        lambda msg: (
+            errors.append(msg.text)
+            if msg.type == "error" and not msg.text.startswith("Failed to load resource")
+            else None
+        ),
+    )
     yield page
     context.close()
     assert not errors, f"browser errors: {errors}"

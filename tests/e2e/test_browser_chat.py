@@ -43,8 +43,10 @@ QUESTION = "How do I delete old spool requests?"
 def _agents(pack):
     documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
     documents.upload_file(pack, "lock-entries.md", LOCKS.encode(), None)
-    return (create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug]),
-            create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", [pack.slug]))
+    return (
+        create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug]),
+        create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", [pack.slug]),
+    )
 
 
 def test_member_asks_opens_the_cited_document_and_rates_not_helpful(page, pack, users):
@@ -62,8 +64,10 @@ def test_member_asks_opens_the_cited_document_and_rates_not_helpful(page, pack, 
 
     # A second question, held back on its way so the progress line can be seen; Shift+Enter is a new line.
     held = []
-    page.route(re.compile(r"/chat/\d+$"), lambda route: held.append(route) if route.request.method == "POST"
-               else route.continue_())
+    page.route(
+        re.compile(r"/chat/\d+$"),
+        lambda route: held.append(route) if route.request.method == "POST" else route.continue_(),
+    )
     page.fill("#question", "stale lock")
     page.press("#question", "Shift+Enter")
     page.keyboard.type("entries")
@@ -136,7 +140,10 @@ def test_two_questions_in_a_row_append_their_turns_and_leave_the_earlier_one_alo
         expect(page.locator("#question")).to_be_focused()
         expect(page.locator("#chat-announce")).to_contain_text(expected)
     assert page.locator(".turn .bubble-question .question").all_inner_texts() == [
-        QUESTION, "stale lock entries", "spool TemSe"]
+        QUESTION,
+        "stale lock entries",
+        "spool TemSe",
+    ]
     assert page.evaluate("document.querySelector('.turn').dataset.seen") == "before"
     assert page.evaluate("window.notReloaded") is True
     expect(page.locator(".turn").last).to_be_in_viewport()
@@ -156,8 +163,13 @@ def test_show_earlier_puts_the_older_turns_on_top(page, pack, users):
     acme, _ = _agents(pack)
     conversation, first = start_conversation(users["Member"], acme, QUESTION)
     for n in range(TURNS_PER_PAGE + 4):
-        Run.create(**{**{k: v for k, v in first.__data__.items() if k != "id"},
-                      "question": f"Question {n}", "created_at": first.created_at + timedelta(seconds=n + 1)})
+        Run.create(
+            **{
+                **{k: v for k, v in first.__data__.items() if k != "id"},
+                "question": f"Question {n}",
+                "created_at": first.created_at + timedelta(seconds=n + 1),
+            }
+        )
     sign_in(page, users["Member"].email, PASSWORD)
     page.goto(f"/chat/{conversation.id}")
     arrived_at(page, re.compile(rf"/chat/{conversation.id}$"))
@@ -238,7 +250,8 @@ def test_reviewer_filters_goes_back_triages_and_exports(page, pack, users):
         page.click("text=Export CSV")
     rows = list(csv.DictReader(io.StringIO(download.value.path().read_text(encoding="utf-8-sig"))))
     assert [(r["question"], r["status"], r["reviewer_note"]) for r in rows] == [
-        (QUESTION, "in review", "Checking whether SP01 belongs first.")]
+        (QUESTION, "in review", "Checking whether SP01 belongs first.")
+    ]
 
 
 def test_a_no_evidence_answer_looks_different_and_offers_another_agent_at_390_px(page, pack, users):
@@ -268,7 +281,8 @@ def test_a_no_evidence_answer_looks_different_and_offers_another_agent_at_390_px
     }""")
     assert styles["answered"] == "solid" and styles["none"] == "dashed" and styles["note"] != styles["page"]
     # Nothing overflows a 390 px screen.
-    wide = page.evaluate("""() => [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 390)
+    wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
+        .filter(e => e.getBoundingClientRect().right > 390)
         .map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).slice(0, 30)""")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390, wide
     box = note.bounding_box()

@@ -20,9 +20,11 @@ def _rated_answers(pack, member):
     documents.upload_file(pack, "lock-entries.md", LOCKS, None)
     acme = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug])
     shared = create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", [pack.slug])
-    for agent, question, reasons in ((acme, "How do I delete old spool requests?", ["incorrect"]),
-                                     (shared, "stale lock entries", ["outdated"]),
-                                     (acme, "TemSe consistency check", ["outdated"])):
+    for agent, question, reasons in (
+        (acme, "How do I delete old spool requests?", ["incorrect"]),
+        (shared, "stale lock entries", ["outdated"]),
+        (acme, "TemSe consistency check", ["outdated"]),
+    ):
         _, run = start_conversation(member, agent, question)
         rate_answer(member, run, "not_helpful", reasons, f"Note on {question}")
 
@@ -66,8 +68,9 @@ def test_the_feedback_table_sorts_by_its_headings_and_phones_get_cards(page, pac
     assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing pushes the page sideways
     sort_links.locator("text=Date").click()
     arrived_at(page, re.compile(r"/feedback/\?reason=outdated$"))
-    expect(page.locator(".feedback-item .feedback-question")).to_have_text(["TemSe consistency check",
-                                                                            "stale lock entries"])
+    expect(page.locator(".feedback-item .feedback-question")).to_have_text(
+        ["TemSe consistency check", "stale lock entries"]
+    )
 
 
 def test_help_opens_from_the_rating_controls_of_an_answer(page, pack, users):

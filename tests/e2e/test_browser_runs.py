@@ -23,9 +23,13 @@ Run the report RSPO1041 to delete old spool requests.
 Then check the TemSe consistency in SP12.
 """
 
-LONG_STEPS = "# Restart steps\n\n" + "\n".join(
-    f"Step {n}: restart the application server number {n} and check the work processes." for n in range(1, 13)
-) + "\n"
+LONG_STEPS = (
+    "# Restart steps\n\n"
+    + "\n".join(
+        f"Step {n}: restart the application server number {n} and check the work processes." for n in range(1, 13)
+    )
+    + "\n"
+)
 
 
 def _agent_with_runbooks(pack):

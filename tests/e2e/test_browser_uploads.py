@@ -7,10 +7,10 @@ import re
 
 from browser_helpers import sign_in
 from playwright.sync_api import expect
-from resources.make_fixtures import PdfPage, pdf_bytes, rgb_image
 from test_uploads import pdf_with_figure, word_with_pictures
 
 from helpers import PASSWORD
+from resources.make_fixtures import PdfPage, pdf_bytes, rgb_image
 
 
 def test_word_pdf_and_scanned_pdf_uploads(page, pack, users, tmp_path):
@@ -83,8 +83,9 @@ def test_a_file_over_the_limit_is_refused_in_the_browser_and_never_sent(page, pa
     assert sent == []
 
 
-def test_without_javascript_a_batch_over_its_limit_names_each_file(browser, live_server, pack, users, tmp_path,
-                                                                  monkeypatch):
+def test_without_javascript_a_batch_over_its_limit_names_each_file(
+    browser, live_server, pack, users, tmp_path, monkeypatch
+):
     from portal.ingest import limits
 
     monkeypatch.setattr(limits, "MAX_BATCH_BYTES", 6 * 1024 * 1024)
@@ -99,8 +100,9 @@ def test_without_javascript_a_batch_over_its_limit_names_each_file(browser, live
     page.click("#upload-form button[type=submit]")
     outcomes = page.locator("#upload-outcomes .outcome.refused")
     expect(outcomes).to_have_count(3)
-    expect(outcomes.nth(0)).to_contain_text("one.md: refused — The files sent together were 11.0 MB, over the "
-                                            "6 MB limit for one upload")
+    expect(outcomes.nth(0)).to_contain_text(
+        "one.md: refused — The files sent together were 11.0 MB, over the 6 MB limit for one upload"
+    )
     expect(outcomes.nth(1)).to_contain_text("two.md: refused — The files sent together were 11.0 MB")
     expect(outcomes.nth(2)).to_contain_text("big.md: refused — The file is 5.0 MB; the limit is 4 MB per file.")
     expect(page.locator("#docs-heading")).to_have_text("Documents (0)")

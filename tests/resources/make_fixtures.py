@@ -230,12 +230,15 @@ def mixed_images_docx() -> bytes:
 
     def build(document):
         document.add_heading("Mixed image formats", level=1)
-        document.add_paragraph("This document embeds four pictures, each with alt text. Raster PNG, JPEG "
-                               "and GIF pictures are kept.")
-        for fmt, color, alt in (("PNG", (220, 40, 40), "Alt: red PNG rectangle"),
-                                ("JPEG", (40, 60, 220), "Alt: blue JPEG rectangle"),
-                                ("GIF", (230, 210, 40), "Alt: yellow GIF rectangle"),
-                                ("PNG", (140, 50, 200), "Alt: purple PNG rectangle")):
+        document.add_paragraph(
+            "This document embeds four pictures, each with alt text. Raster PNG, JPEG and GIF pictures are kept."
+        )
+        for fmt, color, alt in (
+            ("PNG", (220, 40, 40), "Alt: red PNG rectangle"),
+            ("JPEG", (40, 60, 220), "Alt: blue JPEG rectangle"),
+            ("GIF", (230, 210, 40), "Alt: yellow GIF rectangle"),
+            ("PNG", (140, 50, 200), "Alt: purple PNG rectangle"),
+        ):
             add_picture(document, image_bytes(96, 64, fmt, color=color), alt=alt)
         document.add_paragraph("End of document.")
 

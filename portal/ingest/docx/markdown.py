@@ -5,24 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from portal.ingest.figures import figure_label, placeholder, strip_control_characters
-from portal.ingest.docx.package import W, R, A, WP, PIC, M, MC, V, VML_OFFICE
+from portal.ingest.docx.package import MC, PIC, VML_OFFICE, WP, A, M, R, V, W
 from portal.ingest.docx.styles import is_on, numbering_reference, outline_level
+from portal.ingest.figures import figure_label, placeholder, strip_control_characters
 
 LINK_SCHEMES = ("http://", "https://", "mailto:")
 
 
 @dataclass
-
-
 class Picture:
     part: str | None  # the part name inside the package; None when not embedded
     label: str
 
 
 @dataclass
-
-
 class Piece:
     text: str
     bold: bool = False
@@ -138,8 +134,9 @@ class MarkdownWriter:
         for row in _children(table, f"{W}tr"):
             cells = []
             for cell in _children(row, f"{W}tc"):
-                writer = MarkdownWriter(self.styles, self.numbering, self.relationships,
-                                 self.pictures, self.counters, in_cell=True)
+                writer = MarkdownWriter(
+                    self.styles, self.numbering, self.relationships, self.pictures, self.counters, in_cell=True
+                )
                 writer.blocks_of(cell)
                 text = " ".join(" ".join(text.split()) for _, text in writer.blocks)
                 cells.append(text.replace("|", "\\|"))
@@ -166,8 +163,15 @@ class MarkdownWriter:
                 self.run(child, pieces, url)
             elif tag == f"{W}hyperlink":
                 self.inline(child, pieces, self.link_url(child) or url)
-            elif tag in (f"{W}ins", f"{W}moveTo", f"{W}smartTag", f"{W}customXml",
-                         f"{W}fldSimple", f"{W}dir", f"{W}bdo"):
+            elif tag in (
+                f"{W}ins",
+                f"{W}moveTo",
+                f"{W}smartTag",
+                f"{W}customXml",
+                f"{W}fldSimple",
+                f"{W}dir",
+                f"{W}bdo",
+            ):
                 self.inline(child, pieces, url)
             elif tag == f"{W}sdt":
                 content = child.find(f"{W}sdtContent")
@@ -336,7 +340,7 @@ def _render(pieces: list[Piece]) -> str:
         if url and group.strip() and not any(p.is_picture for p in pieces[index:end]):
             label = group.strip().replace("[", "\\[").replace("]", "\\]")
             lead = group[: len(group) - len(group.lstrip())]
-            trail = group[len(group.rstrip()):]
+            trail = group[len(group.rstrip()) :]
             group = f"{lead}[{label}]({url}){trail}"
         out.append(group)
         index = end
@@ -368,5 +372,5 @@ def _emphasis(text: str, bold: bool, italic: bool) -> str:
         return text
     mark = "***" if bold and italic else "**" if bold else "*"
     lead = text[: len(text) - len(text.lstrip())]
-    trail = text[len(text.rstrip()):]
+    trail = text[len(text.rstrip()) :]
     return f"{lead}{mark}{core}{mark}{trail}"

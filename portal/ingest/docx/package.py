@@ -38,8 +38,6 @@ WHAT = "Word file"
 
 
 @dataclass
-
-
 class Relationship:
     type: str
     target: str  # a part name inside the package, or a URL when external
@@ -77,8 +75,12 @@ class Package:
             for strict, transitional in _STRICT_NAMESPACES.items():
                 data = data.replace(strict, transitional)
         parser = etree.XMLParser(
-            resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
-            remove_comments=True, remove_pis=True,
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            huge_tree=False,
+            remove_comments=True,
+            remove_pis=True,
         )
         try:
             return etree.fromstring(data, parser)

@@ -16,7 +16,7 @@ import zlib
 
 from portal.ingest import limits
 from portal.ingest.docx.markdown import MarkdownWriter, Picture
-from portal.ingest.docx.package import W, WHAT, Package
+from portal.ingest.docx.package import WHAT, Package, W
 from portal.ingest.docx.styles import Numbering, Styles
 from portal.ingest.images import (
     KEPT_TYPES,
@@ -84,7 +84,6 @@ def _refusal_for_compound_file(data: bytes):
         return limits.refuse_encrypted(WHAT)
     found = "an old Word (.doc) file" if type(office_file).__name__ == "Doc97File" else None
     return limits.refuse_bytes_mismatch("a .docx Word file", found or "an old Office file")
-
 
 
 # --- the pictures -------------------------------------------------------------

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from portal.ingest.docx.package import W, M
+from portal.ingest.docx.package import W
 
 _HEADING_STYLE = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
 _LIST_STYLE = re.compile(r"list (bullet|number)(?:\s*([2-9]))?", re.IGNORECASE)
@@ -18,8 +18,6 @@ def is_on(element) -> bool:
 
 
 @dataclass
-
-
 class Style:
     name: str
     based_on: str | None
