@@ -24,7 +24,8 @@ from portal.models import (
     RunReference,
     User,
 )
-from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT, SearchResults, search_packs
+from portal.search.hits import SearchResults
+from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT, search_packs
 
 ADMIN, BUILDER, AUDITOR, MEMBER = "PlatformAdmin", "AgentBuilder", "Auditor", "Member"
 STAFF = frozenset({ADMIN, BUILDER, AUDITOR})

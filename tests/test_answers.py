@@ -882,7 +882,7 @@ def test_a_question_how_something_should_be_written_is_not_a_procedure():
 
 
 def test_instructions_are_told_from_descriptions():
-    from portal.answers.extractive import _is_instruction
+    from portal.answers.question_type import is_instruction
 
     assert [
         t
@@ -896,7 +896,7 @@ def test_instructions_are_told_from_descriptions():
             "Change: field extension of REQ-04",
             "The report locks all deliveries.",
         ]
-        if _is_instruction(t)
+        if is_instruction(t)
     ] == [
         "Restart the channel.",
         "In SM59, test the destination.",

@@ -24,7 +24,7 @@ from portal.chat.services import continue_conversation, start_conversation
 from portal.documents import services as documents
 from portal.errors import Refused
 from portal.evaluation.regressions import evaluate_regression_cases
-from portal.feedback import services
+from portal.feedback import regressions, review, services
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, STATUSES
 from portal.models import Document, Feedback, FeedbackTriage, Passage, RegressionCase, Run
 from tests.fake_openai import FakeOpenAI
@@ -447,7 +447,7 @@ def test_csv_export(reviewed, client_as, users):
     text = response.get_data(as_text=True)
     assert text.startswith("\ufeff")
     rows = list(csv.DictReader(io.StringIO(text.lstrip("\ufeff"))))
-    assert list(rows[0]) == list(services.CSV_COLUMNS)
+    assert list(rows[0]) == list(review.CSV_COLUMNS)
     old = rows[-1]
     assert (old["agent"], old["question"], old["reasons"], old["rated_by"], old["company"], old["status"]) == (
         "acme-desk",
@@ -542,7 +542,7 @@ def test_review_access_matrix(app, not_helpful, agents, users, client_as, who, m
     helpful = services.rate_answer(
         users["Member"], start_conversation(users["Member"], agents["acme"], "SP12")[1], "helpful"
     )
-    case = services.record_regression_case(
+    case = regressions.record_regression_case(
         users["PlatformAdmin"], not_helpful, Document.get(Document.doc_id == "lock-entries").id
     )
     url = path.format(f=not_helpful.id, c=case.id, h=helpful.id)
@@ -580,7 +580,7 @@ def test_review_access_matrix(app, not_helpful, agents, users, client_as, who, m
 def test_only_the_author_or_a_platform_admin_removes_a_case(
     app, not_helpful, users, client_as, author, remover, removed
 ):
-    case = services.record_regression_case(
+    case = regressions.record_regression_case(
         users[author], not_helpful, Document.get(Document.doc_id == "lock-entries").id
     )
     client = (
@@ -665,7 +665,7 @@ def test_a_reviewer_records_that_the_answer_should_have_said_no_evidence(not_hel
     form = _soup(client.get(f"/feedback/{not_helpful.id}")).select_one("#cases form.no-evidence-case")
     assert form["action"] == form["hx-post"] == f"/feedback/{not_helpful.id}/cases"
     assert form.select_one("input[name=kind]")["value"] == "no_evidence"
-    assert form.select_one("button").text == services.CASE_KINDS["no_evidence"] == "Should have said no evidence"
+    assert form.select_one("button").text == regressions.CASE_KINDS["no_evidence"] == "Should have said no evidence"
     response = client.post(form["action"], data={"kind": "no_evidence"}, headers={"HX-Request": "true"})
     fragment = _soup(response)
     assert response.status_code == 200 and "Recorded" in fragment.select_one("#cases .flash").text
@@ -699,14 +699,14 @@ def test_a_reviewer_records_that_the_answer_should_have_said_no_evidence(not_hel
     client.post(f"/feedback/{not_helpful.id}/cases/{case.id}/delete")
     assert client.post(form["action"], data={"pack": "ops", "doc_id": "spool-overflow"}).status_code == 303
     with pytest.raises(Refused) as refused:
-        services.record_no_evidence_case(users["Auditor"], Feedback.get_by_id(not_helpful.id))
+        regressions.record_no_evidence_case(users["Auditor"], Feedback.get_by_id(not_helpful.id))
     assert refused.value.reason == "conflicting_case"
     assert [c.kind for c in RegressionCase.select()] == ["expected_source"]
 
 
 def test_review_list_and_csv_name_the_regression_cases(reviewed, client_as, users):
-    services.record_no_evidence_case(users["Auditor"], reviewed["old"])
-    services.record_regression_case(
+    regressions.record_no_evidence_case(users["Auditor"], reviewed["old"])
+    regressions.record_regression_case(
         users["Auditor"], reviewed["mid"], Document.get(Document.doc_id == "lock-entries").id
     )
     client = client_as("AgentBuilder")
@@ -730,7 +730,7 @@ def test_review_list_and_csv_name_the_regression_cases(reviewed, client_as, user
 def test_no_case_without_an_agent(not_helpful, agents, users):
     delete_agent(None, agents["acme"])
     with pytest.raises(Refused) as refused:
-        services.record_regression_case(
+        regressions.record_regression_case(
             users["Auditor"], Feedback.get_by_id(not_helpful.id), Document.get(Document.doc_id == "spool-overflow").id
         )
     assert refused.value.reason == "agent_deleted" and RegressionCase.select().count() == 0
@@ -748,13 +748,13 @@ def test_eval_reports_whether_each_expected_document_is_in_the_top_8(not_helpful
     spool = Document.get(Document.doc_id == "spool-overflow")
     spool_passage = Passage.get_by_id(not_helpful.run.references().first().passage_id)
     assert spool_passage.revision.document_id == spool.id
-    found = services.record_regression_case(reviewer, not_helpful, spool.id, spool_passage.id)
+    found = regressions.record_regression_case(reviewer, not_helpful, spool.id, spool_passage.id)
     certificates = Document.get(Document.doc_id == "certificate-expiry")  # in "other", not granted to the agent
-    missed = services.record_regression_case(
+    missed = regressions.record_regression_case(
         reviewer, rated("How do I renew an expired SSL client certificate?"), certificates.id
     )
     locks = Document.get(Document.doc_id == "lock-entries")
-    gone = services.record_regression_case(reviewer, rated("stale lock entries"), locks.id)
+    gone = regressions.record_regression_case(reviewer, rated("stale lock entries"), locks.id)
     documents.delete_document(locks, 1)
 
     report = evaluate_regression_cases()
@@ -782,18 +782,18 @@ def test_eval_reports_whether_each_expected_document_is_in_the_top_8(not_helpful
 def test_eval_checks_that_should_have_said_no_evidence_cases_now_get_no_evidence(app, not_helpful, agents, users):
     """Through the whole ask path, with no model even when one is configured; nothing is stored."""
     reviewer, member, acme = users["Auditor"], users["Member"], agents["acme"]
-    answered = services.record_no_evidence_case(reviewer, not_helpful)  # the spool runbook answers it today
+    answered = regressions.record_no_evidence_case(reviewer, not_helpful)  # the spool runbook answers it today
     off_topic = services.rate_answer(
         member,
         continue_conversation(member, not_helpful.run.conversation, acme, "karaoke antarctica horoscope"),
         "not_helpful",
         ["irrelevant_sources"],
     )
-    said = services.record_no_evidence_case(reviewer, off_topic)
+    said = regressions.record_no_evidence_case(reviewer, off_topic)
     shared = services.rate_answer(
         member, start_conversation(member, agents["shared"], "payroll gondola")[1], "not_helpful", ["other"]
     )
-    orphan = services.record_no_evidence_case(reviewer, shared)
+    orphan = regressions.record_no_evidence_case(reviewer, shared)
     delete_agent(None, agents["shared"])
     runs_before = Run.select().count()
     with FakeOpenAI() as fake:
@@ -832,7 +832,7 @@ def test_eval_checks_that_should_have_said_no_evidence_cases_now_get_no_evidence
 
 def test_cairn_eval_runs_the_regression_cases_of_this_database(app, not_helpful, users, tmp_path):
     spool = Document.get(Document.doc_id == "spool-overflow")
-    services.record_regression_case(users["Auditor"], not_helpful, spool.id)
+    regressions.record_regression_case(users["Auditor"], not_helpful, spool.id)
     off_topic = services.rate_answer(
         users["Member"],
         continue_conversation(
@@ -841,7 +841,7 @@ def test_cairn_eval_runs_the_regression_cases_of_this_database(app, not_helpful,
         "not_helpful",
         ["other"],
     )
-    services.record_no_evidence_case(users["Auditor"], off_topic)
+    regressions.record_no_evidence_case(users["Auditor"], off_topic)
     # PYTHONPATH: the subprocess runs this checkout's code, whatever the installed package points at
     env = {
         **os.environ,

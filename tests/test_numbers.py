@@ -16,7 +16,8 @@ from bs4 import BeautifulSoup
 from portal.agents.services import create_agent
 from portal.chat.services import start_conversation
 from portal.documents import services as documents
-from portal.feedback.services import rate_answer, record_regression_case
+from portal.feedback.regressions import record_regression_case
+from portal.feedback.services import rate_answer
 from portal.models import Document, RegressionCase
 from portal.numbers import MAX_NUMBER, parse_number
 from resources.make_fixtures import mixed_images_docx

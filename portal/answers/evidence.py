@@ -72,7 +72,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.][A-Za-z0-9]+)*")
 
 
 class Searched(Protocol):
-    """A search hit as the evidence check reads it (``portal.search.service.SearchHit``)."""
+    """A search hit as the evidence check reads it (``portal.search.hits.SearchHit``)."""
 
     text: str
     document_title: str

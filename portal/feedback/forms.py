@@ -15,7 +15,8 @@ from wtforms import Form, SelectField, StringField
 from wtforms.fields import DateField, SelectChoice
 from wtforms.validators import ValidationError
 
-from portal.feedback.services import REASONS, STATUSES, ReviewFilters
+from portal.feedback.review import ReviewFilters
+from portal.feedback.services import REASONS, STATUSES
 from portal.feedback.sorting import DEFAULT_SORT, SORTS
 from portal.packs.services import SLUG_RE
 

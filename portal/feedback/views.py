@@ -8,7 +8,7 @@ from flask_login import current_user, login_required
 from portal import access
 from portal.chat.views import answer_address
 from portal.errors import NotFound, Refused
-from portal.feedback import services
+from portal.feedback import regressions, review, services
 from portal.feedback.forms import read_filters
 from portal.feedback.sorting import DEFAULT_SORT, SORT_COLUMNS
 from portal.ingest import limits
@@ -94,19 +94,19 @@ def index():
     _reviewer()
     form = read_filters(request.args)
     filters = form.filters()
-    results = services.ReviewPage(filters, query_page())
+    results = review.ReviewPage(filters, query_page())
     response = render(
         "feedback/index.html",
         "feedback/_results.html",
         form=form,
         filters=filters,
         results=results,
-        agents=services.agents_with_feedback(),
+        agents=review.agents_with_feedback(),
         statuses=services.STATUSES,
-        excerpt=services.answer_excerpt,
-        reason_labels=services.reason_labels,
-        cases=services.cases_by_feedback(results.items),
-        case_summary=services.case_summary,
+        excerpt=review.answer_excerpt,
+        reason_labels=review.reason_labels,
+        cases=regressions.cases_by_feedback(results.items),
+        case_summary=regressions.case_summary,
         sort_columns=SORT_COLUMNS,
         default_sort=DEFAULT_SORT,
     )
@@ -123,7 +123,7 @@ def export():
     name = f"answer-feedback-{utcnow():%Y%m%d-%H%M}.csv"
     # A byte-order mark, so spreadsheet programs read the file as UTF-8.
     return Response(
-        "\ufeff" + services.export_csv(filters),
+        "\ufeff" + review.export_csv(filters),
         mimetype="text/csv",
         headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"},
     )
@@ -159,10 +159,10 @@ def record_case(feedback_id: int):
     form = request.form
     try:
         if form.get("kind") == "no_evidence":
-            services.record_no_evidence_case(current_user, feedback)
+            regressions.record_no_evidence_case(current_user, feedback)
         else:
-            document = services.document_by_name(form.get("pack", ""), form.get("doc_id", ""))
-            services.record_regression_case(
+            document = regressions.document_by_name(form.get("pack", ""), form.get("doc_id", ""))
+            regressions.record_regression_case(
                 current_user, feedback, document.id, form_number("passage_id", optional=True)
             )
     except Refused as refusal:
@@ -177,7 +177,7 @@ def record_case(feedback_id: int):
 @login_required
 def delete_case(feedback_id: int, case_id: int):
     feedback = access.feedback_for(current_user, feedback_id)
-    services.delete_regression_case(access.case_for(current_user, feedback, case_id))
+    regressions.delete_regression_case(access.case_for(current_user, feedback, case_id))
     if not wants_fragment():
         flash("Regression case removed.")
         return redirect(url_for("feedback.show", feedback_id=feedback.id) + "#cases", code=303)
@@ -197,17 +197,17 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
         candidates = access.search_for_reader(
             current_user, packs, query[: limits.MAX_SEARCH_CHARS], limit=EXPECTED_SOURCE_HITS
         )
-    cases = services.regression_cases_of(feedback)
+    cases = regressions.regression_cases_of(feedback)
     context = {
         "feedback": feedback,
         "run": run,
         "answer_html": linked_answer(run.answer, run.cited, url_for("runs.show", run_id=run.id)),
         "history": services.triage_history(feedback),
         "cases": cases,
-        "case_passages": services.passages_of(cases),
+        "case_passages": regressions.passages_of(cases),
         "statuses": services.STATUSES,
-        "reason_labels": services.reason_labels(feedback),
-        "case_kinds": services.CASE_KINDS,
+        "reason_labels": review.reason_labels(feedback),
+        "case_kinds": regressions.CASE_KINDS,
         "max_note_chars": services.MAX_NOTE_CHARS,
         "status_labels": STATUS_LABELS,
         "agent_packs": agent_packs,

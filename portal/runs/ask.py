@@ -28,7 +28,8 @@ from portal.ingest.limits import MAX_QUESTION_CHARS
 from portal.ingest.markers import figure_markers
 from portal.models import Agent, Conversation, Figure, Pack, Run, RunReference, User, utcnow
 from portal.search.analysis import TermCache, question_terms
-from portal.search.service import SearchHit, search_packs
+from portal.search.hits import SearchHit
+from portal.search.service import search_packs
 
 REFERENCES_PER_RUN = evidence.REFERENCES_PER_RUN
 

@@ -21,7 +21,6 @@ import logging
 import threading
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask import current_app
@@ -29,6 +28,7 @@ from flask import current_app
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
 from portal.search import embedding
 from portal.search.errors import ModelMismatch
+from portal.search.hits import SearchHit, SearchResults
 from portal.search.index import IndexStore, IndexUpdate
 from portal.search.schema import IndexedPassage
 from portal.search.searcher import Searcher
@@ -38,54 +38,6 @@ log = logging.getLogger(__name__)
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 50
 RETRIEVAL_MODES = ("bm25", "hybrid")
-
-
-@dataclass
-class SearchHit:
-    passage_id: int
-    document_id: str
-    document_title: str
-    pack: str
-    pack_title: str
-    version: int
-    page: int | None
-    heading_path: str
-    line_start: int
-    line_end: int
-    score: float
-    text: str
-    ordinal: int = 0  # position within its revision: the viewer's #passage-N anchor
-    document_pk: int = 0
-    revision_id: int = 0
-    sha256: str = ""  # of the revision's full text: what a grounding reference names
-
-    def as_json(self) -> dict:
-        return {
-            k: getattr(self, k)
-            for k in (
-                "passage_id",
-                "document_id",
-                "document_title",
-                "pack",
-                "version",
-                "page",
-                "heading_path",
-                "line_start",
-                "line_end",
-                "score",
-                "text",
-            )
-        }
-
-
-@dataclass
-class SearchResults:
-    query: str
-    hits: list[SearchHit]
-    no_evidence: bool
-    best_similarity: float | None = None  # hybrid only: see searcher.SearchResult.best_similarity
-    passages: int = 0  # in the searched packs, with ``doc_freqs``: set when searched by analyzed terms
-    doc_freqs: dict[str, int] = field(default_factory=dict)
 
 
 class Indexes:

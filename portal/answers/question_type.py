@@ -1,0 +1,115 @@
+"""What a question asks for (a time, a number, an identifier or steps) and whether a unit carries it.
+
+The extractive answerer (``extractive.py``) prefers the units that carry what the question type asks for.
+"""
+
+import re
+
+_ASKS_TIME = re.compile(
+    r"^\W*(when|what time|what date|what day|by when|until when|since when|how often|"
+    r"at what time|on which day|on what day)\b",
+    re.IGNORECASE,
+)
+_ASKS_NUMBER = re.compile(
+    r"\bhow (many|much|long|large|big|high|old|frequently)\b|\bwhat (percentage|percent|"
+    r"share|number of|size|limit|threshold)\b",
+    re.IGNORECASE,
+)
+_ASKS_IDENTIFIER = re.compile(
+    r"\b(which|what)\b(\s+\w+){0,3}?\s+(jobs?|transactions?|t-?codes?|messages?|programs?|reports?|variants?|"
+    r"tables?|users?|servers?|queues?|destinations?|systems?|sids?|events?|status|statuses|codes?|ids?|"
+    r"numbers?|notes?|idoc types?|message types?|partners?|releases?|clients?|hosts?|groups?|fields?)\b",
+    re.IGNORECASE,
+)
+# "How should a date be written?" asks for a rule, not steps: a procedure question has a person doing it.
+_ASKS_STEPS = re.compile(
+    r"^\W*(how (do|can|should|would|shall|must) (i|we|you|one)\b|how to\b|what (are the )?steps\b)"
+    r"|\b(steps|procedure)\b",
+    re.IGNORECASE,
+)
+# An instruction starts with one of these verbs (after an optional lead clause such as "In STMS,"), or
+# with "Do not" / "Never": the units a "how do I" question asks for, unlike a symptom or a purpose.
+_INSTRUCTION_VERBS = frozenset(
+    """
+    activate add adjust analyse analyze apply ask assign block call cancel change check clean clear close collect
+    compare confirm contact copy correct create deactivate decide delete determine document do enlarge enter
+    escalate export extend find fix follow free go identify import increase inform keep kill list lock look lower
+    make mark monitor move note notify open plan post prepare print process raise read record reduce register
+    release remove repeat reprocess request resend reset restart restore restrict resume return review roll run
+    save schedule search select send set start stop suspend switch take tell terminate test tick trigger try
+    unlock update upload use verify wait watch write
+""".split()
+)
+_LEAD_CLAUSE = re.compile(
+    r"^(?:(?:in|on|at|for|from|after|before|once|when|if|then|first|next|finally|afterwards|"
+    r"otherwise|meanwhile)\b[^,;:.]{0,60},\s*)",
+    re.IGNORECASE,
+)
+
+_TIME = re.compile(
+    r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(daily|weekly|"
+    r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
+    r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|"
+    r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?)\b|\b\d{1,2}\s*(am|pm)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"(?<![\w-])\d+(?:[.,]\d+)*\s*(%|percent)?(?![\w-])|\b(one|two|three|four|five|six|seven|"
+    r"eight|nine|ten|eleven|twelve|twenty|thirty|hundred|thousand|half|double)\b",
+    re.IGNORECASE,
+)
+_IDENTIFIER_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.][A-Za-z0-9]+)*")
+
+
+def _is_identifier(token: str) -> bool:
+    letters = any(c.isalpha() for c in token)
+    return (
+        "_" in token
+        or (letters and any(c.isdigit() for c in token))
+        or (len(token) >= 3 and token.isupper() and token.isalpha())
+    )
+
+
+def asks(question: str) -> str:
+    """What the question type asks for: "time", "number", "identifier", "steps" or ""."""
+    if _ASKS_TIME.search(question):
+        return "time"
+    if _ASKS_NUMBER.search(question):
+        return "number"
+    if _ASKS_IDENTIFIER.search(question):
+        return "identifier"
+    if _ASKS_STEPS.search(question):
+        return "steps"
+    return ""
+
+
+def is_instruction(unit_text: str) -> bool:
+    """Whether a unit tells the reader what to do: ``Restart the channel.``, ``In SM59, test the destination.``"""
+    text = _LEAD_CLAUSE.sub("", unit_text.lstrip("\"'‘“(["), count=1)
+    words = text.split(None, 2)
+    if not words:
+        return False
+    if words[0].endswith(":"):  # a label ("Change: …", "Release: …"), not a verb
+        return False
+    first = words[0].strip(",;").casefold()
+    if first in ("never", "don't") or (first == "do" and len(words) > 1 and words[1].casefold() == "not"):
+        return True
+    return first in _INSTRUCTION_VERBS
+
+
+def carries(unit_text: str, asked: str, named: set[str]) -> bool:
+    """Whether a unit carries what was asked for (an identifier the question itself names does not count)."""
+    if asked == "steps":
+        return is_instruction(unit_text)
+    if asked == "time":
+        return bool(_TIME.search(unit_text))
+    if asked == "number":
+        return any(m.group(0).strip().casefold() not in named for m in _NUMBER.finditer(unit_text))
+    if asked == "identifier":
+        return any(_is_identifier(t) and t.casefold() not in named for t in _IDENTIFIER_TOKEN.findall(unit_text))
+    return False
+
+
+def named_identifiers(question: str) -> set[str]:
+    """The identifiers the question itself names (casefolded): a unit carrying only these answers nothing."""
+    return {t.casefold() for t in _IDENTIFIER_TOKEN.findall(question) if _is_identifier(t)}

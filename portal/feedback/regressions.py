@@ -1,0 +1,153 @@
+"""Regression cases a reviewer records from a Not helpful answer: what the agent's answer to its question should do."""
+
+from __future__ import annotations
+
+from portal.errors import Refused
+from portal.models import Agent, Document, Feedback, Pack, Passage, RegressionCase, Revision, Run, User
+
+# What a regression case expects of the agent's answer to its question, now.
+CASE_KINDS = {"expected_source": "Expected source", "no_evidence": "Should have said no evidence"}
+
+
+def _agent_to_check(run: Run) -> Agent:
+    agent = Agent.get_or_none(Agent.id == run.agent_id) if run.agent_id else None
+    if agent is None:
+        raise Refused(
+            "agent_deleted",
+            f"The agent {run.agent_name!r} was deleted, so there is no agent to run "
+            "this question against. Nothing was saved.",
+        )
+    return agent
+
+
+def _refuse_if_other_kind(feedback: Feedback, kind: str) -> None:
+    """A question cannot both expect a source and expect "no evidence": the reviewer removes one first."""
+    other = RegressionCase.select().where((RegressionCase.feedback == feedback) & (RegressionCase.kind != kind)).first()
+    if other is not None:
+        raise Refused(
+            "conflicting_case",
+            f"This answer already has a case of the kind "
+            f"“{CASE_KINDS[other.kind]}”; remove it first. Nothing was saved.",
+        )
+
+
+def record_regression_case(
+    actor: User, feedback: Feedback, document_pk: int, passage_id: int | None = None
+) -> RegressionCase:
+    """Record that the answer's question should have found this document (or this passage of it)."""
+    agent = _agent_to_check(feedback.run)
+    document = Document.get_or_none((Document.id == document_pk) & Document.deleted_at.is_null())
+    if document is None:
+        raise Refused("no_document", "That document does not exist (any more). Nothing was saved.")
+    passage = None
+    if passage_id is not None:
+        passage = (
+            Passage.select(Passage, Revision)
+            .join(Revision)
+            .where(
+                (Passage.id == passage_id)
+                & (Revision.document == document)
+                & (Revision.version == document.current_version)
+            )
+            .first()
+        )
+        if passage is None:
+            raise Refused("no_passage", "That passage is not in the document's current text. Nothing was saved.")
+    return _recorded(
+        actor,
+        feedback,
+        agent,
+        "expected_source",
+        (RegressionCase.document_pk == document.id)
+        & (RegressionCase.passage_id.is_null() if passage is None else RegressionCase.passage_id == passage.id),
+        pack_slug=document.pack.slug,
+        document_pk=document.id,
+        document_id=document.doc_id,
+        document_title=document.title,
+        passage_id=passage.id if passage else None,
+        passage_version=passage.revision.version if passage else None,
+    )
+
+
+def record_no_evidence_case(actor: User, feedback: Feedback) -> RegressionCase:
+    """Record that nothing in the agent's packs answers the question: its answer should say "no evidence"."""
+    agent = _agent_to_check(feedback.run)
+    return _recorded(actor, feedback, agent, "no_evidence", RegressionCase.kind == "no_evidence")
+
+
+def _recorded(actor: User, feedback: Feedback, agent: Agent, kind: str, same, **expects) -> RegressionCase:
+    """The answer's case that ``same`` matches if there is one (recording twice records once), else a new
+    case of ``kind`` with what it ``expects``."""
+    duplicate = RegressionCase.get_or_none((RegressionCase.feedback == feedback) & same)
+    if duplicate is not None:
+        return duplicate
+    _refuse_if_other_kind(feedback, kind)
+    return RegressionCase.create(
+        feedback=feedback,
+        agent=agent,
+        agent_slug=agent.slug,
+        question=feedback.run.question,
+        kind=kind,
+        created_by=actor.id,
+        **expects,
+    )
+
+
+def case_summary(case: RegressionCase) -> str:
+    """One line for the review list and the CSV: what the case expects."""
+    if case.kind == "no_evidence":
+        return CASE_KINDS["no_evidence"].lower()
+    passage = f" (passage {case.passage_id})" if case.passage_id is not None else ""
+    return f"expected source {case.pack_slug}/{case.document_id}{passage}"
+
+
+def cases_by_feedback(items: list[Feedback]) -> dict[int, list[RegressionCase]]:
+    """The regression cases recorded from each of ``items``, oldest first."""
+    ids = [item.id for item in items]
+    cases: dict[int, list[RegressionCase]] = {}
+    if ids:
+        for case in (
+            RegressionCase.select()
+            .where(RegressionCase.feedback.in_(ids))
+            .order_by(RegressionCase.created_at, RegressionCase.id)
+        ):
+            cases.setdefault(case.feedback_id, []).append(case)
+    return cases
+
+
+def document_by_name(pack_slug: str, doc_id: str) -> Document:
+    """The live document ``doc_id`` of pack ``pack_slug``, for naming an expected document by hand."""
+    document = (
+        Document.select()
+        .join(Pack)
+        .where(
+            (Pack.slug == (pack_slug or "").strip())
+            & (Document.doc_id == (doc_id or "").strip())
+            & Document.deleted_at.is_null()
+        )
+        .first()
+    )
+    if document is None:
+        raise Refused(
+            "no_document",
+            f"There is no document {doc_id.strip()!r} in the pack {pack_slug.strip()!r}. Nothing was saved.",
+        )
+    return document
+
+
+def regression_cases_of(feedback: Feedback) -> list[RegressionCase]:
+    return list(
+        RegressionCase.select()
+        .where(RegressionCase.feedback == feedback)
+        .order_by(RegressionCase.created_at, RegressionCase.id)
+    )
+
+
+def passages_of(cases: list[RegressionCase]) -> dict[int, Passage]:
+    """The recorded passages that still exist, by id, to say where each one is."""
+    ids = [c.passage_id for c in cases if c.passage_id is not None]
+    return {p.id: p for p in Passage.select().where(Passage.id.in_(ids))} if ids else {}
+
+
+def delete_regression_case(case: RegressionCase) -> None:
+    RegressionCase.delete().where(RegressionCase.id == case.id).execute()
