@@ -87,6 +87,6 @@ def never_cached(response):
 
 def json_response(model, data: dict, status: int = 200):
     """``data`` checked against its response schema, as JSON: what is sent is what the document says."""
-    response = current_app.response_class(model.model_validate(data).model_dumpjson_response(), mimetype=JSON)
+    response = current_app.response_class(model.model_validate(data).model_dump_json(), mimetype=JSON)
     response.status_code = status
     return response

@@ -36,7 +36,7 @@ def search(user: User, query: s.SearchQuery):
             "no_evidence": results.no_evidence,
             "hits": [
                 {
-                    **hit.asjson_response(),
+                    **hit.as_json(),
                     "sha256": hit.sha256,
                     "grounding": grounding_reference(
                         hit.document_id, hit.version, hit.sha256, hit.line_start, hit.line_end
