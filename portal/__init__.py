@@ -73,7 +73,7 @@ def repair_indexes_at_start(app: Flask, *, check_every_index: bool = True) -> No
     or at a generation its pending work cannot explain; that starts the JVM, so
     commands that never search skip it (the pending work alone needs it only when there is some).
     """
-    from portal.documents.services import sweep_orphan_files
+    from portal.documents.revisions import sweep_orphan_files
     from portal.migrate import pending
     from portal.search.service import index_pending_work, repair_indexes
 

@@ -99,7 +99,7 @@ def test_the_command_line_makes_lists_and_revokes_tokens(app, users):
 
 
 def test_the_api_page_describes_every_operation_from_the_openapi_document(app, users, client_as):
-    from portal.api.views import api
+    from portal.api.blueprint import api
 
     page = _page(client_as("Member").get("/account/api"))
     shown = {h.text.strip() for h in page.select(".api-operation h2 code")}

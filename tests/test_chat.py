@@ -18,6 +18,7 @@ from portal.agents.services import create_agent, update_agent
 from portal.answers.extractive import NO_EVIDENCE_ANSWER
 from portal.auth.services import create_user
 from portal.chat.services import continue_conversation, conversation_title, start_conversation
+from portal.documents import editing
 from portal.documents import services as documents
 from portal.models import Agent, Conversation, Document, Pack, Passage, Run
 from portal.packs.services import create_pack
@@ -452,7 +453,7 @@ def test_files_opened_from_an_answer_answer_conditional_requests(chat, client_as
 def test_only_the_current_revision_is_shown_and_a_change_is_said(chat, client_as, users):
     spool = Document.get(Document.doc_id == "spool-overflow")
     changed = SPOOL.decode().replace("Output requests pile up", "Output requests keep piling up")
-    documents.edit_text(spool, changed, 1, users["PlatformAdmin"])
+    editing.edit_text(spool, changed, 1, users["PlatformAdmin"])
     client = client_as("Member")
     url = f"/chat/answers/{chat.run.id}/sources/1/document"
     page = _soup(client.get(url))
@@ -466,7 +467,7 @@ def test_only_the_current_revision_is_shown_and_a_change_is_said(chat, client_as
         in _soup(client.get(f"/chat/answers/{chat.run.id}/sources")).select_one("#source-1").text
     )
 
-    documents.edit_text(Document.get_by_id(spool.id), changed.replace("RSPO1041", "RSPO1099"), 2, None)
+    editing.edit_text(Document.get_by_id(spool.id), changed.replace("RSPO1041", "RSPO1099"), 2, None)
     page = _soup(client.get(url))
     assert "no longer in the current text" in page.select_one(".changed-since-run").text
     assert page.select(".doc-body .cited") == []
@@ -475,7 +476,7 @@ def test_only_the_current_revision_is_shown_and_a_change_is_said(chat, client_as
 
 def test_a_deleted_document_cannot_be_opened(chat, client_as):
     spool = Document.get(Document.doc_id == "spool-overflow")
-    documents.delete_document(spool, 1)
+    editing.delete_document(spool, 1)
     client = client_as("Member")
     source = _soup(client.get(f"/chat/answers/{chat.run.id}/sources")).select_one("#source-1")
     assert source.select_one("a.open-document") is None and "deleted" in source.text

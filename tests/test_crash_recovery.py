@@ -203,12 +203,12 @@ step, path = sys.argv[1], sys.argv[2]
 app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
 with app.app_context():
     from portal import storage
-    from portal.documents import services
+    from portal.documents import editing, revisions, services
     from portal.models import Document, Pack
     from portal.search import index, service
 
     if step == "files written, transaction open":
-        services._create_passages = killed
+        revisions.create_passages = killed
     elif step == "committed, index not written":
         service.index_changes = killed
     elif step == "index committed, its pending rows not deleted":
@@ -219,7 +219,7 @@ with app.app_context():
     pack = Pack.get(Pack.slug == "crash")
     if step.startswith("deleted"):
         document = Document.get(Document.doc_id == os.path.splitext(os.path.basename(path))[0])
-        services.delete_document(document, document.current_version)
+        editing.delete_document(document, document.current_version)
     else:
         with open(path, "rb") as handle:
             services.upload_file(pack, os.path.basename(path), handle.read(), None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import data_snapshot, upload
-from portal.documents import services
+from portal.documents import editing, services
 from portal.errors import Refused, VersionConflict
 from portal.models import REVISIONS_KEPT, Document, Passage, Revision
 from portal.search.service import search_packs
@@ -50,10 +50,10 @@ def test_same_name_makes_a_new_revision_and_identical_content_makes_none(app, pa
 
 def test_edit_makes_a_revision_and_a_stale_edit_conflicts_and_changes_nothing(app, pack, users):
     document = services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None).document
-    services.edit_text(document, RUNBOOK.decode() + "\nCall the partner desk.\n", 1, users["PlatformAdmin"])
+    editing.edit_text(document, RUNBOOK.decode() + "\nCall the partner desk.\n", 1, users["PlatformAdmin"])
     before = data_snapshot(app)
     with pytest.raises(VersionConflict) as conflict:
-        services.edit_text(Document.get_by_id(document.id), "Someone else's text", 1, None)
+        editing.edit_text(Document.get_by_id(document.id), "Someone else's text", 1, None)
     assert conflict.value.current == 2 and "version 1" in str(conflict.value)
     assert data_snapshot(app) == before
     assert Document.get_by_id(document.id).current_revision().text.endswith("Call the partner desk.\n")
@@ -61,23 +61,23 @@ def test_edit_makes_a_revision_and_a_stale_edit_conflicts_and_changes_nothing(ap
 
 def test_stale_delete_conflicts(app, pack):
     document = services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None).document
-    services.edit_text(document, "# New\n\nNew text.\n", 1, None)
+    editing.edit_text(document, "# New\n\nNew text.\n", 1, None)
     with pytest.raises(VersionConflict):
-        services.delete_document(Document.get_by_id(document.id), 1)
+        editing.delete_document(Document.get_by_id(document.id), 1)
     assert not Document.get_by_id(document.id).is_deleted
 
 
 def test_only_the_newest_ten_revisions_are_kept(app, pack):
     document = services.upload_file(pack, "notes.md", b"# Notes\n\nversion 1\n", None).document
     for version in range(2, 13):
-        services.edit_text(Document.get_by_id(document.id), f"# Notes\n\nversion {version}\n", version - 1, None)
+        editing.edit_text(Document.get_by_id(document.id), f"# Notes\n\nversion {version}\n", version - 1, None)
     versions = [r.version for r in Revision.select().where(Revision.document == document).order_by(Revision.version)]
     assert versions == list(range(13 - REVISIONS_KEPT, 13))
 
 
 def test_delete_removes_everything_and_keeps_a_tombstone(app, pack, client_as):
     document = services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None).document
-    services.delete_document(document, 1)
+    editing.delete_document(document, 1)
     tombstone = Document.get_by_id(document.id)
     assert tombstone.is_deleted
     assert Revision.select().count() == 0 and Passage.select().count() == 0

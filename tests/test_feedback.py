@@ -21,6 +21,7 @@ from portal.agents.services import create_agent, delete_agent, update_agent
 from portal.answers.prompt import CANNOT_ANSWER
 from portal.auth.services import create_user
 from portal.chat.services import continue_conversation, start_conversation
+from portal.documents import editing
 from portal.documents import services as documents
 from portal.errors import Refused
 from portal.evaluation.regressions import evaluate_regression_cases
@@ -755,7 +756,7 @@ def test_eval_reports_whether_each_expected_document_is_in_the_top_8(not_helpful
     )
     locks = Document.get(Document.doc_id == "lock-entries")
     gone = regressions.record_regression_case(reviewer, rated("stale lock entries"), locks.id)
-    documents.delete_document(locks, 1)
+    editing.delete_document(locks, 1)
 
     report = evaluate_regression_cases()
     outcomes = {o.case_id: o for o in report.outcomes}

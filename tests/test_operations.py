@@ -18,7 +18,7 @@ import pytest
 from helpers import POSTGRES_URL
 from portal import repair_indexes_at_start
 from portal.config import SETTINGS
-from portal.documents import services
+from portal.documents import editing, services
 from portal.models import Pack
 from portal.search.service import indexes, search_packs
 
@@ -159,7 +159,7 @@ def test_a_change_whose_index_write_was_lost_is_indexed_at_the_next_start(app, p
         _lose_index_writes(patch)
         document = services.upload_file(pack, "b.md", b"# B\n\nCertificate expiry in STRUST.\n", None).document
         services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook, second edition.\n", None)
-        services.delete_document(services.Document.get(services.Document.doc_id == "a"), 2)
+        editing.delete_document(services.Document.get(services.Document.doc_id == "a"), 2)
         assert services.upload_file(pack, "b.md", b"# B\n\nCertificate expiry in STRUST.\n", None).unchanged
     assert search_packs([pack], "STRUST").no_evidence
 

@@ -27,6 +27,7 @@ from portal.answers.grounding import (
 )
 from portal.answers.prompt import CANNOT_ANSWER
 from portal.auth.services import create_user
+from portal.documents import editing
 from portal.documents import services as documents
 from portal.errors import Refused
 from portal.models import Document, Passage, Revision, Run, RunReference
@@ -449,7 +450,7 @@ def test_receipt_survives_edits_and_grant_changes(corpus, users, client_as):
     run = ask(agent, users["AgentBuilder"], EVIDENCE_QUESTION)
     issued = [(r.n, r.passage_id, r.text, r.version) for r in run.references()]
     spool = Document.get(Document.doc_id == "spool-overflow")
-    documents.edit_text(spool, SPOOL.decode().replace("RSPO1041", "RSPO1043"), 1, users["PlatformAdmin"])
+    editing.edit_text(spool, SPOOL.decode().replace("RSPO1041", "RSPO1043"), 1, users["PlatformAdmin"])
     update_agent(
         None, agent, name=agent.name, mode=agent.mode, company_name=None, instructions="", pack_slugs=["other"]
     )
@@ -465,7 +466,7 @@ def test_receipt_survives_edits_and_grant_changes(corpus, users, client_as):
 def test_receipt_after_deletion_keeps_its_place_but_not_the_text(corpus, users, client_as):
     run = ask(make_agent("preferred"), users["AgentBuilder"], EVIDENCE_QUESTION)
     spool = Document.get(Document.doc_id == "spool-overflow")
-    documents.delete_document(spool, 1)
+    editing.delete_document(spool, 1)
     reference = RunReference.get((RunReference.run == run.id) & (RunReference.n == 1))
     assert (reference.document_id, reference.version, reference.text) == ("spool-overflow", 1, None)
     assert "RSPO1041" in Run.get_by_id(run.id).answer  # the answer itself is the run's own record
@@ -497,7 +498,7 @@ def test_figures_show_as_labels_with_thumbnails_until_the_document_is_deleted(ap
     assert thumbnail.status_code == 200 and thumbnail.mimetype == "image/webp" and thumbnail.data[:4] == b"RIFF"
     assert "[Figure 1: Alt: red PNG rectangle]" in source.select_one(".passage-full .passage-text").text
 
-    documents.delete_document(document, 1)
+    editing.delete_document(document, 1)
     source = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1")
     assert [f.select_one(".image-gone").text for f in source.select(".source-figure")] == [
         "image no longer available"
@@ -538,7 +539,7 @@ def test_receipt_keeps_its_figures_after_ten_newer_revisions_purge_its_own(app, 
     assert [r.data for r in after] == before
     assert source.select_one(".figure-label").text == "Figure 1: Alt: red PNG rectangle"
 
-    documents.delete_document(Document.get_by_id(document.id), 12)  # deleting takes them after all
+    editing.delete_document(Document.get_by_id(document.id), 12)  # deleting takes them after all
     source = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1")
     assert [f.select_one(".image-gone").text for f in source.select(".source-figure")] == [
         "image no longer available"
@@ -825,7 +826,7 @@ def test_admin_opens_a_changed_document_with_the_passage_as_the_run_had_it(corpu
     run = ask(make_agent("preferred"), None, EVIDENCE_QUESTION)
     spool = Document.get(Document.doc_id == "spool-overflow")
     changed = SPOOL.decode().replace("Output requests pile up", "Output requests keep piling up")
-    documents.edit_text(spool, changed, 1, users["PlatformAdmin"])
+    editing.edit_text(spool, changed, 1, users["PlatformAdmin"])
     client = client_as("PlatformAdmin")
     link = _soup(client.get(f"/runs/{run.id}")).select_one("#source-1 a.open-document")
     assert link["href"] == f"/packs/ops/documents/spool-overflow?run={run.id}&ref=1"
@@ -838,7 +839,7 @@ def test_admin_opens_a_changed_document_with_the_passage_as_the_run_had_it(corpu
     # The Fix section did not change: the same passage is highlighted in the current text.
     assert "highlighted" in notice and any("RSPO1041" in c.text for c in viewer.select(".doc-body .cited"))
 
-    documents.edit_text(Document.get_by_id(spool.id), changed.replace("RSPO1041", "RSPO1099"), 2, None)
+    editing.edit_text(Document.get_by_id(spool.id), changed.replace("RSPO1041", "RSPO1099"), 2, None)
     viewer = _soup(client.get(link["href"]))
     notice = viewer.select_one(".changed-since-run").text
     assert "no longer in the current text" in notice and viewer.select(".doc-body .cited") == []

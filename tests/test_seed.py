@@ -116,7 +116,7 @@ def test_runbooks_name_no_company_system(seeded):
 
 def test_reseeding_skips_what_an_administrator_deleted_and_still_resets_the_agents(seeded):
     from portal.agents.services import delete_agent
-    from portal.documents.services import delete_document
+    from portal.documents.editing import delete_document
 
     document = Document.get(Document.doc_id == "change-request-guide")
     delete_document(document, document.current_version)

@@ -13,7 +13,7 @@ from PIL import Image
 
 from helpers import FIXTURES_DIR, data_snapshot, require_shared_fixtures, upload
 from portal import storage
-from portal.documents import services
+from portal.documents import editing, services
 from portal.documents.filenames import download_name
 from portal.models import Document, Figure, Passage, Revision
 from resources.make_fixtures import (
@@ -172,7 +172,7 @@ def test_redacted_word_file_keeps_only_redacted_text(app, pack, client_as):
 def test_delete_removes_figures_and_original(app, pack):
     outcome = services.upload_file(pack, "interface-monitoring.docx", word_with_pictures(), None)
     paths = [outcome.revision.original_path] + [f.path for f in Figure.select()]
-    services.delete_document(outcome.document, 1)
+    editing.delete_document(outcome.document, 1)
     assert not any(storage.resolve(p).exists() for p in paths)
     assert Figure.select().count() == 0 and Revision.select().count() == 0
 

@@ -71,7 +71,7 @@ def all_tokens():
 @bp.route("/api")
 @login_required
 def api_reference():
-    from portal.api.views import api
+    from portal.api.blueprint import api
 
     return render(
         "account/api.html",

@@ -3,7 +3,7 @@
 Each view is declared once with ``Registry.endpoint``: its method, path, the
 pydantic models of its path, query and body, and its responses. The same
 declaration registers the Flask route, hands the view its validated
-parameters (``portal.api.views``) and becomes the view's operation in the
+parameters (``portal.api.blueprint``) and becomes the view's operation in the
 document, whose schemas pydantic generates from those models
 (``openapi-pydantic`` assembles them; nothing is written as JSON by hand).
 """

@@ -1,4 +1,7 @@
-"""Documents: upload, edit, delete, with revisions, passages and index updates.
+"""Documents: uploading a file as a document's next revision, with its passages and index update.
+
+Editing and deleting are in ``editing``, the revisions' shared storage (versions, passages,
+purging, folders, the orphan sweep) in ``revisions``, who may read a document in ``readers``.
 
 The database is the source of truth. Files are written inside the database
 transaction, under ``storage.changing()``, and removed again if it fails; the
@@ -14,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from flask import current_app
@@ -22,55 +25,20 @@ from peewee import IntegrityError
 
 from portal import storage
 from portal.db import database
+from portal.documents import revisions
 from portal.documents.filenames import shown_name, upload_name
 from portal.documents.outcomes import REDACTED_FIGURE, Redaction, UploadOutcome
+from portal.documents.readers import ReaderAccess, set_reader_access
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.classify import Classification, Policy, classify, refuse_if_not_allowed
 from portal.ingest.formats import Extracted, read_upload
 from portal.ingest.markers import replace_figure_markers, without_images_line
 from portal.ingest.passages import split_passages
-from portal.models import (
-    DOCUMENT_ID_RE,
-    REVISIONS_KEPT,
-    ROLES,
-    VISIBILITIES,
-    Document,
-    Figure,
-    Pack,
-    Passage,
-    ReceiptFigure,
-    Revision,
-    User,
-    utcnow,
-)
-from portal.runs.services import forget_document_text, keep_cited_figures
+from portal.models import DOCUMENT_ID_RE, Document, Figure, Pack, Revision, User, utcnow
 from portal.search import service as search_service
 
 log = logging.getLogger(__name__)
-
-EDITABLE_KINDS = frozenset({"markdown", "text"})
-
-
-@dataclass(frozen=True)
-class ReaderAccess:
-    """Who may read a document directly (SPEC 2): its visibility and its optional reader roles."""
-
-    visibility: str
-    reader_roles: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        if self.visibility not in VISIBILITIES:
-            raise Refused("bad_visibility", f"A document's visibility is one of {', '.join(VISIBILITIES)}.")
-        unknown = sorted(set(self.reader_roles) - set(ROLES))
-        if unknown:
-            raise Refused(
-                "bad_reader_roles", f"Reader roles are among {', '.join(ROLES)}; {', '.join(unknown)} is not one."
-            )
-
-    def fields(self) -> dict:
-        """The document's columns for it (roles in ROLES order, like a user's)."""
-        return {"visibility": self.visibility, "reader_role_names": [r for r in ROLES if r in self.reader_roles]}
 
 
 def document_id_for(filename: str) -> str:
@@ -155,18 +123,8 @@ def _upload(pack, filename, data, user, content_type, expected_version, doc_id, 
         extracted, redaction = _redact(extracted, verdict)
         title, filename = verdict.redacted_title, verdict.redacted_filename
     doc_id = doc_id or document_id_for(filename)
-    outcome = _store(
-        pack,
-        doc_id,
-        title,
-        filename,
-        content_type,
-        extracted,
-        redaction is not None,
-        user,
-        expected_version,
-        reader_access,
-    )
+    incoming = _Incoming(filename, content_type, title, extracted, redaction is not None, user)
+    outcome = _store(pack, doc_id, incoming, expected_version, reader_access)
     outcome.redaction = redaction
     return outcome
 
@@ -192,20 +150,29 @@ def _redact(extracted: Extracted, verdict: Classification) -> tuple[Extracted, R
     return extracted, Redaction(verdict.deciding_kinds, original_for_staff_only=extracted.original is not None)
 
 
+@dataclass
+class _Incoming:
+    """One upload's file, read (and redacted if need be), as it becomes a document's next revision."""
+
+    filename: str
+    content_type: str | None
+    title: str
+    extracted: Extracted
+    redacted: bool
+    user: User | None
+    text_sha: str = field(init=False)
+    original_sha: str | None = field(init=False)
+
+    def __post_init__(self):
+        self.text_sha = sha256_hex(self.extracted.text)
+        original = self.extracted.original
+        self.original_sha = sha256_hex(original) if original is not None else None
+
+
 def _store(
-    pack,
-    doc_id,
-    title,
-    filename,
-    content_type,
-    extracted: Extracted,
-    redacted,
-    user,
-    expected_version,
-    reader_access: ReaderAccess | None = None,
+    pack, doc_id, incoming: _Incoming, expected_version, reader_access: ReaderAccess | None = None
 ) -> UploadOutcome:
-    text_sha = sha256_hex(extracted.text)
-    original_sha = sha256_hex(extracted.original) if extracted.original is not None else None
+    filename, extracted = incoming.filename, incoming.extracted
     existing = Document.get_or_none((Document.pack == pack) & (Document.doc_id == doc_id))
     if existing is not None and existing.is_deleted:
         raise Refused(
@@ -218,7 +185,7 @@ def _store(
         raise VersionConflict(expected_version, current_version)
     if existing is not None:
         current = existing.current_revision()
-        if current and current.sha256 == text_sha and current.original_sha256 == original_sha:
+        if current and current.sha256 == incoming.text_sha and current.original_sha256 == incoming.original_sha:
             if reader_access is not None and reader_access.fields() != {
                 "visibility": existing.visibility,
                 "reader_role_names": existing.reader_role_names,
@@ -237,24 +204,13 @@ def _store(
     try:
         with storage.changing() as files:
             with database().atomic():
-                document, version = _claim_document(pack, existing, doc_id, title, extracted.kind, current_version)
-                purged, revision = _write_revision(
-                    files,
-                    document,
-                    version,
-                    filename,
-                    content_type,
-                    extracted,
-                    text_sha,
-                    original_sha,
-                    spans,
-                    title,
-                    redacted,
-                    user,
+                document, version = _claim_document(
+                    pack, existing, doc_id, incoming.title, extracted.kind, current_version
                 )
+                purged, revision = _write_revision(files, document, version, incoming, spans)
                 if reader_access is not None:
                     Document.update(**reader_access.fields()).where(Document.id == document.id).execute()
-            _remove_revision_folders(document, purged)
+            revisions.remove_revision_folders(document, purged)
     except VersionConflict:
         if expected_version is not None:
             raise
@@ -280,7 +236,7 @@ def _claim_document(pack, existing, doc_id, title, kind, current_version) -> tup
                 existing = Document.create(pack=pack, doc_id=doc_id, title=title, kind=kind)
         except IntegrityError:  # the same new name, stored by another upload a moment ago
             raise VersionConflict(0, 1) from None
-    return existing, _claim_next_version(existing, current_version)
+    return existing, revisions.claim_next_version(existing, current_version)
 
 
 def _refuse_concurrent_upload(filename: str, doc_id: str) -> Refused:
@@ -293,21 +249,11 @@ def _refuse_concurrent_upload(filename: str, doc_id: str) -> Refused:
 
 
 def _write_revision(
-    files: storage.FileChanges,
-    document,
-    version,
-    filename,
-    content_type,
-    extracted,
-    text_sha,
-    original_sha,
-    spans,
-    title,
-    redacted,
-    user,
+    files: storage.FileChanges, document, version, incoming: _Incoming, spans
 ) -> tuple[list[int], Revision]:
     """Inside the upload's transaction: files, revision, figures, passages, purge and pending index work."""
-    folder = _revision_folder(document, version)
+    filename, extracted = incoming.filename, incoming.extracted
+    folder = revisions.revision_folder(document, version)
     try:
         original_path = None
         if extracted.original is not None:
@@ -318,15 +264,15 @@ def _write_revision(
             document=document,
             version=version,
             text=extracted.text,
-            sha256=text_sha,
+            sha256=incoming.text_sha,
             original_name=filename,
             original_path=original_path,
-            original_sha256=original_sha,
-            original_content_type=content_type,
+            original_sha256=incoming.original_sha,
+            original_content_type=incoming.content_type,
             original_size=len(extracted.original or b"") or None,
             pages=extracted.pages,
             images_not_kept=dict(extracted.images_not_kept),
-            created_by=user,
+            created_by=incoming.user,
         )
         for figure in extracted.figures:
             path = f"{folder}/figure-{figure.number}.webp"
@@ -339,180 +285,13 @@ def _write_revision(
                 width=figure.width,
                 height=figure.height,
             )
-        _create_passages(revision, spans)
-        Document.update(title=title, kind=extracted.kind, redacted=redacted, updated_at=utcnow()).where(
-            Document.id == document.id
-        ).execute()
-        purged = _purge_old_revisions(document, version, files)
+        revisions.create_passages(revision, spans)
+        Document.update(
+            title=incoming.title, kind=extracted.kind, redacted=incoming.redacted, updated_at=utcnow()
+        ).where(Document.id == document.id).execute()
+        purged = revisions.purge_old_revisions(document, version, files)
         search_service.record_index_change(document.pack_id, document.doc_id)
     except BaseException:
         storage.remove_tree(folder)
         raise
     return purged, revision
-
-
-def set_reader_access(document: Document, reader_access: ReaderAccess, expected_version: int) -> Document:
-    """Change who may read ``document`` directly, if it is still at ``expected_version``; the fresh row."""
-    changed = (
-        Document.update(**reader_access.fields(), updated_at=utcnow())
-        .where(
-            (Document.id == document.id)
-            & (Document.current_version == expected_version)
-            & Document.deleted_at.is_null()
-        )
-        .execute()
-    )
-    fresh = Document.get_by_id(document.id)
-    if not changed:
-        raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
-    return fresh
-
-
-def edit_text(document: Document, text: str, expected_version: int, user: User | None) -> Revision:
-    """Save edited text as a new revision of a Markdown or text document."""
-    if document.kind not in EDITABLE_KINDS:
-        raise Refused(
-            "not_editable",
-            "Word, PDF and image documents change by uploading a new file; "
-            "only Markdown and text documents are edited here.",
-        )
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if not text.strip():
-        raise limits.refuse_empty()
-    if len(text) > limits.MAX_TEXT_CHARS:
-        raise limits.refuse_too_many_chars(len(text))
-    verdict = classify(text, document.title, document.doc_id, classification_policy())
-    refuse_if_not_allowed(verdict)
-    if verdict.decision == "redact":
-        text = verdict.redacted_text
-    text_sha = sha256_hex(text)
-    spans = split_passages(text, document.kind)
-    pack = document.pack
-    with storage.changing() as files:
-        with database().atomic():
-            fresh = Document.get_by_id(document.id)
-            if fresh.is_deleted or fresh.current_version != expected_version:
-                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
-            current = fresh.current_revision()
-            if current and current.sha256 == text_sha:
-                raise Refused("unchanged", "The text is the same as the current version; no new revision was made.")
-            version = _claim_next_version(fresh, expected_version)
-            revision = Revision.create(
-                document=fresh,
-                version=version,
-                text=text,
-                sha256=text_sha,
-                created_by=user,
-                original_name=current.original_name if current else None,
-            )
-            _create_passages(revision, spans)
-            Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
-                Document.id == fresh.id
-            ).execute()
-            purged = _purge_old_revisions(fresh, version, files)
-            search_service.record_index_change(pack.id, fresh.doc_id)
-        _remove_revision_folders(fresh, purged)  # a kill before this leaves them noted for the sweep
-    search_service.index_changes(pack)
-    return revision
-
-
-def delete_document(document: Document, expected_version: int) -> None:
-    """Remove text, revisions, passages, files and index entries; keep a tombstone."""
-    pack = document.pack
-    with storage.changing() as files:
-        with database().atomic():
-            changed = (
-                Document.update(deleted_at=utcnow(), updated_at=utcnow())
-                .where(
-                    (Document.id == document.id)
-                    & (Document.current_version == expected_version)
-                    & Document.deleted_at.is_null()
-                )
-                .execute()
-            )
-            if not changed:
-                fresh = Document.get_by_id(document.id)
-                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
-            files.touches(_document_folder(document))
-            Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
-            forget_document_text(document.id)  # run receipts keep their place, not the deleted text
-            search_service.record_index_change(pack.id, document.doc_id)
-        storage.remove_tree(_document_folder(document))  # a kill before this leaves it noted for the sweep
-    search_service.index_changes(pack)
-
-
-def _claim_next_version(document: Document, expected: int) -> int:
-    """Move current_version from ``expected`` to the next; a concurrent writer makes this fail."""
-    version = expected + 1
-    changed = (
-        Document.update(current_version=version)
-        .where((Document.id == document.id) & (Document.current_version == expected))
-        .execute()
-    )
-    if not changed:
-        raise VersionConflict(expected, Document.get_by_id(document.id).current_version)
-    return version
-
-
-def _create_passages(revision: Revision, spans) -> None:
-    rows = [
-        dict(
-            revision=revision.id,
-            ordinal=s.ordinal,
-            text=s.text,
-            line_start=s.line_start,
-            line_end=s.line_end,
-            char_start=s.char_start,
-            char_end=s.char_end,
-            heading_path=s.heading_path,
-            page=s.page,
-        )
-        for s in spans
-    ]
-    for start in range(0, len(rows), 500):
-        Passage.insert_many(rows[start : start + 500]).execute()
-
-
-def _purge_old_revisions(document: Document, newest: int, files: storage.FileChanges) -> list[int]:
-    """Keep the newest REVISIONS_KEPT revisions; return the purged versions (their folders noted in ``files``).
-
-    Figures of purged revisions that a run receipt cites are copied into the receipts'
-    keeping first (SPEC 7: the receipt outlives later edits, images included).
-    """
-    oldest_kept = newest - REVISIONS_KEPT + 1
-    purged = (Revision.document == document) & (Revision.version < oldest_kept)
-    old = [r.version for r in Revision.select(Revision.version).where(purged)]
-    if old:
-        for version in old:
-            files.touches(_revision_folder(document, version))
-        figures = list(Figure.select().join(Revision).where(purged))
-        keep_cited_figures(document.id, figures, f"{_document_folder(document)}/receipts", files)
-        Revision.delete().where(purged).execute()
-    return old
-
-
-def _document_folder(document: Document) -> str:
-    return f"packs/{document.pack_id}/documents/{document.id}"
-
-
-def _revision_folder(document: Document, version: int) -> str:
-    return f"{_document_folder(document)}/v{version}"
-
-
-def _remove_revision_folders(document: Document, versions) -> None:
-    for version in versions:
-        storage.remove_tree(_revision_folder(document, version))
-
-
-def sweep_orphan_files() -> list[str] | None:
-    """Delete files under the data folder that no revision or figure names (left by a killed process)."""
-
-    def referenced() -> set[str]:
-        originals = Revision.select(Revision.original_path).where(Revision.original_path.is_null(False))
-        return (
-            {path for (path,) in originals.tuples()}
-            | {path for (path,) in Figure.select(Figure.path).tuples()}
-            | {path for (path,) in ReceiptFigure.select(ReceiptFigure.path).tuples()}
-        )
-
-    return storage.sweep(referenced)

@@ -7,7 +7,7 @@ from flask_login import current_user, login_required
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from portal import access
-from portal.documents import batch, services, viewer
+from portal.documents import batch, editing, viewer
 from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.errors_web import too_large_problem
@@ -105,7 +105,7 @@ def edit(slug: str, doc_id: str):
     text = request.form.get("text", "")
     expected = form_number("expected_version")
     try:
-        saved = services.edit_text(document, text, expected, current_user)
+        saved = editing.edit_text(document, text, expected, current_user)
     except (Refused, VersionConflict) as error:
         status = 409 if isinstance(error, VersionConflict) else 422
         return render(
@@ -128,7 +128,7 @@ def delete(slug: str, doc_id: str):
     document = access.document_for(current_user, pack, doc_id)
     expected = form_number("expected_version")
     try:
-        services.delete_document(document, expected)
+        editing.delete_document(document, expected)
     except VersionConflict as conflict:
         flash(str(conflict), "error")
         return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)

@@ -1,0 +1,90 @@
+"""A document's revisions as stored: claiming the next version, passages, purging old revisions,
+their folders, and sweeping files no row names.
+
+Shared by uploading (``services``) and editing or deleting (``editing``); callers run these
+inside their own transaction and ``storage.changing()``.
+"""
+
+from __future__ import annotations
+
+from portal import storage
+from portal.errors import VersionConflict
+from portal.models import REVISIONS_KEPT, Document, Figure, Passage, ReceiptFigure, Revision
+from portal.runs.services import keep_cited_figures
+
+
+def claim_next_version(document: Document, expected: int) -> int:
+    """Move current_version from ``expected`` to the next; a concurrent writer makes this fail."""
+    version = expected + 1
+    changed = (
+        Document.update(current_version=version)
+        .where((Document.id == document.id) & (Document.current_version == expected))
+        .execute()
+    )
+    if not changed:
+        raise VersionConflict(expected, Document.get_by_id(document.id).current_version)
+    return version
+
+
+def create_passages(revision: Revision, spans) -> None:
+    rows = [
+        dict(
+            revision=revision.id,
+            ordinal=s.ordinal,
+            text=s.text,
+            line_start=s.line_start,
+            line_end=s.line_end,
+            char_start=s.char_start,
+            char_end=s.char_end,
+            heading_path=s.heading_path,
+            page=s.page,
+        )
+        for s in spans
+    ]
+    for start in range(0, len(rows), 500):
+        Passage.insert_many(rows[start : start + 500]).execute()
+
+
+def purge_old_revisions(document: Document, newest: int, files: storage.FileChanges) -> list[int]:
+    """Keep the newest REVISIONS_KEPT revisions; return the purged versions (their folders noted in ``files``).
+
+    Figures of purged revisions that a run receipt cites are copied into the receipts'
+    keeping first (SPEC 7: the receipt outlives later edits, images included).
+    """
+    oldest_kept = newest - REVISIONS_KEPT + 1
+    purged = (Revision.document == document) & (Revision.version < oldest_kept)
+    old = [r.version for r in Revision.select(Revision.version).where(purged)]
+    if old:
+        for version in old:
+            files.touches(revision_folder(document, version))
+        figures = list(Figure.select().join(Revision).where(purged))
+        keep_cited_figures(document.id, figures, f"{document_folder(document)}/receipts", files)
+        Revision.delete().where(purged).execute()
+    return old
+
+
+def document_folder(document: Document) -> str:
+    return f"packs/{document.pack_id}/documents/{document.id}"
+
+
+def revision_folder(document: Document, version: int) -> str:
+    return f"{document_folder(document)}/v{version}"
+
+
+def remove_revision_folders(document: Document, versions) -> None:
+    for version in versions:
+        storage.remove_tree(revision_folder(document, version))
+
+
+def sweep_orphan_files() -> list[str] | None:
+    """Delete files under the data folder that no revision or figure names (left by a killed process)."""
+
+    def referenced() -> set[str]:
+        originals = Revision.select(Revision.original_path).where(Revision.original_path.is_null(False))
+        return (
+            {path for (path,) in originals.tuples()}
+            | {path for (path,) in Figure.select(Figure.path).tuples()}
+            | {path for (path,) in ReceiptFigure.select(ReceiptFigure.path).tuples()}
+        )
+
+    return storage.sweep(referenced)
