@@ -34,6 +34,8 @@ STAFF = frozenset({ADMIN, BUILDER, AUDITOR})
 ACTIONS: dict[str, frozenset[str]] = {
     "packs.read": STAFF,
     "documents.write": frozenset({ADMIN}),
+    # Describing figures calls a paid vision model: administration.
+    "documents.describe": frozenset({ADMIN}),
     # SPEC 2: a document's reader roles narrow reading to exact role matches; these roles bypass them.
     "documents.bypass_reader_roles": frozenset({ADMIN}),
     "agents.read": STAFF,

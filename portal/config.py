@@ -124,6 +124,29 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CAIRN_MODEL_NAME", "gpt-4o-mini", "Model name sent to CAIRN_MODEL_BASE_URL."),
     Setting("CAIRN_MODEL_TIMEOUT", 20.0, "Seconds to wait for the model before answering from the evidence.", float),
     Setting(
+        "CAIRN_VISION_BASE_URL",
+        None,
+        "OpenAI-compatible chat-completions base URL of a vision-capable model that describes a document's "
+        "figures (the document page's Describe images). Unset: Describe images says no model is configured.",
+    ),
+    Setting("CAIRN_VISION_API_KEY", None, "Bearer key for CAIRN_VISION_BASE_URL."),
+    Setting("CAIRN_VISION_MODEL", "gpt-4o-mini", "Model name sent to CAIRN_VISION_BASE_URL."),
+    Setting("CAIRN_VISION_TIMEOUT", 60.0, "Seconds to wait for the vision model's answer about one figure.", float),
+    Setting(
+        "CAIRN_VISION_PRICE_INPUT",
+        0.15,
+        "US dollars per million input tokens of the vision model (the provider's usage counts): each call's cost.",
+        float,
+    ),
+    Setting("CAIRN_VISION_PRICE_OUTPUT", 0.60, "US dollars per million output tokens of the vision model.", float),
+    Setting(
+        "CAIRN_VISION_MONTHLY_CAP",
+        5.0,
+        "US dollars that describing figures may spend per calendar month (UTC) in the whole deployment; "
+        "once reached, no further call is made until the next month.",
+        float,
+    ),
+    Setting(
         "CAIRN_OFFER_SHARED_AGENTS",
         True,
         "Offer agents that serve no company to the members of every company in the support chat.",

@@ -34,6 +34,7 @@ def init_app(app) -> None:
     from portal.account.views import bp as account_bp
     from portal.agents.views import bp as agents_bp
     from portal.chat.views import bp as chat_bp
+    from portal.describing.views import bp as describing_bp
     from portal.documents.views import bp as documents_bp
     from portal.feedback.views import bp as feedback_bp
     from portal.help.views import bp as help_bp
@@ -45,6 +46,7 @@ def init_app(app) -> None:
     app.register_blueprint(home)
     app.register_blueprint(packs_bp)
     app.register_blueprint(documents_bp)
+    app.register_blueprint(describing_bp)
     app.register_blueprint(agents_bp)
     app.register_blueprint(runs_bp)
     app.register_blueprint(chat_bp)

@@ -3,7 +3,7 @@
 The model provider is outside the project, so tests talk to this instead, over
 HTTP. Script what the next requests get (``reply``, ``reply_after``,
 ``reply_trickling``, ``fail_with_status``, ``reply_malformed_json``,
-``reply_without_choices``); every request received is kept in ``requests``.
+``reply_without_choices``, ``reply_refusal``); every request received is kept in ``requests``.
 """
 
 import json
@@ -29,14 +29,21 @@ class FakeOpenAI:
 
     def __init__(self):
         self.requests: list[ReceivedRequest] = []
+        self.usage = {"prompt_tokens": 1, "completion_tokens": 1}
         self._behaviour: tuple = ("reply", "OK [1]")
         self._release = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- scripting ----------------------------------------------------------------
-    def reply(self, content: str) -> None:
+    def reply(self, content: str, prompt_tokens: int = 1, completion_tokens: int = 1) -> None:
+        """Answer ``content``, reporting these token counts in ``usage`` (what the call costs)."""
         self._behaviour = ("reply", content)
+        self.usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+
+    def reply_refusal(self, refusal: str) -> None:
+        """Decline the way OpenAI's API does: ``message.refusal`` set, ``content`` null."""
+        self._behaviour = ("refusal", refusal)
 
     def reply_after(self, seconds: float, content: str) -> None:
         """Answer only after ``seconds``, or when the server stops: for timeouts."""
@@ -61,6 +68,7 @@ class FakeOpenAI:
         self._release = threading.Event()
         self.requests.clear()
         self._behaviour = ("reply", "OK [1]")
+        self.usage = {"prompt_tokens": 1, "completion_tokens": 1}
 
     # -- lifecycle ----------------------------------------------------------------
     @property
@@ -85,13 +93,17 @@ class FakeOpenAI:
                 behaviour = fake._behaviour
                 kind = behaviour[0]
                 if kind == "reply":
-                    return self._send(200, _completion(body.get("model"), behaviour[1]))
+                    return self._send(200, _completion(body.get("model"), behaviour[1], fake.usage))
+                if kind == "refusal":
+                    completion = _completion(body.get("model"), None, fake.usage)
+                    completion["choices"][0]["message"]["refusal"] = behaviour[1]
+                    return self._send(200, completion)
                 if kind == "delay":
                     fake._release.wait(behaviour[1])
-                    return self._send(200, _completion(body.get("model"), behaviour[2]))
+                    return self._send(200, _completion(body.get("model"), behaviour[2], fake.usage))
                 if kind == "trickle":
                     return self._trickle(
-                        json.dumps(_completion(body.get("model"), behaviour[1])).encode(), behaviour[2]
+                        json.dumps(_completion(body.get("model"), behaviour[1], fake.usage)).encode(), behaviour[2]
                     )
                 if kind == "status":
                     return self._send(behaviour[1], {"error": {"message": "provider error"}})
@@ -150,11 +162,11 @@ class FakeOpenAI:
         self.stop()
 
 
-def _completion(model: str | None, content: str) -> dict:
+def _completion(model: str | None, content: str | None, usage: dict) -> dict:
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "usage": {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]},
     }

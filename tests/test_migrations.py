@@ -188,7 +188,13 @@ def test_a_database_migrated_by_the_former_runner_migrates_forward_without_loss(
             updated_at=now,
         )
 
-        newer = ["0010_json_roles_and_indexes", "0011_api_tokens_and_grounding", "0012_conversation_turns_index"]
+        # Every migration written after the former runner was replaced (0010 on), in order.
+        newer = sorted(p.stem for p in migrations.MIGRATIONS_DIR.glob("0*.py") if p.stem > "0010")
+        assert newer[:3] == [
+            "0010_json_roles_and_indexes",
+            "0011_api_tokens_and_grounding",
+            "0012_conversation_turns_index",
+        ]
         assert migrations.pending(db) == newer
         assert migrations.migrate(db) == newer
         assert migrations.migrate(db) == [] and migrations.pending(db) == []

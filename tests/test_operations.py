@@ -82,9 +82,10 @@ def _set_cookies_once_listening(url: str, server: subprocess.Popen, deadline_s: 
     deadline = time.monotonic() + deadline_s
     while True:
         try:
-            with urllib.request.urlopen(url, timeout=5) as response:
+            with urllib.request.urlopen(url, timeout=30) as response:
                 return response.headers.get_all("Set-Cookie") or []
-        except (ConnectionError, urllib.error.URLError):
+        # A slow first answer on a busy machine (the app still starting) is waited for, like a closed port.
+        except (ConnectionError, TimeoutError, urllib.error.URLError):
             if server.poll() is not None:
                 raise AssertionError(f"the server exited with {server.returncode}; see server.log") from None
             if time.monotonic() > deadline:

@@ -9,6 +9,7 @@ import http.client
 import json
 import time
 import urllib.parse
+from dataclasses import dataclass
 
 from portal.errors import CairnError
 
@@ -20,13 +21,14 @@ def _seconds(value: float) -> str:
 
 
 class ModelError(CairnError):
-    """The model call failed; ``kind`` is ``timeout``, ``http_status``, ``malformed`` or ``connection``.
+    """The model call failed; ``kind`` is ``timeout``, ``http_status``, ``malformed``, ``connection`` or
+    ``refused`` (the provider's ``message.refusal``: the model declined).
 
     ``summary`` is the short phrase a run shows, such as ``timeout after 10 s``
     or ``HTTP 500``.
     """
 
-    KINDS = ("timeout", "http_status", "malformed", "connection")
+    KINDS = ("timeout", "http_status", "malformed", "connection", "refused")
 
     def __init__(self, kind: str, summary: str, status: int | None = None):
         if kind not in self.KINDS:
@@ -35,6 +37,15 @@ class ModelError(CairnError):
         self.kind = kind
         self.summary = summary
         self.status = status
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The first choice's text and the tokens the provider counted (0 when it did not say)."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 class ChatClient:
@@ -55,8 +66,14 @@ class ChatClient:
 
     def complete(self, messages: list[dict]) -> str:
         """POST the messages; the answer text, or ``ModelError`` naming what failed."""
-        body = json.dumps({"model": self.model, "messages": messages, "temperature": 0}).encode("utf-8")
-        return self._content(self._post(body))
+        return self.exchange(messages).text
+
+    def exchange(self, messages: list[dict], max_tokens: int | None = None) -> Completion:
+        """POST the messages; the answer with the provider's token counts (what a call costs)."""
+        request = {"model": self.model, "messages": messages, "temperature": 0}
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
+        return self._completion(self._post(json.dumps(request).encode("utf-8")))
 
     def _post(self, body: bytes) -> bytes:
         """The response body, read within ``timeout_s`` overall; redirects are errors.
@@ -124,20 +141,31 @@ class ChatClient:
         return step()
 
     @staticmethod
-    def _content(raw: bytes) -> str:
+    def _completion(raw: bytes) -> Completion:
         try:
             document = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise ModelError("malformed", "malformed response: not JSON") from None
         try:
-            content = document["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            content = None
+            message = document["choices"][0]["message"]
+            content = message.get("content")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            message, content = None, None
+        refusal = message.get("refusal") if isinstance(message, dict) else None
+        if isinstance(refusal, str) and refusal.strip() and not (isinstance(content, str) and content.strip()):
+            raise ModelError("refused", "the model refused: " + " ".join(refusal.split())[:200])
         if not isinstance(content, str):
             raise ModelError("malformed", "malformed response: no choices[0].message.content text")
         if not content.strip():
             raise ModelError("malformed", "malformed response: empty answer")
-        return content
+        usage = document.get("usage") if isinstance(document, dict) else None
+        return Completion(content, _count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))
+
+
+def _count(usage, key: str) -> int:
+    """A token count from ``usage``; anything but a non-negative integer counts as 0."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _reason(error: OSError) -> str:

@@ -1,4 +1,4 @@
-"""Changing a stored document in place: editing its text, deleting it.
+"""Changing a stored document in place: editing its text, adding figure descriptions, deleting it.
 
 Like an upload (``services``), each change writes its revision, or removes the document's,
 in one transaction under ``storage.changing()``, lists the document as pending index work
@@ -14,6 +14,7 @@ from portal.documents.services import classification_policy, sha256_hex
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.classify import classify, refuse_if_not_allowed
+from portal.ingest.markers import with_figure_descriptions
 from portal.ingest.passages import split_passages
 from portal.models import Document, Revision, User, utcnow
 from portal.runs.services import forget_document_text
@@ -39,6 +40,23 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
     refuse_if_not_allowed(verdict)
     if verdict.decision == "redact":
         text = verdict.redacted_text
+    return _write_text_revision(document, text, expected_version, user, redacted=verdict.decision == "redact")
+
+
+def add_figure_descriptions(
+    document: Document, descriptions: dict[int, str], expected_version: int, user: User | None
+) -> Revision:
+    """A new revision whose text has each figure's description right after its marker, with the
+    current revision's original and figures carried over (the descriptions are classified already)."""
+    current = document.current_revision()
+    text = with_figure_descriptions(current.text, descriptions)
+    return _write_text_revision(document, text, expected_version, user, redacted=document.redacted, carry=current)
+
+
+def _write_text_revision(
+    document: Document, text: str, expected_version: int, user: User | None, redacted: bool, carry=None
+) -> Revision:
+    """Store ``text`` as the next revision; ``carry``: the revision whose original and figures it keeps."""
     text_sha = sha256_hex(text)
     spans = split_passages(text, document.kind)
     pack = document.pack
@@ -59,10 +77,10 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
                 created_by=user,
                 original_name=current.original_name if current else None,
             )
+            if carry is not None:
+                revisions.carry_files(fresh, carry, revision, files)
             revisions.create_passages(revision, spans)
-            Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
-                Document.id == fresh.id
-            ).execute()
+            Document.update(updated_at=utcnow(), redacted=redacted).where(Document.id == fresh.id).execute()
             purged = revisions.purge_old_revisions(fresh, version, files)
             search_service.record_index_change(pack.id, fresh.doc_id)
         revisions.remove_revision_folders(fresh, purged)  # a kill before this leaves them noted for the sweep

@@ -45,6 +45,35 @@ def create_passages(revision: Revision, spans) -> None:
         Passage.insert_many(rows[start : start + 500]).execute()
 
 
+def carry_files(document: Document, source: Revision, revision: Revision, files: storage.FileChanges) -> None:
+    """Copy ``source``'s original and figures into ``revision``'s folder: a revision that changes only
+    the text (figure descriptions) keeps them, and purging ``source`` later must not take them away."""
+    folder = revision_folder(document, revision.version)
+    if source.original_path:
+        path = f"{folder}/{source.original_path.rsplit('/', 1)[-1]}"
+        files.write(path, storage.read(source.original_path))
+        Revision.update(
+            original_path=path,
+            original_sha256=source.original_sha256,
+            original_content_type=source.original_content_type,
+            original_size=source.original_size,
+        ).where(Revision.id == revision.id).execute()
+    Revision.update(pages=source.pages, images_not_kept=source.images_not_kept).where(
+        Revision.id == revision.id
+    ).execute()
+    for figure in Figure.select().where(Figure.revision == source).order_by(Figure.number):
+        path = f"{folder}/{figure.path.rsplit('/', 1)[-1]}"
+        files.write(path, storage.read(figure.path))
+        Figure.create(
+            revision=revision,
+            number=figure.number,
+            label=figure.label,
+            path=path,
+            width=figure.width,
+            height=figure.height,
+        )
+
+
 def purge_old_revisions(document: Document, newest: int, files: storage.FileChanges) -> list[int]:
     """Keep the newest REVISIONS_KEPT revisions; return the purged versions (their folders noted in ``files``).
 

@@ -5,6 +5,8 @@
 - ``Page N`` opens each page of a PDF's text (``pdf_reader``); ``passages`` repeats it at the
   head of a long page's later pieces.
 - ``Images: K kept, N not kept (reason: n, …)`` is the last line when an image was not kept.
+- ``Figure N description: …`` is the paragraph right after figure N's marker once a vision
+  model described the figure (``portal.describing``); describing again replaces it.
 
 A document's text also comes from people (a Markdown upload, an edit), so the readers meet
 markers nobody wrote. Each reading below says how loosely it reads; on what ingest writes
@@ -79,6 +81,50 @@ def replace_figure_markers_in_html(html: str, replace: Callable[[int, str], str]
     """Rendered ``html`` with each figure marker replaced by ``replace(number, label)``; the label
     is as it stands in the HTML, escaped."""
     return _FIGURE_MARKER_IN_HTML.sub(lambda match: replace(int(match.group(1)), match.group(2)), html)
+
+
+# --- Figure N description: … -----------------------------------------------------------------
+
+_DESCRIPTION_LINE = re.compile(r"^Figure ([0-9]{1,9}) description: .*$")
+
+
+def figure_description(number: int, description: str) -> str:
+    """``Figure 3 description: …``; ``description`` is one line (``describing.vision.clean`` makes it so)."""
+    return f"Figure {number} description: {description}"
+
+
+def with_figure_descriptions(text: str, descriptions: dict[int, str]) -> str:
+    """``text`` with each described figure's description as the paragraph right after the line that
+    holds its marker, replacing the description already there; figures without a marker are skipped."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        numbers = [n for n, _label in figure_markers(line) if n in descriptions]
+        if not numbers:
+            continue
+        # An earlier description of these figures (with its blank line before) is replaced, not kept.
+        j = i
+        while j < len(lines) and (not lines[j].strip() or _described_figure(lines[j]) in numbers):
+            j += 1
+        if any(_described_figure(lines[k]) in numbers for k in range(i, j)):
+            i = j
+            trailing_blank = True
+        else:
+            trailing_blank = False
+        for number in numbers:
+            out.extend(["", figure_description(number, descriptions[number])])
+        if i < len(lines) and (lines[i].strip() or trailing_blank):
+            out.append("")
+    return "\n".join(out)
+
+
+def _described_figure(line: str) -> int | None:
+    match = _DESCRIPTION_LINE.match(line)
+    return int(match.group(1)) if match else None
 
 
 # --- Page N -----------------------------------------------------------------------------------

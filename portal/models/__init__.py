@@ -9,6 +9,7 @@ A foreign key that a composite index already starts with is declared
 
 from portal.models.agents import GROUNDING_MODES, Agent, AgentGrant, AuditLog
 from portal.models.clock import utcnow
+from portal.models.describing import DescribeJob
 from portal.models.feedback import Feedback, FeedbackTriage, RegressionCase
 from portal.models.packs import (
     DOCUMENT_ID_RE,
@@ -47,6 +48,7 @@ ALL_MODELS = (
     FeedbackTriage,
     RegressionCase,
     ApiToken,
+    DescribeJob,
 )
 
 __all__ = [

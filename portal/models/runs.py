@@ -1,4 +1,4 @@
-"""Conversations, runs and their receipts (migrations/0002, 0003, 0006)."""
+"""Conversations, runs and their receipts (migrations/0002, 0003, 0006, 0019)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,9 @@ class Run(BaseModel):
     # A chat turn is a run; runs asked elsewhere (try page, `cairn ask`) have no conversation.
     conversation = ForeignKeyField(Conversation, null=True, backref="runs", on_delete="SET NULL", index=False)
     created_at = DateTimeField(default=utcnow, index=True)
+    # What the provider charged, in millionths of a US dollar; set by calls priced by a setting
+    # (describing figures: migrations/0019), None for answers.
+    cost_microusd = IntegerField(null=True)
 
     class Meta:
         table_name = "run"

@@ -1,0 +1,197 @@
+"""Describing a document's figures: a job that asks the vision model about one figure per step and
+writes every description into one new revision at the end.
+
+One figure per step lets the page show progress between calls (htmx asks for the next step);
+without JavaScript the whole job runs in one request. Each call is a run owned by the
+requester, with its cost; the monthly spend cap is checked before every call. A step is
+claimed by moving ``done`` forward in the database, so two tabs never describe one figure twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+from peewee import fn
+
+from portal import storage
+from portal.answers.model_client import ModelError
+from portal.db import database
+from portal.describing import vision
+from portal.documents import editing
+from portal.documents.services import classification_policy
+from portal.errors import Refused, VersionConflict
+from portal.ingest.classify import classify
+from portal.ingest.markers import figure_markers
+from portal.models import DescribeJob, Document, Figure, Revision, Run, User, utcnow
+
+MODE = "describe"  # Run.mode of a description call
+
+
+def describable_figures(revision: Revision | None) -> list[Figure]:
+    """The figures of ``revision`` that its text places (a marker): only those can get a description."""
+    if revision is None:
+        return []
+    placed = {number for number, _label in figure_markers(revision.text)}
+    figures = Figure.select().where(Figure.revision == revision).order_by(Figure.number)
+    return [f for f in figures if f.number in placed]
+
+
+def month_spent_microusd(now: dt.datetime | None = None) -> int:
+    """What describing cost this calendar month (UTC), over every user: the cap is per deployment."""
+    now = now or utcnow()
+    start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    spent = (
+        Run.select(fn.COALESCE(fn.SUM(Run.cost_microusd), 0))
+        .where((Run.mode == MODE) & (Run.created_at >= start))
+        .scalar()
+    )
+    return int(spent or 0)
+
+
+def start(document: Document, user: User) -> DescribeJob:
+    """A new job over the current version's figures; refused (nothing called) when it cannot run."""
+    revision = document.current_revision()
+    figures = describable_figures(revision)
+    if not figures:
+        raise Refused("no_figures", "This document has no figures to describe.")
+    if vision.client() is None:
+        raise Refused(
+            "no_model",
+            "No vision model is configured (CAIRN_VISION_BASE_URL), so nothing was described or written.",
+        )
+    refusal = _cap_refusal()
+    if refusal:
+        raise Refused("cap_reached", refusal + " Nothing was described or written.")
+    return DescribeJob.create(
+        document=document, user=user, base_version=revision.version, figures=[f.number for f in figures]
+    )
+
+
+def step(job: DescribeJob) -> DescribeJob:
+    """Describe the job's next figure (one model call); after the last, write the revision."""
+    with database().atomic():
+        claimed = (
+            DescribeJob.update(done=DescribeJob.done + 1)
+            .where((DescribeJob.id == job.id) & (DescribeJob.done == job.done) & (DescribeJob.status == "running"))
+            .execute()
+        )
+    if not claimed:  # another request took this step, or the job ended
+        return DescribeJob.get_by_id(job.id)
+    number = job.figures[job.done]
+    note, description, stop = _describe_one(job, number)
+    fresh = DescribeJob.get_by_id(job.id)
+    fresh.notes = [*fresh.notes, note]
+    if description is not None:
+        fresh.descriptions = {**fresh.descriptions, str(number): description}
+    fresh.save(only=[DescribeJob.notes, DescribeJob.descriptions])
+    if stop or fresh.done >= len(fresh.figures):
+        return _finish(fresh, stopped_early=stop and fresh.done < len(fresh.figures))
+    return fresh
+
+
+def run_to_end(job: DescribeJob) -> DescribeJob:
+    """Every remaining step in this request (the page without JavaScript)."""
+    while job.status == "running":
+        job = step(job)
+    return job
+
+
+def _describe_one(job: DescribeJob, number: int) -> tuple[str, str | None, bool]:
+    """(progress note, description or None, whether the job must stop) for figure ``number``."""
+    refusal = _cap_refusal()
+    if refusal:
+        return f"Figure {number}: not described. {refusal}", None, True
+    client = vision.client()
+    if client is None:
+        return f"Figure {number}: not described: no vision model is configured.", None, True
+    document = job.document
+    figure = (
+        Figure.select()
+        .join(Revision)
+        .where((Revision.document == document) & (Revision.version == job.base_version) & (Figure.number == number))
+        .first()
+    )
+    if figure is None:  # the version was purged meanwhile; the write would conflict anyway
+        return f"Figure {number}: not described: version {job.base_version} is no longer kept.", None, True
+    started = time.monotonic()
+    try:
+        completion = vision.describe(client, storage.read(figure.path), document.title, figure.label)
+    except ModelError as error:
+        failed = [f"vision model call failed ({error.summary})"]
+        _record_run(job, number, client.model, "", "stopped", failed, 0, started)
+        return f"Figure {number}: not described: {error.summary}.", None, False
+    cost = vision.cost_microusd(completion)
+    text, cut = vision.clean(completion.text)
+    warnings = [f"the answer was cut to {vision.MAX_DESCRIPTION_CHARS:,} characters"] if cut else []
+    verdict = classify(text, document.title, document.doc_id, classification_policy())
+    if verdict.decision == "block":
+        kinds = ", ".join(verdict.deciding_kinds) or "content the policy blocks"
+        warnings.append(f"not written: the description contains {kinds}")
+        _record_run(job, number, client.model, text, "completed_with_warning", warnings, cost, started)
+        return f"Figure {number}: not written: the description contains {kinds}.", None, False
+    if verdict.decision == "redact":
+        text = verdict.redacted_text
+        warnings.append("redacted: " + ", ".join(verdict.deciding_kinds))
+    status = "completed_with_warning" if warnings else "completed"
+    _record_run(job, number, client.model, text, status, warnings, cost, started)
+    extra = f" ({'; '.join(warnings)})" if warnings else ""
+    return f"Figure {number}: described, {len(text):,} characters{extra}.", text, False
+
+
+def _record_run(job, number, model, answer, status, warnings, cost, started) -> Run:
+    document = job.document
+    return Run.create(
+        agent=None,
+        agent_slug="describe-images",
+        agent_name="Describe images",
+        user=job.user_id,
+        question=f"Describe figure {number} of {document.doc_id} (version {job.base_version}).",
+        answer=answer,
+        status=status,
+        mode=MODE,
+        model=model,
+        model_called=True,
+        warnings=warnings,
+        timings={"model_ms": round((time.monotonic() - started) * 1000, 1)},
+        cited=[],
+        searched_packs=[],
+        cost_microusd=cost,
+    )
+
+
+def _cap_refusal() -> str:
+    """Why the next call may not be made ("" when it may): the monthly cap is reached."""
+    cap = vision.monthly_cap_microusd()
+    spent = month_spent_microusd()
+    if spent >= cap:
+        return (
+            f"The monthly spend cap for describing figures (${cap / 1e6:,.2f}) is reached: ${spent / 1e6:,.2f} spent."
+        )
+    return ""
+
+
+def _finish(job: DescribeJob, stopped_early: bool) -> DescribeJob:
+    descriptions = {int(number): text for number, text in job.descriptions.items()}
+    status, message = "nothing_written", ""
+    if not descriptions:
+        message = "No description was written: no figure got one."
+    else:
+        document = Document.get_by_id(job.document_id)
+        try:
+            revision = editing.add_figure_descriptions(document, descriptions, job.base_version, job.user)
+        except VersionConflict as conflict:
+            message = (
+                f"The document changed while its figures were described (it is now version {conflict.current}); "
+                "nothing was written. Describe again to describe the new version."
+            )
+        except Refused as refusal:
+            message = f"Nothing was written: {refusal.message}"
+        else:
+            status = "written"
+            message = f"Version {revision.version} holds {len(descriptions)} of {len(job.figures)} figure descriptions."
+    if stopped_early:
+        message += " Describing stopped before the last figure."
+    job.status, job.message, job.finished_at = status, message.strip(), utcnow()
+    job.save(only=[DescribeJob.status, DescribeJob.message, DescribeJob.finished_at])
+    return job

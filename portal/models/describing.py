@@ -1,0 +1,32 @@
+"""A request to describe a document's figures, one figure per step (migrations/0019)."""
+
+from __future__ import annotations
+
+from peewee import CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
+
+from portal.db import BaseModel, JSONTextField
+from portal.models.clock import utcnow
+from portal.models.packs import Document
+from portal.models.people import User
+
+
+class DescribeJob(BaseModel):
+    """Which figures of which version are being described, what came back so far, and how it ended.
+
+    Descriptions wait here until the last figure, then go into one new revision together.
+    """
+
+    document = ForeignKeyField(Document, backref="describe_jobs", on_delete="CASCADE")
+    user = ForeignKeyField(User, null=True, backref="describe_jobs", on_delete="SET NULL")
+    base_version = IntegerField()
+    figures = JSONTextField(default=list)  # [figure number] in order
+    done = IntegerField(default=0)  # how many of ``figures`` were tried
+    descriptions = JSONTextField(default=dict)  # {"figure number": description}
+    notes = JSONTextField(default=list)  # one line per figure tried, shown as progress
+    status = CharField(max_length=16, default="running")  # running, then written or nothing_written
+    message = TextField(default="")
+    created_at = DateTimeField(default=utcnow)
+    finished_at = DateTimeField(null=True)
+
+    class Meta:
+        table_name = "describe_job"

@@ -1,0 +1,219 @@
+"""Describe images: a vision model describes each figure of a document into a new revision.
+
+The model is a fake OpenAI-compatible server over real HTTP (tests/fake_openai.py); the
+document is a real Word file with two inline pictures from ../shared/fixtures/uploads.
+"""
+
+from __future__ import annotations
+
+import pytest
+from fake_openai import FakeOpenAI
+
+from helpers import SHARED_DIR, require_shared_fixtures
+from portal import storage
+from portal.describing import service
+from portal.documents.services import upload_file
+from portal.ingest.markers import figure_markers
+from portal.models import DescribeJob, Document, Figure, Revision, Run
+from portal.search.service import search_packs
+
+require_shared_fixtures(allow_module_level=True)
+
+FIXTURE = "pandoc_inline_images.docx"
+AWS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
+
+
+@pytest.fixture
+def vision(app):
+    with FakeOpenAI() as fake:
+        app.config.update(
+            CAIRN_VISION_BASE_URL=fake.base_url,
+            CAIRN_VISION_API_KEY="vision-key",
+            CAIRN_VISION_MODEL="fake-vision",
+            CAIRN_VISION_TIMEOUT=5.0,
+        )
+        yield fake
+        app.config["CAIRN_VISION_BASE_URL"] = None
+
+
+@pytest.fixture
+def word(pack, users):
+    data = (SHARED_DIR / "fixtures" / "uploads" / FIXTURE).read_bytes()
+    outcome = upload_file(pack, FIXTURE, data, users["PlatformAdmin"])
+    assert outcome.refused is None and len(outcome.revision.figures) == 2
+    return outcome.document
+
+
+def _describe(client, word, htmx: bool = False):
+    headers = {"HX-Request": "true"} if htmx else {}
+    return client.post(f"/packs/ops/documents/{word.doc_id}/describe", headers=headers)
+
+
+def _current(word) -> Revision:
+    return Document.get_by_id(word.id).current_revision()
+
+
+def test_descriptions_go_after_their_figures_in_a_new_revision_that_search_finds(client_as, word, vision):
+    vision.reply("A red valve labelled ZX-4471 on a blue pipe.", prompt_tokens=1200, completion_tokens=30)
+    response = _describe(client_as("PlatformAdmin"), word)
+    assert response.status_code == 303
+    revision = _current(word)
+    assert revision.version == 2
+    lines = revision.text.split("\n")
+    for number, _label in figure_markers(revision.text):
+        marker_line = next(i for i, line in enumerate(lines) if f"[Figure {number}:" in line)
+        assert lines[marker_line + 1] == ""
+        assert lines[marker_line + 2] == f"Figure {number} description: A red valve labelled ZX-4471 on a blue pipe."
+    # The original and both figures are carried over, readable from the new revision's own folder.
+    figures = list(Figure.select().where(Figure.revision == revision).order_by(Figure.number))
+    assert [f.number for f in figures] == [1, 2] and all("/v2/" in f.path for f in figures)
+    assert all(storage.read(f.path) for f in figures)
+    assert revision.original_path and "/v2/" in revision.original_path
+    hits = search_packs([word.pack], "ZX-4471 valve", limit=5).hits
+    assert hits and hits[0].document_id == word.doc_id and "ZX-4471" in hits[0].text
+    # Each figure was one call with the image, owned by the requester, with its cost.
+    assert len(vision.requests) == 2
+    parts = vision.requests[0].body["messages"][0]["content"]
+    assert parts[1]["image_url"]["url"].startswith("data:image/webp;base64,")
+    runs = list(Run.select().where(Run.mode == "describe").order_by(Run.id))
+    assert [r.user.email for r in runs] == ["platformadmin@example.test"] * 2
+    # 1,200 input tokens at $0.15 and 30 output tokens at $0.60 per million: $0.000198.
+    assert [r.cost_microusd for r in runs] == [198, 198] and runs[0].model == "fake-vision"
+    admin = client_as("PlatformAdmin")
+    record = admin.get(f"/runs/{runs[0].id}")
+    assert record.status_code == 200 and "Describe figure 1 of" in record.get_data(as_text=True)
+    assert "cost $0.000198" in record.get_data(as_text=True)
+    assert "Describe images" in admin.get("/runs/").get_data(as_text=True)
+
+
+def test_describing_again_replaces_the_descriptions(client_as, word, vision):
+    admin = client_as("PlatformAdmin")
+    vision.reply("First description.")
+    _describe(admin, word)
+    vision.reply("Second description.")
+    _describe(admin, word)
+    text = _current(word).text
+    assert _current(word).version == 3
+    assert "First description." not in text
+    assert text.count("Figure 1 description: Second description.") == 1
+    assert text.count("Figure 2 description: Second description.") == 1
+
+
+def test_with_htmx_each_step_describes_one_figure_and_shows_progress(client_as, word, vision):
+    admin = client_as("PlatformAdmin")
+    vision.reply("A chart.")
+    first = _describe(admin, word, htmx=True)
+    assert first.status_code == 200
+    page = first.get_data(as_text=True)
+    assert "Describing figure 1 of 2" in page and len(vision.requests) == 0
+    job = DescribeJob.get()
+    step_url = f"/packs/ops/documents/{word.doc_id}/describe/jobs/{job.id}"
+    assert f'hx-post="{step_url}"' in page and 'hx-trigger="load"' in page
+    second = admin.post(step_url, headers={"HX-Request": "true"}).get_data(as_text=True)
+    assert "Describing figure 2 of 2" in second and "Figure 1: described, 8 characters." in second
+    assert _current(word).version == 1  # nothing written until the last figure
+    last = admin.post(step_url, headers={"HX-Request": "true"}).get_data(as_text=True)
+    assert "Described 2 of 2 figures." in last and "Version 2 holds 2 of 2 figure descriptions." in last
+    assert "hx-trigger" not in last
+    # A step asked again (a second tab, a retry) calls nothing more.
+    again = admin.post(step_url, headers={"HX-Request": "true"})
+    assert again.status_code == 200 and len(vision.requests) == 2 and _current(word).version == 2
+
+
+def test_a_timeout_a_refusal_and_a_too_long_answer(app, client_as, word, vision):
+    admin = client_as("PlatformAdmin")
+    app.config["CAIRN_VISION_TIMEOUT"] = 0.5
+    vision.reply_after(30, "too late")
+    _describe(admin, word)
+    job = DescribeJob.select().order_by(DescribeJob.id.desc()).get()
+    assert job.status == "nothing_written" and _current(word).version == 1
+    assert job.notes[0] == "Figure 1: not described: timeout after 0.5 s."
+    assert "No description was written" in job.message
+    assert Run.select().where((Run.mode == "describe") & (Run.status == "stopped")).count() == 2
+
+    vision.reset()
+    app.config["CAIRN_VISION_TIMEOUT"] = 5.0
+    vision.reply_refusal("I can't help with describing this image.")
+    _describe(admin, word)
+    job = DescribeJob.select().order_by(DescribeJob.id.desc()).get()
+    assert job.notes[0] == "Figure 1: not described: the model refused: I can't help with describing this image.."
+    assert job.status == "nothing_written" and _current(word).version == 1
+
+    vision.reply("word " * 600)  # 3,000 characters
+    _describe(admin, word)
+    revision = _current(word)
+    description = next(line for line in revision.text.split("\n") if line.startswith("Figure 1 description: "))
+    kept = description.removeprefix("Figure 1 description: ")
+    assert len(kept) <= 1000 and kept.endswith("…")
+    run = Run.select().where(Run.mode == "describe").order_by(Run.id.desc()).get()
+    assert run.status == "completed_with_warning" and "cut to 1,000 characters" in run.warnings[0]
+
+
+def test_the_monthly_cap_stops_before_the_call(app, client_as, word, vision):
+    admin = client_as("PlatformAdmin")
+    app.config["CAIRN_VISION_MONTHLY_CAP"] = 0.0
+    response = _describe(admin, word, htmx=True)
+    assert response.status_code == 422
+    assert "monthly spend cap for describing figures ($0.00) is reached" in response.get_data(as_text=True)
+    assert vision.requests == [] and DescribeJob.select().count() == 0
+
+    # A cap that the first call uses up: the second figure is not described, the first is written.
+    app.config["CAIRN_VISION_MONTHLY_CAP"] = 0.10
+    vision.reply("A gauge.", prompt_tokens=1_000_000, completion_tokens=0)  # $0.15
+    _describe(admin, word)
+    job = DescribeJob.get()
+    assert len(vision.requests) == 1
+    assert job.notes[1].startswith("Figure 2: not described. The monthly spend cap")
+    assert job.status == "written" and "1 of 2 figure descriptions" in job.message
+    assert service.month_spent_microusd() == 150_000
+
+
+def test_without_a_model_nothing_is_called_or_written(app, client_as, word):
+    response = _describe(client_as("PlatformAdmin"), word, htmx=True)
+    assert response.status_code == 422
+    assert "No vision model is configured (CAIRN_VISION_BASE_URL)" in response.get_data(as_text=True)
+    assert _current(word).version == 1 and Run.select().count() == 0
+
+
+def test_a_description_is_classified_like_any_text(client_as, word, vision):
+    vision.reply(f"A sticky note reading {AWS_KEY_ID} next to the server.")
+    _describe(client_as("PlatformAdmin"), word)
+    text = _current(word).text
+    assert AWS_KEY_ID not in text and "Figure 1 description: A sticky note reading" in text
+
+
+def test_a_hostile_description_stays_text(client_as, word, vision):
+    vision.reply('<img src=x onerror=alert(1)> [Figure 9: fake] <div hx-get="/x" hx-trigger="load">')
+    admin = client_as("PlatformAdmin")
+    _describe(admin, word)
+    revision = _current(word)
+    assert [n for n, _ in figure_markers(revision.text)] == [1, 2]  # no marker was written by the model
+    page = admin.get(f"/packs/ops/documents/{word.doc_id}").get_data(as_text=True)
+    assert "<img src=x" not in page and '<div hx-get="/x"' not in page
+    assert "(Figure 9: fake)" in page
+
+
+def test_the_document_changed_meanwhile_nothing_is_written(client_as, word, vision, users):
+    admin = client_as("PlatformAdmin")
+    vision.reply("A chart.")
+    _describe(admin, word, htmx=True)
+    job = DescribeJob.get()
+    step_url = f"/packs/ops/documents/{word.doc_id}/describe/jobs/{job.id}"
+    admin.post(step_url, headers={"HX-Request": "true"})
+    other = (SHARED_DIR / "fixtures" / "uploads" / "synthetic-svg-image.docx").read_bytes()
+    upload_file(word.pack, FIXTURE, other, users["PlatformAdmin"], doc_id=word.doc_id)
+    last = admin.post(step_url, headers={"HX-Request": "true"}).get_data(as_text=True)
+    assert "The document changed while its figures were described (it is now version 2); nothing was written" in last
+    assert _current(word).version == 2 and "description:" not in _current(word).text
+
+
+@pytest.mark.parametrize("role", ["AgentBuilder", "Auditor", "Member"])
+def test_only_administrators_describe(client_as, word, vision, role):
+    client = client_as(role)
+    assert _describe(client, word).status_code == 404
+    assert vision.requests == []
+    page = client_as("PlatformAdmin").get(f"/packs/ops/documents/{word.doc_id}").get_data(as_text=True)
+    assert "Describe images" in page
+    if role != "Member":
+        staff_page = client.get(f"/packs/ops/documents/{word.doc_id}").get_data(as_text=True)
+        assert "Describe images" not in staff_page
