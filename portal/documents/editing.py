@@ -48,7 +48,9 @@ def add_figure_descriptions(
 ) -> Revision:
     """A new revision whose text has each figure's description right after its marker, with the
     current revision's original and figures carried over (the descriptions are classified already)."""
-    current = document.current_revision()
+    current = Document.get_by_id(document.id).current_revision()
+    if current is None or current.version != expected_version:  # deleted or replaced meanwhile
+        raise VersionConflict(expected_version, current.version if current else 0)
     text = with_figure_descriptions(current.text, descriptions)
     return _write_text_revision(document, text, expected_version, user, redacted=document.redacted, carry=current)
 
