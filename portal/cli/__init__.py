@@ -1,4 +1,4 @@
-"""The ``cairn`` command line: set-up, users, API tokens, packs, ingest, sync, search, the index, agents, demo, eval.
+"""The ``cairn`` command line: set-up, users, API tokens, packs, ingest, search, the index, agents, the demo and eval.
 
 One module per group of commands; this one only gathers them under ``main``, the ``cairn``
 console script (pyproject.toml). Built on Flask's CLI support (``support.CairnGroup``), so a
@@ -30,7 +30,6 @@ for command in (
     tokens.tokens,
     packs.packs,
     packs.ingest,
-    packs.sync,
     packs.search,
     packs.index,
     demo.seed_demo,

@@ -1,4 +1,4 @@
-"""``cairn packs create|list``, ``cairn ingest``, ``cairn sync``, ``cairn search`` and ``cairn index rebuild``."""
+"""``cairn packs create|list``, ``cairn ingest``, ``cairn search`` and ``cairn index rebuild``."""
 
 from __future__ import annotations
 
@@ -105,59 +105,6 @@ def ingest(pack, files, as_json):
         else:
             click.echo(f"{line['file']}: refused ({line['reason']}) — {line['message']}")
     sys.exit(1 if any_refused else 0)
-
-
-@click.command()
-@click.argument("pack")
-@click.argument("folder", type=click.Path(file_okay=False))
-@click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object with every file and the summary.")
-@click.option(
-    "--overwrite-edited",
-    is_flag=True,
-    help="Apply the folder even to documents changed elsewhere (e.g. in the browser) since the last sync.",
-)
-def sync(pack, folder, dry_run, as_json, overwrite_edited):
-    """Keep PACK in step with FOLDER: add, update, leave alone, remove; exit 1 on any refusal or conflict."""
-    from portal.documents.sync import SyncError, summary, sync_folder
-    from portal.models import Pack
-
-    app_context(check_every_index=True)
-    found = Pack.get_or_none(Pack.slug == pack)
-    if found is None:
-        fail(f"no such pack: {pack}")
-    lines = []
-    try:
-        for line in sync_folder(found, folder, dry_run=dry_run, overwrite_edited=overwrite_edited):
-            lines.append(line)
-            if not as_json:  # each line as soon as its file is done: a killed run has shown what it did
-                click.echo(_sync_line(line, dry_run))
-    except SyncError as error:
-        fail(str(error))
-    counts = summary(lines)
-    if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "pack": pack,
-                    "folder": folder,
-                    "dry_run": dry_run,
-                    "files": [line.as_json() for line in lines],
-                    "summary": counts,
-                }
-            )
-        )
-    else:
-        told = ", ".join(f"{n} {action}" for action, n in counts.items())
-        click.echo(f"{'dry run, nothing changed: ' if dry_run else ''}{told}")
-    sys.exit(1 if counts["refused"] or counts["conflict"] else 0)
-
-
-def _sync_line(line, dry_run: bool) -> str:
-    action = f"would be {line.action}" if dry_run and line.action in ("added", "updated", "removed") else line.action
-    document = f" {line.doc_id}" + (f" v{line.version}" if line.version else "") if line.doc_id else ""
-    reason = f" ({line.reason})" if line.reason else ""
-    return f"{line.path}: {action}{document}{reason}{' — ' + line.message if line.message else ''}"
 
 
 @click.command()

@@ -79,25 +79,6 @@ def classification_policy() -> Policy:
     return Policy.from_config(rules) if rules else Policy.default()
 
 
-@dataclass(frozen=True)
-class SyncSource:
-    """Where a synced file came from (``sync``): written with the revision, in its transaction, so a
-    killed sync never leaves a document that looks uploaded by hand."""
-
-    folder: str
-    path: str
-    sha256: str
-
-    def fields(self, version: int) -> dict:
-        return {
-            "source_folder": self.folder,
-            "source_path": self.path,
-            "source_sha256": self.sha256,
-            "synced_version": version,
-            "synced_at": utcnow(),
-        }
-
-
 def upload_file(
     pack: Pack,
     filename: str,
@@ -108,7 +89,6 @@ def upload_file(
     *,
     doc_id: str | None = None,
     reader_access: ReaderAccess | None = None,
-    sync_source: SyncSource | None = None,
 ) -> UploadOutcome:
     """Read, classify, store and index one file; a refusal stores nothing.
 
@@ -116,14 +96,12 @@ def upload_file(
     ``reader_access``: set with the new revision (None: the document keeps its own, or the defaults).
     """
     try:
-        return _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access, sync_source)
+        return _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access)
     except Refused as refusal:
         return UploadOutcome(filename=shown_name(filename), refused=refusal)
 
 
-def _upload(
-    pack, filename, data, user, content_type, expected_version, doc_id, reader_access, sync_source
-) -> UploadOutcome:
+def _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access) -> UploadOutcome:
     filename = upload_name(filename)
     if len(data) > limits.MAX_FILE_BYTES:
         raise limits.refuse_too_large(len(data))
@@ -146,7 +124,7 @@ def _upload(
         title, filename = verdict.redacted_title, verdict.redacted_filename
     doc_id = doc_id or document_id_for(filename)
     incoming = _Incoming(filename, content_type, title, extracted, redaction is not None, user)
-    outcome = _store(pack, doc_id, incoming, expected_version, reader_access, sync_source)
+    outcome = _store(pack, doc_id, incoming, expected_version, reader_access)
     outcome.redaction = redaction
     return outcome
 
@@ -192,12 +170,7 @@ class _Incoming:
 
 
 def _store(
-    pack,
-    doc_id,
-    incoming: _Incoming,
-    expected_version,
-    reader_access: ReaderAccess | None = None,
-    sync_source: SyncSource | None = None,
+    pack, doc_id, incoming: _Incoming, expected_version, reader_access: ReaderAccess | None = None
 ) -> UploadOutcome:
     filename, extracted = incoming.filename, incoming.extracted
     existing = Document.get_or_none((Document.pack == pack) & (Document.doc_id == doc_id))
@@ -218,8 +191,6 @@ def _store(
                 "reader_role_names": existing.reader_role_names,
             }:
                 existing = set_reader_access(existing, reader_access, current_version)
-            if sync_source is not None:  # the file changed, its text did not: remember the new bytes
-                Document.update(**sync_source.fields(current_version)).where(Document.id == existing.id).execute()
             return UploadOutcome(
                 filename=filename,
                 document=existing,
@@ -239,8 +210,6 @@ def _store(
                 purged, revision = _write_revision(files, document, version, incoming, spans)
                 if reader_access is not None:
                     Document.update(**reader_access.fields()).where(Document.id == document.id).execute()
-                if sync_source is not None:
-                    Document.update(**sync_source.fields(version)).where(Document.id == document.id).execute()
             revisions.remove_revision_folders(document, purged)
     except VersionConflict:
         if expected_version is not None:

@@ -49,18 +49,10 @@ class Document(BaseModel):
     updated_at = DateTimeField(default=utcnow)
     # Set on delete: the row stays as a tombstone so the id is never reused.
     deleted_at = DateTimeField(null=True)
-    # Folder sync (migrations/0018): the folder and the path in it the document came from, the SHA-256
-    # of the file as last synced, and the version that sync wrote or saw (a later version was made
-    # elsewhere, e.g. in the browser). All None for a document uploaded by hand.
-    source_folder = TextField(null=True)
-    source_path = TextField(null=True)
-    source_sha256 = CharField(max_length=64, null=True)
-    synced_version = IntegerField(null=True)
-    synced_at = DateTimeField(null=True)
 
     class Meta:
         table_name = "document"
-        indexes = ((("pack", "doc_id"), True), (("pack", "source_folder"), False))
+        indexes = ((("pack", "doc_id"), True),)
 
     @property
     def is_deleted(self) -> bool:
