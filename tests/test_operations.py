@@ -82,9 +82,11 @@ def _set_cookies_once_listening(url: str, server: subprocess.Popen, deadline_s: 
     deadline = time.monotonic() + deadline_s
     while True:
         try:
-            with urllib.request.urlopen(url, timeout=5) as response:
+            # Two workers each start the app (and a JVM) on a busy machine: a slow first answer is not a
+            # failure, only the deadline is.
+            with urllib.request.urlopen(url, timeout=60) as response:
                 return response.headers.get_all("Set-Cookie") or []
-        except (ConnectionError, urllib.error.URLError):
+        except (ConnectionError, urllib.error.URLError, TimeoutError):
             if server.poll() is not None:
                 raise AssertionError(f"the server exited with {server.returncode}; see server.log") from None
             if time.monotonic() > deadline:
