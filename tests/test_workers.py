@@ -160,3 +160,28 @@ def test_a_write_waits_for_another_process_holding_the_lock_then_fails_clearly_l
         holder.kill()
     store.write("ops", add=[IndexedPassage(2, "late", "ops", "zeppelin doors")], generation=2)
     assert store.generation("ops") == 2
+
+
+# A worker installs its signal handlers before it imports the app, whose first search starts the JVM.
+GRACEFUL_WORKER = textwrap.dedent(
+    """
+    import os, signal
+    from portal.search import jvm
+
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda number, frame: stopping.append(number))
+    jvm.J().JHashMap()
+    os.kill(os.getpid(), signal.SIGTERM)
+    while not stopping:
+        signal.pause()
+    print("stopped gracefully")
+    """
+)
+
+
+def test_a_worker_keeps_its_own_sigterm_handler_after_the_jvm_starts():
+    """gunicorn stops and restarts workers with SIGTERM; the JVM must not take the signal over."""
+    worker = _start(GRACEFUL_WORKER)
+    out, err = worker.communicate(timeout=CHILD_DEADLINE_S)
+    assert worker.returncode == 0, err
+    assert out.strip() == "stopped gracefully"
