@@ -185,3 +185,19 @@ def test_a_worker_keeps_its_own_sigterm_handler_after_the_jvm_starts():
     out, err = worker.communicate(timeout=CHILD_DEADLINE_S)
     assert worker.returncode == 0, err
     assert out.strip() == "stopped gracefully"
+
+
+@pytest.mark.parametrize(("environment", "workers"), [({}, "2"), ({"WEB_CONCURRENCY": "3"}, "3")])
+def test_cairn_serve_runs_worker_processes_that_each_load_the_app_after_the_fork(monkeypatch, environment, workers):
+    from click.testing import CliRunner
+
+    from portal.cli import server
+
+    started = []
+    monkeypatch.setattr(server.os, "execvp", lambda program, arguments: started.append(arguments))
+    result = CliRunner().invoke(server.serve, [], env=environment)
+    assert result.exit_code == 0, result.output
+    [arguments] = started
+    assert arguments[arguments.index("--workers") + 1] == workers
+    assert arguments[arguments.index("--threads") + 1] == "8"
+    assert "--preload" not in arguments and arguments[-1] == "app:app"
