@@ -187,7 +187,9 @@ def test_a_worker_keeps_its_own_sigterm_handler_after_the_jvm_starts():
     assert out.strip() == "stopped gracefully"
 
 
-@pytest.mark.parametrize(("environment", "workers"), [({}, "2"), ({"WEB_CONCURRENCY": "3"}, "3")])
+@pytest.mark.parametrize(
+    ("environment", "workers"), [({"WEB_CONCURRENCY": None}, "2"), ({"WEB_CONCURRENCY": "3"}, "3")]
+)
 def test_cairn_serve_runs_worker_processes_that_each_load_the_app_after_the_fork(monkeypatch, environment, workers):
     from click.testing import CliRunner
 
