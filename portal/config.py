@@ -70,8 +70,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "CAIRN_SIGN_IN_LIMIT_STORAGE",
         "memory://",
-        "Where the sign-in counters live (a Flask-Limiter storage URI). memory:// counts inside the one server "
-        "process and forgets at restart; several processes need a shared store such as redis://host:6379.",
+        "Where the sign-in counters live (a Flask-Limiter storage URI). memory:// counts inside each server "
+        "process (each gunicorn worker on its own) and forgets at restart; one count across processes needs a "
+        "shared store such as redis://host:6379.",
     ),
     Setting(
         "CAIRN_API_RATE_LIMIT",

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
-from flask import current_app
+from flask import Response, current_app, send_file
 
 
 def files_root() -> Path:
@@ -58,6 +58,16 @@ def write(relative: str, data: bytes) -> None:
 
 def read(relative: str) -> bytes:
     return resolve(relative).read_bytes()
+
+
+def send(relative: str, **send_file_options) -> Response:
+    """A response streaming the stored file (``flask.send_file``'s options: type, name, conditional requests).
+
+    The only place that turns a stored file into a response, as ``resolve`` is the only one
+    that knows a file is a local path: files on shared or object storage (docs/scaling.md)
+    change this module, not its callers.
+    """
+    return send_file(resolve(relative), **send_file_options)
 
 
 def remove(relative: str) -> None:

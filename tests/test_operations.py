@@ -82,10 +82,11 @@ def _set_cookies_once_listening(url: str, server: subprocess.Popen, deadline_s: 
     deadline = time.monotonic() + deadline_s
     while True:
         try:
-            with urllib.request.urlopen(url, timeout=30) as response:
+            # Two workers each start the app (and a JVM) on a busy machine: a slow first answer is not a
+            # failure, only the deadline is.
+            with urllib.request.urlopen(url, timeout=60) as response:
                 return response.headers.get_all("Set-Cookie") or []
-        # A slow first answer on a busy machine (the app still starting) is waited for, like a closed port.
-        except (ConnectionError, TimeoutError, urllib.error.URLError):
+        except (ConnectionError, urllib.error.URLError, TimeoutError):
             if server.poll() is not None:
                 raise AssertionError(f"the server exited with {server.returncode}; see server.log") from None
             if time.monotonic() > deadline:

@@ -34,29 +34,47 @@ def init():
         click.echo(f"created PlatformAdmin {email}")
 
 
+DEFAULT_WORKERS = 2
+DEFAULT_THREADS = 8
+
+
+def gunicorn_arguments(
+    host: str, port: int, workers: int = DEFAULT_WORKERS, threads: int = DEFAULT_THREADS
+) -> list[str]:
+    """gunicorn's command line as ``cairn serve`` runs it (bench/load_bench.py serves the same way).
+
+    Never ``--preload``: each worker imports the app after the fork and starts its own JVM
+    on first use (a JVM does not survive a fork). Workers share nothing but the database
+    and the data folder: Lucene's ``write.lock`` lets one writer at a time into a pack's
+    index, and every search reopens a reader whose index another worker has committed to.
+    """
+    return [
+        "--chdir",
+        str(PROJECT_ROOT),
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--timeout",
+        "120",
+        "--bind",
+        f"{host}:{port}",
+        "app:app",
+    ]
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=5000, show_default=True)
-def serve(host, port):
-    """Serve the portal with gunicorn (one worker process: the JVM lives in it, never forked)."""
-    os.execvp(
-        sys.executable,
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "--chdir",
-            str(PROJECT_ROOT),
-            "--workers",
-            "1",
-            "--threads",
-            "8",
-            "--timeout",
-            "120",
-            "--bind",
-            f"{host}:{port}",
-            "--access-logfile",
-            "-",
-            "app:app",
-        ],
-    )
+@click.option(
+    "--workers",
+    default=DEFAULT_WORKERS,
+    show_default=True,
+    envvar="WEB_CONCURRENCY",
+    help="Worker processes, each with its own JVM (docs/operations.md, Serving). Env: WEB_CONCURRENCY.",
+)
+@click.option("--threads", default=DEFAULT_THREADS, show_default=True, help="Threads per worker process.")
+def serve(host, port, workers, threads):
+    """Serve the portal with gunicorn: worker processes with threads, each starting its JVM after the fork."""
+    arguments = gunicorn_arguments(host, port, workers, threads)
+    os.execvp(sys.executable, [sys.executable, "-m", "gunicorn", "--access-logfile", "-", *arguments])

@@ -10,7 +10,7 @@ apply to both. Callers check permissions first: the paths are never shown.
 
 from __future__ import annotations
 
-from flask import Response, send_file
+from flask import Response
 
 from portal import storage
 from portal.documents.filenames import download_name
@@ -37,8 +37,8 @@ def send_figure(path: str) -> Response:
 
 
 def _send_stored(relative: str, mimetype: str, *, max_age: int, attachment_name: str | None = None) -> Response:
-    return send_file(
-        storage.resolve(relative),
+    return storage.send(
+        relative,
         mimetype=mimetype,
         as_attachment=attachment_name is not None,
         download_name=attachment_name,

@@ -137,8 +137,14 @@ def start(heap: str | None = None) -> None:
 
 
 def _jvm_options(heap: str, java_version: tuple) -> list[str]:
-    """Heap size, no display, and no start-up warning about Lucene 9 unmapping files the pre-Java-24 way."""
-    options = [f"-Xmx{heap}", "-Djava.awt.headless=true"]
+    """Heap size, no display, the process's signals left to Python, and no start-up warning about Lucene 9
+    unmapping files the pre-Java-24 way.
+
+    ``-Xrs``: otherwise the JVM installs its own SIGTERM/SIGINT/SIGHUP handlers when it starts, over
+    gunicorn's, and a worker told to stop gracefully (a restart, a reload) exits at once with 143,
+    cutting off the requests it is serving.
+    """
+    options = [f"-Xmx{heap}", "-Djava.awt.headless=true", "-Xrs"]
     if java_version[0] >= 24:
         options.append("--sun-misc-unsafe-memory-access=allow")
     return options

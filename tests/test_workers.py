@@ -1,0 +1,205 @@
+"""Several server processes on one data folder (gunicorn workers): one writer per index, each sees the others.
+
+Each worker is a real process of its own with its own JVM (``cairn serve`` runs
+several). The children here build the app on the test's data folder and
+database, as a worker does, and write through the same services; the test
+releases them together with a file, waits on what they report, and checks the
+index and the database afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import POSTGRES_URL
+from portal.models import Document, Pack, PendingIndexUpdate
+from portal.search.errors import IndexBusy
+from portal.search.index import IndexStore
+from portal.search.schema import IndexedPassage
+from portal.search.service import indexes, search_packs
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS_EACH = 12
+CHILD_DEADLINE_S = 300
+
+# A worker: the app on the shared data folder, ready once its JVM runs; at the go file it uploads its
+# documents to the same pack, says so, waits for the other worker to finish and searches for its words.
+UPLOADING_WORKER = textwrap.dedent(
+    """
+    import json, sys, time
+    from pathlib import Path
+    from portal import create_app
+    from portal.documents import services
+    from portal.models import Pack
+    from portal.search import jvm
+    from portal.search.service import search_packs
+
+    data, name, other, count, database_url = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+    signals = Path(data).parent
+    app = create_app({"CAIRN_DATA_DIR": data, "DATABASE_URL": database_url or None, "SECRET_KEY": "test",
+                      "CAIRN_REPAIR_INDEX_ON_START": False})
+    with app.app_context():
+        jvm.start()
+        (signals / f"ready-{name}").touch()
+        while not (signals / "go").exists():
+            time.sleep(0.01)
+        pack = Pack.get(Pack.slug == "ops")
+        for n in range(count):
+            text = f"# {name} note {n}\\n\\nThe {name}word checklist, step {n}: restart the spool service.\\n"
+            services.upload_file(pack, f"{name}-{n}.md", text.encode(), None)
+        (signals / f"done-{name}").touch()
+        while not (signals / f"done-{other}").exists():
+            time.sleep(0.01)
+        found = search_packs([pack], f"{other}word", limit=50)
+        print(json.dumps({"other_documents_found": sorted({h.document_id for h in found.hits})}))
+    """
+)
+
+# Holds a pack's Lucene write lock, as a worker in the middle of a long write does, until told to let go.
+LOCK_HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from portal.search import jvm
+
+    index, signals = Path(sys.argv[1]), Path(sys.argv[2])
+    directory = jvm.J().JFSDirectory.open(jvm.J().JFile(str(index)).toPath())
+    lock = directory.obtainLock("write.lock")
+    (signals / "locked").touch()
+    while not (signals / "release").exists():
+        time.sleep(0.01)
+    lock.close()
+    directory.close()
+    """
+)
+
+
+def _start(script: str, *arguments: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *arguments],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for(path: Path, children: list[subprocess.Popen]) -> None:
+    """Until a child reports by creating ``path``; a child that exits first fails the test with its output."""
+    deadline = time.monotonic() + CHILD_DEADLINE_S
+    while not path.exists():
+        for child in children:
+            if child.poll() is not None:
+                out, err = child.communicate()
+                raise AssertionError(f"a child exited with {child.returncode} before {path.name}:\n{out}\n{err}")
+        assert time.monotonic() < deadline, f"no {path.name} within {CHILD_DEADLINE_S} s"
+        time.sleep(0.05)  # polling for the child's signal, not waiting a fixed time
+
+
+@pytest.mark.usefixtures("java")
+def test_two_worker_processes_writing_one_pack_take_turns_and_see_each_others_documents(app, pack, tmp_path):
+    data = app.config["CAIRN_DATA_DIR"]
+    database_url = POSTGRES_URL or app.config["DATABASE_URL"]
+    workers = [
+        _start(UPLOADING_WORKER, data, "alpha", "beta", str(DOCUMENTS_EACH), database_url),
+        _start(UPLOADING_WORKER, data, "beta", "alpha", str(DOCUMENTS_EACH), database_url),
+    ]
+    try:
+        for name in ("alpha", "beta"):
+            _wait_for(tmp_path / f"ready-{name}", workers)
+        (tmp_path / "go").touch()
+        reports = []
+        for worker in workers:
+            out, err = worker.communicate(timeout=CHILD_DEADLINE_S)
+            assert worker.returncode == 0, err
+            assert "Traceback" not in err and "failed" not in err, err
+            reports.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for worker in workers:
+            worker.kill()
+
+    # Each worker found every document the other one wrote, without being told to reopen anything.
+    assert reports[0]["other_documents_found"] == sorted(f"beta-{n}" for n in range(DOCUMENTS_EACH))
+    assert reports[1]["other_documents_found"] == sorted(f"alpha-{n}" for n in range(DOCUMENTS_EACH))
+    # One index, at the database's generation, with every document once and no work left over.
+    pack = Pack.get_by_id(pack.id)
+    assert pack.index_generation == 2 * DOCUMENTS_EACH
+    assert indexes().store.generation("ops") == pack.index_generation
+    assert PendingIndexUpdate.select().count() == 0
+    assert Document.select().where(Document.pack == pack).count() == 2 * DOCUMENTS_EACH
+    result = search_packs([pack], "checklist spool", limit=50)
+    assert len({hit.document_id for hit in result.hits}) == 2 * DOCUMENTS_EACH
+    assert result.hits and len(result.hits) == 2 * DOCUMENTS_EACH
+
+
+@pytest.mark.usefixtures("java")
+def test_a_write_waits_for_another_process_holding_the_lock_then_fails_clearly_leaving_the_index_whole(tmp_path):
+    root = tmp_path / "indexes"
+    store = IndexStore(root, lock_timeout=0.5)
+    store.write("ops", add=[IndexedPassage(1, "kept", "ops", "zeppelin hangar")], generation=1)
+    holder = _start(LOCK_HOLDER, str(root / "ops"), str(tmp_path))
+    try:
+        _wait_for(tmp_path / "locked", [holder])
+        started = time.monotonic()
+        with pytest.raises(IndexBusy) as busy:
+            store.write("ops", add=[IndexedPassage(2, "late", "ops", "zeppelin doors")], generation=2)
+        assert time.monotonic() - started >= 0.5
+        assert "being written by another process" in str(busy.value) and "Nothing was written" in str(busy.value)
+        assert store.generation("ops") == 1
+        (tmp_path / "release").touch()
+        holder.communicate(timeout=CHILD_DEADLINE_S)
+        assert holder.returncode == 0
+    finally:
+        holder.kill()
+    store.write("ops", add=[IndexedPassage(2, "late", "ops", "zeppelin doors")], generation=2)
+    assert store.generation("ops") == 2
+
+
+# A worker installs its signal handlers before it imports the app, whose first search starts the JVM.
+GRACEFUL_WORKER = textwrap.dedent(
+    """
+    import os, signal
+    from portal.search import jvm
+
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda number, frame: stopping.append(number))
+    jvm.J().JHashMap()
+    os.kill(os.getpid(), signal.SIGTERM)
+    while not stopping:
+        signal.pause()
+    print("stopped gracefully")
+    """
+)
+
+
+def test_a_worker_keeps_its_own_sigterm_handler_after_the_jvm_starts():
+    """gunicorn stops and restarts workers with SIGTERM; the JVM must not take the signal over."""
+    worker = _start(GRACEFUL_WORKER)
+    out, err = worker.communicate(timeout=CHILD_DEADLINE_S)
+    assert worker.returncode == 0, err
+    assert out.strip() == "stopped gracefully"
+
+
+@pytest.mark.parametrize(
+    ("environment", "workers"), [({"WEB_CONCURRENCY": None}, "2"), ({"WEB_CONCURRENCY": "3"}, "3")]
+)
+def test_cairn_serve_runs_worker_processes_that_each_load_the_app_after_the_fork(monkeypatch, environment, workers):
+    from click.testing import CliRunner
+
+    from portal.cli import server
+
+    started = []
+    monkeypatch.setattr(server.os, "execvp", lambda program, arguments: started.append(arguments))
+    result = CliRunner().invoke(server.serve, [], env=environment)
+    assert result.exit_code == 0, result.output
+    [arguments] = started
+    assert arguments[arguments.index("--workers") + 1] == workers
+    assert arguments[arguments.index("--threads") + 1] == "8"
+    assert "--preload" not in arguments and arguments[-1] == "app:app"
