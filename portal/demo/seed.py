@@ -126,9 +126,11 @@ def _seed_agents(report: SeedReport) -> None:
                 entry["instructions"],
                 entry["packs"],
                 seeded=True,
+                description=entry["description"],
+                offered=True,  # the demo's agents are ready: members see them at once
             )
             report.agents_created.append(entry["slug"])
-        elif agent.seeded and agent.mode != entry["mode"]:
+        elif agent.seeded and (agent.mode != entry["mode"] or not agent.description):
             update_agent(
                 None,
                 agent,
@@ -137,5 +139,7 @@ def _seed_agents(report: SeedReport) -> None:
                 company_name=agent.company.name if agent.company_id else None,
                 instructions=agent.instructions,
                 pack_slugs=[p.slug for p in agent.granted_packs()],
+                # one seeded before agents had descriptions gets its own; an edited one keeps its
+                description=agent.description or entry["description"],
             )
             report.agents_reset.append(entry["slug"])
