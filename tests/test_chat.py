@@ -426,7 +426,7 @@ def test_cited_document_shows_figures_in_place_through_the_answer(chat, client_a
     page = _soup(client.get(f"/chat/answers/{run.id}/sources/1/document"))
     images = page.select(".doc-body .figure img")
     assert [i["src"] for i in images] == [
-        f"/chat/answers/{run.id}/sources/1/document/figures/{n}.webp" for n in (1, 2, 3, 4)
+        f"/chat/answers/{run.id}/sources/1/document/figures/{n}.webp?version=1" for n in (1, 2, 3, 4)
     ]
     figure = client.get(images[0]["src"])
     assert figure.status_code == 200 and figure.data[:4] == b"RIFF"
