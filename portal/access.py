@@ -20,6 +20,7 @@ from portal.models import (
     Feedback,
     Pack,
     RegressionCase,
+    Revision,
     Run,
     RunReference,
     User,
@@ -95,6 +96,38 @@ def document_for(user: User, pack: Pack, doc_id: str) -> Document:
     if document is None or not staff_role_admitted(user, document):
         raise NotFound(doc_id)
     return document
+
+
+def revision_readable(user: User, revision: Revision) -> bool:
+    """Whether a staff reader of the revision's document (``document_for`` passed) may read this revision.
+
+    SPEC 2: an older revision needs permission under both the current restrictions
+    (``document_for``) and its own (those it had while it was current): tightening hides
+    old revisions too, loosening never reveals one that was restricted.
+    """
+    return staff_role_admitted(user, revision)
+
+
+def revision_for(user: User, document: Document, version: int | None) -> Revision:
+    """Revision ``version`` (None: the current one) of a document ``user`` reads, if it is kept and readable."""
+    version = document.current_version if version is None else version
+    revision = Revision.get_or_none((Revision.document == document) & (Revision.version == version))
+    if revision is None or not revision_readable(user, revision):
+        raise NotFound(version)
+    return revision
+
+
+def readable_revisions(user: User, document: Document) -> list[Revision]:
+    """The kept revisions of ``document`` that ``user`` may open, newest first (the viewer's side column)."""
+    kept = Revision.select(
+        Revision.version,
+        Revision.sha256,
+        Revision.created_at,
+        Revision.created_by,
+        Revision.visibility,
+        Revision.reader_role_names,
+    ).where(Revision.document == document)
+    return [r for r in kept.order_by(Revision.version.desc()) if revision_readable(user, r)]
 
 
 def readable_documents(user: User, pack: Pack) -> list[Document]:
@@ -181,16 +214,17 @@ def source_document_for_reading(user: User, document_pk: int) -> Document | None
 
 
 def agents_offered_to(user: User):
-    """Agents serving the member's company, and company-less ones when CAIRN_OFFER_SHARED_AGENTS is on.
+    """Offered agents serving the member's company, and company-less ones when CAIRN_OFFER_SHARED_AGENTS is on.
 
-    An agent with no granted pack can only answer "no evidence", so it is not offered.
+    A draft (not offered yet) is never shown to members; an agent with no granted pack can only
+    answer "no evidence", so it is not offered either.
     """
     if not can(user, "chat.use"):
         return Agent.select().where(False)
     serves = Agent.company == user.company_id
     if current_app.config.get("CAIRN_OFFER_SHARED_AGENTS"):
         serves = serves | Agent.company.is_null()
-    return Agent.select().where(serves & Agent.id.in_(AgentGrant.select(AgentGrant.agent)))
+    return Agent.select().where(serves & Agent.offered & Agent.id.in_(AgentGrant.select(AgentGrant.agent)))
 
 
 def agent_for_chat(user: User, slug: str) -> Agent:
@@ -239,9 +273,17 @@ def cited_document_for_member(user: User, run_id: int, n: int):
     return run, reference, document
 
 
-def member_role_admitted(document: Document) -> bool:
+def member_role_admitted(document: Document | Revision) -> bool:
+    """A document's (or a revision's own) reader roles admit members: none listed, or Member among them."""
     roles = document.reader_roles
     return not roles or MEMBER in roles
+
+
+def cited_revision_for_member(document: Document, version: int) -> Revision | None:
+    """Revision ``version`` of a document a member's answer cited, while it is kept and its own reader
+    roles admit members (``cited_document_for_member`` checked the current ones); else None."""
+    revision = Revision.get_or_none((Revision.document == document) & (Revision.version == version))
+    return revision if revision is not None and member_role_admitted(revision) else None
 
 
 def member_may_download(user: User, document: Document) -> bool:

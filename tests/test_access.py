@@ -39,6 +39,10 @@ ROUTES = [
     ),
     ("POST", "/packs/ops/documents/runbook/delete", {"expected_version": "1"}, ADMIN_ONLY, 303),
     ("POST", "/packs/ops/documents", "upload", ADMIN_ONLY, 200),
+    ("POST", "/packs/ops/documents/runbook/new-version", "new-version", ADMIN_ONLY, 303),
+    ("GET", "/packs/ops/documents/runbook?version=1", None, STAFF, 200),
+    ("GET", "/packs/ops/documents/runbook?version=2", None, (), 404),
+    ("GET", "/packs/ops/documents/for-auditors?version=1", None, ("PlatformAdmin", "Auditor"), 200),
     # reader roles narrow reading to exact role matches; PlatformAdmin bypasses them (SPEC 2)
     ("GET", "/packs/ops/documents/for-auditors", None, ("PlatformAdmin", "Auditor"), 200),
     ("GET", "/packs/ops/documents/for-auditors?view=lines", None, ("PlatformAdmin", "Auditor"), 200),
@@ -82,6 +86,8 @@ def test_access_matrix(seeded, client_as, role, method, path, data, allowed, ok_
     client = client_as(role)
     if data == "upload":
         data = {"files": (io.BytesIO(b"# Added\n\nA new note.\n"), "added.md", "text/markdown")}
+    elif data == "new-version":
+        data = {"file": (io.BytesIO(b"# Runbook\n\nA second text.\n"), "runbook.md"), "expected_version": "1"}
     response = client.open(path, method=method, data=data)
     if role is None:
         assert response.status_code == 302 and "/login" in response.headers["Location"]

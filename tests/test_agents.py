@@ -8,6 +8,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from helpers import cli_runner
+from portal import access
 from portal.agents import services
 from portal.errors import Refused
 from portal.models import Agent, AgentGrant, AuditLog, Run
@@ -64,7 +65,15 @@ def test_create_agent_with_grants_and_an_audit_entry(app, pack, other_pack, user
     assert entry.detail["packs"] == ["ops", "other"] and entry.detail["mode"] == "required"
     assert entry.detail["by"] == users["AgentBuilder"].email
     assert services.agents_as_json([agent]) == [
-        {"slug": "ops-helper", "name": "Ops helper", "mode": "required", "company": None, "packs": ["ops", "other"]}
+        {
+            "slug": "ops-helper",
+            "name": "Ops helper",
+            "mode": "required",
+            "offered": False,
+            "description": "",
+            "company": None,
+            "packs": ["ops", "other"],
+        }
     ]
 
 
@@ -171,6 +180,7 @@ ROUTES = [
     ("POST", "/agents/", {"slug": "new-agent", "name": "New", "mode": "open", "packs": ["ops"]}, MANAGERS, 303),
     ("GET", "/agents/helper", None, STAFF, 200),
     ("POST", "/agents/helper", {"name": "Helper", "mode": "required", "packs": ["ops"]}, MANAGERS, 303),
+    ("POST", "/agents/helper/offer", {"offered": "1"}, MANAGERS, 303),
     ("POST", "/agents/helper/delete", None, MANAGERS, 303),
     ("GET", "/agents/helper/try", None, STAFF, 200),
     ("POST", "/agents/helper/try", {"question": "spool requests"}, STAFF, 303),
@@ -267,6 +277,9 @@ def test_cli_creates_and_lists_agents(cli):
         "runbooks",
         "--grant",
         "acme-fds",
+        "--description",
+        "Acme's own questions.",
+        "--offer",
     )
     cli("agents", "create", "generic", "--name", "Generic", "--mode", "open")
     refused = cli(
@@ -278,9 +291,116 @@ def test_cli_creates_and_lists_agents(cli):
             "slug": "acme-helper",
             "name": "Acme helper",
             "mode": "required",
+            "offered": True,
+            "description": "Acme's own questions.",
             "company": "Acme",
             "packs": ["acme-fds", "runbooks"],
         },
-        {"slug": "generic", "name": "Generic", "mode": "open", "company": None, "packs": []},
+        {
+            "slug": "generic",
+            "name": "Generic",
+            "mode": "open",
+            "offered": False,
+            "description": "",
+            "company": None,
+            "packs": [],
+        },
     ]
     assert "acme-helper" in cli("agents", "list").stdout
+    assert "offered to members" in cli("agents", "offer", "generic").stdout
+    assert Agent.get(Agent.slug == "generic").offered
+    assert "a draft" in cli("agents", "offer", "generic", "--withdraw").stdout
+    assert not Agent.get(Agent.slug == "generic").offered
+    assert cli("agents", "offer", "missing", ok=False).returncode == 2
+
+
+# --- drafts and offering ----------------------------------------------------------------
+
+# Who looks at the chat: a Member of the agent's company, a Member of another company, a user whose
+# roles do not include Member (each staff role, and an Auditor of the same company), and a Member who
+# is also an Auditor.
+CHAT_USERS = {
+    "member": ({"Member"}, "Acme Test Co"),
+    "other company": ({"Member"}, "Globex"),
+    "admin": ({"PlatformAdmin"}, None),
+    "builder": ({"AgentBuilder"}, None),
+    "auditor": ({"Auditor"}, None),
+    "auditor of acme": ({"Auditor"}, "Acme Test Co"),
+    "member and auditor": ({"Member", "Auditor"}, "Acme Test Co"),
+}
+
+
+@pytest.fixture
+def chat_users(app):
+    from portal.auth.services import create_user
+
+    return {
+        who: create_user(f"{who.replace(' ', '-')}@example.test", "correct horse battery", roles, company)
+        for who, (roles, company) in CHAT_USERS.items()
+    }
+
+
+@pytest.mark.parametrize("serves", ["Acme Test Co", None])
+@pytest.mark.parametrize("offered", [False, True])
+@pytest.mark.parametrize("who", sorted(CHAT_USERS))
+def test_a_draft_is_seen_by_no_member_and_an_offered_agent_by_the_members_it_serves(
+    app, pack, chat_users, serves, offered, who
+):
+    from helpers import signed_in_client
+
+    services.create_agent(None, "desk", "Desk", "open", serves, "", ["ops"], description="Ops questions.")
+    if offered:
+        services.set_offered(None, Agent.get(Agent.slug == "desk"), True)
+    user = chat_users[who]
+    expected = offered and "Member" in user.roles and serves in (None, user.company.name if user.company else None)
+    client = signed_in_client(app, user)
+    chat = client.get("/chat/")
+    listed = chat.status_code == 200 and _soup(chat).select_one("input[name=agent][value=desk]") is not None
+    assert listed is expected
+    assert (client.get("/chat/agents/desk").status_code == 200) is expected
+    started = client.post("/chat/", data={"agent": "desk", "question": "spool requests"})
+    assert started.status_code == (303 if expected else 404)
+
+
+def test_a_new_agent_is_a_draft_until_a_builder_offers_it_and_the_chat_shows_its_description(
+    app, pack, client_as, users
+):
+    created = client_as("AgentBuilder").post(
+        "/agents/",
+        data={"slug": "desk", "name": "Desk", "mode": "open", "description": "Runbook questions, step by step."},
+    )
+    assert created.status_code == 303
+    services.update_agent(
+        None,
+        Agent.get(Agent.slug == "desk"),
+        name="Desk",
+        mode="open",
+        company_name=None,
+        instructions="",
+        pack_slugs=["ops"],
+    )
+    page = _soup(client_as("AgentBuilder").get("/agents/desk"))
+    assert page.select_one("h1 .badge-draft").text == "draft"
+    assert "desk" not in [a.slug for a in access.agents_offered_to(users["Member"])]
+    assert client_as("Member").get("/chat/agents/desk").status_code == 404
+
+    assert client_as("AgentBuilder").post("/agents/desk/offer", data={"offered": "1"}).status_code == 303
+    chat = _soup(client_as("Member").get("/chat/"))
+    choice = chat.select_one("input[name=agent][value=desk]").find_parent("label")
+    assert choice.select_one(".agent-description").text == "Runbook questions, step by step."
+    listing = _soup(client_as("Auditor").get("/agents/"))
+    assert listing.select_one(".badge-offered").text == "offered"
+    assert [e.action for e in services.history(Agent.get(Agent.slug == "desk"))][0] == "agent.offer"
+    assert "offered to members" in _soup(client_as("Auditor").get("/agents/desk")).select(".history li")[0].text
+
+    assert client_as("PlatformAdmin").post("/agents/desk/offer", data={"offered": "0"}).status_code == 303
+    assert client_as("Member").get("/chat/agents/desk").status_code == 404
+    assert not Agent.get(Agent.slug == "desk").offered
+
+
+def test_a_description_is_one_short_line(app, pack):
+    with pytest.raises(Refused) as refused:
+        services.create_agent(None, "desk", "Desk", "open", description="x" * 301)
+    assert refused.value.reason == "description_too_long" and "300" in refused.value.message
+    agent = services.create_agent(None, "desk", "Desk", "open", description="  Two\n  lines  ")
+    assert agent.description == "Two lines"

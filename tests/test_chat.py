@@ -20,7 +20,7 @@ from portal.auth.services import create_user
 from portal.chat.services import continue_conversation, conversation_title, start_conversation
 from portal.documents import editing
 from portal.documents import services as documents
-from portal.models import Agent, Conversation, Document, Pack, Passage, Run
+from portal.models import REVISIONS_KEPT, Agent, Conversation, Document, Pack, Passage, Run
 from portal.packs.services import create_pack
 from resources.make_fixtures import mixed_images_docx
 from tests.fake_openai import FakeOpenAI
@@ -44,10 +44,10 @@ def world(app, pack, users):
     documents.upload_file(pack, "lock-entries.md", LOCKS, None)
     figures = documents.upload_file(pack, "mixed-images.docx", MIXED_IMAGES_DOCX, None)
     return SimpleNamespace(
-        shared=create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"]),
-        acme=create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"]),
-        globex=create_agent(None, "globex-desk", "Globex desk", "preferred", "Globex", "", ["ops"]),
-        idle=create_agent(None, "acme-idle", "Acme idle", "open", "Acme Test Co", "", []),
+        shared=create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"], offered=True),
+        acme=create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True),
+        globex=create_agent(None, "globex-desk", "Globex desk", "preferred", "Globex", "", ["ops"], offered=True),
+        idle=create_agent(None, "acme-idle", "Acme idle", "open", "Acme Test Co", "", [], offered=True),
         figures=figures.document,
     )
 
@@ -314,7 +314,7 @@ def test_a_long_list_of_other_agents_folds_and_a_short_one_does_not(world, clien
     page = _soup(client_as("Member").get(f"/chat/{conversation.id}"))
     assert page.select_one(".no-evidence-answer details") is None  # one other agent: listed as it is
     for n in range(3):
-        create_agent(None, f"ops-helper-{n}", f"Ops helper {n}", "preferred", None, "", ["ops"])
+        create_agent(None, f"ops-helper-{n}", f"Ops helper {n}", "preferred", None, "", ["ops"], offered=True)
     note = _soup(client_as("Member").get(f"/chat/{conversation.id}")).select_one(".no-evidence-answer")
     folded = note.select_one("details.other-agents-more")
     assert folded.select_one("summary").text == "Other agents you can ask (4)"
@@ -342,7 +342,7 @@ def test_with_no_other_agent_the_note_offers_only_rephrasing(app, world, users, 
 
 
 def test_an_open_agent_answer_without_evidence_is_marked_not_based_on_the_documents(app, world, users, client_as):
-    agent = create_agent(None, "acme-open", "Acme open", "open", "Acme Test Co", "", ["ops"])
+    agent = create_agent(None, "acme-open", "Acme open", "open", "Acme Test Co", "", ["ops"], offered=True)
     with FakeOpenAI() as fake:
         app.config.update(
             CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY="sk-test", CAIRN_MODEL_NAME="fake-gpt"
@@ -361,7 +361,7 @@ def test_an_open_agent_answer_without_evidence_is_marked_not_based_on_the_docume
 
 
 def test_an_open_agent_without_a_model_says_no_evidence(world, users, client_as):
-    agent = create_agent(None, "acme-open", "Acme open", "open", "Acme Test Co", "", ["ops"])
+    agent = create_agent(None, "acme-open", "Acme open", "open", "Acme Test Co", "", ["ops"], offered=True)
     conversation, run = start_conversation(users["Member"], agent, NO_EVIDENCE_QUESTION)
     assert (run.answer, run.answer_basis) == (NO_EVIDENCE_ANSWER, "no_evidence")
     page = _soup(client_as("Member").get(f"/chat/{conversation.id}"))
@@ -426,7 +426,7 @@ def test_cited_document_shows_figures_in_place_through_the_answer(chat, client_a
     page = _soup(client.get(f"/chat/answers/{run.id}/sources/1/document"))
     images = page.select(".doc-body .figure img")
     assert [i["src"] for i in images] == [
-        f"/chat/answers/{run.id}/sources/1/document/figures/{n}.webp" for n in (1, 2, 3, 4)
+        f"/chat/answers/{run.id}/sources/1/document/figures/{n}.webp?version=1" for n in (1, 2, 3, 4)
     ]
     figure = client.get(images[0]["src"])
     assert figure.status_code == 200 and figure.data[:4] == b"RIFF"
@@ -450,28 +450,38 @@ def test_files_opened_from_an_answer_answer_conditional_requests(chat, client_as
     assert first.headers["Content-Disposition"].startswith("attachment;") and first.data == MIXED_IMAGES_DOCX
 
 
-def test_only_the_current_revision_is_shown_and_a_change_is_said(chat, client_as, users):
+def test_the_cited_revision_is_shown_while_kept_the_current_one_on_request_and_a_purge_is_said(chat, client_as, users):
     spool = Document.get(Document.doc_id == "spool-overflow")
     changed = SPOOL.decode().replace("Output requests pile up", "Output requests keep piling up")
     editing.edit_text(spool, changed, 1, users["PlatformAdmin"])
     client = client_as("Member")
     url = f"/chat/answers/{chat.run.id}/sources/1/document"
     page = _soup(client.get(url))
-    assert "version 2" in page.select_one(".doc-head").text
-    notice = page.select_one(".changed-since-run").text
+    assert "version 1" in page.select_one(".doc-head").text
+    notice = page.select_one(".cited-revision").text
+    assert "version 1 of 2, the one your answer cited" in notice
+    assert "keep piling up" not in page.select_one(".doc-body").text
+    assert page.select(".doc-body .cited")  # the cited passage, highlighted in the text it was cited from
+    assert page.select_one(".cited-revision a")["href"] == f"{url}?version=2"
+
+    current = _soup(client.get(url + "?version=2"))
+    assert "keep piling up" in current.select_one(".doc-body").text
+    notice = current.select_one(".changed-since-run").text
     assert "changed since your answer" in notice and "version 1" in notice and "highlighted" in notice
-    assert "keep piling up" in page.select_one(".doc-body").text
-    assert client.get(url + "?version=1").get_data(as_text=True).count("keep piling up") >= 1  # no way to v1
+    assert current.select_one(".changed-since-run a")["href"] == url
+    assert client.get(url + "?version=3").status_code == 404  # only the cited and the current revision
     assert (
         "changed since this answer"
         in _soup(client.get(f"/chat/answers/{chat.run.id}/sources")).select_one("#source-1").text
     )
 
-    editing.edit_text(Document.get_by_id(spool.id), changed.replace("RSPO1041", "RSPO1099"), 2, None)
+    for version in range(2, 2 + REVISIONS_KEPT):  # version 1 is purged
+        editing.edit_text(Document.get_by_id(spool.id), f"{changed}\nEdit {version}.\n", version, None)
     page = _soup(client.get(url))
-    assert "no longer in the current text" in page.select_one(".changed-since-run").text
-    assert page.select(".doc-body .cited") == []
-    assert "RSPO1041" in page.select_one(".cited-passage .passage-text").text
+    notice = page.select_one(".changed-since-run").text
+    assert "Version 1 was purged" in notice and f"this is version {2 + REVISIONS_KEPT}" in notice
+    assert "keep piling up" in page.select_one(".doc-body").text
+    assert client.get(url + "?version=1").status_code == 404
 
 
 def test_a_deleted_document_cannot_be_opened(chat, client_as):

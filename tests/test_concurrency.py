@@ -142,7 +142,7 @@ def test_an_upload_overtaken_between_its_checks_and_its_transaction_is_refused(a
 
 def test_twenty_members_rating_their_answers_at_once_all_succeed(app, server, pack):
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"])
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
     members = [create_user(f"member{n}@example.test", PASSWORD, {"Member"}, "Acme Test Co") for n in range(RATERS)]
     answers = [start_conversation(member, agent, "How do I delete old spool requests?")[1] for member in members]
     sessions = [signed_in(server, member.email) for member in members]

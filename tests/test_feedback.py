@@ -57,8 +57,8 @@ def agents(app, pack, other_pack):
     documents.upload_file(pack, "lock-entries.md", LOCKS, None)
     documents.upload_file(other_pack, "certificate-expiry.md", CERTS, None)
     return {
-        "acme": create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"]),
-        "shared": create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"]),
+        "acme": create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True),
+        "shared": create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"], offered=True),
     }
 
 

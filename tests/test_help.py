@@ -89,13 +89,13 @@ def test_the_rating_page_explains_every_reason(client_as):
 @pytest.fixture
 def asked(app, pack, users):
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"])
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
     conversation, _run = start_conversation(users["Member"], agent, "How do I delete old spool requests?")
     return conversation, agent
 
 
 def test_the_agent_form_links_the_grounding_modes(client_as, pack):
-    create_agent(None, "helper", "Helper", "open", None, "", ["ops"])
+    create_agent(None, "helper", "Helper", "open", None, "", ["ops"], offered=True)
     for path in ("/agents/new", "/agents/helper"):
         page = _soup(client_as("AgentBuilder").get(path))
         fieldset = next(f for f in page.select("fieldset") if f.legend.text == "Grounding mode")

@@ -391,7 +391,7 @@ def test_ask_in_a_hybrid_deployment_answers_from_the_evidence_and_refuses_withou
     upload_file(
         hybrid_pack, "locks.md", b"# Locks\n\nDelete stale lock entries in SM12 after checking the owner.\n", None
     )
-    agent = create_agent(None, "desk", "Desk", "preferred", None, "", ["ops"])
+    agent = create_agent(None, "desk", "Desk", "preferred", None, "", ["ops"], offered=True)
     run = ask(agent, None, "How do I delete stale lock entries?")
     assert "SM12" in run.answer and run.answer_basis == "documents"
     refused = ask(agent, None, "What's a good recipe for apple strudel?")

@@ -15,7 +15,7 @@ from playhouse.schema_diff import diff_models
 from helpers import POSTGRES_URL, empty_postgres
 from portal import create_app
 from portal import migrate as migrations
-from portal.models import ALL_MODELS, AuditLog, Document, Feedback, Revision, Run, RunReference, User
+from portal.models import ALL_MODELS, Agent, AuditLog, Document, Feedback, Revision, Run, RunReference, User
 
 FORMER_RUNNER_APPLIED = (
     "0001_packs_documents",
@@ -214,6 +214,11 @@ def test_a_database_migrated_by_the_former_runner_migrates_forward_without_loss(
         assert Document.get_by_id(open_to_all).reader_roles == frozenset()
         assert [d.doc_id for d in Document.select().where(~Document.reader_role_names.is_empty())] == ["a"]
         assert Revision.get_by_id(revision).images_not_kept == {"size": 2}
+        # A revision keeps its document's reader access; an agent that was offered stays offered.
+        assert Revision.get_by_id(revision).reader_roles == {"Auditor", "AgentBuilder"}
+        assert Revision.get_by_id(revision).visibility == "staff"
+        assert not Document.get_by_id(restricted).title_by_hand
+        assert Agent.get_by_id(agent).offered and Agent.get_by_id(agent).description == ""
         assert AuditLog.get().detail == {"by": "admin@example.test", "mode": "open", "packs": ["ops"]}
         stored = Run.get_by_id(run)
         assert (stored.warnings, stored.timings, stored.cited, stored.searched_packs) == (

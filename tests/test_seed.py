@@ -10,7 +10,7 @@ from helpers import login
 from portal.agents.services import update_agent
 from portal.demo import catalog
 from portal.demo.seed import is_empty, seed_demo
-from portal.models import Agent, Document, Figure, Pack, Revision, User
+from portal.models import MAX_DESCRIPTION_CHARS, Agent, Document, Figure, Pack, Revision, User
 
 CORPUS_COUNTS = {
     "company-ams-incident-digests": 30,
@@ -68,6 +68,8 @@ def test_word_and_pdf_documents_have_figures_originals_and_pages(seeded):
 def test_agents_modes_and_grants(seeded):
     agents = list(Agent.select())
     assert len(agents) == len(catalog.AGENTS) and all(a.seeded for a in agents)
+    assert all(a.offered for a in agents)  # the demo's agents are in the chat at once, not drafts
+    assert all(0 < len(a.description) <= MAX_DESCRIPTION_CHARS for a in agents)
     modes = Counter(a.mode for a in agents)
     assert modes["preferred"] == 10 and modes["open"] == len(agents) - 10
     for agent in agents:

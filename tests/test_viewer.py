@@ -142,7 +142,7 @@ def test_a_hostile_figure_label_stays_text_for_admins_and_cited_members(app, pac
 
     assert_content_is_inert(_soup(admin.get("/packs/ops/documents/zorblax")))
 
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"])
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
     run = ask(agent, users["Member"], "How do I calibrate the zorblax gauge?")
     n = next(r.n for r in run.references() if r.document_id == "zorblax")
     assert n in run.cited
@@ -164,7 +164,7 @@ def test_every_page_showing_content_marks_it_hx_disable(app, pack, users, client
         hostile_word(),
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     )
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"])
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
     conversation, run = start_conversation(users["Member"], agent, f"How do I calibrate the zorblax gauge? {PAYLOAD}")
     feedback = rate_answer(users["Member"], run, "not_helpful", ["incorrect"], f"Wrong: {PAYLOAD}")
     triage(users["Auditor"], feedback, "in_review", f"Checking {PAYLOAD}")
@@ -202,6 +202,6 @@ def test_a_figure_marker_of_thousands_of_digits_is_text_not_a_crash(app, pack, u
     services.upload_file(pack, "huge.md", body, None)
     response = client_as("PlatformAdmin").get("/packs/ops/documents/huge")
     assert response.status_code == 200 and digits in response.get_data(as_text=True)
-    agent = create_agent(None, "huge-agent", "Huge agent", "preferred", None, "", ["ops"])
+    agent = create_agent(None, "huge-agent", "Huge agent", "preferred", None, "", ["ops"], offered=True)
     run = ask(agent, users["AgentBuilder"], "What does the widget manual say?")
     assert run.status == "completed" and list(run.references())[0].figures == []

@@ -1,4 +1,7 @@
-"""Agents: creation, changes and pack grants, each change written to the audit log.
+"""Agents: creation, changes, pack grants and offering them to members, each change written to the audit log.
+
+A new agent is a draft: members see it in the support chat only once an
+administrator or builder offers it (``set_offered``).
 
 A company pack is granted only to an agent that serves that company; the rule
 is checked on every save, so changing an agent's company cannot leave it with
@@ -11,7 +14,18 @@ from peewee import JOIN
 
 from portal.db import database
 from portal.errors import Refused
-from portal.models import GROUNDING_MODES, Agent, AgentGrant, AuditLog, Company, Pack, Run, User, utcnow
+from portal.models import (
+    GROUNDING_MODES,
+    MAX_DESCRIPTION_CHARS,
+    Agent,
+    AgentGrant,
+    AuditLog,
+    Company,
+    Pack,
+    Run,
+    User,
+    utcnow,
+)
 from portal.packs.services import SLUG_RE
 
 MAX_NAME_CHARS = 255
@@ -35,21 +49,35 @@ def create_agent(
     instructions: str = "",
     pack_slugs=(),
     seeded: bool = False,
+    *,
+    description: str = "",
+    offered: bool = False,
 ) -> Agent:
-    """Create an agent with its grants; refuse a bad slug, name, mode or a grant the company rule forbids."""
+    """Create an agent with its grants (a draft unless ``offered``); refuse a bad slug, name, mode,
+    description or a grant the company rule forbids."""
     slug = (slug or "").strip()
     if not SLUG_RE.match(slug):
         raise Refused(
             "bad_slug", "An agent slug has 1–80 lowercase letters, digits and hyphens, starting with a letter or digit."
         )
     name, instructions = _checked_name(name), _checked_instructions(instructions)
+    description = _checked_description(description)
     _check_mode(mode)
     with database().atomic():
         if Agent.get_or_none(Agent.slug == slug) is not None:
             raise Refused("slug_taken", f"An agent {slug!r} exists already.")
         company = _company(company_name)
         packs = _grantable_packs(pack_slugs, company)
-        agent = Agent.create(slug=slug, name=name, mode=mode, company=company, instructions=instructions, seeded=seeded)
+        agent = Agent.create(
+            slug=slug,
+            name=name,
+            mode=mode,
+            company=company,
+            instructions=instructions,
+            description=description,
+            offered=offered,
+            seeded=seeded,
+        )
         _grant(agent, packs)
         audit(
             actor,
@@ -61,6 +89,8 @@ def create_agent(
                 "mode": mode,
                 "company": company.name if company else None,
                 "instructions": instructions,
+                "description": description,
+                "offered": offered,
                 "packs": [p.slug for p in packs],
             },
         )
@@ -68,10 +98,20 @@ def create_agent(
 
 
 def update_agent(
-    actor: User | None, agent: Agent, *, name: str, mode: str, company_name: str | None, instructions: str, pack_slugs
+    actor: User | None,
+    agent: Agent,
+    *,
+    name: str,
+    mode: str,
+    company_name: str | None,
+    instructions: str,
+    pack_slugs,
+    description: str | None = None,
 ) -> Agent:
-    """Save new settings and grants as given (grants not listed are revoked); audit what changed."""
+    """Save new settings and grants as given (grants not listed are revoked; ``description`` None: kept);
+    audit what changed."""
     name, instructions = _checked_name(name), _checked_instructions(instructions)
+    description = agent.description if description is None else _checked_description(description)
     _check_mode(mode)
     with database().atomic():
         agent = Agent.get_by_id(agent.id)
@@ -80,6 +120,7 @@ def update_agent(
         before = _settings(agent)
         old_packs = {p.slug for p in agent.granted_packs()}
         agent.name, agent.mode, agent.company, agent.instructions = name, mode, company, instructions
+        agent.description = description
         after = _settings(agent)
         new_packs = {p.slug for p in packs}
         changed = {key: [before[key], after[key]] for key in before if before[key] != after[key]}
@@ -100,6 +141,18 @@ def update_agent(
             {"slug": agent.slug, "changed": changed, "granted": granted, "revoked": revoked},
         )
     return agent
+
+
+def set_offered(actor: User | None, agent: Agent, offered: bool) -> Agent:
+    """Offer the agent to members (its company's, or every company's when it serves none) or take it
+    back to a draft; audited. Conversations with a withdrawn agent stay readable but cannot go on."""
+    with database().atomic():
+        changed = Agent.update(offered=offered, updated_at=utcnow()).where(
+            (Agent.id == agent.id) & (Agent.offered != offered)
+        )
+        if changed.execute():
+            audit(actor, "agent.offer" if offered else "agent.withdraw", agent, {"slug": agent.slug})
+    return Agent.get_by_id(agent.id)
 
 
 def delete_agent(actor: User | None, agent: Agent) -> None:
@@ -143,10 +196,14 @@ def describe_change(entry: AuditLog) -> str:
         return f"created in {detail.get('mode')} mode, granted {packs}"
     if entry.action == "agent.delete":
         return "deleted"
+    if entry.action == "agent.offer":
+        return "offered to members"
+    if entry.action == "agent.withdraw":
+        return "taken back to a draft: no longer offered to members"
     parts = []
     for key, (old, new) in sorted((detail.get("changed") or {}).items()):
-        if key == "instructions":
-            parts.append("instructions changed")
+        if key in ("instructions", "description"):
+            parts.append(f"{key} changed")
         else:
             parts.append(f"{key}: {old or 'none'} → {new or 'none'}")
     if detail.get("granted"):
@@ -190,12 +247,15 @@ def run_of(agent: Agent, run_id: int) -> Run | None:
 
 
 def agents_as_json(agents) -> list[dict]:
-    """``[{"slug", "name", "mode", "company", "packs": [slugs]}]`` (the CLI's ``agents list --json``)."""
+    """``[{"slug", "name", "mode", "offered", "description", "company", "packs": [slugs]}]``
+    (the CLI's ``agents list --json``)."""
     return [
         {
             "slug": a.slug,
             "name": a.name,
             "mode": a.mode,
+            "offered": a.offered,
+            "description": a.description,
             "company": a.company.name if a.company_id else None,
             "packs": [p.slug for p in a.granted_packs()],
         }
@@ -208,6 +268,7 @@ def _settings(agent: Agent) -> dict:
         "name": agent.name,
         "mode": agent.mode,
         "instructions": agent.instructions,
+        "description": agent.description,
         "company": Company.get_by_id(agent.company_id).name if agent.company_id else None,
     }
 
@@ -229,6 +290,16 @@ def _checked_instructions(instructions: str) -> str:
             f"Instructions have at most {MAX_INSTRUCTIONS_CHARS:,} characters; these have {len(instructions):,}.",
         )
     return instructions
+
+
+def _checked_description(description: str) -> str:
+    description = " ".join((description or "").split())
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise Refused(
+            "description_too_long",
+            f"A description has at most {MAX_DESCRIPTION_CHARS} characters; this one has {len(description)}.",
+        )
+    return description
 
 
 def _check_mode(mode: str) -> None:

@@ -8,7 +8,7 @@ from flask_login import current_user, login_required
 from portal import access
 from portal.agents import services
 from portal.errors import NotFound, Refused
-from portal.models import Agent, Run
+from portal.models import MAX_DESCRIPTION_CHARS, Agent, Run
 from portal.numbers import query_number
 from portal.rendering import render, wants_fragment
 from portal.runs import services as runs
@@ -51,10 +51,11 @@ def create():
             form.get("company") or None,
             form.get("instructions", ""),
             form.getlist("packs"),
+            description=form.get("description", ""),
         )
     except Refused as refusal:
         return _form_page("agents/new.html", None, form, set(form.getlist("packs")), refusal.message, 422)
-    flash(f"Created agent {agent.name}.")
+    flash(f"Created agent {agent.name} as a draft: members do not see it until it is offered.")
     return redirect(url_for("agents.show", slug=agent.slug), code=303)
 
 
@@ -79,10 +80,22 @@ def update(slug: str):
             company_name=form.get("company") or None,
             instructions=form.get("instructions", ""),
             pack_slugs=form.getlist("packs"),
+            description=form.get("description"),
         )
     except Refused as refusal:
         return _form_page("agents/show.html", agent, form, set(form.getlist("packs")), refusal.message, 422)
     flash("Saved.")
+    return redirect(url_for("agents.show", slug=slug), code=303)
+
+
+@bp.route("/<slug>/offer", methods=["POST"])
+@login_required
+def offer(slug: str):
+    """Offer the agent to members, or take it back to a draft (``offered`` = 1 or 0)."""
+    agent = access.agent_for(current_user, slug, "agents.configure")
+    offered = request.form.get("offered") == "1"
+    services.set_offered(current_user, agent, offered)
+    flash(f"{agent.name} is offered to members." if offered else f"{agent.name} is a draft: members no longer see it.")
     return redirect(url_for("agents.show", slug=slug), code=303)
 
 
@@ -154,6 +167,7 @@ def _form_page(
         "packs": services.grantable_packs(),
         "companies": services.company_names(),
         "modes": services.MODE_HELP,
+        "max_description_chars": MAX_DESCRIPTION_CHARS,
     }
     if agent is not None:
         context["history"] = [(entry, services.describe_change(entry)) for entry in services.history(agent)]
@@ -168,5 +182,6 @@ def _agent_form(agent: Agent) -> dict:
         "name": agent.name,
         "mode": agent.mode,
         "instructions": agent.instructions,
+        "description": agent.description,
         "company": agent.company.name if agent.company_id else "",
     }

@@ -87,7 +87,7 @@ def list_documents(user: User, slug: str, query: s.DocumentListQuery):
 def read_document(user: User, slug: str, doc_id: str, query: s.DocumentQuery):
     pack = access.pack_for(user, slug)
     document = access.document_for(user, pack, doc_id)
-    revision = _revision(document, query.version)
+    revision = _revision(user, document, query.version)
     if request.accept_mimetypes.best_match([JSON, TEXT]) == TEXT:
         response = current_app.response_class(revision.text.encode("utf-8"), mimetype=TEXT)
         response.set_etag(revision.sha256)
@@ -132,7 +132,7 @@ def read_document(user: User, slug: str, doc_id: str, query: s.DocumentQuery):
 )
 def read_figure(user: User, slug: str, doc_id: str, version: int, number: int):
     document = access.document_for(user, access.pack_for(user, slug), doc_id)
-    figure = Figure.get_or_none((Figure.revision == _revision(document, version)) & (Figure.number == number))
+    figure = Figure.get_or_none((Figure.revision == _revision(user, document, version)) & (Figure.number == number))
     if figure is None:
         raise NotFound(number)
     return send_file(io.BytesIO(read_file(figure.path)), mimetype="image/webp", max_age=0)
@@ -246,12 +246,18 @@ def _utc(moment: dt.datetime) -> dt.datetime:
     return moment.replace(tzinfo=dt.UTC)
 
 
-def _revision(document: Document, version: int | None) -> Revision:
-    """The current revision, or retained revision ``version``; a purged one says so (``RevisionPurged``)."""
+def _revision(user: User, document: Document, version: int | None) -> Revision:
+    """The current revision, or retained revision ``version``; a purged one says so (``RevisionPurged``).
+
+    A kept revision whose own reader roles leave ``user`` out is the plain 404 (SPEC 2: an older
+    revision needs both its own and the current permission; ``document_for`` checked the current).
+    """
     version = document.current_version if version is None else version
     revision = Revision.get_or_none((Revision.document == document) & (Revision.version == version))
     if revision is None:
         raise RevisionPurged(version) if 1 <= version <= document.current_version else NotFound(version)
+    if not access.revision_readable(user, revision):
+        raise NotFound(version)
     return revision
 
 

@@ -167,28 +167,49 @@ def cited_sources(user: User, run: Run) -> list[CitedSource]:
 
 @dataclass
 class CitedDocument:
-    """A document an answer cited, as it is now, with where the cited passage is in it."""
+    """A document an answer cited, in the revision shown: the one cited while it is kept and
+    readable, else (or when asked for) the current one; with where the cited passage is in it."""
 
     run: Run
     reference: RunReference
     document: Document
     revision: Revision
     passages: list[Passage]
-    highlighted: Passage | None  # the cited passage in the current text, when it is still there
+    highlighted: Passage | None  # the cited passage in the revision shown, when it is there
+    cited_revision: str  # "kept" (can be shown), "purged", or "closed" (its own reader roles leave members out)
 
     @property
     def changed(self) -> bool:
         return self.reference.version != self.document.current_version
 
+    @property
+    def shows_cited(self) -> bool:
+        return self.revision.version == self.reference.version
 
-def cited_document(user: User, run_id: int, n: int) -> CitedDocument:
-    """The current revision of the document reference ``n`` of the member's answer cited (else NotFound)."""
+
+def cited_document(user: User, run_id: int, n: int, version: int | None = None) -> CitedDocument:
+    """The document reference ``n`` of the member's answer cited (else NotFound).
+
+    Shown in the revision the answer cited while it is kept and its own reader roles admit members
+    (SPEC 2: it needs both its own and the current permission), else in the current one;
+    ``version`` chooses between those two, and names nothing else.
+    """
     run, reference, document = access.cited_document_for_member(user, run_id, n)
-    revision = document.current_revision()
+    cited = access.cited_revision_for_member(document, reference.version)
+    current = document.current_revision()
+    if version is None:
+        revision = cited or current
+    else:
+        revision = next((r for r in (cited, current) if r is not None and r.version == version), None)
     if revision is None:
         raise NotFound(n)
     passages = passages_of(revision)
     highlighted = next((p for p in passages if p.id == reference.passage_id), None)
     if highlighted is None and reference.text is not None:
         highlighted = next((p for p in passages if p.text == reference.text), None)
-    return CitedDocument(run, reference, document, revision, passages, highlighted)
+    if cited is not None:
+        status = "kept"
+    else:
+        kept = Revision.select().where((Revision.document == document) & (Revision.version == reference.version))
+        status = "closed" if kept.exists() else "purged"
+    return CitedDocument(run, reference, document, revision, passages, highlighted, status)

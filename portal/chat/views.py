@@ -11,7 +11,7 @@ from portal.documents import viewer
 from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound, Refused
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, rating_of
-from portal.models import Agent, Conversation, Run
+from portal.models import REVISIONS_KEPT, Agent, Conversation, Run
 from portal.numbers import query_number
 from portal.rendering import render, wants_fragment
 from portal.runs.services import STATUS_LABELS
@@ -187,14 +187,14 @@ def sources(run_id: int):
 @bp.route("/answers/<int:run_id>/sources/<int:n>/document")
 @login_required
 def document(run_id: int, n: int):
-    cited = services.cited_document(current_user, run_id, n)
+    cited = services.cited_document(current_user, run_id, n, query_number("version"))
     view = viewer.chosen_view(request.args.get("view"))
     body = viewer.document_body(
         cited.revision,
         cited.passages,
         view,
         cited.highlighted,
-        lambda number: url_for("chat.figure", run_id=run_id, n=n, number=number),
+        lambda number: url_for("chat.figure", run_id=run_id, n=n, number=number, version=cited.revision.version),
     )
     return render(
         "chat/document.html",
@@ -206,16 +206,20 @@ def document(run_id: int, n: int):
         run=cited.run,
         body=body,
         view=view,
-        can_download=bool(cited.revision.original_path) and access.member_may_download(current_user, cited.document),
+        # Only the current revision's original: an older one's redaction and visibility are its own.
+        can_download=cited.revision.version == cited.document.current_version
+        and bool(cited.revision.original_path)
+        and access.member_may_download(current_user, cited.document),
+        revisions_kept=REVISIONS_KEPT,
     )
 
 
 @bp.route("/answers/<int:run_id>/sources/<int:n>/document/figures/<int:number>.webp")
 @login_required
 def figure(run_id: int, n: int, number: int):
-    """A figure of the cited document as it is now; no other document's or revision's figures."""
-    cited = services.cited_document(current_user, run_id, n)
-    found = viewer.figure_of(cited.document, cited.revision.version, number)
+    """A figure of the revision of the cited document the page shows; no other document's or revision's."""
+    cited = services.cited_document(current_user, run_id, n, query_number("version"))
+    found = viewer.figure_of(cited.revision, number)
     if found is None:
         raise NotFound(number)
     return send_figure(found.path)

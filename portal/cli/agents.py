@@ -22,18 +22,39 @@ def agents():
 @click.option("--company", default=None, help="The company the agent serves (default: none).")
 @click.option("--grant", "grants", multiple=True, metavar="PACK", help="A pack to grant; repeat for several.")
 @click.option("--instructions", default="", help="Instructions sent to the model before the references.")
-def agents_create(slug, name, mode, company, grants, instructions):
+@click.option("--description", default="", help="One short line members read when they choose the agent.")
+@click.option("--offer", is_flag=True, help="Offer it to members at once (default: a draft members do not see).")
+def agents_create(slug, name, mode, company, grants, instructions, description, offer):
     """Create an agent with its pack grants (a company pack only for an agent serving that company)."""
     from portal.agents.services import create_agent
     from portal.errors import Refused
 
     app_context()
     try:
-        agent = create_agent(None, slug, name, mode, company, instructions, grants)
+        agent = create_agent(
+            None, slug, name, mode, company, instructions, grants, description=description, offered=offer
+        )
     except Refused as refusal:
         fail(refusal.message)
     packs = ", ".join(p.slug for p in agent.granted_packs()) or "no packs"
-    click.echo(f"created agent {agent.slug} ({agent.mode}; {packs})")
+    state = "offered" if agent.offered else "draft"
+    click.echo(f"created agent {agent.slug} ({agent.mode}; {packs}; {state})")
+
+
+@agents.command("offer")
+@click.argument("slug")
+@click.option("--withdraw", is_flag=True, help="Take it back to a draft instead.")
+def agents_offer(slug, withdraw):
+    """Offer the agent SLUG to members in the support chat (or, with --withdraw, take it back)."""
+    from portal.agents.services import set_offered
+    from portal.models import Agent
+
+    app_context()
+    agent = Agent.get_or_none(Agent.slug == slug)
+    if agent is None:
+        fail(f"no such agent: {slug}")
+    agent = set_offered(None, agent, not withdraw)
+    click.echo(f"{agent.slug}: {'offered to members' if agent.offered else 'a draft, not offered'}")
 
 
 @agents.command("list")
@@ -47,7 +68,10 @@ def agents_list(as_json):
     echo_listing(
         agents_as_json(Agent.select().order_by(Agent.slug)),
         as_json,
-        lambda row: f"{row['slug']:30} {row['mode']:9} {', '.join(row['packs']) or '-'}  {row['name']}",
+        lambda row: (
+            f"{row['slug']:30} {row['mode']:9} {'offered' if row['offered'] else 'draft':7} "
+            f"{', '.join(row['packs']) or '-'}  {row['name']}"
+        ),
     )
 
 

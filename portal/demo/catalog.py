@@ -75,6 +75,7 @@ def _load(path: Path = CATALOG_PATH) -> tuple[dict, list, list, list, dict]:
             "name": entry["name"],
             "company": company_of(entry),
             "mode": entry["mode"],
+            "description": entry.get("description", ""),
             "instructions": entry["instructions"] + (data["agent_rules"][entry["rules"]] if "rules" in entry else ""),
             "packs": entry["packs"],
         }

@@ -23,6 +23,7 @@ from pathlib import Path
 from portal.agents.services import create_agent, update_agent
 from portal.auth.services import create_user
 from portal.demo import catalog
+from portal.documents.revisions import stamp_reader_access
 from portal.documents.services import document_id_for, upload_file
 from portal.errors import Refused
 from portal.models import Agent, AuditLog, Document, Pack, User
@@ -105,6 +106,7 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
             visibility = entry.get("visibility", "staff")
             if outcome.document.visibility != visibility:
                 Document.update(visibility=visibility).where(Document.id == outcome.document.id).execute()
+                stamp_reader_access(outcome.document.id)  # the current revision carries its document's access
 
 
 def _seed_agents(report: SeedReport) -> None:
@@ -126,9 +128,11 @@ def _seed_agents(report: SeedReport) -> None:
                 entry["instructions"],
                 entry["packs"],
                 seeded=True,
+                description=entry["description"],
+                offered=True,  # the demo's agents are ready: members see them at once
             )
             report.agents_created.append(entry["slug"])
-        elif agent.seeded and agent.mode != entry["mode"]:
+        elif agent.seeded and (agent.mode != entry["mode"] or not agent.description):
             update_agent(
                 None,
                 agent,
@@ -137,5 +141,7 @@ def _seed_agents(report: SeedReport) -> None:
                 company_name=agent.company.name if agent.company_id else None,
                 instructions=agent.instructions,
                 pack_slugs=[p.slug for p in agent.granted_packs()],
+                # one seeded before agents had descriptions gets its own; an edited one keeps its
+                description=agent.description or entry["description"],
             )
             report.agents_reset.append(entry["slug"])

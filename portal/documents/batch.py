@@ -22,7 +22,7 @@ from portal.documents.outcomes import UploadOutcome
 from portal.documents.services import upload_file
 from portal.errors import Refused
 from portal.ingest import limits
-from portal.models import Pack, User
+from portal.models import Document, Pack, User
 
 UPLOAD_ENDPOINT = "documents.upload"
 
@@ -43,6 +43,27 @@ def upload_batch(pack: Pack, user: User) -> list[UploadOutcome]:
     if not files:
         return [UploadOutcome(filename="(none)", refused=Refused("no_file", "Choose at least one file to upload."))]
     return [_upload_one(pack, f, user) for f in files]
+
+
+def upload_new_version(
+    pack: Pack, document: Document, file: FileStorage | None, expected_version: int, user: User
+) -> UploadOutcome:
+    """One file as ``document``'s next version, whatever its name; a document moved past
+    ``expected_version`` meanwhile raises ``VersionConflict`` and nothing is stored."""
+    if file is None or not file.filename:
+        return UploadOutcome(filename="(none)", refused=Refused("no_file", "Choose a file to upload."))
+    size = _size(file)
+    if size > limits.MAX_FILE_BYTES:
+        return UploadOutcome(filename=shown_name(file.filename), refused=limits.refuse_too_large(size))
+    return upload_file(
+        pack,
+        file.filename,
+        file.read(),
+        user,
+        content_type=file.mimetype or None,
+        expected_version=expected_version,
+        doc_id=document.doc_id,
+    )
 
 
 def batch_status(outcomes: list[UploadOutcome]) -> int:

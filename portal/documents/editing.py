@@ -1,4 +1,4 @@
-"""Changing a stored document in place: editing its text, adding figure descriptions, deleting it.
+"""Changing a stored document in place: editing its text or title, adding figure descriptions, deleting it.
 
 Like an upload (``services``), each change writes its revision, or removes the document's,
 in one transaction under ``storage.changing()``, lists the document as pending index work
@@ -21,26 +21,87 @@ from portal.runs.services import forget_document_text
 from portal.search import service as search_service
 
 EDITABLE_KINDS = frozenset({"markdown", "text"})
+MAX_TITLE_CHARS = 255
 
 
-def edit_text(document: Document, text: str, expected_version: int, user: User | None) -> Revision:
-    """Save edited text as a new revision of a Markdown or text document."""
+def edit_document(
+    document: Document, expected_version: int, user: User | None, title: str, text: str | None = None
+) -> Revision | None:
+    """Save the edit page: a new title (any kind) and, for Markdown or text, new text.
+
+    Changed text makes a new revision (returned), with the title; a title alone changes
+    the document, not its text, so it makes none (None) — but it is refused too when the
+    document is no longer at ``expected_version``.
+    """
+    title = checked_title(title, document.doc_id)
+    current = document.current_revision()
+    if text is not None and (current is None or _normalised(text) != current.text):
+        return edit_text(document, text, expected_version, user, title=title)
+    if title == document.title:
+        raise Refused("unchanged", "Nothing was changed: the title and text are as they are now.")
+    retitle(document, title, expected_version)
+    return None
+
+
+def checked_title(title: str, doc_id: str) -> str:
+    """A title on one line, 1–255 characters, classified like an upload's (a credential in it is redacted)."""
+    title = " ".join((title or "").split())
+    if not title:
+        raise Refused("bad_title", "A document needs a title.")
+    if len(title) > MAX_TITLE_CHARS:
+        raise Refused("bad_title", f"A title has at most {MAX_TITLE_CHARS} characters; this one has {len(title)}.")
+    verdict = classify("", title, doc_id, classification_policy())
+    refuse_if_not_allowed(verdict)
+    return verdict.redacted_title if verdict.decision == "redact" else title
+
+
+def retitle(document: Document, title: str, expected_version: int) -> None:
+    """Give the document a title by hand (kept by later uploads), re-indexing it: titles are searched."""
+    pack = document.pack
+    with database().atomic():
+        changed = (
+            Document.update(title=title, title_by_hand=True, updated_at=utcnow())
+            .where(
+                (Document.id == document.id)
+                & (Document.current_version == expected_version)
+                & Document.deleted_at.is_null()
+            )
+            .execute()
+        )
+        if not changed:
+            fresh = Document.get_by_id(document.id)
+            raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+        search_service.record_index_change(pack.id, document.doc_id)
+    search_service.index_changes(pack)
+
+
+def _normalised(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def edit_text(
+    document: Document, text: str, expected_version: int, user: User | None, title: str | None = None
+) -> Revision:
+    """Save edited text as a new revision of a Markdown or text document (``title``: a new title with it)."""
     if document.kind not in EDITABLE_KINDS:
         raise Refused(
             "not_editable",
             "Word, PDF and image documents change by uploading a new file; "
             "only Markdown and text documents are edited here.",
         )
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _normalised(text)
+    title = title or document.title
     if not text.strip():
         raise limits.refuse_empty()
     if len(text) > limits.MAX_TEXT_CHARS:
         raise limits.refuse_too_many_chars(len(text))
-    verdict = classify(text, document.title, document.doc_id, classification_policy())
+    verdict = classify(text, title, document.doc_id, classification_policy())
     refuse_if_not_allowed(verdict)
     if verdict.decision == "redact":
         text = verdict.redacted_text
-    return _write_text_revision(document, text, expected_version, user, redacted=verdict.decision == "redact")
+    return _write_text_revision(
+        document, text, expected_version, user, redacted=verdict.decision == "redact", title=title
+    )
 
 
 def add_figure_descriptions(
@@ -56,9 +117,16 @@ def add_figure_descriptions(
 
 
 def _write_text_revision(
-    document: Document, text: str, expected_version: int, user: User | None, redacted: bool, carry=None
+    document: Document,
+    text: str,
+    expected_version: int,
+    user: User | None,
+    redacted: bool,
+    carry=None,
+    title: str | None = None,
 ) -> Revision:
-    """Store ``text`` as the next revision; ``carry``: the revision whose original and figures it keeps."""
+    """Store ``text`` as the next revision; ``carry``: the revision whose original and figures it keeps;
+    ``title``: a new title set by hand with it."""
     text_sha = sha256_hex(text)
     spans = split_passages(text, document.kind)
     pack = document.pack
@@ -82,7 +150,9 @@ def _write_text_revision(
             if carry is not None:
                 revisions.carry_files(fresh, carry, revision, files)
             revisions.create_passages(revision, spans)
-            Document.update(updated_at=utcnow(), redacted=redacted).where(Document.id == fresh.id).execute()
+            retitled = {"title": title, "title_by_hand": True} if title and title != fresh.title else {}
+            Document.update(updated_at=utcnow(), redacted=redacted, **retitled).where(Document.id == fresh.id).execute()
+            revisions.stamp_reader_access(fresh.id)
             purged = revisions.purge_old_revisions(fresh, version, files)
             search_service.record_index_change(pack.id, fresh.doc_id)
         revisions.remove_revision_folders(fresh, purged)  # a kill before this leaves them noted for the sweep

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from portal.db import database
+from portal.documents.revisions import stamp_reader_access
 from portal.errors import Refused, VersionConflict
 from portal.models import ROLES, VISIBILITIES, Document, utcnow
 
@@ -31,16 +33,18 @@ class ReaderAccess:
 
 def set_reader_access(document: Document, reader_access: ReaderAccess, expected_version: int) -> Document:
     """Change who may read ``document`` directly, if it is still at ``expected_version``; the fresh row."""
-    changed = (
-        Document.update(**reader_access.fields(), updated_at=utcnow())
-        .where(
-            (Document.id == document.id)
-            & (Document.current_version == expected_version)
-            & Document.deleted_at.is_null()
+    with database().atomic():
+        changed = (
+            Document.update(**reader_access.fields(), updated_at=utcnow())
+            .where(
+                (Document.id == document.id)
+                & (Document.current_version == expected_version)
+                & Document.deleted_at.is_null()
+            )
+            .execute()
         )
-        .execute()
-    )
-    fresh = Document.get_by_id(document.id)
-    if not changed:
-        raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+        fresh = Document.get_by_id(document.id)
+        if not changed:
+            raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+        stamp_reader_access(fresh.id)
     return fresh

@@ -26,6 +26,18 @@ def claim_next_version(document: Document, expected: int) -> int:
     return version
 
 
+def stamp_reader_access(document_id: int) -> None:
+    """Give the current revision the document's reader access, which it keeps once it is older.
+
+    Called in the transaction of every change that makes a revision or changes who may read:
+    an older revision then shows who could read it while it was current (SPEC 2).
+    """
+    document = Document.get_by_id(document_id)
+    Revision.update(visibility=document.visibility, reader_role_names=document.reader_role_names).where(
+        (Revision.document == document_id) & (Revision.version == document.current_version)
+    ).execute()
+
+
 def create_passages(revision: Revision, spans) -> None:
     rows = [
         dict(

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from flask import current_app
-from peewee import IntegrityError
+from peewee import Case, IntegrityError
 
 from portal import storage
 from portal.db import database
@@ -210,6 +210,7 @@ def _store(
                 purged, revision = _write_revision(files, document, version, incoming, spans)
                 if reader_access is not None:
                     Document.update(**reader_access.fields()).where(Document.id == document.id).execute()
+                revisions.stamp_reader_access(document.id)
             revisions.remove_revision_folders(document, purged)
     except VersionConflict:
         if expected_version is not None:
@@ -287,7 +288,11 @@ def _write_revision(
             )
         revisions.create_passages(revision, spans)
         Document.update(
-            title=incoming.title, kind=extracted.kind, redacted=incoming.redacted, updated_at=utcnow()
+            # A title edited by hand stays; else the file's own title names the document.
+            title=Case(None, ((Document.title_by_hand, Document.title),), incoming.title),
+            kind=extracted.kind,
+            redacted=incoming.redacted,
+            updated_at=utcnow(),
         ).where(Document.id == document.id).execute()
         purged = revisions.purge_old_revisions(document, version, files)
         search_service.record_index_change(document.pack_id, document.doc_id)

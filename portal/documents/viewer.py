@@ -9,19 +9,51 @@ passes it in.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from markupsafe import Markup
 
 from portal.documents.render import PassageLines, numbered_lines, render_markdown
-from portal.models import Document, Figure, Passage, Revision
+from portal.models import Figure, Passage, Revision
 
 VIEWS = ("formatted", "lines")
+DIFF_VIEW = "diff"  # an older revision only: its changes up to the current text
+DIFF_CONTEXT_LINES = 3
 
 
-def chosen_view(requested: str | None) -> str:
-    """``lines`` when asked for, else the formatted text."""
-    return requested if requested in VIEWS else "formatted"
+def chosen_view(requested: str | None, older: bool = False) -> str:
+    """``lines`` (or, for an older revision, ``diff``) when asked for, else the formatted text."""
+    if requested in VIEWS or (older and requested == DIFF_VIEW):
+        return requested
+    return "formatted"
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a unified diff: ``kind`` is ``added``, ``removed``, ``hunk`` (a ``@@`` line) or ``same``."""
+
+    kind: str
+    text: str
+
+
+def text_diff(older: Revision, current: Revision) -> list[DiffLine]:
+    """The changes from ``older``'s text to ``current``'s, as a unified diff by line (difflib).
+
+    Plain rows: the template escapes each one, so nothing in a document becomes markup.
+    """
+    kinds = {"+": "added", "-": "removed", "@": "hunk", " ": "same"}
+    lines = difflib.unified_diff(
+        older.text.split("\n"),
+        current.text.split("\n"),
+        fromfile=f"version {older.version}",
+        tofile=f"version {current.version}",
+        lineterm="",
+        n=DIFF_CONTEXT_LINES,
+    )
+    rows = [DiffLine(kinds.get(line[:1], "same"), line) for line in lines]
+    return rows[2:]  # the ---/+++ file lines: the page says which versions these are
 
 
 def passages_of(revision: Revision) -> list[Passage]:
@@ -52,20 +84,6 @@ def document_body(
     )
 
 
-def figure_of(document: Document, version: int, number: int) -> Figure | None:
-    """Figure ``number`` of ``document``'s revision ``version``, while that revision is kept."""
-    return (
-        Figure.select()
-        .join(Revision)
-        .where((Revision.document == document) & (Revision.version == version) & (Figure.number == number))
-        .first()
-    )
-
-
-def revision_history(document: Document) -> list[Revision]:
-    """The kept revisions, newest first, with what the viewer's side column shows of them."""
-    return list(
-        Revision.select(Revision.version, Revision.sha256, Revision.created_at, Revision.created_by)
-        .where(Revision.document == document)
-        .order_by(Revision.version.desc())
-    )
+def figure_of(revision: Revision, number: int) -> Figure | None:
+    """Figure ``number`` of ``revision`` (the caller checked that it may be read)."""
+    return Figure.get_or_none((Figure.revision == revision) & (Figure.number == number))

@@ -11,6 +11,7 @@ from portal.documents import batch, editing, viewer
 from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.errors_web import too_large_problem
+from portal.models import REVISIONS_KEPT
 from portal.numbers import form_number, query_number
 from portal.rendering import render
 from portal.runs.services import citation_for_viewer
@@ -56,68 +57,119 @@ def _uploaded(pack, outcomes, status: int):
 @bp.route("/<doc_id>")
 @login_required
 def show(slug: str, doc_id: str):
+    """The current text, or a kept older revision (``?version=N``) read-only, with its diff to the current one."""
     pack = access.pack_for(current_user, slug)
     document = access.document_for(current_user, pack, doc_id)
-    revision = document.current_revision()
+    return _document_page(pack, document, query_number("version"))
+
+
+def _document_page(pack, document, version: int | None, status: int = 200, new_version_error: str | None = None):
+    revision = access.revision_for(current_user, document, version)
+    older = revision.version != document.current_version
     passages = viewer.passages_of(revision)
     passage_id = query_number("passage")
     cited = next((p for p in passages if p.id == passage_id), None)
-    from_run = citation_for_viewer(current_user, query_number("run"), query_number("ref"), document, passages)
+    from_run = None
+    if not older:  # a run's citation is shown against the current text
+        from_run = citation_for_viewer(current_user, query_number("run"), query_number("ref"), document, passages)
     if from_run is not None and cited is None:
         cited = from_run.current_passage
-    view = viewer.chosen_view(request.args.get("view"))
-    body = viewer.document_body(
-        revision,
-        passages,
-        view,
-        cited,
-        lambda number: url_for("documents.figure", slug=slug, doc_id=doc_id, version=revision.version, number=number),
-    )
+    view = viewer.chosen_view(request.args.get("view"), older)
+    if view == viewer.DIFF_VIEW:
+        body = viewer.text_diff(revision, document.current_revision())
+    else:
+        body = viewer.document_body(
+            revision,
+            passages,
+            view,
+            cited,
+            lambda number: url_for(
+                "documents.figure", slug=pack.slug, doc_id=document.doc_id, version=revision.version, number=number
+            ),
+        )
+    history = access.readable_revisions(current_user, document)
     return render(
         "documents/show.html",
+        status=status,
         pack=pack,
         document=document,
         revision=revision,
+        older=older,
+        shown_version=revision.version if older else None,
         body=body,
         view=view,
         cited=cited,
         passages=passages,
-        history=viewer.revision_history(document),
+        history=history,
+        revisions_kept=REVISIONS_KEPT,
+        editable_kinds=editing.EDITABLE_KINDS,
         from_run=from_run,
+        run_revision=_run_revision(from_run, history),
+        new_version_error=new_version_error,
     )
+
+
+def _run_revision(from_run, history) -> int | None:
+    """The version a run was given, when it is kept and readable and not the current one (the viewer links it)."""
+    if from_run is None or not from_run.changed:
+        return None
+    version = from_run.reference.version
+    return version if any(r.version == version for r in history) else None
 
 
 @bp.route("/<doc_id>/edit", methods=["GET", "POST"])
 @login_required
 def edit(slug: str, doc_id: str):
+    """The title of any document and the text of a Markdown or text one."""
     pack = access.pack_for(current_user, slug, "documents.write")
     document = access.document_for(current_user, pack, doc_id)
-    revision = document.current_revision()
+    text_editable = document.kind in editing.EDITABLE_KINDS
     if request.method == "GET":
-        return render(
-            "documents/edit.html",
-            pack=pack,
-            document=document,
-            text=revision.text,
-            expected_version=document.current_version,
-            error=None,
-        )
-    text = request.form.get("text", "")
+        revision = document.current_revision()
+        return _edit_page(pack, document, document.title, revision.text if text_editable else None)
+    title = request.form.get("title", document.title)  # a form without the field keeps the title
+    text = request.form.get("text", "") if text_editable else None
     expected = form_number("expected_version")
     try:
-        saved = editing.edit_text(document, text, expected, current_user)
+        saved = editing.edit_document(document, expected, current_user, title, text)
     except (Refused, VersionConflict) as error:
         status = 409 if isinstance(error, VersionConflict) else 422
-        return render(
-            "documents/edit.html",
-            status=status,
-            pack=pack,
-            document=document,
-            text=text,
-            expected_version=expected,
-            error=str(error) if isinstance(error, VersionConflict) else error.message,
-        )
-    flash(f"Saved as version {saved.version}.")
+        message = str(error) if isinstance(error, VersionConflict) else error.message
+        return _edit_page(pack, document, title, text, expected, message, status)
+    flash(f"Saved as version {saved.version}." if saved else "Saved the new title.")
+    return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)
+
+
+def _edit_page(pack, document, title, text, expected=None, error=None, status=200):
+    return render(
+        "documents/edit.html",
+        status=status,
+        pack=pack,
+        document=document,
+        title=title,
+        text=text,
+        expected_version=document.current_version if expected is None else expected,
+        error=error,
+    )
+
+
+@bp.route("/<doc_id>/new-version", methods=["POST"])
+@login_required
+def replace(slug: str, doc_id: str):
+    """Upload a file as the document's next version, if it is still at the version the page showed."""
+    pack = access.pack_for(current_user, slug, "documents.write")
+    document = access.document_for(current_user, pack, doc_id)
+    expected = form_number("expected_version")
+    try:
+        outcome = batch.upload_new_version(pack, document, request.files.get("file"), expected, current_user)
+    except VersionConflict as conflict:
+        return _document_page(pack, document, None, status=409, new_version_error=str(conflict))
+    if outcome.refused is not None:
+        return _document_page(pack, document, None, status=422, new_version_error=outcome.refused.message)
+    if outcome.unchanged:
+        flash(f"Unchanged: the file is identical to version {outcome.revision.version}, so no new revision was made.")
+    else:
+        flash(f"Saved as version {outcome.revision.version}.")
     return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)
 
 
@@ -141,8 +193,8 @@ def delete(slug: str, doc_id: str):
 def original(slug: str, doc_id: str):
     pack = access.pack_for(current_user, slug)
     document = access.document_for(current_user, pack, doc_id)
-    revision = document.current_revision()
-    if not access.can(current_user, "documents.write") or revision is None or not revision.original_path:
+    revision = access.revision_for(current_user, document, query_number("version"))
+    if not access.can(current_user, "documents.write") or not revision.original_path:
         raise NotFound(doc_id)
     return send_original(revision)
 
@@ -152,7 +204,7 @@ def original(slug: str, doc_id: str):
 def figure(slug: str, doc_id: str, version: int, number: int):
     pack = access.pack_for(current_user, slug)
     document = access.document_for(current_user, pack, doc_id)
-    found = viewer.figure_of(document, version, number)
+    found = viewer.figure_of(access.revision_for(current_user, document, version), number)
     if found is None:
         raise NotFound(number)
     return send_figure(found.path)

@@ -7,7 +7,7 @@ A foreign key that a composite index already starts with is declared
 ``index=False``: that index serves lookups and cascades by it.
 """
 
-from portal.models.agents import GROUNDING_MODES, Agent, AgentGrant, AuditLog
+from portal.models.agents import GROUNDING_MODES, MAX_DESCRIPTION_CHARS, Agent, AgentGrant, AuditLog
 from portal.models.clock import utcnow
 from portal.models.describing import DescribeJob
 from portal.models.feedback import Feedback, FeedbackTriage, RegressionCase
@@ -56,6 +56,7 @@ __all__ = [
     "ApiToken",
     "DOCUMENT_ID_RE",
     "GROUNDING_MODES",
+    "MAX_DESCRIPTION_CHARS",
     "PACK_KINDS",
     "REVISIONS_KEPT",
     "ROLES",

@@ -10,6 +10,7 @@ from portal.models.packs import Pack
 from portal.models.people import Company, User
 
 GROUNDING_MODES = ("open", "preferred", "required")
+MAX_DESCRIPTION_CHARS = 300
 
 
 class Agent(BaseModel):
@@ -18,6 +19,9 @@ class Agent(BaseModel):
     company = ForeignKeyField(Company, null=True, backref="agents", on_delete="RESTRICT")
     instructions = TextField(default="")
     mode = CharField(max_length=16, default="preferred")
+    # A draft until offered: members see it in the chat only then (migrations/0015).
+    offered = BooleanField(default=False)
+    description = CharField(max_length=MAX_DESCRIPTION_CHARS, default="")  # shown when a member chooses an agent
     seeded = BooleanField(default=False)  # made by the demo seed, which may reset it
     created_at = DateTimeField(default=utcnow)
     updated_at = DateTimeField(default=utcnow)

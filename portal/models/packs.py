@@ -45,6 +45,8 @@ class Document(BaseModel):
     visibility = CharField(default="staff")
     reader_role_names = JSONTextField(column_name="reader_roles", default=list)  # JSON list
     redacted = BooleanField(default=False)
+    # Edited on the document page: a new version's file no longer renames the document (migrations/0014).
+    title_by_hand = BooleanField(default=False)
     created_at = DateTimeField(default=utcnow)
     updated_at = DateTimeField(default=utcnow)
     # Set on delete: the row stays as a tombstone so the id is never reused.
@@ -79,12 +81,21 @@ class Revision(BaseModel):
     original_size = IntegerField(null=True)
     pages = IntegerField(null=True)
     images_not_kept = JSONTextField(default=dict)  # {reason: count}
+    # Who could read it directly while it was the current revision (migrations/0014); the current
+    # revision carries the document's own. Reading an older one needs both (SPEC 2).
+    visibility = CharField(default="staff")
+    reader_role_names = JSONTextField(column_name="reader_roles", default=list)
     created_by = ForeignKeyField(User, null=True, backref="revisions", on_delete="SET NULL")
     created_at = DateTimeField(default=utcnow)
 
     class Meta:
         table_name = "revision"
         indexes = ((("document", "version"), True),)
+
+    @property
+    def reader_roles(self) -> frozenset[str]:
+        """The roles this revision was narrowed to while it was current (empty: none)."""
+        return frozenset(self.reader_role_names)
 
 
 class Figure(BaseModel):

@@ -1,0 +1,301 @@
+"""Older revisions (SPEC 2, issue 13 item 4): listed, opened read-only with their own figures, compared with
+the current text, and read only with permission under both their own and the current restrictions.
+
+The access matrix covers every staff role, a Member, a Member of another company, and people whose roles
+do not match a document's reader roles (a Member of the right company, a builder), through every door:
+the staff viewer, its figures and originals, a member's cited document, and the JSON API.
+"""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace
+
+import pytest
+from bs4 import BeautifulSoup
+
+from helpers import PASSWORD, SPOOL, signed_in_client
+from portal.agents.services import create_agent
+from portal.api.tokens import create_token
+from portal.auth.services import create_user
+from portal.chat.services import start_conversation
+from portal.documents import editing
+from portal.documents import services as documents
+from portal.documents.readers import ReaderAccess, set_reader_access
+from portal.models import REVISIONS_KEPT, Document, Revision
+from resources.make_fixtures import mixed_images_docx
+
+QUESTION = "How do I delete old spool requests?"
+SPOOL_V2 = SPOOL.decode().replace("Output requests pile up", "Output requests keep piling up")
+
+
+def _soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+def _restrict(doc_id: str, *roles: str) -> None:
+    document = Document.get(Document.doc_id == doc_id)
+    set_reader_access(document, ReaderAccess("staff", roles), document.current_version)
+
+
+def _edit(doc_id: str, text: str) -> None:
+    document = Document.get(Document.doc_id == doc_id)
+    editing.edit_text(document, text, document.current_version, None)
+
+
+@pytest.fixture
+def people(app, users):
+    """Everyone the matrix asks: the role fixtures, another company's Member, a Member who is also an Auditor."""
+    return {
+        **users,
+        "other company": create_user("globex@example.test", PASSWORD, {"Member"}, "Globex"),
+        "member and auditor": create_user("both@example.test", PASSWORD, {"Member", "Auditor"}, "Acme Test Co"),
+    }
+
+
+@pytest.fixture
+def client_for(app, people):
+    return lambda who: signed_in_client(app, people[who])
+
+
+# --- the staff viewer --------------------------------------------------------------------
+
+
+def test_older_revisions_are_listed_and_open_read_only_with_their_own_figures_and_a_notice(app, pack, client_as):
+    manual = mixed_images_docx()
+    documents.upload_file(pack, "manual.docx", manual, None)
+    admin = client_as("PlatformAdmin")
+    replaced = admin.post(
+        "/packs/ops/documents/manual/new-version",
+        data={"file": (io.BytesIO(b"# Manual\n\nNo pictures any more.\n"), "manual.md"), "expected_version": "1"},
+        content_type="multipart/form-data",
+    )
+    assert replaced.status_code == 303
+    current = _soup(admin.get("/packs/ops/documents/manual"))
+    assert current.select_one(".older-revision") is None
+    assert [a["href"] for a in current.select(".revisions a")] == ["/packs/ops/documents/manual?version=1"]
+    assert "(current)" in current.select_one(".revisions li[aria-current]").text
+
+    older = _soup(admin.get("/packs/ops/documents/manual?version=1"))
+    assert "This is version 1 of 2, read-only" in older.select_one(".older-revision").text
+    assert older.select_one(".older-revision a")["href"] == "/packs/ops/documents/manual"
+    assert older.select_one(".new-version") is None and "Delete" not in older.select_one(".toolbar").text
+    assert "Edit" not in older.select_one(".toolbar").text
+    figures = [img["src"] for img in older.select(".doc-body img")]
+    assert figures and all(src.startswith("/packs/ops/documents/manual/v1/figures/") for src in figures)
+    assert admin.get(figures[0]).status_code == 200
+    assert admin.get("/packs/ops/documents/manual/v2/figures/1.webp").status_code == 404  # v2 has none
+    original = admin.get("/packs/ops/documents/manual/original?version=1")
+    assert original.status_code == 200 and original.data == manual
+    assert admin.get("/packs/ops/documents/manual?version=3").status_code == 404
+
+
+def test_the_diff_against_the_current_text_is_escaped_plain_text(app, pack, client_as):
+    hostile = "# Notes\n\n<script>alert('v1')</script>\n\nKeep this line.\n"
+    documents.upload_file(pack, "notes.md", hostile.encode(), None)
+    _edit("notes", hostile.replace("<script>alert('v1')</script>", '<img src=x onerror="alert(2)" hx-get="/x">'))
+    response = client_as("Auditor").get("/packs/ops/documents/notes?version=1&view=diff")
+    page = _soup(response)
+    body = page.select_one(".doc-body")
+    assert body.has_attr("hx-disable")
+    assert body.select("script, img, [hx-get], [onerror]") == []
+    assert [s.text for s in body.select(".diff-removed")] == ["-<script>alert('v1')</script>"]
+    assert [s.text for s in body.select(".diff-added")] == ['+<img src=x onerror="alert(2)" hx-get="/x">']
+    assert "&lt;script&gt;" in response.get_data(as_text=True)
+    assert client_as("Auditor").get("/packs/ops/documents/notes?view=diff").status_code == 200  # current: no diff
+    assert _soup(client_as("Auditor").get("/packs/ops/documents/notes?view=diff")).select(".diff") == []
+
+
+# --- the access matrix: tightening hides, loosening never reveals ----------------------------
+
+STAFF_VIEWS = (
+    "/packs/ops/documents/notes?version={v}",
+    "/packs/ops/documents/notes?version={v}&view=lines",
+    "/packs/ops/documents/notes?version={v}&view=diff",
+)
+
+
+@pytest.fixture
+def loosened(app, pack):
+    """v1 and v2 made while only Auditors could read the document; then it was opened to every staff reader."""
+    documents.upload_file(pack, "notes.md", b"# Notes\n\nThe first text.\n", None)
+    _restrict("notes", "Auditor")
+    _edit("notes", "# Notes\n\nThe second text.\n")
+    _restrict("notes")  # loosened: v2, the current revision, is open; v1 keeps its own restriction
+    _edit("notes", "# Notes\n\nThe third text.\n")
+
+
+@pytest.fixture
+def tightened(app, pack):
+    """v1 and v2 made open to every staff reader; then the document was narrowed to Auditors."""
+    documents.upload_file(pack, "notes.md", b"# Notes\n\nThe first text.\n", None)
+    _edit("notes", "# Notes\n\nThe second text.\n")
+    _restrict("notes", "Auditor")
+
+
+# who → the versions they may open (1, 2 older; 3 or 2 current)
+LOOSENED = {
+    "PlatformAdmin": {1, 2, 3},  # bypasses reader roles for administration
+    "Auditor": {1, 2, 3},
+    "AgentBuilder": {2, 3},  # v1 was Auditors-only, and loosening never reveals it
+    "member and auditor": {1, 2, 3},
+    "Member": set(),  # no staff pages at all
+    "other company": set(),
+}
+TIGHTENED = {
+    "PlatformAdmin": {1, 2},
+    "Auditor": {1, 2},
+    "AgentBuilder": set(),  # tightening hides the old revisions too
+    "member and auditor": {1, 2},
+    "Member": set(),
+    "other company": set(),
+}
+
+
+@pytest.mark.parametrize("who", sorted(LOOSENED))
+def test_loosening_never_reveals_a_previously_restricted_revision(loosened, client_for, who):
+    client = client_for(who)
+    for version in (1, 2, 3):
+        for view in STAFF_VIEWS:
+            status = client.get(view.format(v=version)).status_code
+            assert status == (200 if version in LOOSENED[who] else 404), (view, version, status)
+    if LOOSENED[who]:
+        listed = [li.text.split()[0] for li in _soup(client.get("/packs/ops/documents/notes")).select(".revisions li")]
+        assert listed == [f"v{v}" for v in sorted(LOOSENED[who], reverse=True)]
+
+
+@pytest.mark.parametrize("who", sorted(TIGHTENED))
+def test_tightening_hides_older_revisions_too(tightened, client_for, who):
+    client = client_for(who)
+    for version in (1, 2):
+        for view in STAFF_VIEWS:
+            status = client.get(view.format(v=version)).status_code
+            assert status == (200 if version in TIGHTENED[who] else 404), (view, version, status)
+
+
+def test_a_revision_keeps_the_reader_access_it_had_while_current(loosened):
+    kept = {r.version: r.reader_role_names for r in Revision.select().order_by(Revision.version)}
+    assert kept == {1: ["Auditor"], 2: [], 3: []}
+
+
+@pytest.mark.parametrize("who", ["PlatformAdmin", "AgentBuilder", "Auditor", "Member"])
+def test_the_api_reads_an_older_revision_under_the_same_rule(loosened, app, people, who):
+    token = create_token(people[who], "t")[1]
+    client = app.test_client()
+    for version in (1, 2, 3):
+        response = client.get(
+            f"/api/v1/packs/ops/documents/notes?version={version}", headers={"Authorization": f"Bearer {token}"}
+        )
+        allowed = version in LOOSENED[who]
+        assert response.status_code == (200 if allowed else 404), (version, response.get_json())
+        if not allowed:
+            assert response.get_json()["error"]["code"] == "not_found"
+
+
+# --- a member's cited document ----------------------------------------------------------------
+
+
+@pytest.fixture
+def cited(app, pack, users):
+    """The Member's answer cited version 1 of the spool runbook."""
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    _conversation, run = start_conversation(users["Member"], agent, QUESTION)
+    assert run.cited == [1] and run.references().first().version == 1
+    return SimpleNamespace(run=run, url=f"/chat/answers/{run.id}/sources/1/document")
+
+
+# who → may open the cited page at all (only the asker)
+CITED_WHO = ("Member", "other company", "member and auditor", "PlatformAdmin", "AgentBuilder", "Auditor")
+
+
+@pytest.mark.parametrize("who", CITED_WHO)
+def test_a_cited_revision_that_was_restricted_stays_closed_after_loosening(cited, client_for, who):
+    _restrict("spool-overflow", "Auditor")  # v1, which the answer cited, is closed to members
+    _edit("spool-overflow", SPOOL_V2)
+    _restrict("spool-overflow")  # loosened: v2 is open, v1 keeps its restriction
+    client = client_for(who)
+    page = client.get(cited.url)
+    if who != "Member":  # only the asker's answer opens anything here
+        assert page.status_code == 404
+        assert client.get(cited.url + "?version=1").status_code == 404
+        return
+    soup = _soup(page)
+    assert "version 2" in soup.select_one(".doc-head").text and "keep piling up" in soup.select_one(".doc-body").text
+    assert "Version 1 is not open to you" in soup.select_one(".changed-since-run").text
+    assert client.get(cited.url + "?version=1").status_code == 404
+    assert client.get(cited.url + "/figures/1.webp?version=1").status_code == 404
+
+
+@pytest.mark.parametrize("who", CITED_WHO)
+def test_tightening_hides_the_cited_revision_and_the_current_one(cited, client_for, who):
+    _edit("spool-overflow", SPOOL_V2)
+    member = client_for("Member")
+    assert "version 1 of 2" in _soup(member.get(cited.url)).select_one(".cited-revision").text
+    _restrict("spool-overflow", "Auditor")  # a Member's roles no longer match
+    client = client_for(who)
+    for address in (cited.url, cited.url + "?version=1", cited.url + "?version=2"):
+        assert client.get(address).status_code == 404, address
+    sources = client.get(f"/chat/answers/{cited.run.id}/sources")
+    if who == "Member":
+        assert _soup(sources).select(".open-document") == []
+
+
+def test_a_purged_cited_revision_is_said_and_the_current_one_shown(cited, client_for):
+    for n in range(REVISIONS_KEPT):
+        _edit("spool-overflow", f"{SPOOL_V2}\nEdit {n}.\n")
+    page = _soup(client_for("Member").get(cited.url))
+    assert "Version 1 was purged" in page.select_one(".changed-since-run").text
+    assert f"version {REVISIONS_KEPT + 1}" in page.select_one(".doc-head").text
+
+
+# --- replacing a document on purpose, and titles --------------------------------------------------
+
+
+def test_upload_a_new_version_sends_the_version_it_was_based_on_and_a_stale_one_is_refused(app, pack, client_as):
+    documents.upload_file(pack, "notes.md", b"# Notes\n\nFirst.\n", None)
+    admin = client_as("PlatformAdmin")
+    form = _soup(admin.get("/packs/ops/documents/notes")).select_one(".new-version form")
+    assert form["action"] == "/packs/ops/documents/notes/new-version"
+    assert form.select_one("input[name=expected_version]")["value"] == "1"
+
+    def send(data: bytes, expected: str, name: str = "anything.md"):
+        return admin.post(
+            "/packs/ops/documents/notes/new-version",
+            data={"file": (io.BytesIO(data), name), "expected_version": expected},
+            content_type="multipart/form-data",
+        )
+
+    assert send(b"# Notes\n\nSecond.\n", "1").status_code == 303
+    stale = send(b"# Notes\n\nSomeone else's.\n", "1")
+    assert stale.status_code == 409
+    assert "now at version 2" in _soup(stale).select_one(".new-version .error").text
+    assert Document.get(Document.doc_id == "notes").current_version == 2
+    assert Revision.select().count() == 2
+    refused = send(b"", "2")
+    assert refused.status_code == 422 and "no text" in _soup(refused).select_one(".new-version .error").text
+    for role in ("AgentBuilder", "Auditor", "Member"):
+        assert client_as(role).post("/packs/ops/documents/notes/new-version", data={}).status_code == 404
+
+
+def test_word_and_pdf_titles_can_be_edited_and_a_new_version_keeps_the_title(app, pack, client_as):
+    documents.upload_file(pack, "manual.docx", mixed_images_docx(), None)
+    admin = client_as("PlatformAdmin")
+    page = _soup(admin.get("/packs/ops/documents/manual/edit"))
+    assert page.select_one("#text") is None and page.select_one("#title") is not None
+    saved = admin.post(
+        "/packs/ops/documents/manual/edit", data={"title": "Image handling manual", "expected_version": "1"}
+    )
+    assert saved.status_code == 303
+    document = Document.get(Document.doc_id == "manual")
+    assert document.title == "Image handling manual" and document.title_by_hand and document.current_version == 1
+    stale = admin.post("/packs/ops/documents/manual/edit", data={"title": "Other", "expected_version": "0"})
+    assert stale.status_code == 409
+    admin.post(
+        "/packs/ops/documents/manual/new-version",
+        data={"file": (io.BytesIO(b"# Another heading\n\nText.\n"), "manual.md"), "expected_version": "1"},
+        content_type="multipart/form-data",
+    )
+    assert Document.get(Document.doc_id == "manual").title == "Image handling manual"
+    found = client_as("Auditor").get("/packs/ops/search?q=handling+manual").get_data(as_text=True)
+    assert "/documents/manual" in found  # the title is searched
