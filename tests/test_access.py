@@ -39,6 +39,10 @@ ROUTES = [
     ),
     ("POST", "/packs/ops/documents/runbook/delete", {"expected_version": "1"}, ADMIN_ONLY, 303),
     ("POST", "/packs/ops/documents", "upload", ADMIN_ONLY, 200),
+    ("GET", "/packs/ops/edit", None, ADMIN_ONLY, 200),
+    ("POST", "/packs/ops/edit", {"title": "Ops", "description": "Changed"}, ADMIN_ONLY, 303),
+    ("GET", "/packs/ops/delete", None, ADMIN_ONLY, 200),
+    ("POST", "/packs/ops/delete", {"generation": "4"}, ADMIN_ONLY, 303),  # the four uploads of ``seeded``
     # reader roles narrow reading to exact role matches; PlatformAdmin bypasses them (SPEC 2)
     ("GET", "/packs/ops/documents/for-auditors", None, ("PlatformAdmin", "Auditor"), 200),
     ("GET", "/packs/ops/documents/for-auditors?view=lines", None, ("PlatformAdmin", "Auditor"), 200),

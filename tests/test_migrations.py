@@ -188,7 +188,12 @@ def test_a_database_migrated_by_the_former_runner_migrates_forward_without_loss(
             updated_at=now,
         )
 
-        newer = ["0010_json_roles_and_indexes", "0011_api_tokens_and_grounding", "0012_conversation_turns_index"]
+        newer = [
+            "0010_json_roles_and_indexes",
+            "0011_api_tokens_and_grounding",
+            "0012_conversation_turns_index",
+            "0016_pack_tombstones",
+        ]
         assert migrations.pending(db) == newer
         assert migrations.migrate(db) == newer
         assert migrations.migrate(db) == [] and migrations.pending(db) == []

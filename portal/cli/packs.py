@@ -43,7 +43,7 @@ def packs_list(as_json):
 
     app_context()
     echo_listing(
-        packs_as_json(Pack.select().order_by(Pack.slug)),
+        packs_as_json(Pack.live().order_by(Pack.slug)),
         as_json,
         lambda row: f"{row['slug']:40} {row['kind']:8} {row['documents']:5}  {row['title']}",
     )
@@ -118,7 +118,7 @@ def search(query, pack_slugs, limit, as_json):
     from portal.search.service import search_packs
 
     app_context(check_every_index=True)
-    found = {p.slug: p for p in Pack.select().where(Pack.slug.in_(pack_slugs))}
+    found = {p.slug: p for p in Pack.live().where(Pack.slug.in_(pack_slugs))}
     missing = [s for s in pack_slugs if s not in found]
     if missing:
         fail(f"no such pack: {', '.join(missing)}")
