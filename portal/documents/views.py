@@ -7,7 +7,7 @@ from flask_login import current_user, login_required
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from portal import access
-from portal.documents import batch, editing, viewer
+from portal.documents import batch, editing, sections, viewer
 from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.errors_web import too_large_problem
@@ -66,15 +66,21 @@ def show(slug: str, doc_id: str):
     if from_run is not None and cited is None:
         cited = from_run.current_passage
     view = viewer.chosen_view(request.args.get("view"))
-    body = viewer.document_body(
-        revision,
-        passages,
-        view,
-        cited,
-        lambda number: url_for("documents.figure", slug=slug, doc_id=doc_id, version=revision.version, number=number),
-    )
+    outline = sections.outline(revision.text, document.kind)
+
+    def figure_url(number):
+        return url_for("documents.figure", slug=slug, doc_id=doc_id, version=revision.version, number=number)
+
+    lookup, status = None, 200
+    if "section" in request.args:
+        lookup = sections.find_section(revision.text, document.kind, request.args["section"])
+        status = SECTION_STATUS[lookup.problem]
+        body = viewer.section_body(revision, lookup.found, view, figure_url) if lookup.found else None
+    else:
+        body = viewer.document_body(revision, passages, view, cited, figure_url, outline)
     return render(
         "documents/show.html",
+        status=status,
         pack=pack,
         document=document,
         revision=revision,
@@ -84,7 +90,14 @@ def show(slug: str, doc_id: str):
         passages=passages,
         history=viewer.revision_history(document),
         from_run=from_run,
+        outline=outline,
+        lookup=lookup,
+        max_section_chars=sections.MAX_SECTION_CHARS,
     )
+
+
+# A section name that names none is a missing thing; one that names several asks to choose.
+SECTION_STATUS = {None: 200, "unknown": 404, "ambiguous": 409}
 
 
 @bp.route("/<doc_id>/edit", methods=["GET", "POST"])
