@@ -193,6 +193,7 @@ def test_a_database_migrated_by_the_former_runner_migrates_forward_without_loss(
             "0011_api_tokens_and_grounding",
             "0012_conversation_turns_index",
             "0016_pack_tombstones",
+            "0017_document_sync_source",
         ]
         assert migrations.pending(db) == newer
         assert migrations.migrate(db) == newer

@@ -1,4 +1,4 @@
-"""``cairn packs create|list``, ``cairn ingest``, ``cairn search`` and ``cairn index rebuild``."""
+"""``cairn packs create|list``, ``cairn ingest``, ``cairn sync``, ``cairn search`` and ``cairn index rebuild``."""
 
 from __future__ import annotations
 
@@ -105,6 +105,47 @@ def ingest(pack, files, as_json):
         else:
             click.echo(f"{line['file']}: refused ({line['reason']}) — {line['message']}")
     sys.exit(1 if any_refused else 0)
+
+
+@click.command()
+@click.argument("pack")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per file, then the summary.")
+def sync(pack, folder, dry_run, as_json):
+    """Keep PACK in step with FOLDER: add new files, update changed ones, remove those gone; exit 1 on any
+    refusal or conflict."""
+    from portal.documents.sync import summary, sync_folder
+    from portal.errors import Refused
+    from portal.models import Pack
+
+    app_context()
+    found = Pack.live().where(Pack.slug == pack).first()
+    if found is None:
+        fail(f"no such pack: {pack}")
+    lines = []
+    try:
+        for line in sync_folder(found, folder, dry_run):  # each line as soon as its file is done
+            lines.append(line)
+            click.echo(json.dumps(line.as_json()) if as_json else _sync_text(line, dry_run))
+    except Refused as refusal:
+        fail(refusal.message)
+    counts = summary(lines)
+    if as_json:
+        click.echo(json.dumps({"summary": counts, "dry_run": dry_run, "folder": str(folder), "pack": pack}))
+    else:
+        done = ", ".join(f"{n} {action}" for action, n in counts.items())
+        click.echo(f"{'dry run, nothing changed — would be: ' if dry_run else ''}{done}")
+    sys.exit(1 if counts["refused"] or counts["conflict"] else 0)
+
+
+def _sync_text(line, dry_run: bool) -> str:
+    would = "would be " if dry_run and line.action in ("added", "updated", "removed") else ""
+    version = f" v{line.version}" if line.version and not would else ""
+    document = f" as {line.document}{version}" if line.document and line.action != "refused" else ""
+    reason = f" ({line.reason})" if line.reason else ""
+    message = f" — {line.message}" if line.message else ""
+    return f"{line.path}: {would}{line.action}{document}{reason}{message}"
 
 
 @click.command()

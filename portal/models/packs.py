@@ -60,6 +60,13 @@ class Document(BaseModel):
     updated_at = DateTimeField(default=utcnow)
     # Set on delete: the row stays as a tombstone so the id is never reused.
     deleted_at = DateTimeField(null=True)
+    # Set by `cairn sync` (migrations/0017): the folder and the file in it the document came from,
+    # the file's SHA-256, when, and the version that sync made (another current version: edited since).
+    sync_folder = TextField(null=True)
+    sync_path = TextField(null=True)
+    sync_sha256 = CharField(max_length=64, null=True)
+    synced_at = DateTimeField(null=True)
+    synced_version = IntegerField(null=True)
 
     class Meta:
         table_name = "document"
