@@ -171,6 +171,13 @@ def test_a_document_edited_in_the_browser_is_never_overwritten_or_removed_silent
     live = _live(pack)
     assert all("Changed in the browser." in live[i].current_revision().text for i in ("edited", "gone", "calm"))
 
+    taken = run("sync", "ops", str(tree), "--overwrite-edits").stdout
+    assert "edited.md: updated as edited v3" in taken and "gone.md: removed as gone v2" in taken
+    live = _live(pack)
+    assert "gone" not in live and "Changed in the folder too." in live["edited"].current_revision().text
+    assert "calm.md: unchanged" in taken and "Changed in the browser." in live["calm"].current_revision().text
+    assert run("sync", "ops", str(tree)).exit_code == 0  # in step again
+
 
 def test_a_dry_run_changes_nothing(app, pack, tree, run):
     write_tree(tree, 12)

@@ -112,7 +112,13 @@ def ingest(pack, files, as_json):
 @click.argument("folder", type=click.Path(file_okay=False))
 @click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file, then the summary.")
-def sync(pack, folder, dry_run, as_json):
+@click.option(
+    "--overwrite-edits",
+    is_flag=True,
+    help="Documents edited in the browser since the last sync take the folder's version (theirs stays as an "
+    "older revision), and those whose file is gone are removed, instead of being reported as conflicts.",
+)
+def sync(pack, folder, dry_run, as_json, overwrite_edits):
     """Keep PACK in step with FOLDER: add new files, update changed ones, remove those gone; exit 1 on any
     refusal or conflict."""
     from portal.documents.sync import summary, sync_folder
@@ -125,7 +131,7 @@ def sync(pack, folder, dry_run, as_json):
         fail(f"no such pack: {pack}")
     lines = []
     try:
-        for line in sync_folder(found, folder, dry_run):  # each line as soon as its file is done
+        for line in sync_folder(found, folder, dry_run, overwrite_edits):  # each line as soon as its file is done
             lines.append(line)
             click.echo(json.dumps(line.as_json()) if as_json else _sync_text(line, dry_run))
     except Refused as refusal:

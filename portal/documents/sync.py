@@ -13,7 +13,8 @@ is its path in the folder with ``/`` read as ``-`` (``setup/network.md`` → ``s
 - A document this folder made whose file is gone is deleted (a tombstone, like any delete).
   Documents uploaded by hand or synced from another folder are never touched.
 - A document edited in the browser since its last sync (its current version is not the
-  one the sync made) is not overwritten or deleted: the line says "conflict".
+  one the sync made) is not overwritten or deleted: the line says "conflict", until a run
+  with ``overwrite_edits`` (``--overwrite-edits``) takes the folder's version.
 
 Each file is its own transaction, so a run killed half way has stored whole files only,
 and the next run, seeing their recorded hashes, finishes the rest. One sync per pack at a
@@ -102,8 +103,13 @@ def plan(root: Path) -> SyncPlan:
     return SyncPlan(root, files, {i: p for i, p in sharing.items() if len(p) > 1}, unnamed)
 
 
-def sync_folder(pack: Pack, folder: str | Path, dry_run: bool = False) -> Iterator[SyncLine]:
+def sync_folder(
+    pack: Pack, folder: str | Path, dry_run: bool = False, overwrite_edits: bool = False
+) -> Iterator[SyncLine]:
     """Bring ``pack`` in step with ``folder``; one line per file or removed document, as it happens.
+
+    ``overwrite_edits``: documents edited in the browser since their last sync take the folder's
+    version too (the browser's stays as an older revision) instead of being reported as conflicts.
 
     Raises ``Refused`` before doing anything when the folder is not one, or another sync of the
     pack is running.
@@ -129,14 +135,15 @@ def sync_folder(pack: Pack, folder: str | Path, dry_run: bool = False) -> Iterat
                         message=f"{relative} and {others} would both be document {doc_id}; rename one of them.",
                     )
             for doc_id, relative in sorted(seen.files.items(), key=lambda item: item[1]):
-                yield _sync_file(pack, source, root, relative, doc_id, documents.get(doc_id), dry_run)
+                existing = documents.get(doc_id)
+                yield _sync_file(pack, source, root, relative, doc_id, existing, dry_run, overwrite_edits)
             kept = set(seen.files) | set(seen.clashes)
             for doc_id, document in sorted(documents.items()):
                 if document.sync_folder == source and not document.is_deleted and doc_id not in kept:
-                    yield _remove(document, dry_run)
+                    yield _remove(document, dry_run, overwrite_edits)
 
 
-def _sync_file(pack, source, root, relative, doc_id, existing: Document | None, dry_run) -> SyncLine:
+def _sync_file(pack, source, root, relative, doc_id, existing: Document | None, dry_run, overwrite_edits) -> SyncLine:
     path = root / relative
     line = SyncLine(str(relative), "refused", doc_id)
     if existing is not None and not existing.is_deleted and existing.sync_folder != source:
@@ -163,12 +170,12 @@ def _sync_file(pack, source, root, relative, doc_id, existing: Document | None, 
         if existing.current_version != existing.synced_version:
             line.message = f"edited in the browser since the last sync (v{existing.synced_version}); that edit stays"
         return line
-    if live and existing.current_version != existing.synced_version:
+    if live and existing.current_version != existing.synced_version and not overwrite_edits:
         line.action, line.version, line.reason = "conflict", existing.current_version, "edited_in_browser"
         line.message = (
             f"Changed in the folder, and edited in the browser since the last sync (now v"
-            f"{existing.current_version}, synced v{existing.synced_version}): not overwritten. Upload the file "
-            "by hand to replace the browser's edit, or make the same edit in the file."
+            f"{existing.current_version}, synced v{existing.synced_version}): not overwritten. Run the sync "
+            "with --overwrite-edits to take the folder's version (the browser's stays as an older revision)."
         )
         return line
     if dry_run:
@@ -199,13 +206,13 @@ def _sync_file(pack, source, root, relative, doc_id, existing: Document | None, 
     return line
 
 
-def _remove(document: Document, dry_run: bool) -> SyncLine:
+def _remove(document: Document, dry_run: bool, overwrite_edits: bool) -> SyncLine:
     line = SyncLine(document.sync_path, "removed", document.doc_id, document.current_version)
-    if document.current_version != document.synced_version:
+    if document.current_version != document.synced_version and not overwrite_edits:
         line.action, line.reason = "conflict", "edited_in_browser"
         line.message = (
             f"Gone from the folder, but edited in the browser since the last sync (now v"
-            f"{document.current_version}): kept. Delete it in the browser if it should go."
+            f"{document.current_version}): kept. Delete it in the browser, or sync with --overwrite-edits."
         )
         return line
     if dry_run:
