@@ -181,9 +181,13 @@ def test_a_document_edited_in_the_browser_is_never_overwritten_or_removed_silent
 
 def test_a_dry_run_changes_nothing(app, pack, tree, run):
     write_tree(tree, 12)
-    result = run("sync", "ops", str(tree), "--dry-run")
+    (tree / "slides.pptx").write_bytes(b"PK\x03\x04")
+    result = run("sync", "ops", str(tree), "--dry-run", ok=False)
+    assert result.exit_code == 1 and "slides.pptx: refused (unsupported_type)" in result.stdout
     assert "area-0/topic-0/note-000.txt: would be added as area-0-topic-0-note-000\n" in result.stdout
-    assert result.stdout.splitlines()[-1].startswith("dry run, nothing changed — would be: 12 added")
+    assert result.stdout.splitlines()[-1] == (
+        "dry run, nothing changed — would be: 12 added, 0 updated, 0 unchanged, 0 removed, 1 refused, 0 conflict"
+    )
     assert Document.select().count() == 0
 
 
@@ -199,7 +203,7 @@ def test_refusals_are_named_and_make_the_exit_status_one(app, pack, tree, run):
     reasons = {line["path"]: line["reason"] for line in lines}
     assert reasons["a/b.md"] == reasons["a-b.md"] == "id_clash"
     assert reasons["big.md"] == "too_large" and reasons["mine.md"] == "not_from_this_folder"
-    assert reasons["budget.xlsx"] not in (None, "id_clash")
+    assert reasons["budget.xlsx"] == "unsupported_type"
     assert summary["summary"]["refused"] == 5
     assert _live(pack)["mine"].current_revision().text == "# Mine\n\nBy hand.\n"
     assert run("sync", "nope", str(tree), ok=False).exit_code == 2

@@ -37,6 +37,7 @@ from portal.documents import editing
 from portal.documents.services import SyncSource, document_id_for, sha256_hex, upload_file
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
+from portal.ingest.formats import KINDS
 from portal.models import Document, Pack
 from portal.search.service import batched_index_updates
 
@@ -157,9 +158,10 @@ def _sync_file(pack, source, root, relative, doc_id, existing: Document | None, 
         line.action = "unchanged"
         line.message = "deleted in the browser after a sync; a sync does not bring it back (ids are never reused)"
         return line
+    extension = relative.suffix.lower()
     size = path.stat().st_size
-    if size > limits.MAX_FILE_BYTES:  # refused before it is read
-        refusal = limits.refuse_too_large(size)
+    if extension not in KINDS or size > limits.MAX_FILE_BYTES:  # refused before it is read, dry run or not
+        refusal = limits.refuse_unsupported_type(extension) if extension not in KINDS else limits.refuse_too_large(size)
         line.reason, line.message = refusal.reason, refusal.message
         return line
     data = path.read_bytes()
