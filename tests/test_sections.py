@@ -237,3 +237,14 @@ def test_a_word_document_has_its_headings_and_a_pdf_its_pages(app, pack, client_
     second = _soup(admin.get("/packs/ops/documents/manual?section=page%202"))
     assert "Page 7 is not a page line" in second.select_one(".doc-body").text
     assert "Stop." not in second.select_one(".doc-body").text
+
+
+def test_a_cited_passages_heading_path_opens_its_section(guide, client_as):
+    path = "Install guide > Troubleshooting > Network"
+    network = Passage.get((Passage.revision == guide.revision.id) & (Passage.heading_path == path))
+    admin = client_as("PlatformAdmin")
+    page = _soup(admin.get(f"/packs/ops/documents/install-guide?passage={network.id}"))
+    link = page.select_one(".cited-passage a.cited-section")
+    assert link.text == path
+    section = _soup(admin.get(link["href"]))
+    assert "Ping the gateway" in section.select_one(".doc-body").text
