@@ -18,6 +18,7 @@ Pure: no Flask, no database.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from portal.ingest.markdown_blocks import heading_title, markdown_blocks
@@ -37,6 +38,7 @@ class Section:
     level: int
     line_start: int  # its heading or page line, 0-based
     line_end: int  # one past its last line
+    shared: bool = False  # another section has the same path: it can be jumped to, not named
 
     @property
     def anchor(self) -> str:
@@ -80,20 +82,26 @@ def outline(text: str, kind: str) -> list[Section]:
         ]
     else:
         return []
-    sections = []
-    for position, (path, title, level, first) in enumerate(starts):
-        end = next((line for _, _, other, line in starts[position + 1 :] if other <= level), len(lines))
-        sections.append(Section(position + 1, path, title, level, first, end))
-    return sections
+    ends = [len(lines)] * len(starts)
+    open_sections: list[int] = []  # positions whose end is not known yet, levels rising
+    for position, (_, _, level, first) in enumerate(starts):
+        while open_sections and starts[open_sections[-1]][2] >= level:
+            ends[open_sections.pop()] = first
+        open_sections.append(position)
+    paths = Counter(path for path, _, _, _ in starts)
+    return [
+        Section(position + 1, path, title, level, first, ends[position], shared=paths[path] > 1)
+        for position, (path, title, level, first) in enumerate(starts)
+    ]
 
 
 def _key(name: str) -> tuple[str, ...]:
     return tuple(" ".join(part.split()).casefold() for part in name.split(">") if part.strip())
 
 
-def find_section(text: str, kind: str, name: str) -> Lookup:
-    """The section ``name`` names in the text, or why there is none."""
-    sections = outline(text, kind)
+def find_section(text: str, kind: str, name: str, sections: list[Section] | None = None) -> Lookup:
+    """The section ``name`` names in the text (whose ``outline`` the caller may pass), or why there is none."""
+    sections = outline(text, kind) if sections is None else sections
     wanted = _key(name)
     if not wanted:
         return Lookup(name, problem="unknown", candidates=sections)

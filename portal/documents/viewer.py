@@ -10,11 +10,12 @@ passes it in.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from markupsafe import Markup
 
 from portal.documents.render import PassageLines, numbered_lines, render_markdown
-from portal.documents.sections import Section, SectionText
+from portal.documents.sections import Section, SectionText, outline
 from portal.models import Document, Figure, Passage, Revision
 
 VIEWS = ("formatted", "lines")
@@ -23,6 +24,18 @@ VIEWS = ("formatted", "lines")
 def chosen_view(requested: str | None) -> str:
     """``lines`` when asked for, else the formatted text."""
     return requested if requested in VIEWS else "formatted"
+
+
+def outline_of(revision: Revision, kind: str) -> list[Section]:
+    """The revision's sections; a revision never changes, so each process keeps the last few it read
+    (parsing a long document's headings costs as much as rendering it)."""
+    return list(_outline(revision.id, revision.sha256, kind))
+
+
+@lru_cache(maxsize=32)
+def _outline(revision_id: int, sha256: str, kind: str) -> tuple[Section, ...]:
+    # Keyed by the text's hash too, so a reused row id can never return another text's outline.
+    return tuple(outline(Revision.get_by_id(revision_id).text, kind))
 
 
 def passages_of(revision: Revision) -> list[Passage]:

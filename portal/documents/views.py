@@ -66,14 +66,14 @@ def show(slug: str, doc_id: str):
     if from_run is not None and cited is None:
         cited = from_run.current_passage
     view = viewer.chosen_view(request.args.get("view"))
-    outline = sections.outline(revision.text, document.kind)
+    outline = viewer.outline_of(revision, document.kind)
 
     def figure_url(number):
         return url_for("documents.figure", slug=slug, doc_id=doc_id, version=revision.version, number=number)
 
     lookup, status = None, 200
     if "section" in request.args:
-        lookup = sections.find_section(revision.text, document.kind, request.args["section"])
+        lookup = sections.find_section(revision.text, document.kind, request.args["section"], outline)
         status = SECTION_STATUS[lookup.problem]
         body = viewer.section_body(revision, lookup.found, view, figure_url) if lookup.found else None
     else:
