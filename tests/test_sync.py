@@ -3,6 +3,7 @@ file that now fails a limit, edits in the browser, and a run killed with SIGKILL
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -254,3 +255,15 @@ def test_a_sync_killed_half_way_is_finished_by_the_next_run(tmp_path):
 def check_database_and_index_after_start(env, words) -> int:
     cairn(env, "packs", "list")  # any command catches up with the index at start
     return check_database_and_index(env, words)
+
+
+def test_one_sync_per_pack_at_a_time(app, pack, tree, run):
+    (tree / "guide.md").write_text("# Guide\n\nText.\n")
+    lock = Path(app.config["CAIRN_DATA_DIR"]) / f"sync-{pack.id}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as a sync running in another process holds it
+        result = run("sync", "ops", str(tree), ok=False)
+    assert result.exit_code == 2 and "Another sync of the pack ops is running" in result.stderr
+    assert Document.select().count() == 0
+    assert run("sync", "ops", str(tree)).exit_code == 0  # released: the next run goes ahead
