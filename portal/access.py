@@ -65,13 +65,13 @@ def can(user: User, action: str) -> bool:
 def readable_packs(user: User):
     if not can(user, "packs.read"):
         return Pack.select().where(False)
-    return Pack.select().order_by(Pack.title)
+    return Pack.live().order_by(Pack.title)
 
 
 def pack_for(user: User, slug: str, action: str = "packs.read") -> Pack:
     """The pack, if ``user`` may read packs and take ``action`` (e.g. "documents.write") in it."""
     allowed = can(user, "packs.read") and can(user, action)
-    pack = Pack.get_or_none(Pack.slug == slug) if allowed else None
+    pack = Pack.live().where(Pack.slug == slug).first() if allowed else None
     if pack is None:
         raise NotFound(slug)
     return pack

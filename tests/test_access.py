@@ -43,6 +43,10 @@ ROUTES = [
     ("GET", "/packs/ops/documents/runbook?version=1", None, STAFF, 200),
     ("GET", "/packs/ops/documents/runbook?version=2", None, (), 404),
     ("GET", "/packs/ops/documents/for-auditors?version=1", None, ("PlatformAdmin", "Auditor"), 200),
+    ("GET", "/packs/ops/edit", None, ADMIN_ONLY, 200),
+    ("POST", "/packs/ops/edit", {"title": "Ops", "description": "Changed"}, ADMIN_ONLY, 303),
+    ("GET", "/packs/ops/delete", None, ADMIN_ONLY, 200),
+    ("POST", "/packs/ops/delete", {"generation": "4"}, ADMIN_ONLY, 303),  # the four uploads of ``seeded``
     # reader roles narrow reading to exact role matches; PlatformAdmin bypasses them (SPEC 2)
     ("GET", "/packs/ops/documents/for-auditors", None, ("PlatformAdmin", "Auditor"), 200),
     ("GET", "/packs/ops/documents/for-auditors?view=lines", None, ("PlatformAdmin", "Auditor"), 200),

@@ -230,7 +230,7 @@ def grants_by_agent(agents: list[Agent]) -> dict[int, list[Pack]]:
 
 def grantable_packs() -> list[Pack]:
     """Every pack the agent form offers, company packs first."""
-    return list(Pack.select().order_by(Pack.kind.desc(), Pack.title))
+    return list(Pack.live().order_by(Pack.kind.desc(), Pack.title))
 
 
 def company_names() -> list[str]:
@@ -315,7 +315,7 @@ def _company(name: str | None) -> Company | None:
 def _grantable_packs(pack_slugs, company: Company | None) -> list[Pack]:
     """The packs named, each checked against the company rule; a missing one is refused by name."""
     slugs = sorted({s.strip() for s in pack_slugs if s and s.strip()})
-    packs = {p.slug: p for p in Pack.select().where(Pack.slug.in_(slugs))} if slugs else {}
+    packs = {p.slug: p for p in Pack.live().where(Pack.slug.in_(slugs))} if slugs else {}
     missing = [s for s in slugs if s not in packs]
     if missing:
         raise Refused("unknown_pack", f"No such pack: {', '.join(missing)}.")

@@ -30,6 +30,7 @@ for command in (
     tokens.tokens,
     packs.packs,
     packs.ingest,
+    packs.sync,
     packs.search,
     packs.index,
     demo.seed_demo,

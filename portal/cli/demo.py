@@ -53,6 +53,8 @@ def seed_demo(if_empty, force):
     )
     for name in report.documents_deleted:
         click.echo(f"skipped document {name}: an administrator deleted it, and the seed does not bring it back")
+    for slug in report.packs_deleted:
+        click.echo(f"skipped pack {slug}: an administrator deleted it, and the seed does not bring it back")
     for slug in report.agents_deleted:
         click.echo(f"skipped agent {slug}: an administrator deleted it, and the seed does not bring it back")
     click.echo("Demo sign-ins (demo only, never use these passwords elsewhere):")

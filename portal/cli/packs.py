@@ -1,4 +1,4 @@
-"""``cairn packs create|list``, ``cairn ingest``, ``cairn search`` and ``cairn index rebuild``."""
+"""``cairn packs create|list``, ``cairn ingest``, ``cairn sync``, ``cairn search`` and ``cairn index rebuild``."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def packs_list(as_json):
 
     app_context()
     echo_listing(
-        packs_as_json(Pack.select().order_by(Pack.slug)),
+        packs_as_json(Pack.live().order_by(Pack.slug)),
         as_json,
         lambda row: f"{row['slug']:40} {row['kind']:8} {row['documents']:5}  {row['title']}",
     )
@@ -108,6 +108,53 @@ def ingest(pack, files, as_json):
 
 
 @click.command()
+@click.argument("pack")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per file, then the summary.")
+@click.option(
+    "--overwrite-edits",
+    is_flag=True,
+    help="Documents edited in the browser since the last sync take the folder's version (theirs stays as an "
+    "older revision), and those whose file is gone are removed, instead of being reported as conflicts.",
+)
+def sync(pack, folder, dry_run, as_json, overwrite_edits):
+    """Keep PACK in step with FOLDER: add new files, update changed ones, remove those gone; exit 1 on any
+    refusal or conflict."""
+    from portal.documents.sync import summary, sync_folder
+    from portal.errors import Refused
+    from portal.models import Pack
+
+    app_context()
+    found = Pack.live().where(Pack.slug == pack).first()
+    if found is None:
+        fail(f"no such pack: {pack}")
+    lines = []
+    try:
+        for line in sync_folder(found, folder, dry_run, overwrite_edits):  # each line as soon as its file is done
+            lines.append(line)
+            click.echo(json.dumps(line.as_json()) if as_json else _sync_text(line, dry_run))
+    except Refused as refusal:
+        fail(refusal.message)
+    counts = summary(lines)
+    if as_json:
+        click.echo(json.dumps({"summary": counts, "dry_run": dry_run, "folder": str(folder), "pack": pack}))
+    else:
+        done = ", ".join(f"{n} {action}" for action, n in counts.items())
+        click.echo(f"{'dry run, nothing changed — would be: ' if dry_run else ''}{done}")
+    sys.exit(1 if counts["refused"] or counts["conflict"] else 0)
+
+
+def _sync_text(line, dry_run: bool) -> str:
+    would = "would be " if dry_run and line.action in ("added", "updated", "removed") else ""
+    version = f" v{line.version}" if line.version and not would else ""
+    document = f" as {line.document}{version}" if line.document and line.action != "refused" else ""
+    reason = f" ({line.reason})" if line.reason else ""
+    message = f" — {line.message}" if line.message else ""
+    return f"{line.path}: {would}{line.action}{document}{reason}{message}"
+
+
+@click.command()
 @click.argument("query")
 @click.option("--pack", "pack_slugs", multiple=True, required=True, help="Repeat to search several packs.")
 @click.option("--limit", default=8, show_default=True, type=click.IntRange(1, 50))
@@ -118,7 +165,7 @@ def search(query, pack_slugs, limit, as_json):
     from portal.search.service import search_packs
 
     app_context(check_every_index=True)
-    found = {p.slug: p for p in Pack.select().where(Pack.slug.in_(pack_slugs))}
+    found = {p.slug: p for p in Pack.live().where(Pack.slug.in_(pack_slugs))}
     missing = [s for s in pack_slugs if s not in found]
     if missing:
         fail(f"no such pack: {', '.join(missing)}")

@@ -42,6 +42,7 @@ class SeedReport:
     agents_reset: list[str] = field(default_factory=list)
     documents_deleted: list[str] = field(default_factory=list)  # deleted by an administrator: not brought back
     agents_deleted: list[str] = field(default_factory=list)
+    packs_deleted: list[str] = field(default_factory=list)  # deleted by an administrator: not brought back
 
     @property
     def changed(self) -> bool:
@@ -81,6 +82,9 @@ def seed_demo() -> SeedReport:
 
 def _seed_pack(entry: dict, report: SeedReport) -> None:
     pack = Pack.get_or_none(Pack.slug == entry["slug"])
+    if pack is not None and pack.is_deleted:  # deleted by an administrator: not brought back
+        report.packs_deleted.append(pack.slug)
+        return
     if pack is None:
         pack = create_pack(
             entry["slug"], entry["title"], entry["kind"], entry.get("company"), entry.get("description", "")
@@ -126,7 +130,7 @@ def _seed_agents(report: SeedReport) -> None:
                 entry["mode"],
                 entry["company"],
                 entry["instructions"],
-                entry["packs"],
+                [slug for slug in entry["packs"] if slug not in report.packs_deleted],
                 seeded=True,
                 description=entry["description"],
                 offered=True,  # the demo's agents are ready: members see them at once

@@ -27,7 +27,7 @@ def ingest_paths(pack_slug: str, paths) -> Iterator[tuple[str, UploadOutcome]]:
     The index catches up at the end (and every few dozen documents); what a kill interrupts is
     indexed at the next start (portal/search/service.py).
     """
-    pack = Pack.get_or_none(Pack.slug == pack_slug)
+    pack = Pack.live().where(Pack.slug == pack_slug).first()
     with batched_index_updates():
         for raw in paths:
             yield _ingest_path(pack, pack_slug, raw)

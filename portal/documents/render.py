@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import nh3
+from markdown_it.token import Token
 from markupsafe import Markup
 
 from portal.ingest.markdown_blocks import MARKDOWN, source_lines
@@ -78,17 +79,27 @@ def render_markdown(
     passages: list[PassageLines] = (),
     highlight: tuple[int, int] | None = None,
     figure_url: Callable[[int], str] | None = None,
+    section_anchors: dict[int, str] | None = None,
 ) -> Markup:
-    """Render ``text``; ``highlight`` is a 1-based inclusive line range to mark as cited."""
+    """Render ``text``; ``highlight`` is a 1-based inclusive line range to mark as cited.
+
+    ``section_anchors`` maps a 0-based line to an id: an empty anchor with that id is put
+    before the top-level block holding the line, so the outline can jump there (a block may
+    carry a passage id of its own).
+    """
     tokens = MARKDOWN.parse(text)
     lines = source_lines(text)  # passage lines are counted as str.splitlines counts them
     starts = [p.line_start for p in passages]
     anchored: set[int] = set()
-    for token in tokens:
+    waiting = sorted((section_anchors or {}).items())
+    before: dict[int, list[str]] = {}  # token position → anchor ids to put before it
+    for position, token in enumerate(tokens):
         if token.level != 0 or token.nesting == -1 or not token.map:
             continue
         first, end = lines(token.map)
         first_line, last_line = first + 1, end
+        while waiting and waiting[0][0] < end:
+            before.setdefault(position, []).append(waiting.pop(0)[1])
         token.attrSet("data-line", str(first_line))
         classes = []
         if highlight and first_line <= highlight[1] and last_line >= highlight[0]:
@@ -100,6 +111,7 @@ def render_markdown(
         if classes:
             token.attrSet("class", " ".join(classes))
     _mark_page_lines(tokens)
+    tokens = _with_anchors(tokens, before)
     body = MARKDOWN.renderer.render(tokens, MARKDOWN.options, {})
     if figure_url is not None:
         body = replace_figure_markers_in_html(body, lambda number, label: _figure_html(number, label, figure_url))
@@ -112,6 +124,23 @@ def render_markdown(
             link_rel="noopener noreferrer nofollow",
         )
     )
+
+
+_ANCHOR = Markup('<span class="section-anchor" id="{id}"></span>')
+
+
+def _with_anchors(tokens, before: dict[int, list[str]]) -> list:
+    """``tokens`` with an empty anchor block before the positions ``before`` names."""
+    if not before:
+        return tokens
+    result = []
+    for position, token in enumerate(tokens):
+        for anchor in before.get(position, ()):
+            block = Token("html_block", "", 0)
+            block.content = _ANCHOR.format(id=anchor)
+            result.append(block)
+        result.append(token)
+    return result
 
 
 def _mark_page_lines(tokens) -> None:
@@ -134,9 +163,9 @@ def _figure_html(number: int, label: str, figure_url: Callable[[int], str]) -> s
     return _FIGURE_HTML.format(number=number, src=figure_url(number), label=label)
 
 
-def numbered_lines(text: str, highlight: tuple[int, int] | None = None) -> list[tuple[int, str, bool]]:
-    """The text as (line number, line, highlighted) rows for the line view."""
+def numbered_lines(text: str, highlight: tuple[int, int] | None = None, first: int = 1) -> list[tuple[int, str, bool]]:
+    """The text as (line number, line, highlighted) rows for the line view, numbered from ``first``."""
     return [
         (n, line, bool(highlight and highlight[0] <= n <= highlight[1]))
-        for n, line in enumerate(text.split("\n"), start=1)
+        for n, line in enumerate(text.split("\n"), start=first)
     ]

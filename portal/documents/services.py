@@ -79,6 +79,24 @@ def classification_policy() -> Policy:
     return Policy.from_config(rules) if rules else Policy.default()
 
 
+@dataclass(frozen=True)
+class SyncSource:
+    """The folder file a synced upload came from (``cairn sync``), recorded with the revision it makes."""
+
+    folder: str
+    path: str
+    sha256: str  # of the file's bytes
+
+    def fields(self, version: int) -> dict:
+        return dict(
+            sync_folder=self.folder,
+            sync_path=self.path,
+            sync_sha256=self.sha256,
+            synced_at=utcnow(),
+            synced_version=version,
+        )
+
+
 def upload_file(
     pack: Pack,
     filename: str,
@@ -89,19 +107,21 @@ def upload_file(
     *,
     doc_id: str | None = None,
     reader_access: ReaderAccess | None = None,
+    sync: SyncSource | None = None,
 ) -> UploadOutcome:
     """Read, classify, store and index one file; a refusal stores nothing.
 
     ``doc_id``: the document's id when the caller names it (the API), else the file name's.
     ``reader_access``: set with the new revision (None: the document keeps its own, or the defaults).
+    ``sync``: where the file came from, recorded in the revision's own transaction.
     """
     try:
-        return _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access)
+        return _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access, sync)
     except Refused as refusal:
         return UploadOutcome(filename=shown_name(filename), refused=refusal)
 
 
-def _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access) -> UploadOutcome:
+def _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access, sync) -> UploadOutcome:
     filename = upload_name(filename)
     if len(data) > limits.MAX_FILE_BYTES:
         raise limits.refuse_too_large(len(data))
@@ -124,7 +144,7 @@ def _upload(pack, filename, data, user, content_type, expected_version, doc_id, 
         title, filename = verdict.redacted_title, verdict.redacted_filename
     doc_id = doc_id or document_id_for(filename)
     incoming = _Incoming(filename, content_type, title, extracted, redaction is not None, user)
-    outcome = _store(pack, doc_id, incoming, expected_version, reader_access)
+    outcome = _store(pack, doc_id, incoming, expected_version, reader_access, sync)
     outcome.redaction = redaction
     return outcome
 
@@ -170,7 +190,12 @@ class _Incoming:
 
 
 def _store(
-    pack, doc_id, incoming: _Incoming, expected_version, reader_access: ReaderAccess | None = None
+    pack,
+    doc_id,
+    incoming: _Incoming,
+    expected_version,
+    reader_access: ReaderAccess | None = None,
+    sync: SyncSource | None = None,
 ) -> UploadOutcome:
     filename, extracted = incoming.filename, incoming.extracted
     existing = Document.get_or_none((Document.pack == pack) & (Document.doc_id == doc_id))
@@ -191,6 +216,8 @@ def _store(
                 "reader_role_names": existing.reader_role_names,
             }:
                 existing = set_reader_access(existing, reader_access, current_version)
+            if sync is not None:  # the same text from a changed file: the file is what was synced now
+                Document.update(**sync.fields(current_version)).where(Document.id == existing.id).execute()
             return UploadOutcome(
                 filename=filename,
                 document=existing,
@@ -211,6 +238,8 @@ def _store(
                 if reader_access is not None:
                     Document.update(**reader_access.fields()).where(Document.id == document.id).execute()
                 revisions.stamp_reader_access(document.id)
+                if sync is not None:
+                    Document.update(**sync.fields(version)).where(Document.id == document.id).execute()
             revisions.remove_revision_folders(document, purged)
     except VersionConflict:
         if expected_version is not None:

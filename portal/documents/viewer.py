@@ -12,10 +12,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from markupsafe import Markup
 
 from portal.documents.render import PassageLines, numbered_lines, render_markdown
+from portal.documents.sections import Section, SectionText, outline
 from portal.models import Figure, Passage, Revision
 
 VIEWS = ("formatted", "lines")
@@ -56,6 +58,18 @@ def text_diff(older: Revision, current: Revision) -> list[DiffLine]:
     return rows[2:]  # the ---/+++ file lines: the page says which versions these are
 
 
+def outline_of(revision: Revision, kind: str) -> list[Section]:
+    """The revision's sections; a revision never changes, so each process keeps the last few it read
+    (parsing a long document's headings costs as much as rendering it)."""
+    return list(_outline(revision.id, revision.sha256, kind))
+
+
+@lru_cache(maxsize=32)
+def _outline(revision_id: int, sha256: str, kind: str) -> tuple[Section, ...]:
+    # Keyed by the text's hash too, so a reused row id can never return another text's outline.
+    return tuple(outline(Revision.get_by_id(revision_id).text, kind))
+
+
 def passages_of(revision: Revision) -> list[Passage]:
     return list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
 
@@ -66,22 +80,35 @@ def document_body(
     view: str,
     highlighted: Passage | None,
     figure_url: Callable[[int], str],
+    sections: list[Section] = (),
 ) -> Markup | list:
     """The text as HTML (``formatted``) or as numbered lines (``lines``), ``highlighted`` marked.
 
     ``figure_url(number)`` is asked only for figures the revision has; a marker naming
-    another number stays text.
+    another number stays text. Each of ``sections`` gets its anchor, for the outline.
     """
     highlight = (highlighted.line_start, highlighted.line_end) if highlighted else None
     if view == "lines":
         return numbered_lines(revision.text, highlight)
-    kept = {f.number for f in Figure.select(Figure.number).where(Figure.revision == revision)}
     return render_markdown(
         revision.text,
         [PassageLines(p.ordinal, p.line_start, p.line_end) for p in passages],
         highlight,
-        lambda number: figure_url(number) if number in kept else "",
+        _kept_figures(revision, figure_url),
+        {s.line_start: s.anchor for s in sections},
     )
+
+
+def section_body(revision: Revision, shown: SectionText, view: str, figure_url: Callable[[int], str]) -> Markup | list:
+    """One section's text alone, formatted or as lines numbered as in the whole text."""
+    if view == "lines":
+        return numbered_lines(shown.text, None, first=shown.section.line_start + 1)
+    return render_markdown(shown.text, [], None, _kept_figures(revision, figure_url))
+
+
+def _kept_figures(revision: Revision, figure_url: Callable[[int], str]) -> Callable[[int], str]:
+    kept = {f.number for f in Figure.select(Figure.number).where(Figure.revision == revision)}
+    return lambda number: figure_url(number) if number in kept else ""
 
 
 def figure_of(revision: Revision, number: int) -> Figure | None:

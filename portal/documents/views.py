@@ -7,7 +7,7 @@ from flask_login import current_user, login_required
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from portal import access
-from portal.documents import batch, editing, viewer
+from portal.documents import batch, editing, sections, viewer
 from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.errors_web import too_large_problem
@@ -75,18 +75,22 @@ def _document_page(pack, document, version: int | None, status: int = 200, new_v
     if from_run is not None and cited is None:
         cited = from_run.current_passage
     view = viewer.chosen_view(request.args.get("view"), older)
+    outline = viewer.outline_of(revision, document.kind)
+
+    def figure_url(number):
+        return url_for(
+            "documents.figure", slug=pack.slug, doc_id=document.doc_id, version=revision.version, number=number
+        )
+
+    lookup = None
     if view == viewer.DIFF_VIEW:
         body = viewer.text_diff(revision, document.current_revision())
+    elif "section" in request.args:
+        lookup = sections.find_section(revision.text, document.kind, request.args["section"], outline)
+        status = SECTION_STATUS[lookup.problem] if status == 200 else status
+        body = viewer.section_body(revision, lookup.found, view, figure_url) if lookup.found else None
     else:
-        body = viewer.document_body(
-            revision,
-            passages,
-            view,
-            cited,
-            lambda number: url_for(
-                "documents.figure", slug=pack.slug, doc_id=document.doc_id, version=revision.version, number=number
-            ),
-        )
+        body = viewer.document_body(revision, passages, view, cited, figure_url, outline)
     history = access.readable_revisions(current_user, document)
     return render(
         "documents/show.html",
@@ -106,7 +110,14 @@ def _document_page(pack, document, version: int | None, status: int = 200, new_v
         from_run=from_run,
         run_revision=_run_revision(from_run, history),
         new_version_error=new_version_error,
+        outline=outline,
+        lookup=lookup,
+        max_section_chars=sections.MAX_SECTION_CHARS,
     )
+
+
+# A section name that names none is a missing thing; one that names several asks to choose.
+SECTION_STATUS = {None: 200, "unknown": 404, "ambiguous": 409}
 
 
 def _run_revision(from_run, history) -> int | None:

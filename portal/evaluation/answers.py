@@ -119,7 +119,7 @@ def _share(flags) -> float | None:
 
 def evaluate_answers(questions: list[dict]) -> AnswerReport:
     """Ask every question as a preferred-mode agent granted its packs; nothing is stored."""
-    packs = {p.slug: p for p in Pack.select()}
+    packs = {p.slug: p for p in Pack.live()}
     report = AnswerReport()
     with database().atomic() as transaction:
         agents: dict[tuple[str, ...], Agent] = {}

@@ -131,7 +131,7 @@ def evaluate_questions(questions: list[dict], retrieval: str | None = None) -> Q
     In hybrid mode each outcome also records the dense similarities the floor is calibrated on,
     read from the dense half alone over the same pool the search uses.
     """
-    packs = {p.slug: p for p in Pack.select()}
+    packs = {p.slug: p for p in Pack.live()}
     report = QuestionReport()
     for question in questions:
         missing = [slug for slug in question["packs"] if slug not in packs]

@@ -293,15 +293,25 @@ def _markdown_structure(doc: _Document) -> tuple[list[int], list[int], list[str]
     return section_starts, heading_lines, heading_paths
 
 
-def _pdf_pieces(doc: _Document) -> list[tuple[int, int, str, str, int | None]]:
-    pages: list[tuple[int, int]] = []  # (page number, line index of its page line)
-    for i, content in enumerate(doc.contents):
+def pdf_pages(lines: list[str]) -> list[tuple[int, int]]:
+    """(page number, index of its page line) of each page of a PDF's text, ``lines`` without breaks.
+
+    The first page line found starts the count; after it only the next number starts a page,
+    so a body line reading ``Page 7`` on page 2 stays text. The viewer's outline reads pages here too.
+    """
+    pages: list[tuple[int, int]] = []
+    for i, content in enumerate(lines):
         if not pages:
             number = page_number(content)
             if number is not None:
                 pages.append((number, i))
         elif starts_page(content, pages[-1][0] + 1):
             pages.append((pages[-1][0] + 1, i))
+    return pages
+
+
+def _pdf_pieces(doc: _Document) -> list[tuple[int, int, str, str, int | None]]:
+    pages = pdf_pages(doc.contents)  # (page number, line index of its page line)
     text_end = len(doc.text)
     if not pages:
         return [(s, e, "", "", None) for s, e in doc.split_range(0, text_end)]

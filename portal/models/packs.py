@@ -1,4 +1,4 @@
-"""Packs and their documents: revisions, figures, passages, and the outbox of index work (migrations/0001, 0007)."""
+"""Packs and their documents: revisions, figures, passages, the outbox of index work (migrations 0001, 0007, 0016)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,20 @@ class Pack(BaseModel):
     # the generation it shows, so a lagging, lost or missing index is detected.
     index_generation = IntegerField(default=0)
     created_at = DateTimeField(default=utcnow)
+    # Set on delete: the row stays as a tombstone so the slug is never reused (migrations/0016).
+    deleted_at = DateTimeField(null=True)
 
     class Meta:
         table_name = "pack"
+
+    @classmethod
+    def live(cls):
+        """Packs that are not deleted; every listing and lookup of packs starts here."""
+        return cls.select().where(cls.deleted_at.is_null())
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
 
     def live_documents(self):
         return Document.select().where((Document.pack == self) & Document.deleted_at.is_null()).order_by(Document.title)
@@ -51,6 +62,13 @@ class Document(BaseModel):
     updated_at = DateTimeField(default=utcnow)
     # Set on delete: the row stays as a tombstone so the id is never reused.
     deleted_at = DateTimeField(null=True)
+    # Set by `cairn sync` (migrations/0017): the folder and the file in it the document came from,
+    # the file's SHA-256, when, and the version that sync made (another current version: edited since).
+    sync_folder = TextField(null=True)
+    sync_path = TextField(null=True)
+    sync_sha256 = CharField(max_length=64, null=True)
+    synced_at = DateTimeField(null=True)
+    synced_version = IntegerField(null=True)
 
     class Meta:
         table_name = "document"

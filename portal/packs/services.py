@@ -6,8 +6,9 @@ import re
 
 from peewee import fn
 
-from portal.errors import Refused
-from portal.models import PACK_KINDS, Company, Document, Pack
+from portal.db import database
+from portal.errors import NotFound, Refused
+from portal.models import PACK_KINDS, Company, Document, Pack, User
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 
@@ -28,14 +29,45 @@ def create_pack(
         raise Refused("bad_company", "A company pack names the company whose material it holds.")
     if kind == "generic" and company_name:
         raise Refused("bad_company", "A generic pack names no company.")
-    if Pack.get_or_none(Pack.slug == slug) is not None:
+    taken = Pack.get_or_none(Pack.slug == slug)
+    if taken is not None and taken.is_deleted:
+        raise Refused(
+            "slug_reused",
+            f"A deleted pack was called {slug!r}; pack slugs are never reused, so choose another slug.",
+        )
+    if taken is not None:
         raise Refused("slug_taken", f"A pack {slug!r} exists already.")
     company = Company.get_or_create(name=company_name.strip())[0] if kind == "company" else None
     return Pack.create(slug=slug, title=title, kind=kind, company=company, description=description.strip())
 
 
+def edit_pack(actor: User | None, pack: Pack, title: str, description: str) -> Pack:
+    """Change a pack's title and description (its slug, kind and company stay: grants and
+    citations name them)."""
+    from portal.agents.services import audit  # agents import the slug rule from here
+
+    title, description = title.strip(), description.strip()
+    if not title:
+        raise Refused("bad_title", "A pack needs a title.")
+    changed = {
+        name: [old, new]
+        for name, old, new in (("title", pack.title, title), ("description", pack.description, description))
+        if old != new
+    }
+    with database().atomic():
+        if (
+            not Pack.update(title=title, description=description)
+            .where((Pack.id == pack.id) & Pack.deleted_at.is_null())
+            .execute()
+        ):
+            raise NotFound(pack.slug)  # deleted by someone else meanwhile
+        if changed:
+            audit(actor, "pack.update", pack, {"slug": pack.slug, "changed": changed})
+    return Pack.get_by_id(pack.id)
+
+
 def all_packs() -> list[Pack]:
-    return list(Pack.select().order_by(Pack.slug))
+    return list(Pack.live().order_by(Pack.slug))
 
 
 def live_document_counts() -> dict[int, int]:

@@ -1,15 +1,17 @@
-"""Pack list, pack page and pack search."""
+"""Pack list, pack page and pack search; editing a pack and deleting it after a confirmation."""
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, redirect, request, url_for
+from flask import Blueprint, abort, flash, redirect, request, url_for
 from flask_login import current_user, login_required
 
 from portal import access
 from portal.errors import NotFound, Refused
 from portal.ingest import limits
 from portal.ingest.markers import is_page_line
-from portal.packs.services import create_pack, live_document_counts
+from portal.numbers import form_number
+from portal.packs.deletion import delete_pack, pack_contents
+from portal.packs.services import create_pack, edit_pack, live_document_counts
 from portal.rendering import render
 
 bp = Blueprint("packs", __name__, url_prefix="/packs")
@@ -112,3 +114,35 @@ def search(slug: str):
         results=results,
         outcomes=[],
     )
+
+
+@bp.route("/<slug>/edit", methods=["GET", "POST"])
+@login_required
+def edit(slug: str):
+    pack = access.pack_for(current_user, slug, "documents.write")
+    if request.method == "GET":
+        return render("packs/edit.html", pack=pack, form=pack.__data__, error=None)
+    try:
+        edit_pack(current_user, pack, request.form.get("title", ""), request.form.get("description", ""))
+    except Refused as refusal:
+        return render("packs/edit.html", status=422, pack=pack, form=request.form, error=refusal.message)
+    flash("Saved the pack's title and description.")
+    return redirect(url_for("packs.show", slug=slug), code=303)
+
+
+@bp.route("/<slug>/delete", methods=["GET", "POST"])
+@login_required
+def delete(slug: str):
+    """GET: what deleting the pack removes, and the button; POST: delete it, if it has not changed since."""
+    pack = access.pack_for(current_user, slug, "documents.write")
+    if request.method == "GET":
+        return render("packs/delete.html", pack=pack, contents=pack_contents(pack), error=None)
+    try:
+        removed = delete_pack(current_user, pack, form_number("generation"))
+    except Refused as refusal:
+        return render("packs/delete.html", status=409, pack=pack, contents=pack_contents(pack), error=refusal.message)
+    flash(
+        f"Deleted the pack {pack.title}: {removed.documents} document(s), {removed.revisions} revision(s), "
+        f"{removed.files} file(s); its slug {pack.slug} stays reserved."
+    )
+    return redirect(url_for("packs.index"), code=303)

@@ -34,11 +34,15 @@ def forget_document_text(document_pk: int) -> None:
     """A document was deleted: its receipts keep their place and numbers but lose its text and figures.
 
     The kept figures' files go with the document's folder."""
-    RunReference.update(text=None).where(RunReference.document_pk == document_pk).execute()
-    ReceiptFigure.delete().where(ReceiptFigure.document_pk == document_pk).execute()
-    for row in RunReference.select().where(
-        (RunReference.document_pk == document_pk) & ~RunReference.figures.is_empty()
-    ):
+    forget_documents_text([document_pk])
+
+
+def forget_documents_text(document_pks: list[int]) -> None:
+    """``forget_document_text`` for several documents at once (a pack's, when it is deleted)."""
+    cited = RunReference.document_pk.in_(document_pks)
+    RunReference.update(text=None).where(cited).execute()
+    ReceiptFigure.delete().where(ReceiptFigure.document_pk.in_(document_pks)).execute()
+    for row in RunReference.select().where(cited & ~RunReference.figures.is_empty()):
         row.figures = [{"number": f["number"], "label": None, "figure_id": None} for f in row.figures]
         row.save(only=[RunReference.figures])
 

@@ -25,12 +25,13 @@ from pathlib import Path
 
 from flask import current_app
 
+from portal.errors import NotFound
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
 from portal.search import embedding
 from portal.search.errors import ModelMismatch
 from portal.search.hits import SearchHit, SearchResults
 from portal.search.index import IndexStore, IndexUpdate
-from portal.search.schema import IndexedPassage
+from portal.search.schema import IndexedPassage, pack_index_path
 from portal.search.searcher import Searcher
 
 log = logging.getLogger(__name__)
@@ -156,12 +157,35 @@ def record_index_change(pack_id: int, doc_id: str) -> int:
     """Bump the pack's generation and list ``doc_id`` as pending index work; return the new generation.
 
     Call it inside the transaction that changes the document's passages: the row then
-    exists exactly when the change does.
+    exists exactly when the change does. A pack deleted meanwhile takes no change: ``NotFound``
+    (its row's lock orders this after the deletion on PostgreSQL too), and the change rolls back.
     """
-    Pack.update(index_generation=Pack.index_generation + 1).where(Pack.id == pack_id).execute()
+    if (
+        not Pack.update(index_generation=Pack.index_generation + 1)
+        .where((Pack.id == pack_id) & Pack.deleted_at.is_null())
+        .execute()
+    ):
+        raise NotFound("pack")
     generation = Pack.select(Pack.index_generation).where(Pack.id == pack_id).scalar()
     PendingIndexUpdate.create(pack=pack_id, doc_id=doc_id, generation=generation)
     return generation
+
+
+def record_pack_deletion(pack_id: int) -> None:
+    """Inside the transaction that deletes a pack: its pending work becomes one row, "drop the index".
+
+    The row (``doc_id`` empty) stays until the index folder is gone, so a process killed
+    before that leaves it for the next start (``catch_up``).
+    """
+    generation = Pack.select(Pack.index_generation).where(Pack.id == pack_id).scalar()
+    PendingIndexUpdate.delete().where(PendingIndexUpdate.pack == pack_id).execute()
+    PendingIndexUpdate.create(pack=pack_id, doc_id="", generation=generation)
+
+
+def _drop_deleted_pack_index(pack: Pack) -> None:
+    """A deleted pack's index goes, then its pending rows; a failure leaves them for the next start."""
+    indexes().store.drop(pack.slug)
+    PendingIndexUpdate.delete().where(PendingIndexUpdate.pack == pack.id).execute()
 
 
 def catch_up(pack: Pack, rebuild: bool = False) -> IndexUpdate | None:
@@ -172,6 +196,9 @@ def catch_up(pack: Pack, rebuild: bool = False) -> IndexUpdate | None:
     """
     store = indexes().store
     try:
+        if Pack.select(Pack.deleted_at).where(Pack.id == pack.id).scalar() is not None:
+            _drop_deleted_pack_index(pack)
+            return None
         try:
             change = store.update(pack.slug, lambda shown: _plan(pack.id, pack.slug, shown, rebuild))
         except ModelMismatch as mismatch:  # never mix two models' vectors: rebuild the whole pack instead
@@ -190,6 +217,8 @@ def catch_up(pack: Pack, rebuild: bool = False) -> IndexUpdate | None:
 def _plan(pack_id: int, slug: str, shown: int | None, rebuild: bool) -> IndexUpdate | None:
     """Run under the pack's writer lock: the generation first, then the pending rows, then the passages."""
     pack = Pack.get_by_id(pack_id)
+    if pack.is_deleted:  # deleted since ``catch_up`` looked: the deletion's own catch-up drops the index
+        return None
     generation = pack.index_generation
     rows = list(
         PendingIndexUpdate.select(
@@ -250,7 +279,7 @@ def _log_not_embedded(pack: Pack) -> None:
 
 
 def rebuild_all() -> dict[str, int]:
-    return {pack.slug: rebuild_pack(pack) for pack in Pack.select().order_by(Pack.slug)}
+    return {pack.slug: rebuild_pack(pack) for pack in Pack.live().order_by(Pack.slug)}
 
 
 def repair_indexes() -> list[str]:
@@ -261,6 +290,10 @@ def repair_indexes() -> list[str]:
     """
     repaired = []
     for pack in Pack.select().order_by(Pack.slug):
+        if pack.is_deleted:
+            if pack_index_path(indexes().root, pack.slug).exists():
+                catch_up(pack)  # a deletion interrupted before its index was dropped
+            continue
         if catch_up(pack) is not None:
             repaired.append(pack.slug)
     return repaired
