@@ -809,10 +809,25 @@ def test_passage_preview_rules():
 def test_staff_open_the_document_at_the_cited_passage(member_run, client_as, role):
     client = client_as(role)
     link = _soup(client.get(f"/runs/{member_run.id}")).select_one("#source-1 a.open-document")
-    passage = Passage.get_by_id(member_run.references().first().passage_id)
-    assert link["href"] == f"/packs/ops/documents/spool-overflow?passage={passage.id}#passage-{passage.ordinal}"
+    assert link["href"] == f"/packs/ops/documents/spool-overflow?run={member_run.id}&ref=1"
     viewer = _soup(client.get(link["href"]))
     assert viewer.select_one(".cited-passage h2").text == "Cited passage"
+    assert any("RSPO1041" in c.text for c in viewer.select(".doc-body .cited"))
+
+
+def test_a_run_record_opened_before_an_edit_still_opens_the_passage_and_says_it_changed(member_run, users, client_as):
+    """Issue 16, item 7: the link of a page rendered before the edit names the run, not a passage id."""
+    client = client_as("PlatformAdmin")
+    link = _soup(client.get(f"/runs/{member_run.id}")).select_one("#source-1 a.open-document")["href"]
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    editing.edit_text(
+        spool,
+        SPOOL.decode().replace("Output requests pile up", "Output requests keep piling up"),
+        1,
+        users["PlatformAdmin"],
+    )
+    viewer = _soup(client.get(link))
+    assert "changed since the run" in viewer.select_one(".cited-passage .changed-since-run").text
     assert any("RSPO1041" in c.text for c in viewer.select(".doc-body .cited"))
 
 
