@@ -26,13 +26,14 @@ from portal.answers.grounding import (
     STOPPED_NO_PASSAGE_ANSWER,
 )
 from portal.answers.prompt import CANNOT_ANSWER
+from portal.answers.references import section_path
 from portal.auth.services import create_user
 from portal.documents import editing
 from portal.documents import services as documents
 from portal.errors import Refused
 from portal.models import Document, Passage, Revision, Run, RunReference
 from portal.runs.ask import ask, retrieve
-from portal.runs.services import PREVIEW_LINES, passage_preview
+from portal.runs.services import PREVIEW_LINES, linked_answer, passage_preview
 from portal.search.analysis import content_terms
 from portal.search.service import search_packs
 from resources.make_fixtures import add_picture, docx_bytes, image_bytes, mixed_images_docx
@@ -1042,3 +1043,38 @@ def test_a_question_asking_for_a_value_needs_a_unit_that_gives_one(corpus, quest
     documents.upload_file(corpus, "monthly-review.md", REVIEW, None)
     retrieval = retrieve(make_agent("preferred"), question)
     assert retrieval.choice.evidence is evidence, retrieval.choice
+
+
+# --- The answer as people read it (issue 16, item 1) -------------------------------------------
+
+
+def test_an_answer_is_rendered_markdown_with_linked_citations_and_nothing_active():
+    html = str(
+        linked_answer(
+            "**Close freeze** [1, 2]\nnext line `items[1]` [3]\n\n# Plan\n\n| A | B |\n|---|---|\n| x [2] | y |\n\n"
+            '<script>alert(1)</script> [Figure 1: a] ![p](https://t.test/p.png) [go](javascript:alert(1)) "*" and "*"',
+            [1, 2],
+            "/s",
+        )
+    )
+    soup = BeautifulSoup(html, "html.parser")
+    assert soup.select_one("p > strong").text == "Close freeze"
+    assert [(a.text, a["href"]) for a in soup.select("a.cite")] == [
+        ("1", "/s#source-1"),
+        ("2", "/s#source-2"),
+        ("2", "/s#source-2"),
+    ]
+    assert soup.select_one("br") is not None and soup.select_one("code").text == "items[1]"
+    assert soup.select_one(".answer-heading").text == "Plan" and soup.select("h1") == []
+    assert soup.select_one("td").text == "x [2]"
+    assert soup.select("script, img") == [] and not any(
+        a.get("href", "").startswith("javascript") for a in soup.select("a")
+    )
+    assert "<script>alert(1)</script>" in soup.text and '"*" and "*"' in soup.text and "[3]" in soup.text
+
+
+def test_a_heading_path_does_not_repeat_the_title():
+    assert section_path("INC-1: Stuck > Summary", "INC-1: Stuck") == "Summary"
+    assert section_path("INC-1: Stuck", "INC-1: Stuck") == ""
+    assert section_path("**INC-1:**  Stuck > A > B", "INC-1: Stuck") == "A > B"
+    assert section_path("Setup > Network", "Handbook") == "Setup > Network"
