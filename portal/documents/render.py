@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import nh3
 from markdown_it.token import Token
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from portal.answers.citations import SHOWN_MARKER, marker_pieces
 from portal.ingest.markdown_blocks import ANSWER_MARKDOWN as _ANSWER_MARKDOWN
@@ -147,33 +147,32 @@ def answer_text(answer: str) -> str:
     return render_answer(answer, set(), str).striptags()
 
 
+_CITE_LINK = Markup('<a class="cite" href="{href}">{text}</a>')
+
+
 def _linked_markers(token: Token, cited: set[int], source_url: Callable[[int], str]) -> list[Token]:
-    """A text token split at its citation markers, each cited item inside a link; other tokens as they are."""
+    """A text token split at its citation markers, each marker one token of escaped markup (each cited
+    item a link, built with ``Markup.format``); other tokens as they are."""
     if token.type != "text" or "[" not in token.content:
         return [token]
     pieces: list[Token] = []
 
-    def text(content: str) -> None:
+    def add(kind: str, content: str) -> None:
         if content:
-            piece = Token("text", "", 0)
+            piece = Token(kind, "", 0)
             piece.content = content
             pieces.append(piece)
 
     position = 0
     for match in SHOWN_MARKER.finditer(token.content):
-        text(token.content[position : match.start()] + "[")
-        for item, number in marker_pieces(match.group(1)):
-            if number in cited:
-                opening = Token("link_open", "a", 1)
-                opening.attrs = {"class": "cite", "href": source_url(number)}
-                pieces.append(opening)
-                text(item)
-                pieces.append(Token("link_close", "a", -1))
-            else:
-                text(item)
-        text("]")
+        add("text", token.content[position : match.start()])
+        items = (
+            _CITE_LINK.format(href=source_url(number), text=item) if number in cited else escape(item)
+            for item, number in marker_pieces(match.group(1))
+        )
+        add("html_inline", Markup("[{}]").format(Markup("").join(items)))
         position = match.end()
-    text(token.content[position:])
+    add("text", token.content[position:])
     return pieces
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 
-from portal.answers.references import section_path
 from portal.db import BaseModel, JSONTextField
 from portal.models.agents import Agent
 from portal.models.clock import utcnow
@@ -92,11 +91,6 @@ class RunReference(BaseModel):
     figures = JSONTextField(default=list)  # [{"number", "label", "figure_id"}]
     # SHA-256 of the revision's full text, as issued: the grounding reference names it (migrations/0011).
     sha256 = CharField(max_length=64, null=True)
-
-    @property
-    def section(self) -> str:
-        """Its heading path as shown beside the document's title (which it does not repeat)."""
-        return section_path(self.heading_path, self.document_title)
 
     class Meta:
         table_name = "run_reference"

@@ -7,6 +7,7 @@ Asking (retrieval, the evidence check, the answer, storing the run) is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from markupsafe import Markup
 from peewee import JOIN
@@ -197,6 +198,13 @@ def passage_preview(text: str | None) -> str | None:
 
 def linked_answer(answer: str, cited: list[int], sources_url: str = "") -> Markup:
     """The answer as sanitized Markdown, each cited ``[n]`` a link to its source (``#source-n``, on ``sources_url``)."""
+    return _linked_answer(answer, tuple(cited), sources_url)
+
+
+# A conversation page renders up to 50 answers on every visit, and parsing Markdown costs about a
+# millisecond an answer; a stored answer never changes, so the same inputs give the same HTML.
+@lru_cache(maxsize=1024)
+def _linked_answer(answer: str, cited: tuple[int, ...], sources_url: str) -> Markup:
     return render_answer(answer, set(cited), lambda n: f"{sources_url}#source-{n}")
 
 
