@@ -208,9 +208,11 @@ _SHOWN_WILDCARDS = str.maketrans("\x00\x01", "*_")
 
 def _hide_quoted_wildcards(text: str) -> str:
     """``*`` and ``_`` inside quoted words (``markdown_blocks.quoted_wildcards``) out of the emphasis patterns' way."""
-    for start, end in reversed(quoted_wildcards(text)):
-        text = text[:start] + text[start:end].translate(_HIDDEN_WILDCARDS) + text[end:]
-    return text
+    pieces, position = [], 0
+    for start, end in quoted_wildcards(text):
+        pieces += [text[position:start], text[start:end].translate(_HIDDEN_WILDCARDS)]
+        position = end
+    return "".join(pieces) + text[position:]
 
 
 def plain(text: str) -> str:

@@ -33,7 +33,7 @@ from markdown_it.rules_inline import StateInline
 _QUOTED_WORD = re.compile(r'"[^\s"]*+"|\'[^\s\']*+\'|“[^\s”]*+”|‘[^\s’]*+’')
 
 
-@lru_cache(maxsize=64)  # one inline text is asked once for each ``*`` or ``_`` in it
+@lru_cache(maxsize=16)  # the inline rule asks about one text once for each ``*`` or ``_`` in it, in a row
 def quoted_wildcards(text: str) -> tuple[tuple[int, int], ...]:
     """The ``(start, end)`` offsets of the quoted words in ``text`` that hold a ``*`` or ``_``."""
     return tuple(match.span() for match in _QUOTED_WORD.finditer(text) if "*" in match.group() or "_" in match.group())
