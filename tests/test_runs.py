@@ -418,7 +418,7 @@ def test_the_model_gets_labelled_untrusted_evidence_and_the_question(corpus, fak
     system = request.system_prompt
     assert "You help the operations team." in system
     assert "UNTRUSTED EVIDENCE" in system
-    assert "[1] Operations — Spool overflow runbook (section Spool overflow runbook > Fix)" in system
+    assert "[1] Operations — Spool overflow runbook (section Fix)" in system  # the title is not repeated
     assert "> Run the report RSPO1041 to delete old spool requests." in system
     assert request.body["messages"][-1] == {"role": "user", "content": EVIDENCE_QUESTION}
     assert run.timings["model_ms"] > 0
