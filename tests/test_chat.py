@@ -20,6 +20,7 @@ from portal.auth.services import create_user
 from portal.chat.services import continue_conversation, conversation_title, start_conversation
 from portal.documents import editing
 from portal.documents import services as documents
+from portal.feedback.services import rate_answer
 from portal.models import REVISIONS_KEPT, Agent, Conversation, Document, Pack, Passage, Run
 from portal.packs.services import create_pack
 from resources.make_fixtures import mixed_images_docx
@@ -387,7 +388,7 @@ def test_source_page_lists_the_cited_passages_with_pack_title_section_and_text(c
     first = sources[0]
     assert (
         first.select_one(".source-label").text
-        == "[1] Operations — Spool overflow runbook (section Spool overflow runbook > Fix)"
+        == "[1] Operations — Spool overflow runbook (section Fix)"  # the title is not repeated
     )
     assert "RSPO1041" in first.select_one(".passage-text").text
     assert first.select_one("a.open-document")["href"] == f"/chat/answers/{run.id}/sources/1/document"
@@ -555,3 +556,59 @@ def test_a_chat_turn_is_stored_with_its_conversation_in_one_write(world, users):
     second = continue_conversation(users["Member"], stored, world.acme, FIGURE_QUESTION)
     assert Conversation.get_by_id(conversation.id).updated_at == Run.get_by_id(second.id).created_at
     assert [run.id for run in stored.turns()] == [first.id, second.id]
+
+
+# --- Answers read as text, not as Markdown source (issue 16, items 1 and 6) -------------------
+
+MARKDOWN_ANSWER = """**Close freeze** starts on Friday [1].
+
+| Team | Action |
+|---|---|
+| AMS Basis | run RSPO1041 [1] |
+
+## Next
+- check `SP12` [7]
+- user "*" <b onclick="x()">bold</b> ![t](https://tracker.test/p.png)"""
+
+
+def test_a_model_answer_in_markdown_is_shown_formatted_with_its_citations(app, world, users, client_as):
+    with FakeOpenAI() as fake:
+        app.config.update(
+            CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY="sk-test", CAIRN_MODEL_NAME="fake-gpt"
+        )
+        fake.reply(MARKDOWN_ANSWER)
+        conversation, run = start_conversation(users["Member"], world.acme, QUESTION)
+        app.config["CAIRN_MODEL_BASE_URL"] = None
+    assert run.model_called and run.cited == [1]
+    answer = _soup(client_as("Member").get(f"/chat/{conversation.id}")).select_one(f"#turn-{run.id} .answer")
+    assert answer.has_attr("hx-disable")
+    text = answer.get_text()
+    assert "**" not in text and "|" not in text and "#" not in text
+    assert answer.select_one("strong").text == "Close freeze"
+    assert [td.text for td in answer.select("td")] == ["AMS Basis", "run RSPO1041 [1]"]
+    assert answer.select_one(".answer-heading").text == "Next" and answer.select("h1, h2, h3") == []
+    assert [a["href"] for a in answer.select("a.cite")] == [f"/chat/answers/{run.id}/sources#source-1"] * 2
+    assert 'user "*"' in text and "[7]" not in text  # an unissued marker was removed by validation
+    # Nothing from the answer becomes markup or loads anything: raw HTML is text, no image.
+    assert answer.select("b, img, [onclick]") == [] and '<b onclick="x()">bold</b>' in text
+
+
+def test_the_extractive_answer_keeps_quoted_wildcards(app, pack, users):
+    documents.upload_file(
+        pack,
+        "locks.md",
+        b'# Locks\n\n## Check\n\nOpen SM12 with table name "*" and user "*" to list every lock entry.\n',
+        None,
+    )
+    agent = create_agent(None, "acme-locks", "Acme locks", "preferred", "Acme Test Co", "", ["ops"])
+    _, run = start_conversation(users["Member"], agent, "How do I list every lock entry in SM12?")
+    assert 'table name "*" and user "*"' in run.answer
+
+
+def test_a_member_sees_the_note_they_wrote_with_their_rating(chat, users, client_as):
+    rate_answer(users["Member"], chat.run, "not_helpful", ["incomplete"], "It skips the TemSe check.\nSee SP12.")
+    client = client_as("Member")
+    for address in (f"/chat/{chat.conversation.id}", f"/chat/answers/{chat.run.id}/sources"):
+        note = _soup(client.get(address)).select_one(f"#rating-{chat.run.id} .rated-note")
+        assert note.has_attr("hx-disable")
+        assert note.select_one(".rated-note-text").text == "It skips the TemSe check.\nSee SP12."

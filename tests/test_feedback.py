@@ -520,6 +520,31 @@ def test_a_changed_rating_after_review_is_new_again(not_helpful, users):
     assert services.triage_history(feedback)[0].note == services.REOPENED_NOTE
 
 
+def test_the_status_line_names_who_set_it_last_and_a_save_shows_the_rating_as_it_is_now(not_helpful, client_as, users):
+    """Issue 16, item 7: after a member's change the page said "last set by" the earlier reviewer."""
+    reviewer = client_as("AgentBuilder")
+    address = f"/feedback/{not_helpful.id}/triage"
+    reviewer.post(address, data={"status": "in_review", "reviewer_note": "Looking."})
+    services.rate_answer(users["Member"], not_helpful.run, "not_helpful", ["incomplete"], "Still missing a step.")
+    state = _soup(reviewer.get(f"/feedback/{not_helpful.id}")).select_one("#triage .triage-state")
+    assert state.select_one(".badge").text == "new"
+    last_set = state.select_one(".last-set").text
+    assert users["Member"].email in last_set and "the rating changed after review" in last_set
+    assert users["AgentBuilder"].email not in last_set
+
+    response = reviewer.post(
+        address, data={"status": "in_review", "reviewer_note": "Looking again."}, headers={"HX-Request": "true"}
+    )
+    fragment = _soup(response)
+    assert users["AgentBuilder"].email in fragment.select_one("#triage .last-set").text
+    detail = fragment.select_one("#feedback-detail")
+    assert detail["hx-swap-oob"] == "true" and detail.has_attr("hx-disable")
+    assert [li.text for li in detail.select(".reason-list li")] == ["Incomplete"]
+    assert detail.select_one(".feedback-note").text == "Still missing a step."
+    refused = _soup(reviewer.post(address, data={"status": "done"}, headers={"HX-Request": "true"}))
+    assert refused.select_one("#triage .error") and refused.select_one("#feedback-detail[hx-swap-oob]")
+
+
 # --- who may review ----------------------------------------------------------------------------
 
 WHO = ("PlatformAdmin", "AgentBuilder", "Auditor", "Member", "colleague", "other company", None)

@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 
 from portal.answers.units import passage_units, plain
 from portal.documents.render import PassageLines, render_markdown
-from portal.ingest.markdown_blocks import markdown_blocks
+from portal.ingest.markdown_blocks import markdown_blocks, quoted_wildcards
 from portal.ingest.passages import split_passages
 
 FENCES = """# Guide
@@ -309,3 +309,26 @@ def test_blocks_keep_the_source_and_its_lines():
     html_blocks = markdown_blocks("<script>alert(1)</script>\n")
     assert [(b.kind, b.text) for b in html_blocks] == [("paragraph", "<script>alert(1)</script>")]
     assert plain("**Keep** `Z_ID` [a link](https://x.test)") == "Keep Z_ID a link"
+
+
+@pytest.mark.parametrize(
+    "source, viewer_text, emphasised",
+    [
+        ('table name "*" and user "*".', 'table name "*" and user "*".', []),
+        ("tables 'Z*' and “*Y” or ‘A_*’", "tables 'Z*' and “*Y” or ‘A_*’", []),
+        ('*"quoted"* and "a *b* c"', '"quoted" and "a b c"', ['"quoted"', "b"]),
+        ('**Owner:** "*" only', 'Owner: "*" only', ["Owner:"]),
+    ],
+)
+def test_a_star_inside_a_quoted_word_is_text_for_the_viewer_and_the_answerer(source, viewer_text, emphasised):
+    """Issue 16, item 2: SAP's wildcard in quotes paired up into italics and vanished."""
+    soup = BeautifulSoup(str(render_markdown(source)), "html.parser")
+    assert soup.get_text().strip() == viewer_text
+    assert [e.get_text() for e in soup.select("em, strong")] == emphasised
+    assert plain(source) == viewer_text
+
+
+def test_a_quoted_wildcard_scan_stays_fast_on_hostile_text():
+    """Possessive quantifiers: an unclosed quote before 200,000 stars is one linear scan."""
+    assert quoted_wildcards('"' + "*" * 200_000) == ()
+    assert len(quoted_wildcards('"*" ' * 50_000)) == 50_000

@@ -26,13 +26,14 @@ from portal.answers.grounding import (
     STOPPED_NO_PASSAGE_ANSWER,
 )
 from portal.answers.prompt import CANNOT_ANSWER
+from portal.answers.references import section_path
 from portal.auth.services import create_user
 from portal.documents import editing
 from portal.documents import services as documents
 from portal.errors import Refused
 from portal.models import Document, Passage, Revision, Run, RunReference
 from portal.runs.ask import ask, retrieve
-from portal.runs.services import PREVIEW_LINES, passage_preview
+from portal.runs.services import PREVIEW_LINES, linked_answer, passage_preview
 from portal.search.analysis import content_terms
 from portal.search.service import search_packs
 from resources.make_fixtures import add_picture, docx_bytes, image_bytes, mixed_images_docx
@@ -417,7 +418,7 @@ def test_the_model_gets_labelled_untrusted_evidence_and_the_question(corpus, fak
     system = request.system_prompt
     assert "You help the operations team." in system
     assert "UNTRUSTED EVIDENCE" in system
-    assert "[1] Operations — Spool overflow runbook (section Spool overflow runbook > Fix)" in system
+    assert "[1] Operations — Spool overflow runbook (section Fix)" in system  # the title is not repeated
     assert "> Run the report RSPO1041 to delete old spool requests." in system
     assert request.body["messages"][-1] == {"role": "user", "content": EVIDENCE_QUESTION}
     assert run.timings["model_ms"] > 0
@@ -809,10 +810,25 @@ def test_passage_preview_rules():
 def test_staff_open_the_document_at_the_cited_passage(member_run, client_as, role):
     client = client_as(role)
     link = _soup(client.get(f"/runs/{member_run.id}")).select_one("#source-1 a.open-document")
-    passage = Passage.get_by_id(member_run.references().first().passage_id)
-    assert link["href"] == f"/packs/ops/documents/spool-overflow?passage={passage.id}#passage-{passage.ordinal}"
+    assert link["href"] == f"/packs/ops/documents/spool-overflow?run={member_run.id}&ref=1"
     viewer = _soup(client.get(link["href"]))
     assert viewer.select_one(".cited-passage h2").text == "Cited passage"
+    assert any("RSPO1041" in c.text for c in viewer.select(".doc-body .cited"))
+
+
+def test_a_run_record_opened_before_an_edit_still_opens_the_passage_and_says_it_changed(member_run, users, client_as):
+    """Issue 16, item 7: the link of a page rendered before the edit names the run, not a passage id."""
+    client = client_as("PlatformAdmin")
+    link = _soup(client.get(f"/runs/{member_run.id}")).select_one("#source-1 a.open-document")["href"]
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    editing.edit_text(
+        spool,
+        SPOOL.decode().replace("Output requests pile up", "Output requests keep piling up"),
+        1,
+        users["PlatformAdmin"],
+    )
+    viewer = _soup(client.get(link))
+    assert "changed since the run" in viewer.select_one(".cited-passage .changed-since-run").text
     assert any("RSPO1041" in c.text for c in viewer.select(".doc-body .cited"))
 
 
@@ -1027,3 +1043,38 @@ def test_a_question_asking_for_a_value_needs_a_unit_that_gives_one(corpus, quest
     documents.upload_file(corpus, "monthly-review.md", REVIEW, None)
     retrieval = retrieve(make_agent("preferred"), question)
     assert retrieval.choice.evidence is evidence, retrieval.choice
+
+
+# --- The answer as people read it (issue 16, item 1) -------------------------------------------
+
+
+def test_an_answer_is_rendered_markdown_with_linked_citations_and_nothing_active():
+    html = str(
+        linked_answer(
+            "**Close freeze** [1, 2]\nnext line `items[1]` [3]\n\n# Plan\n\n| A | B |\n|---|---|\n| x [2] | y |\n\n"
+            '<script>alert(1)</script> [Figure 1: a] ![p](https://t.test/p.png) [go](javascript:alert(1)) "*" and "*"',
+            [1, 2],
+            "/s",
+        )
+    )
+    soup = BeautifulSoup(html, "html.parser")
+    assert soup.select_one("p > strong").text == "Close freeze"
+    assert [(a.text, a["href"]) for a in soup.select("a.cite")] == [
+        ("1", "/s#source-1"),
+        ("2", "/s#source-2"),
+        ("2", "/s#source-2"),
+    ]
+    assert soup.select_one("br") is not None and soup.select_one("code").text == "items[1]"
+    assert soup.select_one(".answer-heading").text == "Plan" and soup.select("h1") == []
+    assert soup.select_one("td").text == "x [2]"
+    assert soup.select("script, img") == [] and not any(
+        a.get("href", "").startswith("javascript") for a in soup.select("a")
+    )
+    assert "<script>alert(1)</script>" in soup.text and '"*" and "*"' in soup.text and "[3]" in soup.text
+
+
+def test_a_heading_path_does_not_repeat_the_title():
+    assert section_path("INC-1: Stuck > Summary", "INC-1: Stuck") == "Summary"
+    assert section_path("INC-1: Stuck", "INC-1: Stuck") == ""
+    assert section_path("**INC-1:**  Stuck > A > B", "INC-1: Stuck") == "A > B"
+    assert section_path("Setup > Network", "Handbook") == "Setup > Network"

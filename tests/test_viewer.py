@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
+from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
@@ -205,3 +207,85 @@ def test_a_figure_marker_of_thousands_of_digits_is_text_not_a_crash(app, pack, u
     agent = create_agent(None, "huge-agent", "Huge agent", "preferred", None, "", ["ops"], offered=True)
     run = ask(agent, users["AgentBuilder"], "What does the widget manual say?")
     assert run.status == "completed" and list(run.references())[0].figures == []
+
+
+# --- The viewer never changes an instruction (issue 16, item 2) -------------------------------
+
+DEMO_CORPUS = Path(__file__).resolve().parents[1] / "portal" / "demo" / "corpus"
+
+# What CommonMark (with tables) takes as syntax: a model written here, apart from the renderer, of
+# the characters a reader is not meant to see. Every other character of a passage must be shown.
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*$")
+_THEMATIC_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+_LINE_START = re.compile(r"^[ \t]*(?:>[ \t]?)*(?:#{1,6}(?=\s|$)|[-*+](?=\s)|\d{1,9}[.)](?=\s))?")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+# Emphasis as a writer means it: no space just inside its marks, and not opened right after a
+# quote ('table name "*"' names SAP's wildcard, to be typed as shown).
+_EMPHASIS = re.compile(r"(?<![\w*\\\"'“‘])([*_])(?=[^\s*_])(.+?)(?<=[^\s*_])\1(?![\w*])")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def visible_characters(markdown: str) -> Counter:
+    """The non-space characters of ``markdown`` a reader should see, counted: its text without the syntax."""
+    shown = []
+    for line in markdown.split("\n"):
+        if _FENCE.match(line) or _THEMATIC_BREAK.match(line) or ("|" in line and _TABLE_RULE.match(line)):
+            continue
+        line = _LINE_START.sub("", line, count=1)
+        if line.lstrip().startswith("|"):  # a table row: its pipes are cell borders
+            line = line.replace("\\|", "\x00").replace("|", " ").replace("\x00", "|")
+        for pattern, kept in ((_CODE_SPAN, r"\2"), (_LINK, r"\1"), (_STRONG, r"\2"), (_EMPHASIS, r"\2")):
+            line = pattern.sub(kept, line)
+        shown.append(_ESCAPE.sub(r"\1", line))
+    return Counter(c for c in "\n".join(shown) if not c.isspace())
+
+
+def test_the_syntax_model_keeps_quoted_wildcards_and_drops_emphasis():
+    assert visible_characters('1. Open SM12 with table name "*" and user "*".')["*"] == 2
+    assert visible_characters("**Owner:** the *AMS* team, `SM12` | x |")["*"] == 0
+    assert visible_characters('*Good: "Job Z_<AREA>_<NAME> runs."*')["*"] == 0
+
+
+def test_no_character_of_any_demo_passage_disappears_in_the_viewer(app, pack, client_as):
+    """Every Markdown document of the demo corpus, every passage: what it says is on the page.
+
+    Each top-level block of the rendered page carries its first source line; a passage is
+    compared with the blocks its lines fall in, so a failure names the document and the lines.
+    """
+    paths = sorted(DEMO_CORPUS.glob("*/*.md"))
+    assert len(paths) >= 60
+    for path in paths:
+        services.upload_file(pack, path.name, path.read_bytes(), None)
+    client = client_as("Auditor")
+    losses = []
+    for path in paths:
+        document = Document.get(Document.doc_id == path.stem)
+        body = _soup(client.get(f"/packs/ops/documents/{path.stem}")).select_one("article.doc-body")
+        blocks = [
+            (int(block["data-line"]), block.get_text())
+            for block in body.find_all(attrs={"data-line": True}, recursive=False)
+        ]
+        assert blocks, path.name
+        passages = Passage.select().where(Passage.revision == document.current_revision()).order_by(Passage.ordinal)
+        for passage in passages:
+            shown = "".join(
+                text
+                for (first, text), following in zip(blocks, [*blocks[1:], (10**9, "")])
+                if first <= passage.line_end and following[0] > passage.line_start
+            )
+            lost = visible_characters(passage.text) - Counter(c for c in shown if not c.isspace())
+            if lost:
+                losses.append(f"{path.name} lines {passage.line_start}-{passage.line_end}: {dict(lost)}")
+    assert losses == []
+
+
+def test_sap_wildcards_in_quotes_are_shown_as_written(app, pack, client_as):
+    services.upload_file(
+        pack, "locks.md", b'# Locks\n\n1. Open SM12 with table name "*" and user "*". Sort *by time*.\n', None
+    )
+    item = _soup(client_as("Auditor").get("/packs/ops/documents/locks")).select_one("article.doc-body li")
+    assert item.get_text() == 'Open SM12 with table name "*" and user "*". Sort by time.'
+    assert item.select_one("em").get_text() == "by time"

@@ -11,6 +11,8 @@ import re
 _MAX_RANGE = 50  # a wider "[1-1000]" is not a citation anyone means
 _ITEM = r"\d{1,4}(?:\s*[-–]\s*\d{1,4})?"
 _MARKER = re.compile(rf"(\s*)(?<!\w)\[\s*({_ITEM}(?:\s*[,;]\s*{_ITEM})*)\s*\](?!\()([ \t]*)")
+# The same marker as shown in an answer: group 1 is what stands between the brackets.
+SHOWN_MARKER = re.compile(rf"(?<!\w)\[\s*({_ITEM}(?:\s*[,;]\s*{_ITEM})*)\s*\](?!\()")
 
 
 def _numbers(item: str) -> list[int] | None:
@@ -58,3 +60,12 @@ def validate_citations(answer: str, issued: set[int]) -> tuple[str, list[int], l
     clean = _MARKER.sub(check, answer)
     warnings = [f"removed citation [{n}]: no such reference" for n in removed]
     return clean, sorted(cited), warnings
+
+
+def marker_pieces(inside: str) -> list[tuple[str, int | None]]:
+    """A shown marker's inside split into ``(text, first number)`` items and ``(separator, None)``."""
+    pieces: list[tuple[str, int | None]] = []
+    for piece in re.split(r"(\s*[,;]\s*)", inside.strip()):
+        numbers = re.findall(r"\d+", piece)  # a separator has none
+        pieces.append((piece, int(numbers[0]) if numbers else None))
+    return pieces

@@ -28,13 +28,38 @@ class Reference:
     text: str
 
 
+_PATH_SEPARATOR = " > "
+
+
+def section_path(heading_path: str, document_title: str) -> str:
+    """The heading path without the document's title where that is its first heading.
+
+    A document's ``# Title`` heads every passage's path; next to the title it only repeats it
+    ("INC-1: Stuck (section INC-1: Stuck > Summary)" reads "INC-1: Stuck (section Summary)").
+    """
+    first, separator, rest = heading_path.partition(_PATH_SEPARATOR)
+    if _same_title(first, document_title):
+        return rest if separator else ""
+    return heading_path
+
+
+def _same_title(heading: str, title: str) -> bool:
+    """A heading that names the title, emphasis or code marks and spacing aside."""
+
+    def bare(text: str) -> str:
+        return " ".join(text.replace("*", "").replace("_", "").replace("`", "").split()).casefold()
+
+    return bool(title) and bare(heading) == bare(title)
+
+
 def label(ref: Reference) -> str:
     """``[n] Pack title — Document title (page N | section A > B)``, shown to model and reader."""
     where = ""
+    section = section_path(ref.heading_path, ref.document_title)
     if ref.page is not None:
         where = f" (page {ref.page})"
-    elif ref.heading_path:
-        where = f" (section {ref.heading_path})"
+    elif section:
+        where = f" (section {section})"
     return f"[{ref.n}] {ref.pack_title} — {ref.document_title}{where}"
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from portal.ingest.markdown_blocks import heading_title, markdown_blocks
+from portal.ingest.markdown_blocks import heading_title, markdown_blocks, quoted_wildcards
 from portal.ingest.markers import is_images_line, is_page_line, only_figure_markers
 
 _KEYWORDS_LINE = re.compile(r"^[*_]*keywords[*_]*\s*:", re.IGNORECASE)
@@ -202,6 +202,17 @@ _SINGLE_STAR = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\([^)\s]*\)")
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\s]*\)")
 _HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_HIDDEN_WILDCARDS = str.maketrans("*_", "\x00\x01")
+_SHOWN_WILDCARDS = str.maketrans("\x00\x01", "*_")
+
+
+def _hide_quoted_wildcards(text: str) -> str:
+    """``*`` and ``_`` inside quoted words (``markdown_blocks.quoted_wildcards``) out of the emphasis patterns' way."""
+    pieces, position = [], 0
+    for start, end in quoted_wildcards(text):
+        pieces += [text[position:start], text[start:end].translate(_HIDDEN_WILDCARDS)]
+        position = end
+    return "".join(pieces) + text[position:]
 
 
 def plain(text: str) -> str:
@@ -210,8 +221,10 @@ def plain(text: str) -> str:
     text = _HTML_BREAK.sub(" ", text)
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(r"\1", text)
+    text = _hide_quoted_wildcards(text)  # "*" is a value to type, as the viewer shows it
     text = _EMPHASIS.sub(r"\2", text)
     text = _SINGLE_STAR.sub(r"\1", text)
+    text = text.translate(_SHOWN_WILDCARDS)
     text = text.replace("`", "").replace("|", " ")
     text = text.lstrip("#").strip()
     return " ".join(text.split())

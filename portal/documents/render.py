@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 import nh3
 from markdown_it.token import Token
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
+from portal.answers.citations import SHOWN_MARKER, marker_pieces
+from portal.ingest.markdown_blocks import ANSWER_MARKDOWN as _ANSWER_MARKDOWN
 from portal.ingest.markdown_blocks import MARKDOWN, source_lines
 from portal.ingest.markers import is_page_line, replace_figure_markers_in_html
 
@@ -115,10 +117,15 @@ def render_markdown(
     body = MARKDOWN.renderer.render(tokens, MARKDOWN.options, {})
     if figure_url is not None:
         body = replace_figure_markers_in_html(body, lambda number, label: _figure_html(number, label, figure_url))
+    return _sanitized(body, _ALLOWED_TAGS)
+
+
+def _sanitized(body: str, tags: set[str]) -> Markup:
+    """The last step of every rendering: only allow-listed tags and attributes survive."""
     return Markup(
         nh3.clean(
             body,
-            tags=_ALLOWED_TAGS,
+            tags=tags,
             attributes=_ALLOWED_ATTRIBUTES,
             url_schemes={"http", "https", "mailto"},
             link_rel="noopener noreferrer nofollow",
@@ -141,6 +148,60 @@ def _with_anchors(tokens, before: dict[int, list[str]]) -> list:
             result.append(block)
         result.append(token)
     return result
+
+
+def render_answer(answer: str, cited: set[int], source_url: Callable[[int], str]) -> Markup:
+    """An answer (the extractive one or a model's Markdown) as the viewer renders text, sanitized.
+
+    Each item of a ``[n]`` marker whose first number is in ``cited`` becomes a link to
+    ``source_url(n)``; markers in code spans stay code. Single line breaks are kept (a model
+    writes them as breaks), an image is not loaded (an answer shows no picture from anywhere)
+    and a heading is a bold paragraph, outside the page's outline.
+    """
+    tokens = _ANSWER_MARKDOWN.parse(answer)
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):  # a heading of the page's outline, not the answer's
+            token.tag = "p"
+            if token.nesting == 1:
+                token.attrSet("class", "answer-heading")
+        elif token.type == "inline" and token.children:
+            token.children = [piece for child in token.children for piece in _linked_markers(child, cited, source_url)]
+    body = _ANSWER_MARKDOWN.renderer.render(tokens, _ANSWER_MARKDOWN.options, {})
+    return _sanitized(body.strip(), _ALLOWED_TAGS - {"img", "h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+def answer_text(answer: str) -> str:
+    """An answer's text as ``render_answer`` shows it, on one line: for excerpts and announcements."""
+    return render_answer(answer, set(), str).striptags()
+
+
+_CITE_LINK = Markup('<a class="cite" href="{href}">{text}</a>')
+
+
+def _linked_markers(token: Token, cited: set[int], source_url: Callable[[int], str]) -> list[Token]:
+    """A text token split at its citation markers, each marker one token of escaped markup (each cited
+    item a link, built with ``Markup.format``); other tokens as they are."""
+    if token.type != "text" or "[" not in token.content:
+        return [token]
+    pieces: list[Token] = []
+
+    def add(kind: str, content: str) -> None:
+        if content:
+            piece = Token(kind, "", 0)
+            piece.content = content
+            pieces.append(piece)
+
+    position = 0
+    for match in SHOWN_MARKER.finditer(token.content):
+        add("text", token.content[position : match.start()])
+        items = (
+            _CITE_LINK.format(href=source_url(number), text=item) if number in cited else escape(item)
+            for item, number in marker_pieces(match.group(1))
+        )
+        add("html_inline", Markup("[{}]").format(Markup("").join(items)))
+        position = match.end()
+    add("text", token.content[position:])
+    return pieces
 
 
 def _mark_page_lines(tokens) -> None:

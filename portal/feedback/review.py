@@ -11,6 +11,7 @@ from math import ceil
 from peewee import JOIN
 from playhouse.flask_utils import PaginatedQuery
 
+from portal.documents.render import answer_text
 from portal.feedback.regressions import case_summary, cases_by_feedback
 from portal.feedback.services import REASONS, STATUSES
 from portal.feedback.sorting import DEFAULT_SORT, heading_sort, ordering
@@ -123,7 +124,8 @@ def agents_with_feedback() -> list[tuple[str, str]]:
 
 
 def answer_excerpt(answer: str) -> str:
-    line = " ".join(answer.split())
+    """The answer's text as the chat shows it (no Markdown syntax), cut at a word after ``EXCERPT_CHARS``."""
+    line = answer_text(answer)
     if len(line) <= EXCERPT_CHARS:
         return line
     cut = line[:EXCERPT_CHARS]

@@ -70,6 +70,7 @@ def _rating(
         "feedback/_rating.html",
         status=status,
         run=run,
+        answer_html=linked_answer(run.answer, run.cited, url_for("chat.sources", run_id=run.id)),
         feedback=feedback,
         choosing=choosing,
         form=form,
@@ -144,12 +145,12 @@ def update_triage(feedback_id: int):
         services.triage(current_user, feedback, request.form.get("status", ""), request.form.get("reviewer_note"))
     except Refused as refusal:
         return _item_page(
-            feedback, "feedback/_triage.html", triage_error=refusal.message, triage_form=request.form, status=422
+            feedback, "feedback/_triaged.html", triage_error=refusal.message, triage_form=request.form, status=422
         )
     if not wants_fragment():
         flash("Triage saved.")
         return redirect(url_for("feedback.show", feedback_id=feedback.id), code=303)
-    return _item_page(Feedback.get_by_id(feedback.id), "feedback/_triage.html", triage_saved=True)
+    return _item_page(Feedback.get_by_id(feedback.id), "feedback/_triaged.html", triage_saved=True)
 
 
 @bp.route("/feedback/<int:feedback_id>/cases", methods=["POST"])
@@ -203,6 +204,7 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
         "run": run,
         "answer_html": linked_answer(run.answer, run.cited, url_for("runs.show", run_id=run.id)),
         "history": services.triage_history(feedback),
+        "reopened_note": services.REOPENED_NOTE,
         "cases": cases,
         "case_passages": regressions.passages_of(cases),
         "statuses": services.STATUSES,

@@ -20,17 +20,55 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import accumulate
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+
+# A quoted word holding ``*`` or ``_`` is a value to type, not emphasis: SAP's wildcard in
+# 'table name "*" and user "*"' would otherwise pair up and vanish into italics. The quotes
+# must match and enclose no space, so '*"quoted"*' and '"a *b* c"' stay emphasis. Possessive
+# quantifiers keep the scan linear on hostile text.
+_QUOTED_WORD = re.compile(r'"[^\s"]*+"|\'[^\s\']*+\'|“[^\s”]*+”|‘[^\s’]*+’')
+
+
+@lru_cache(maxsize=16)  # the inline rule asks about one text once for each ``*`` or ``_`` in it, in a row
+def quoted_wildcards(text: str) -> tuple[tuple[int, int], ...]:
+    """The ``(start, end)`` offsets of the quoted words in ``text`` that hold a ``*`` or ``_``."""
+    return tuple(match.span() for match in _QUOTED_WORD.finditer(text) if "*" in match.group() or "_" in match.group())
+
+
+def in_quoted_wildcard(text: str, position: int) -> bool:
+    """``text[position]`` stands inside a quoted word that holds a wildcard (between its quotes)."""
+    spans = quoted_wildcards(text)
+    index = bisect_right(spans, (position, len(text) + 1)) - 1
+    return index >= 0 and spans[index][0] < position < spans[index][1] - 1
+
+
+def _quoted_wildcard(state: StateInline, silent: bool) -> bool:
+    """An inline rule before emphasis: a ``*`` or ``_`` inside a quoted word is literal text."""
+    position = state.pos
+    if state.src[position] not in "*_" or not in_quoted_wildcard(state.src, position):
+        return False
+    if not silent:
+        state.pending += state.src[position]
+    state.pos = position + 1
+    return True
 
 
 def _configured() -> MarkdownIt:
     """CommonMark with tables; raw HTML off, so nothing in a document becomes markup: it is text."""
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    parser = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    parser.inline.ruler.before("strikethrough", "quoted_wildcard", _quoted_wildcard)
+    return parser
 
 
 MARKDOWN = _configured()
+# Answers are rendered by the same parser, with single line breaks kept and no images: an
+# answer never loads a picture, wherever a model or a document told it to point.
+ANSWER_MARKDOWN = _configured().disable("image")
+ANSWER_MARKDOWN.options["breaks"] = True
 # The same parser without the inline pass (emphasis, links, …): the block structure, at about
 # half the cost. An inline token keeps its source in ``content``, without children.
 _BLOCK_STRUCTURE = _configured().disable(["inline", "text_join"])

@@ -6,6 +6,7 @@ from flask import Blueprint, abort, flash, redirect, request, url_for
 from flask_login import current_user, login_required
 
 from portal import access
+from portal.answers.references import section_path
 from portal.errors import NotFound, Refused
 from portal.ingest import limits
 from portal.ingest.markers import is_page_line
@@ -34,11 +35,8 @@ def snippet(text: str, length: int = 320) -> str:
 
 @bp.app_template_filter("section")
 def section(heading_path: str, title: str) -> str:
-    """The heading path without the document title it usually starts with."""
-    parts = [p for p in heading_path.split(" > ") if p]
-    if parts and parts[0].strip() == title.strip():
-        parts = parts[1:]
-    return " > ".join(parts)
+    """The heading path without the document title it usually starts with (``references.section_path``)."""
+    return section_path(heading_path, title)
 
 
 @bp.route("/")

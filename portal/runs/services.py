@@ -6,14 +6,15 @@ Asking (retrieval, the evidence check, the answer, storing the run) is
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 from peewee import JOIN
 
 from portal import access, storage
 from portal.answers.references import grounding_reference
+from portal.documents.render import render_answer
 from portal.models import Document, Figure, Passage, ReceiptFigure, Revision, Run, RunReference, User
 
 PREVIEW_LINES = 6
@@ -24,10 +25,6 @@ STATUS_LABELS = {
     "completed_with_warning": "completed with warning",
     "stopped": "stopped",
 }
-
-_ITEM = r"\d{1,4}(?:\s*[-–]\s*\d{1,4})?"
-_ANSWER_MARKER_RE = re.compile(rf"(?<!\w)\[\s*({_ITEM}(?:\s*[,;]\s*{_ITEM})*)\s*\](?!\()")
-_CITE_LINK = Markup('<a class="cite" href="{url}#source-{n}">{text}</a>')
 
 
 def forget_document_text(document_pk: int) -> None:
@@ -118,7 +115,6 @@ class Source:
     document: Document | None = None  # the live document the viewer may open for this user
     deleted: bool = False
     current_version: int | None = None
-    passage_ordinal: int | None = None  # set when the passage is still in the current revision
     revision_kept: bool = True  # False once the revision it was issued from was purged (or deleted)
 
     @property
@@ -141,21 +137,6 @@ def run_sources(run: Run, user: User) -> list[Source]:
     cited = set(run.cited)
     documents = (
         {d.id: d for d in Document.select().where(Document.id.in_({r.document_pk for r in references}))}
-        if references
-        else {}
-    )
-    still_current = (
-        {
-            p.id: p.ordinal
-            for p in (
-                Passage.select(Passage.id, Passage.ordinal)
-                .join(Revision)
-                .join(Document)
-                .where(
-                    Passage.id.in_([r.passage_id for r in references]) & (Revision.version == Document.current_version)
-                )
-            )
-        }
         if references
         else {}
     )
@@ -199,7 +180,6 @@ def run_sources(run: Run, user: User) -> list[Source]:
                 document=None if deleted else readable[ref.document_pk],
                 deleted=deleted,
                 current_version=None if deleted else document.current_version,
-                passage_ordinal=still_current.get(ref.passage_id),
                 revision_kept=(ref.document_pk, ref.version) in kept_revisions,
             )
         )
@@ -221,22 +201,15 @@ def passage_preview(text: str | None) -> str | None:
 
 
 def linked_answer(answer: str, cited: list[int], sources_url: str = "") -> Markup:
-    """The answer as HTML, each cited ``[n]`` a link to its source (``#source-n``, on ``sources_url``)."""
-    issued = set(cited)
+    """The answer as sanitized Markdown, each cited ``[n]`` a link to its source (``#source-n``, on ``sources_url``)."""
+    return _linked_answer(answer, tuple(cited), sources_url)
 
-    def link(match: re.Match) -> str:
-        items = re.split(r"(\s*[,;]\s*)", match.group(1).strip())
-        out = []
-        for item in items:
-            numbers = [int(x) for x in re.findall(r"\d+", item)]
-            if numbers and numbers[0] in issued:
-                out.append(_CITE_LINK.format(url=sources_url, n=numbers[0], text=Markup(item)))
-            else:
-                out.append(item)
-        return "[" + "".join(out) + "]"
 
-    # ``item`` comes from the already escaped answer, so it is Markup; the URL is escaped by ``format``.
-    return Markup(_ANSWER_MARKER_RE.sub(link, str(escape(answer))))
+# A conversation page renders up to 50 answers on every visit, and parsing Markdown costs about a
+# millisecond an answer; a stored answer never changes, so the same inputs give the same HTML.
+@lru_cache(maxsize=1024)
+def _linked_answer(answer: str, cited: tuple[int, ...], sources_url: str) -> Markup:
+    return render_answer(answer, set(cited), lambda n: f"{sources_url}#source-{n}")
 
 
 @dataclass
