@@ -174,6 +174,27 @@
     });
   }
 
+  // A swap that replaces the control that had the focus (a rating button, "Save triage") leaves the focus on
+  // the body, and a keyboard user back at the top of the page: it goes to the status or error message swapped
+  // in, or else to the first field or button of the new content. Chat answers place the focus themselves.
+  function keepFocusAcrossSwaps() {
+    document.body.addEventListener("htmx:load", function (event) {
+      var loaded = event.target;
+      var lost = !document.activeElement || document.activeElement === document.body;
+      if (!lost || !(loaded instanceof Element) || loaded === document.body) { return; }
+      var visible = function (element) { return element.getClientRects().length > 0; };
+      var message = Array.prototype.filter.call(loaded.querySelectorAll("[role=status], [role=alert]"), visible)[0];
+      if (message) {
+        message.setAttribute("tabindex", "-1");
+        message.focus({ preventScroll: true });
+        return;
+      }
+      var control = Array.prototype.filter.call(
+        loaded.querySelectorAll("input:not([type=hidden]), select, textarea, button"), visible)[0];
+      if (control) { control.focus({ preventScroll: true }); }
+    });
+  }
+
   function focusQuestion(container) {
     var field = container.querySelector("textarea[data-enter-sends]");
     if (field) { field.focus({ preventScroll: true }); }
@@ -188,6 +209,7 @@
     swapRefusals();
     enhanceChat();
     announceSwappedStatus();
+    keepFocusAcrossSwaps();
     document.querySelectorAll("form[data-upload-one-by-one]").forEach(enhanceUpload);
     confirmForms();
     scrollToCited();
