@@ -154,6 +154,47 @@
     if (chat && !window.location.hash) { showLatestTurn(chat); }
   }
 
+  // A status message that arrives inside swapped content (a saved rating, a triage change, a recorded case)
+  // is a new element, and screen readers announce a new element far less reliably than a change inside a live
+  // region already on the page: its text is repeated in #announce (base.html), which stays across swaps.
+  function announceSwappedStatus() {
+    var region = document.getElementById("announce");
+    if (!region) { return; }
+    document.body.addEventListener("htmx:load", function (event) {
+      var loaded = event.target;
+      if (!(loaded instanceof Element) || loaded === document.body) { return; }
+      var found = loaded.matches("[role=status]") ? [loaded] : [];
+      found = found.concat(Array.prototype.slice.call(loaded.querySelectorAll("[role=status]")));
+      var text = found.filter(function (status) { return status.getClientRects().length > 0; })
+        .map(function (status) { return status.textContent.replace(/\s+/g, " ").trim(); })
+        .filter(Boolean).join(" ");
+      if (!text) { return; }
+      region.textContent = "";  // the same message twice in a row is still a change, so it is read again
+      window.setTimeout(function () { region.textContent = text; }, 50);
+    });
+  }
+
+  // A swap that replaces the control that had the focus (a rating button, "Save triage") leaves the focus on
+  // the body, and a keyboard user back at the top of the page: it goes to the status or error message swapped
+  // in, or else to the first field or button of the new content. Chat answers place the focus themselves.
+  function keepFocusAcrossSwaps() {
+    document.body.addEventListener("htmx:load", function (event) {
+      var loaded = event.target;
+      var lost = !document.activeElement || document.activeElement === document.body;
+      if (!lost || !(loaded instanceof Element) || loaded === document.body) { return; }
+      var visible = function (element) { return element.getClientRects().length > 0; };
+      var message = Array.prototype.filter.call(loaded.querySelectorAll("[role=status], [role=alert]"), visible)[0];
+      if (message) {
+        message.setAttribute("tabindex", "-1");
+        message.focus({ preventScroll: true });
+        return;
+      }
+      var control = Array.prototype.filter.call(
+        loaded.querySelectorAll("input:not([type=hidden]), select, textarea, button"), visible)[0];
+      if (control) { control.focus({ preventScroll: true }); }
+    });
+  }
+
   function focusQuestion(container) {
     var field = container.querySelector("textarea[data-enter-sends]");
     if (field) { field.focus({ preventScroll: true }); }
@@ -167,6 +208,8 @@
   document.addEventListener("DOMContentLoaded", function () {
     swapRefusals();
     enhanceChat();
+    announceSwappedStatus();
+    keepFocusAcrossSwaps();
     document.querySelectorAll("form[data-upload-one-by-one]").forEach(enhanceUpload);
     confirmForms();
     scrollToCited();

@@ -6,6 +6,8 @@ import os
 import shutil
 
 import pytest
+from browser_helpers import AXE_MISSING, AXE_WATCH, axe_required, axe_source, describe
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from helpers import serve_in_thread
@@ -52,9 +54,25 @@ def live_server(app):
     yield from serve_in_thread(app)
 
 
+@pytest.fixture(scope="session")
+def axe_script():
+    """axe-core and its watcher, or None (then pages are not checked) on a developer's machine without npm."""
+    source = axe_source()
+    if source is None and axe_required():
+        pytest.fail(AXE_MISSING, pytrace=False)
+    return source and source + AXE_WATCH
+
+
 @pytest.fixture
-def page(browser, live_server):
+def page(browser, live_server, axe_script):
     context = browser.new_context(base_url=live_server, viewport={"width": 1280, "height": 900})
+    # Every page a browser test visits, and every state an htmx swap leaves it in, is checked with axe-core
+    # as the test goes: a serious or critical violation fails the test (tests/e2e/test_browser_accessibility.py
+    # walks every page of every role at both widths).
+    reports: list[dict] = []
+    if axe_script:
+        context.add_init_script(axe_script)
+        context.expose_binding("cairnAxeReport", lambda source, report: reports.append(report))
     page = context.new_page()
     # Tests wait for what the page shows (expect(...), auto-waiting locators), never for a time; these
     # bounds only end a test that would otherwise hang, so they are generous for a busy CI machine.
@@ -72,5 +90,13 @@ def page(browser, live_server):
         ),
     )
     yield page
+    if axe_script:
+        try:  # the checks still running on the page as the test left it
+            page.evaluate("() => window.cairnAxeIdle && window.cairnAxeIdle()")
+        except PlaywrightError:  # the page was closed or is navigating: nothing left to wait for
+            pass
     context.close()
     assert not errors, f"browser errors: {errors}"
+    assert not reports, "axe found serious or critical violations:\n" + "\n".join(
+        f"{report['url']} (after {report['when']})\n{describe(report['violations'])}" for report in reports
+    )
