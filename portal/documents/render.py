@@ -8,6 +8,9 @@ can carry an attribute outside the allow-list (an ``hx-*`` attribute would act
 in the reader's browser). Each top-level block carries its source line, the
 first block of each passage carries ``id="passage-N"`` so a citation can
 scroll to it, and the blocks of a cited passage get the class ``cited``.
+A figure carries its stored width and height, so the page keeps its room before the image
+arrives (a scroll to the cited passage stays where it landed), and is a link to the image
+at full size (a phone shrinks it to the screen).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ _ALLOWED_TAGS = _BLOCK_TAGS | {
     "th",
     "td",
     "span",
+    "mark",
     "img",
     "s",
     "sup",
@@ -61,9 +65,18 @@ _ALLOWED_TAGS = _BLOCK_TAGS | {
 _ALLOWED_ATTRIBUTES = {
     "*": {"class", "id", "data-line"},
     "a": {"href", "title"},
-    "img": {"src", "alt", "title", "loading"},
+    "img": {"src", "alt", "title", "loading", "width", "height"},
     "ol": {"start"},
 }
+
+
+@dataclass(frozen=True)
+class FigureImage:
+    """Where a kept figure is served and its size in pixels, as stored with the revision."""
+
+    src: str
+    width: int
+    height: int
 
 
 @dataclass(frozen=True)
@@ -77,7 +90,7 @@ def render_markdown(
     text: str,
     passages: list[PassageLines] = (),
     highlight: tuple[int, int] | None = None,
-    figure_url: Callable[[int], str] | None = None,
+    figure: Callable[[int], FigureImage | None] | None = None,
 ) -> Markup:
     """Render ``text``; ``highlight`` is a 1-based inclusive line range to mark as cited."""
     tokens = MARKDOWN.parse(text)
@@ -101,8 +114,15 @@ def render_markdown(
             token.attrSet("class", " ".join(classes))
     _mark_page_lines(tokens)
     body = MARKDOWN.renderer.render(tokens, MARKDOWN.options, {})
-    if figure_url is not None:
-        body = replace_figure_markers_in_html(body, lambda number, label: _figure_html(number, label, figure_url))
+    if figure is not None:
+        body = replace_figure_markers_in_html(
+            body, lambda number, label: figure_html(number, html.unescape(label), figure(number))
+        )
+    return sanitized(body)
+
+
+def sanitized(body: str) -> Markup:
+    """``body`` cleaned to the viewer's allow-list of tags, attributes and link schemes."""
     return Markup(
         nh3.clean(
             body,
@@ -123,15 +143,20 @@ def _mark_page_lines(tokens) -> None:
 
 
 _FIGURE_HTML = Markup(
-    '<span class="figure" id="figure-{number}"><img src="{src}" alt="{label}" loading="lazy">'
+    '<span class="figure" id="figure-{number}">'
+    '<a class="figure-open" href="{src}" title="Open figure {number} full size">'
+    '<img src="{src}" alt="{label}" width="{width}" height="{height}" loading="lazy"></a>'
     '<span class="figure-caption">Figure {number}: {label}</span></span>'
 )
 
 
-def _figure_html(number: int, label: str, figure_url: Callable[[int], str]) -> str:
-    """The marker as an image with its caption; ``Markup.format`` escapes every value, quotes included."""
-    label = html.unescape(label)  # the renderer's text escaping does not cover quotes
-    return _FIGURE_HTML.format(number=number, src=figure_url(number), label=label)
+def figure_html(number: int, label: str, image: FigureImage | None) -> Markup:
+    """Figure ``number`` as its image (a link to it at full size) with its caption; the marker as text
+    when the revision has no such figure. ``label`` is plain text: ``Markup.format`` escapes every value,
+    quotes included."""
+    if image is None:
+        return Markup("[Figure {number}: {label}]").format(number=number, label=label)
+    return _FIGURE_HTML.format(number=number, src=image.src, label=label, width=image.width, height=image.height)
 
 
 def numbered_lines(text: str, highlight: tuple[int, int] | None = None) -> list[tuple[int, str, bool]]:

@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from markupsafe import Markup
 
-from portal.documents.render import PassageLines, numbered_lines, render_markdown
+from portal.documents.render import FigureImage, PassageLines, numbered_lines, render_markdown
+from portal.documents.render_pdf import render_pdf_text
 from portal.models import Document, Figure, Passage, Revision
 
 VIEWS = ("formatted", "lines")
@@ -30,6 +31,7 @@ def passages_of(revision: Revision) -> list[Passage]:
 
 def document_body(
     revision: Revision,
+    kind: str,
     passages: list[Passage],
     view: str,
     highlighted: Passage | None,
@@ -37,19 +39,26 @@ def document_body(
 ) -> Markup | list:
     """The text as HTML (``formatted``) or as numbered lines (``lines``), ``highlighted`` marked.
 
-    ``figure_url(number)`` is asked only for figures the revision has; a marker naming
-    another number stays text.
+    A PDF's text keeps its lines and marks exactly the passage's characters (``render_pdf``);
+    other kinds are Markdown, marked by block. ``figure_url(number)`` is asked only for figures
+    the revision has; a marker naming another number stays text.
     """
-    highlight = (highlighted.line_start, highlighted.line_end) if highlighted else None
     if view == "lines":
-        return numbered_lines(revision.text, highlight)
-    kept = {f.number for f in Figure.select(Figure.number).where(Figure.revision == revision)}
-    return render_markdown(
-        revision.text,
-        [PassageLines(p.ordinal, p.line_start, p.line_end) for p in passages],
-        highlight,
-        lambda number: figure_url(number) if number in kept else "",
-    )
+        return numbered_lines(revision.text, (highlighted.line_start, highlighted.line_end) if highlighted else None)
+    kept = {
+        f.number: (f.width, f.height)
+        for f in Figure.select(Figure.number, Figure.width, Figure.height).where(Figure.revision == revision)
+    }
+
+    def figure(number: int) -> FigureImage | None:
+        return FigureImage(figure_url(number), *kept[number]) if number in kept else None
+
+    anchors = [PassageLines(p.ordinal, p.line_start, p.line_end) for p in passages]
+    if kind == "pdf":
+        highlight = (highlighted.char_start, highlighted.char_end) if highlighted else None
+        return render_pdf_text(revision.text, anchors, highlight, figure)
+    highlight = (highlighted.line_start, highlighted.line_end) if highlighted else None
+    return render_markdown(revision.text, anchors, highlight, figure)
 
 
 def figure_of(document: Document, version: int, number: int) -> Figure | None:

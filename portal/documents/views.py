@@ -68,6 +68,7 @@ def show(slug: str, doc_id: str):
     view = viewer.chosen_view(request.args.get("view"))
     body = viewer.document_body(
         revision,
+        document.kind,
         passages,
         view,
         cited,
