@@ -209,3 +209,46 @@ def test_a_figure_marker_of_thousands_of_digits_is_text_not_a_crash(app, pack, u
     agent = create_agent(None, "huge-agent", "Huge agent", "preferred", None, "", ["ops"])
     run = ask(agent, users["AgentBuilder"], "What does the widget manual say?")
     assert run.status == "completed" and list(run.references())[0].figures == []
+
+
+# --- A PDF's text: its lines, and exactly the cited characters (issue 16, item 3) -------------
+
+PDF_TEXT = (
+    "Page 1\n\nTriage of interface incidents\nAbout these examples\n1. Check the output status of the\n"
+    "document first.\n- IDoc layer: WE02 <b>and</b> BD87.\n\n[Figure 1: Page 1]\n\nPage 2\n\nMore text."
+)
+
+
+def test_a_pdf_is_shown_as_its_lines_with_exactly_the_cited_characters_marked():
+    from portal.documents.render import FigureImage, PassageLines
+    from portal.documents.render_pdf import render_pdf_text
+
+    start = PDF_TEXT.index("status of")
+    end = PDF_TEXT.index("BD87") + 4
+    html = render_pdf_text(
+        PDF_TEXT,
+        [PassageLines(0, 1, 9), PassageLines(1, 11, 13)],
+        (start, end),
+        lambda number: FigureImage(f"/figures/{number}.webp", 640, 360) if number == 1 else None,
+    )
+    soup = BeautifulSoup(str(html), "html.parser")
+    assert soup.find(["ol", "ul", "li", "b", "h1"]) is None  # not Markdown: no list, no markup from the text
+    lines = soup.select("span.line")
+    assert [line.text for line in lines][1:4] == [
+        "Triage of interface incidents",
+        "About these examples",
+        "1. Check the output status of the",
+    ]
+    # A heading's line ends in a line break; a line going on with a sentence is joined by a space.
+    assert lines[1].find_next_sibling().name == "br"
+    assert lines[4].previous_sibling.text == " " and lines[4].text == "document first."
+    marked = " ".join(mark.text for mark in soup.select("mark.cited"))
+    assert marked.split() == PDF_TEXT[start:end].split()  # the marks hold these characters and no others
+    assert soup.select_one("mark.cited").text == "status of the"
+    assert soup.select_one("#passage-0").text == "Page 1" and soup.select_one("#passage-1").text == "Page 2"
+    assert [p.text for p in soup.select("p.page-line")] == ["Page 1", "Page 2"]
+    figure = soup.select_one(".figure-line .figure")
+    image = figure.select_one("a.figure-open img")
+    assert figure.select_one("a")["href"] == image["src"] == "/figures/1.webp"
+    assert (image["width"], image["height"]) == ("640", "360")
+    assert figure.find_parent("mark") is None

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import nh3
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from portal.ingest.markdown_blocks import MARKDOWN, source_lines
-from portal.ingest.markers import is_page_line, replace_figure_markers_in_html
+from portal.ingest.markers import figure_marker, is_page_line, replace_figure_markers_in_html
 
 _BLOCK_TAGS = {
     "p",
@@ -155,7 +155,7 @@ def figure_html(number: int, label: str, image: FigureImage | None) -> Markup:
     when the revision has no such figure. ``label`` is plain text: ``Markup.format`` escapes every value,
     quotes included."""
     if image is None:
-        return Markup("[Figure {number}: {label}]").format(number=number, label=label)
+        return escape(figure_marker(number, label))
     return _FIGURE_HTML.format(number=number, src=image.src, label=label, width=image.width, height=image.height)
 
 

@@ -4,11 +4,15 @@ Every page fits the screen (nothing wider than the viewport outside a box that s
 "Sign out" stays inside the dark header, the menu folds on a phone (with and without JavaScript),
 the question box comes before the conversation list on a phone, figures open full size, and a cited
 PDF passage is highlighted to the character and lands inside the window after the figures load.
+With ``CAIRN_SCREENSHOTS=<folder>`` every page checked is also saved there as a full-page screenshot
+(``<width>-<role>-<address>.png``), for a person to look at.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 from browser_helpers import arrived_at, sign_in
@@ -80,9 +84,12 @@ def _content(pack, tmp_path, users):
     return pdf, agent, conversation, run, feedback, figure_run
 
 
-def _fits(page, address: str, width: int) -> None:
+def _fits(page, address: str, width: int, role: str) -> None:
     page.goto(address)
     page.wait_for_load_state("load")
+    if folder := os.environ.get("CAIRN_SCREENSHOTS"):
+        name = re.sub(r"[^a-z0-9]+", "-", address.lower()).strip("-") or "home"
+        page.screenshot(path=Path(folder) / f"{width}-{role}-{name}.png", full_page=True)
     assert page.evaluate("document.documentElement.scrollWidth") <= width, (address, page.evaluate(OVERFLOWING, width))
     assert page.evaluate(OVERFLOWING, width) == [], address
 
@@ -135,7 +142,7 @@ def test_every_page_fits_the_screen_with_sign_out_inside_the_header(
         "/help/",
     ]
     for address in staff_pages:
-        _fits(page, address, width)
+        _fits(page, address, width, "admin")
     _sign_out_inside_the_header(page, width)
     context.close()
 
@@ -149,7 +156,7 @@ def test_every_page_fits_the_screen_with_sign_out_inside_the_header(
         f"/chat/answers/{run.id}/sources/1/document",
         "/chat/conversations",
     ):
-        _fits(page, address, width)
+        _fits(page, address, width, "member")
     _sign_out_inside_the_header(page, width)
     context.close()
 
