@@ -93,10 +93,31 @@
     });
   }
 
+  // The cited passage in the document: centred when it fits the window, else its start near the top.
+  // Figures carry their size, so the layout is final before they load; the scroll is made again once
+  // everything has loaded (web fonts, a late stylesheet) unless the reader has scrolled meanwhile.
   function scrollToCited() {
     if (window.location.hash) { return; }
-    var cited = document.querySelector(".doc-body .cited");
-    if (cited) { cited.scrollIntoView({ block: "center" }); }
+    var marks = document.querySelectorAll(".doc-body .cited");
+    if (!marks.length) { return; }
+    var landed = null;
+    function place() {
+      var top = Infinity, bottom = -Infinity;
+      marks.forEach(function (mark) {
+        var box = mark.getBoundingClientRect();
+        if (box.height) { top = Math.min(top, box.top); bottom = Math.max(bottom, box.bottom); }
+      });
+      if (top === Infinity) { return; }
+      var room = window.innerHeight, height = bottom - top;
+      var offset = height <= room * 0.9 ? (room - height) / 2 : room * 0.05;
+      window.scrollTo(0, Math.max(0, window.scrollY + top - offset));
+      landed = window.scrollY;
+    }
+    place();
+    if (document.readyState === "complete") { return; }
+    window.addEventListener("load", function () {
+      if (window.scrollY === landed) { place(); }
+    }, { once: true });
   }
 
   // A refusal (422) carries a message to show in place, like a success does.

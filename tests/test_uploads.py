@@ -112,6 +112,8 @@ def test_originals_and_figures_are_sent_with_their_headers_and_answer_conditiona
     assert figure.status_code == 200 and figure.mimetype == "image/webp" and figure.data[:4] == b"RIFF"
     assert figure.headers["Cache-Control"] == "private, max-age=3600"
     assert figure.headers["X-Content-Type-Options"] == "nosniff"
+    # Opened on its own (full size), the browser's image page may style itself; nothing else is allowed.
+    assert figure.headers["Content-Security-Policy"].startswith("default-src 'none'; img-src 'self'; style-src")
     for first in (original, figure):
         address = first.request.path
         assert first.headers["ETag"] and first.headers["Last-Modified"]

@@ -119,11 +119,15 @@ def htmx_elements(soup) -> list:
 
 
 def assert_content_is_inert(soup) -> None:
-    """Only the page's own ``<body hx-headers>`` carries htmx; the label is the literal alt text."""
+    """Only the page's own ``<body hx-headers>`` carries htmx; the label is the literal alt text of a
+    kept figure, and the literal text of a marker that names no kept figure (typed into the text)."""
     assert [element.name for element in htmx_elements(soup)] == ["body"]
     body = soup.select_one("article.doc-body")
     assert body.has_attr("hx-disable")
     image = body.select_one(".figure img")
+    if image is None:
+        assert PAYLOAD in body.text
+        return
     assert image["alt"] == LABEL
     assert body.select_one(".figure-caption").text == f"Figure 1: {LABEL}"
 
@@ -289,3 +293,46 @@ def test_sap_wildcards_in_quotes_are_shown_as_written(app, pack, client_as):
     item = _soup(client_as("Auditor").get("/packs/ops/documents/locks")).select_one("article.doc-body li")
     assert item.get_text() == 'Open SM12 with table name "*" and user "*". Sort by time.'
     assert item.select_one("em").get_text() == "by time"
+
+
+# --- A PDF's text: its lines, and exactly the cited characters (issue 16, item 3) -------------
+
+PDF_TEXT = (
+    "Page 1\n\nTriage of interface incidents\nAbout these examples\n1. Check the output status of the\n"
+    "document first.\n- IDoc layer: WE02 <b>and</b> BD87.\n\n[Figure 1: Page 1]\n\nPage 2\n\nMore text."
+)
+
+
+def test_a_pdf_is_shown_as_its_lines_with_exactly_the_cited_characters_marked():
+    from portal.documents.render import FigureImage, PassageLines
+    from portal.documents.render_pdf import render_pdf_text
+
+    start = PDF_TEXT.index("status of")
+    end = PDF_TEXT.index("BD87") + 4
+    html = render_pdf_text(
+        PDF_TEXT,
+        [PassageLines(0, 1, 9), PassageLines(1, 11, 13)],
+        (start, end),
+        lambda number: FigureImage(f"/figures/{number}.webp", 640, 360) if number == 1 else None,
+    )
+    soup = BeautifulSoup(str(html), "html.parser")
+    assert soup.find(["ol", "ul", "li", "b", "h1"]) is None  # not Markdown: no list, no markup from the text
+    lines = soup.select("span.line")
+    assert [line.text for line in lines][1:4] == [
+        "Triage of interface incidents",
+        "About these examples",
+        "1. Check the output status of the",
+    ]
+    # A heading's line ends in a line break; a line going on with a sentence is joined by a space.
+    assert lines[1].find_next_sibling().name == "br"
+    assert lines[4].previous_sibling.text == " " and lines[4].text == "document first."
+    marked = " ".join(mark.text for mark in soup.select("mark.cited"))
+    assert marked.split() == PDF_TEXT[start:end].split()  # the marks hold these characters and no others
+    assert soup.select_one("mark.cited").text == "status of the"
+    assert soup.select_one("#passage-0").text == "Page 1" and soup.select_one("#passage-1").text == "Page 2"
+    assert [p.text for p in soup.select("p.page-line")] == ["Page 1", "Page 2"]
+    figure = soup.select_one(".figure-line .figure")
+    image = figure.select_one("a.figure-open img")
+    assert figure.select_one("a")["href"] == image["src"] == "/figures/1.webp"
+    assert (image["width"], image["height"]) == ("640", "360")
+    assert figure.find_parent("mark") is None

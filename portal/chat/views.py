@@ -191,6 +191,7 @@ def document(run_id: int, n: int):
     view = viewer.chosen_view(request.args.get("view"))
     body = viewer.document_body(
         cited.revision,
+        cited.document.kind,
         cited.passages,
         view,
         cited.highlighted,

@@ -8,6 +8,9 @@ can carry an attribute outside the allow-list (an ``hx-*`` attribute would act
 in the reader's browser). Each top-level block carries its source line, the
 first block of each passage carries ``id="passage-N"`` so a citation can
 scroll to it, and the blocks of a cited passage get the class ``cited``.
+A figure carries its stored width and height, so the page keeps its room before the image
+arrives (a scroll to the cited passage stays where it landed), and is a link to the image
+at full size (a phone shrinks it to the screen).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from markupsafe import Markup, escape
 from portal.answers.citations import SHOWN_MARKER, marker_pieces
 from portal.ingest.markdown_blocks import ANSWER_MARKDOWN as _ANSWER_MARKDOWN
 from portal.ingest.markdown_blocks import MARKDOWN, source_lines
-from portal.ingest.markers import is_page_line, replace_figure_markers_in_html
+from portal.ingest.markers import figure_marker, is_page_line, replace_figure_markers_in_html
 
 _BLOCK_TAGS = {
     "p",
@@ -56,6 +59,7 @@ _ALLOWED_TAGS = _BLOCK_TAGS | {
     "th",
     "td",
     "span",
+    "mark",
     "img",
     "s",
     "sup",
@@ -64,9 +68,18 @@ _ALLOWED_TAGS = _BLOCK_TAGS | {
 _ALLOWED_ATTRIBUTES = {
     "*": {"class", "id", "data-line"},
     "a": {"href", "title"},
-    "img": {"src", "alt", "title", "loading"},
+    "img": {"src", "alt", "title", "loading", "width", "height"},
     "ol": {"start"},
 }
+
+
+@dataclass(frozen=True)
+class FigureImage:
+    """Where a kept figure is served and its size in pixels, as stored with the revision."""
+
+    src: str
+    width: int
+    height: int
 
 
 @dataclass(frozen=True)
@@ -80,7 +93,7 @@ def render_markdown(
     text: str,
     passages: list[PassageLines] = (),
     highlight: tuple[int, int] | None = None,
-    figure_url: Callable[[int], str] | None = None,
+    figure: Callable[[int], FigureImage | None] | None = None,
     section_anchors: dict[int, str] | None = None,
 ) -> Markup:
     """Render ``text``; ``highlight`` is a 1-based inclusive line range to mark as cited.
@@ -115,13 +128,16 @@ def render_markdown(
     _mark_page_lines(tokens)
     tokens = _with_anchors(tokens, before)
     body = MARKDOWN.renderer.render(tokens, MARKDOWN.options, {})
-    if figure_url is not None:
-        body = replace_figure_markers_in_html(body, lambda number, label: _figure_html(number, label, figure_url))
-    return _sanitized(body, _ALLOWED_TAGS)
+    if figure is not None:
+        body = replace_figure_markers_in_html(
+            body, lambda number, label: figure_html(number, html.unescape(label), figure(number))
+        )
+    return sanitized(body)
 
 
-def _sanitized(body: str, tags: set[str]) -> Markup:
-    """The last step of every rendering: only allow-listed tags and attributes survive."""
+def sanitized(body: str, tags: set[str] = _ALLOWED_TAGS) -> Markup:
+    """The last step of every rendering: ``body`` cleaned to an allow-list of tags (the viewer's unless
+    given), attributes and link schemes."""
     return Markup(
         nh3.clean(
             body,
@@ -133,7 +149,7 @@ def _sanitized(body: str, tags: set[str]) -> Markup:
     )
 
 
-_ANCHOR = Markup('<span class="section-anchor" id="{id}"></span>')
+SECTION_ANCHOR = Markup('<span class="section-anchor" id="{id}"></span>')
 
 
 def _with_anchors(tokens, before: dict[int, list[str]]) -> list:
@@ -144,7 +160,7 @@ def _with_anchors(tokens, before: dict[int, list[str]]) -> list:
     for position, token in enumerate(tokens):
         for anchor in before.get(position, ()):
             block = Token("html_block", "", 0)
-            block.content = _ANCHOR.format(id=anchor)
+            block.content = SECTION_ANCHOR.format(id=anchor)
             result.append(block)
         result.append(token)
     return result
@@ -167,7 +183,7 @@ def render_answer(answer: str, cited: set[int], source_url: Callable[[int], str]
         elif token.type == "inline" and token.children:
             token.children = [piece for child in token.children for piece in _linked_markers(child, cited, source_url)]
     body = _ANSWER_MARKDOWN.renderer.render(tokens, _ANSWER_MARKDOWN.options, {})
-    return _sanitized(body.strip(), _ALLOWED_TAGS - {"img", "h1", "h2", "h3", "h4", "h5", "h6"})
+    return sanitized(body.strip(), _ALLOWED_TAGS - {"img", "h1", "h2", "h3", "h4", "h5", "h6"})
 
 
 def answer_text(answer: str) -> str:
@@ -213,15 +229,20 @@ def _mark_page_lines(tokens) -> None:
 
 
 _FIGURE_HTML = Markup(
-    '<span class="figure" id="figure-{number}"><img src="{src}" alt="{label}" loading="lazy">'
+    '<span class="figure" id="figure-{number}">'
+    '<a class="figure-open" href="{src}" title="Open figure {number} full size">'
+    '<img src="{src}" alt="{label}" width="{width}" height="{height}" loading="lazy"></a>'
     '<span class="figure-caption">Figure {number}: {label}</span></span>'
 )
 
 
-def _figure_html(number: int, label: str, figure_url: Callable[[int], str]) -> str:
-    """The marker as an image with its caption; ``Markup.format`` escapes every value, quotes included."""
-    label = html.unescape(label)  # the renderer's text escaping does not cover quotes
-    return _FIGURE_HTML.format(number=number, src=figure_url(number), label=label)
+def figure_html(number: int, label: str, image: FigureImage | None) -> Markup:
+    """Figure ``number`` as its image (a link to it at full size) with its caption; the marker as text
+    when the revision has no such figure. ``label`` is plain text: ``Markup.format`` escapes every value,
+    quotes included."""
+    if image is None:
+        return escape(figure_marker(number, label))
+    return _FIGURE_HTML.format(number=number, src=image.src, label=label, width=image.width, height=image.height)
 
 
 def numbered_lines(text: str, highlight: tuple[int, int] | None = None, first: int = 1) -> list[tuple[int, str, bool]]:

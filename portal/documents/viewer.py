@@ -16,7 +16,8 @@ from functools import lru_cache
 
 from markupsafe import Markup
 
-from portal.documents.render import PassageLines, numbered_lines, render_markdown
+from portal.documents.render import FigureImage, PassageLines, numbered_lines, render_markdown
+from portal.documents.render_pdf import render_pdf_text
 from portal.documents.sections import Section, SectionText, outline
 from portal.models import Figure, Passage, Revision
 
@@ -76,6 +77,7 @@ def passages_of(revision: Revision) -> list[Passage]:
 
 def document_body(
     revision: Revision,
+    kind: str,
     passages: list[Passage],
     view: str,
     highlighted: Passage | None,
@@ -84,31 +86,41 @@ def document_body(
 ) -> Markup | list:
     """The text as HTML (``formatted``) or as numbered lines (``lines``), ``highlighted`` marked.
 
-    ``figure_url(number)`` is asked only for figures the revision has; a marker naming
-    another number stays text. Each of ``sections`` gets its anchor, for the outline.
+    A PDF's text keeps its lines and marks exactly the passage's characters (``render_pdf``);
+    other kinds are Markdown, marked by block. ``figure_url(number)`` is asked only for figures
+    the revision has; a marker naming another number stays text. Each of ``sections`` gets its
+    anchor, for the outline.
     """
-    highlight = (highlighted.line_start, highlighted.line_end) if highlighted else None
     if view == "lines":
-        return numbered_lines(revision.text, highlight)
-    return render_markdown(
-        revision.text,
-        [PassageLines(p.ordinal, p.line_start, p.line_end) for p in passages],
-        highlight,
-        _kept_figures(revision, figure_url),
-        {s.line_start: s.anchor for s in sections},
-    )
+        return numbered_lines(revision.text, (highlighted.line_start, highlighted.line_end) if highlighted else None)
+    figure = _kept_figures(revision, figure_url)
+    anchors = [PassageLines(p.ordinal, p.line_start, p.line_end) for p in passages]
+    section_anchors = {s.line_start: s.anchor for s in sections}
+    if kind == "pdf":
+        highlight = (highlighted.char_start, highlighted.char_end) if highlighted else None
+        return render_pdf_text(revision.text, anchors, highlight, figure, section_anchors)
+    highlight = (highlighted.line_start, highlighted.line_end) if highlighted else None
+    return render_markdown(revision.text, anchors, highlight, figure, section_anchors)
 
 
 def section_body(revision: Revision, shown: SectionText, view: str, figure_url: Callable[[int], str]) -> Markup | list:
     """One section's text alone, formatted or as lines numbered as in the whole text."""
     if view == "lines":
         return numbered_lines(shown.text, None, first=shown.section.line_start + 1)
-    return render_markdown(shown.text, [], None, _kept_figures(revision, figure_url))
+    figure = _kept_figures(revision, figure_url)
+    if revision.document.kind == "pdf":
+        return render_pdf_text(shown.text, [], None, figure)
+    return render_markdown(shown.text, [], None, figure)
 
 
-def _kept_figures(revision: Revision, figure_url: Callable[[int], str]) -> Callable[[int], str]:
-    kept = {f.number for f in Figure.select(Figure.number).where(Figure.revision == revision)}
-    return lambda number: figure_url(number) if number in kept else ""
+def _kept_figures(revision: Revision, figure_url: Callable[[int], str]) -> Callable[[int], FigureImage | None]:
+    """Each kept figure's address and stored size (the page reserves its room); None for a marker
+    naming a figure the revision does not have."""
+    kept = {
+        f.number: (f.width, f.height)
+        for f in Figure.select(Figure.number, Figure.width, Figure.height).where(Figure.revision == revision)
+    }
+    return lambda number: FigureImage(figure_url(number), *kept[number]) if number in kept else None
 
 
 def figure_of(revision: Revision, number: int) -> Figure | None:

@@ -90,7 +90,7 @@ def _document_page(pack, document, version: int | None, status: int = 200, new_v
         status = SECTION_STATUS[lookup.problem] if status == 200 else status
         body = viewer.section_body(revision, lookup.found, view, figure_url) if lookup.found else None
     else:
-        body = viewer.document_body(revision, passages, view, cited, figure_url, outline)
+        body = viewer.document_body(revision, document.kind, passages, view, cited, figure_url, outline)
     history = access.readable_revisions(current_user, document)
     return render(
         "documents/show.html",
