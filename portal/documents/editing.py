@@ -10,6 +10,7 @@ from __future__ import annotations
 from portal import storage
 from portal.db import database
 from portal.documents import revisions
+from portal.documents.readers import ReaderAccess, access_fields, audit_reader_access, change_reader_access
 from portal.documents.services import classification_policy, sha256_hex
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
@@ -22,8 +23,13 @@ from portal.search import service as search_service
 EDITABLE_KINDS = frozenset({"markdown", "text"})
 
 
-def edit_text(document: Document, text: str, expected_version: int, user: User | None) -> Revision:
-    """Save edited text as a new revision of a Markdown or text document."""
+def edit_text(
+    document: Document, text: str, expected_version: int, user: User | None, reader_access: ReaderAccess | None = None
+) -> Revision:
+    """Save edited text as a new revision of a Markdown or text document, with ``reader_access`` when given.
+
+    Unchanged text with a change of who may read it is that change alone (``change_reader_access``).
+    """
     if document.kind not in EDITABLE_KINDS:
         raise Refused(
             "not_editable",
@@ -40,6 +46,10 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
     if verdict.decision == "redact":
         text = verdict.redacted_text
     text_sha = sha256_hex(text)
+    current = document.current_revision()
+    if current and current.sha256 == text_sha and reader_access is not None:
+        if reader_access.fields() != access_fields(document):
+            return change_reader_access(document, reader_access, expected_version, user).current_revision()
     spans = split_passages(text, document.kind)
     pack = document.pack
     with storage.changing() as files:
@@ -63,6 +73,9 @@ def edit_text(document: Document, text: str, expected_version: int, user: User |
             Document.update(updated_at=utcnow(), redacted=verdict.decision == "redact").where(
                 Document.id == fresh.id
             ).execute()
+            if reader_access is not None:
+                Document.update(**reader_access.fields()).where(Document.id == fresh.id).execute()
+                audit_reader_access(user, fresh, access_fields(fresh), reader_access.fields(), version)
             purged = revisions.purge_old_revisions(fresh, version, files)
             search_service.record_index_change(pack.id, fresh.doc_id)
         revisions.remove_revision_folders(fresh, purged)  # a kill before this leaves them noted for the sweep

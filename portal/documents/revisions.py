@@ -7,6 +7,8 @@ inside their own transaction and ``storage.changing()``.
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from portal import storage
 from portal.errors import VersionConflict
 from portal.models import REVISIONS_KEPT, Document, Figure, Passage, ReceiptFigure, Revision
@@ -24,6 +26,51 @@ def claim_next_version(document: Document, expected: int) -> int:
     if not changed:
         raise VersionConflict(expected, Document.get_by_id(document.id).current_version)
     return version
+
+
+def copy_revision(files: storage.FileChanges, document: Document, source: Revision, version: int, user) -> Revision:
+    """Revision ``version``: ``source``'s text, original, figures and passages as they are, made by ``user``.
+
+    A change of who may read a document is a revision of its own (SPEC 2), with its
+    own copy of the files, so purging the older one later takes nothing from it.
+    """
+    folder = revision_folder(document, version)
+    try:
+        original_path = None
+        if source.original_path:
+            original_path = f"{folder}/{PurePath(source.original_path).name}"
+            files.write(original_path, storage.read(source.original_path))
+        revision = Revision.create(
+            document=document,
+            version=version,
+            text=source.text,
+            sha256=source.sha256,
+            original_name=source.original_name,
+            original_path=original_path,
+            original_sha256=source.original_sha256,
+            original_content_type=source.original_content_type,
+            original_size=source.original_size,
+            pages=source.pages,
+            images_not_kept=dict(source.images_not_kept),
+            created_by=user,
+        )
+        for figure in Figure.select().where(Figure.revision == source).order_by(Figure.number):
+            path = f"{folder}/{PurePath(figure.path).name}"
+            files.write(path, storage.read(figure.path))
+            Figure.create(
+                revision=revision,
+                number=figure.number,
+                label=figure.label,
+                path=path,
+                width=figure.width,
+                height=figure.height,
+            )
+        passages = Passage.select().where(Passage.revision == source).order_by(Passage.ordinal)
+        create_passages(revision, passages)
+    except BaseException:
+        storage.remove_tree(folder)
+        raise
+    return revision
 
 
 def create_passages(revision: Revision, spans) -> None:
