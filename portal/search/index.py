@@ -9,13 +9,13 @@ and closes them again: the web server and a command-line process can then
 write in turn.
 
 A pack's partitions commit one after another, never together: those that lose
-passages first, those that gain them next, and the anchor partition
-(``DEFAULT_PARTITION``) last. The anchor's generation is the one the pack
-shows, so a crash between two commits leaves the anchor at the older
-generation and the pending work listed: catching up deletes each pending
-document from every partition and adds it to its own again, which repairs
-any state such a crash can leave. A document moving between partitions is
-never found in both (the partition that loses it commits first).
+passages first, then those that gain them, so a document moving between
+partitions is never found in both. A crash between two commits leaves the
+document's pending index work listed (it is deleted only after the last
+commit), and catching up deletes each pending document from every partition
+and adds it to its own again, which repairs any state such a crash can leave.
+The anchor partition (``DEFAULT_PARTITION``) always exists once the pack has
+been written and is committed every time: its generation is the pack's.
 
 Each commit records the database generation it reflects, so a caller can
 tell whether an index is behind and rebuild it. ``update`` lets the caller
@@ -397,9 +397,10 @@ class _PartitionWriters:
         self._open[partition] = self._settings.open_writer_discarding_unreadable(self._pack_slug, path)
 
     def commit(self, generation: int, model_id: str | None) -> None:
-        """Commit the partitions that lose passages, then those that gain them, then the anchor."""
+        """Commit the partitions that lose passages (and the anchor, if it only records the generation),
+        then those that gain them."""
         self.writer(DEFAULT_PARTITION)
-        order = sorted(self._open, key=lambda p: (p == DEFAULT_PARTITION, p in self._adding, p))
+        order = sorted(self._open, key=lambda p: (p in self._adding, p))
         for partition in order:
             _commit(self._open[partition], generation, model_id)
             self._committed.add(partition)

@@ -119,6 +119,11 @@ class PackReaders:
         pack.looked_at(fingerprint, folder_mtime_ns, looked_at_ns)
         return pack
 
+    def keep_only(self, slug: str, partitions: list[str]) -> None:
+        """Close the readers of the pack's partitions that are gone (a rebuild removes emptied ones)."""
+        for key in [k for k in self._open if k[0] == slug and k[1] not in partitions]:
+            self._close(key)
+
     def version(self, slug: str, partition: str) -> int | None:
         """The version of the reader now open for the partition, without looking for new commits."""
         pack = self._open.get((slug, partition))

@@ -39,8 +39,8 @@ _ROLES_MARK = "-for-"
 DEFAULT_PARTITION = "staff"
 """The partition of a document with the default access (visibility ``staff``, no reader roles).
 
-It is also the pack's anchor: every commit to a pack ends with a commit of this
-partition, which records the generation the whole pack shows (``index.py``).
+It is also the pack's anchor: every write to a pack commits this partition too,
+and its generation is the one the whole pack shows (``index.py``).
 """
 
 

@@ -184,7 +184,9 @@ class Searcher:
         (all when None); None when none of them has an index."""
         packs = []
         for slug in slugs:
-            for partition in partitions_of(self.root / slug):
+            partitions = partitions_of(self.root / slug)
+            self._readers.keep_only(slug, partitions)
+            for partition in partitions:
                 if readable is None or readable(slug, partition):
                     pack = self._readers.current(slug, partition)
                     if pack is not None:
