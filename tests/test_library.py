@@ -252,6 +252,19 @@ def test_upload_and_edit_set_who_may_read(library, client_for, users):
     assert sorted(actions) == [1, 3]
 
 
+def test_reader_roles_without_a_visibility_are_refused_not_dropped(library, client_for):
+    response = client_for("PlatformAdmin").post(
+        "/packs/ops/documents",
+        data={
+            "files": (io.BytesIO(b"# Roles\n\nA note.\n"), "roles-only.md", "text/markdown"),
+            "reader_roles": ["Auditor"],
+        },
+    )
+    assert response.status_code == 422
+    assert "choose the visibility too" in response.get_data(as_text=True)
+    assert Document.get_or_none(Document.doc_id == "roles-only") is None
+
+
 def test_cairn_ingest_takes_the_same_options(library, cli, tmp_path):
     note = tmp_path / "cli-note.md"
     note.write_text("# CLI note\n\nThe zeppelin hangar.\n")

@@ -145,9 +145,12 @@ def reader_access_from_form(keep: bool = True) -> ReaderAccess | None:
     Raises ``Refused`` for a visibility or role that does not exist.
     """
     visibility = request.form.get("visibility", "")
+    roles = tuple(request.form.getlist("reader_roles"))
     if not visibility and keep:
+        if roles:  # never drop a choice silently
+            raise Refused("bad_reader_roles", "Reader roles narrow a visibility: choose the visibility too.")
         return None
-    return ReaderAccess(visibility, tuple(request.form.getlist("reader_roles")))
+    return ReaderAccess(visibility, roles)
 
 
 @bp.route("/<doc_id>/delete", methods=["POST"])
