@@ -34,7 +34,7 @@ from pathlib import Path
 from portal.search import embedding, jvm
 from portal.search.analysis import english_analyzer
 from portal.search.index import DEFAULT_B, DEFAULT_K1, IndexStore
-from portal.search.schema import FIELD_CONTENTS, IndexedPassage
+from portal.search.schema import FIELD_CONTENTS, IndexedPassage, partitions_of
 from portal.search.searcher import Searcher
 
 TARGET_RATIO = 1.3
@@ -133,9 +133,10 @@ class PlainLucene:
 
     def __init__(self, root: Path, slugs: list[str]):
         classes = jvm.J()
-        readers = [
-            classes.JDirectoryReader.open(classes.JFSDirectory.open(classes.JFile(str(root / s)).toPath()))
+        readers = [  # every partition of each pack (the bench writes one: ``DEFAULT_PARTITION``)
+            classes.JDirectoryReader.open(classes.JFSDirectory.open(classes.JFile(str(root / s / p)).toPath()))
             for s in slugs
+            for p in partitions_of(root / s)
         ]
         self.reader = classes.JMultiReader(readers, True)
         self.searcher = classes.JIndexSearcher(jvm.cast("org.apache.lucene.index.IndexReader", self.reader))

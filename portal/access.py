@@ -26,7 +26,8 @@ from portal.models import (
     User,
 )
 from portal.search.hits import SearchResults
-from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT, search_packs
+from portal.search.schema import partition_class
+from portal.search.service import DEFAULT_LIMIT, search_packs
 
 ADMIN, BUILDER, AUDITOR, MEMBER = "PlatformAdmin", "AgentBuilder", "Auditor", "Member"
 STAFF = frozenset({ADMIN, BUILDER, AUDITOR})
@@ -39,6 +40,8 @@ ACTIONS: dict[str, frozenset[str]] = {
     "documents.describe": frozenset({ADMIN}),
     # SPEC 2: a document's reader roles narrow reading to exact role matches; these roles bypass them.
     "documents.bypass_reader_roles": frozenset({ADMIN}),
+    # The Library: every document the user may read directly (SPEC 2), whatever their roles grant.
+    "library.read": STAFF | {MEMBER},
     "agents.read": STAFF,
     "agents.configure": frozenset({ADMIN, BUILDER}),
     "agents.try": STAFF,
@@ -78,18 +81,46 @@ def pack_for(user: User, slug: str, action: str = "packs.read") -> Pack:
 
 
 def staff_role_admitted(user: User, document: Document) -> bool:
-    """Whether a staff reader holds one of the document's reader roles (none listed: every staff reader).
+    """Whether a staff reader holds one of the document's reader roles (none listed: every staff reader)."""
+    return reader_roles_admit_staff(user, document.reader_roles)
 
-    Exact matches only: the staff role the user reads packs by must be in the
-    list; PlatformAdmin bypasses the list for administration.
-    """
-    roles = document.reader_roles
-    if not roles or can(user, "documents.bypass_reader_roles"):
+
+def reader_roles_admit_staff(user: User, reader_roles: frozenset[str]) -> bool:
+    """Exact matches only: the staff role the user reads packs by must be in the list (an empty list
+    admits every staff reader); PlatformAdmin bypasses the list for administration."""
+    if not reader_roles or can(user, "documents.bypass_reader_roles"):
         return True
-    return bool(roles & user.roles & ACTIONS["packs.read"])
+    return bool(reader_roles & user.roles & ACTIONS["packs.read"])
+
+
+def _member_class_admits(user: User, pack: Pack, visibility: str, reader_roles: frozenset[str]) -> bool:
+    """SPEC 2 for members: ``shared`` in every pack, ``company`` in their own company's packs, ``staff``
+    never; a list of reader roles must name Member."""
+    if reader_roles and MEMBER not in reader_roles:
+        return False
+    if visibility == "shared":
+        return True
+    return visibility == "company" and user.company_id is not None and pack.company_id == user.company_id
+
+
+def may_read(user: User, pack: Pack, visibility: str, reader_roles: frozenset[str]) -> bool:
+    """SPEC 2, the one rule: whether ``user`` may read directly (list, open, search) a document of this
+    access class in ``pack``. Staff read by their staff roles, members by visibility; each narrowed by
+    the reader roles. It decides documents and index partitions alike, so what a reader may search is
+    exactly what they may open."""
+    if not user.is_authenticated:
+        return False
+    if can(user, "packs.read") and reader_roles_admit_staff(user, reader_roles):
+        return True
+    return MEMBER in user.roles and _member_class_admits(user, pack, visibility, reader_roles)
+
+
+def may_read_document(user: User, document: Document) -> bool:
+    return may_read(user, document.pack, document.visibility, document.reader_roles)
 
 
 def document_for(user: User, pack: Pack, doc_id: str) -> Document:
+    """A live document of a pack the staff reader already reached (``pack_for``), if its reader roles admit them."""
     document = Document.get_or_none(
         (Document.pack == pack) & (Document.doc_id == doc_id) & Document.deleted_at.is_null()
     )
@@ -135,32 +166,64 @@ def readable_documents(user: User, pack: Pack) -> list[Document]:
     return [d for d in pack.live_documents() if staff_role_admitted(user, d)]
 
 
-def hidden_documents(user: User, packs) -> set[tuple[str, str]]:
-    """(pack slug, document id) of live documents in ``packs`` whose reader roles leave ``user`` out."""
-    restricted = (
+def library_documents(user: User) -> list[Document]:
+    """Every live document ``user`` may read directly, by pack and title (the Library)."""
+    if not can(user, "library.read"):
+        return []
+    documents = Document.select(Document, Pack).join(Pack).where(Document.deleted_at.is_null())
+    if not can(user, "packs.read"):  # members read only shared and company documents: ask for no others
+        documents = documents.where(Document.visibility.in_(("shared", "company")))
+    return [d for d in documents.order_by(Pack.title, Document.title) if may_read_document(user, d)]
+
+
+def library_document_for(user: User, slug: str, doc_id: str) -> Document:
+    """A live document ``user`` may read directly, reached from the Library."""
+    document = (
         Document.select(Document, Pack)
         .join(Pack)
-        .where(
-            Document.pack.in_([p.id for p in packs])
-            & Document.deleted_at.is_null()
-            & ~Document.reader_role_names.is_empty()
-        )
+        .where((Pack.slug == slug) & (Document.doc_id == doc_id) & Document.deleted_at.is_null())
+        .first()
+        if can(user, "library.read")
+        else None
     )
-    return {(d.pack.slug, d.doc_id) for d in restricted if not staff_role_admitted(user, d)}
+    if document is None or not may_read_document(user, document):
+        raise NotFound(doc_id)
+    return document
+
+
+def may_download_from_library(user: User, document: Document) -> bool:
+    """The original from the Library: a PlatformAdmin's as on the staff page; a reader's own, as a member
+    may (SPEC 2 visibility, never redacted). Read-only staff download from no page, as on the staff page."""
+    if not may_read_document(user, document):
+        return False
+    if can(user, "documents.write"):
+        return True
+    return (
+        not document.redacted
+        and MEMBER in user.roles
+        and _member_class_admits(user, document.pack, document.visibility, document.reader_roles)
+    )
 
 
 def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT) -> SearchResults:
-    """A staff reader's search of ``packs``: no passage of a document its reader roles hide from them.
+    """A person's search of ``packs``: exactly the partitions (access classes) they may read, so passages
+    they may not read change no score, order, snippet or count (SPEC 6, ranking independence).
 
-    Hidden documents are rare, so only then are more hits fetched and filtered
-    (at most ``MAX_LIMIT``: a query whose best 50 passages are all hidden finds less).
+    A hit whose document's access changed after its partition was written (the index catching up) is
+    dropped: the database decides.
     """
-    packs = list(packs)
-    hidden = hidden_documents(user, packs) if packs else set()
-    if not hidden:
-        return search_packs(packs, query, limit)
-    results = search_packs(packs, query, MAX_LIMIT)
-    hits = [h for h in results.hits if (h.pack, h.document_id) not in hidden][:limit]
+    by_slug = {p.slug: p for p in packs}
+
+    def readable(slug: str, partition: str) -> bool:
+        visibility, roles = partition_class(partition)
+        return may_read(user, by_slug[slug], visibility, roles)
+
+    results = search_packs(list(by_slug.values()), query, limit, readable=readable)
+    documents = Document.select(Document, Pack).join(Pack).where(Document.id.in_([h.document_pk for h in results.hits]))
+    readable_pks = {d.id for d in documents if may_read_document(user, d)}
+    hits = [h for h in results.hits if h.document_pk in readable_pks]
+    if len(hits) == len(results.hits):
+        return results
     return SearchResults(query=results.query, hits=hits, no_evidence=not hits)
 
 
@@ -288,13 +351,9 @@ def cited_revision_for_member(document: Document, version: int) -> Revision | No
 
 def member_may_download(user: User, document: Document) -> bool:
     """SPEC 2 reader visibility: ``shared`` for every member, ``company`` for the pack's company; ``staff`` never."""
-    if document.redacted or not member_role_admitted(document):
+    if document.redacted:
         return False
-    if document.visibility == "shared":
-        return True
-    return (
-        document.visibility == "company" and user.company_id is not None and document.pack.company_id == user.company_id
-    )
+    return _member_class_admits(user, document.pack, document.visibility, document.reader_roles)
 
 
 def feedback_for(user: User, feedback_id: int):

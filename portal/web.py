@@ -35,9 +35,12 @@ def init_app(app) -> None:
     from portal.agents.views import bp as agents_bp
     from portal.chat.views import bp as chat_bp
     from portal.describing.views import bp as describing_bp
+    from portal.documents.readers import VISIBILITY_LABELS
     from portal.documents.views import bp as documents_bp
     from portal.feedback.views import bp as feedback_bp
     from portal.help.views import bp as help_bp
+    from portal.library.views import bp as library_bp
+    from portal.models import ROLES
     from portal.packs.views import bp as packs_bp
     from portal.runs.views import bp as runs_bp
 
@@ -53,6 +56,7 @@ def init_app(app) -> None:
     app.register_blueprint(feedback_bp)
     app.register_blueprint(account_bp)
     app.register_blueprint(help_bp)
+    app.register_blueprint(library_bp)
 
     @app.context_processor
     def template_helpers():
@@ -62,6 +66,8 @@ def init_app(app) -> None:
             "limits": limits.limits(),  # every limit a page writes, with its label ("4 MB")
             "upload_not_sent": limits.not_sent_too_large_message(),  # cairn.js shows it for a file it keeps back
             "accepted_extensions": limits.ACCEPTED_EXTENSIONS,
+            "reader_visibilities": VISIBILITY_LABELS,  # the "Who may read" fields of documents/_reader_access_fields
+            "reader_role_choices": ROLES,
             "htmx_src": url_for("static", filename=f"vendor/htmx-{HTMX_VERSION}.min.js"),
         }
 

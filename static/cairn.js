@@ -55,7 +55,8 @@
         var file = files[index];
         label.textContent = "Uploading " + file.name + " (" + (index + 1) + " of " + files.length + ")…";
         var data = new FormData();
-        data.append("csrf_token", csrfToken());
+        // The form's other fields (the CSRF token, who may read) go with every file.
+        new FormData(form).forEach(function (value, name) { if (name !== "files") { data.append(name, value); } });
         data.append("files", file, file.name);
         var xhr = new XMLHttpRequest();
         xhr.open("POST", form.action);

@@ -38,6 +38,19 @@ ROUTES = [
         303,
     ),
     ("POST", "/packs/ops/documents/runbook/delete", {"expected_version": "1"}, ADMIN_ONLY, 303),
+    (
+        "POST",
+        "/packs/ops/documents/runbook/access",
+        {"expected_version": "1", "visibility": "shared"},
+        ADMIN_ONLY,
+        303,
+    ),
+    # The Library is every reader's (SPEC 2); the staff-only runbook opens there for staff alone.
+    ("GET", "/library/", None, tuple(r for r in ROLES if r in ACTIONS["library.read"]), 200),
+    ("GET", "/library/?q=backlog", None, tuple(r for r in ROLES if r in ACTIONS["library.read"]), 200),
+    ("GET", "/library/ops/runbook", None, STAFF, 200),
+    ("GET", "/library/ops/for-auditors", None, ("PlatformAdmin", "Auditor"), 200),
+    ("GET", "/library/ops/for-members", None, ADMIN_ONLY, 200),  # visibility staff: no member reads it
     ("POST", "/packs/ops/documents", "upload", ADMIN_ONLY, 200),
     ("POST", "/packs/ops/documents/runbook/new-version", "new-version", ADMIN_ONLY, 303),
     ("GET", "/packs/ops/documents/runbook?version=1", None, STAFF, 200),

@@ -112,7 +112,7 @@ def test_home_takes_members_to_the_chat_and_staff_to_packs(world, client_as):
 
 def test_navigation_shows_the_chat_to_members_and_answer_feedback_to_reviewers(world, client_as):
     member = _soup(client_as("Member").get("/chat/")).select_one("nav")
-    assert [a.text for a in member.select("a")] == ["Support chat"]
+    assert [a.text for a in member.select("a")] == ["Support chat", "Library"]
     for role in STAFF:
         nav = _soup(client_as(role).get("/packs/")).select_one("nav")
         assert nav.select_one(".nav-group-label").text == "Build"

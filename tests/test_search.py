@@ -506,7 +506,7 @@ def test_writes_wait_for_a_rebuild(ops, root):
 
 
 def test_rebuild_repairs_an_unreadable_index(ops, root, searcher):
-    for segments_file in (root / "ops").glob("segments_*"):
+    for segments_file in (root / "ops" / "staff").glob("segments_*"):
         segments_file.write_bytes(b"not a lucene commit")
     assert ops.generation("ops") is None
     ops.rebuild("ops", [passage(701, "fresh", "ops", "zeppelin after repair")], generation=3)
@@ -523,7 +523,7 @@ def test_searcher_sees_commits_made_after_it_opened_the_index(ops, searcher):
 def test_searcher_sees_a_commit_after_the_folder_has_been_quiet(ops, root, searcher):
     """The folder-mtime shortcut must not hide a commit that follows a long quiet period."""
     quiet_since = time.time() - 3600
-    os.utime(root / "ops", (quiet_since, quiet_since))
+    os.utime(root / "ops" / "staff", (quiet_since, quiet_since))
     assert searcher.search(["ops"], "zeppelin").no_evidence is True
     assert searcher.search(["ops"], "zeppelin").no_evidence is True
     ops.write("ops", add=[passage(802, "airships", "ops", "zeppelin")], generation=2)

@@ -150,3 +150,17 @@ def test_a_database_with_its_own_administrator_is_not_empty_and_not_the_demos(ap
     create_user("owner@example.test", "long enough password", {"PlatformAdmin"})
     assert not is_empty()
     assert users_of_its_own() == ["owner@example.test"]
+
+
+def test_the_demo_member_reads_the_shared_and_company_documents_in_the_library(seeded):
+    """The catalog's visibility reaches the index partitions, so the member's Library search finds them."""
+    from portal import access
+    from portal.library.services import search_library
+
+    member = User.get(User.email == "member@demo.cairn.test")
+    readable = {(d.pack.slug, d.visibility) for d in access.library_documents(member)}
+    assert ("sap-glossary", "shared") in readable
+    assert any(visibility == "company" for _, visibility in readable)
+    assert not any(visibility == "staff" for _, visibility in readable)
+    found = search_library(member, "glossary")
+    assert found.hits and {h.pack for h in found.hits} <= {slug for slug, _ in readable}

@@ -8,6 +8,7 @@ import sys
 import click
 
 from portal.cli.support import app_context, echo_listing, fail
+from portal.models import ROLES, VISIBILITIES
 
 
 @click.group()
@@ -83,13 +84,31 @@ def outcome_json(path: str, outcome) -> dict:
 @click.argument("pack")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
-def ingest(pack, files, as_json):
+@click.option(
+    "--visibility",
+    type=click.Choice(VISIBILITIES),
+    default=None,
+    help="Who may read the documents directly (SPEC 2); default: each keeps its own, a new one is staff only.",
+)
+@click.option(
+    "--reader-role",
+    "reader_roles",
+    multiple=True,
+    type=click.Choice(ROLES),
+    help="Narrow reading to these roles (exact matches; repeat for several). Needs --visibility.",
+)
+def ingest(pack, files, as_json, visibility, reader_roles):
     """Add files to a pack; exit 1 when any was refused."""
     from portal.documents.ingest_files import ingest_paths
+    from portal.documents.readers import ReaderAccess
 
+    if reader_roles and visibility is None:
+        fail("--reader-role needs --visibility: say who may read the documents")
     app_context(check_every_index=True)
+    reader_access = ReaderAccess(visibility, tuple(reader_roles)) if visibility else None
     any_refused = False
-    for path, outcome in ingest_paths(pack, files):  # each line as soon as its file is stored (click.echo flushes)
+    # each line as soon as its file is stored (click.echo flushes)
+    for path, outcome in ingest_paths(pack, files, reader_access):
         line = outcome_json(path, outcome)
         any_refused |= line["status"] == "refused"
         if as_json:

@@ -23,7 +23,7 @@ from pathlib import Path
 from portal.agents.services import create_agent, update_agent
 from portal.auth.services import create_user
 from portal.demo import catalog
-from portal.documents.revisions import stamp_reader_access
+from portal.documents.readers import ReaderAccess
 from portal.documents.services import document_id_for, upload_file
 from portal.errors import Refused
 from portal.models import Agent, AuditLog, Document, Pack, User
@@ -93,7 +93,12 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
     with tempfile.TemporaryDirectory(prefix="cairn-seed-") as scratch:
         for document in entry["documents"]:
             path = catalog.build_document(document, Path(scratch))
-            outcome = upload_file(pack, path.name, path.read_bytes(), None)
+            # The catalog's visibility, through the upload so the passages land in its index partition;
+            # reader roles an administrator set stay.
+            existing = Document.get_or_none((Document.pack == pack) & (Document.doc_id == document_id_for(path.name)))
+            roles = tuple(existing.reader_role_names) if existing is not None else ()
+            access = ReaderAccess(entry.get("visibility", "staff"), roles)
+            outcome = upload_file(pack, path.name, path.read_bytes(), None, reader_access=access)
             if not outcome.accepted and outcome.refused.reason == "id_reused":
                 report.documents_deleted.append(f"{pack.slug}/{document_id_for(path.name)}")
                 continue
@@ -107,10 +112,6 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
                 report.documents_added.append(f"{pack.slug}/{outcome.document.doc_id}")
             else:
                 report.documents_updated.append(f"{pack.slug}/{outcome.document.doc_id}")
-            visibility = entry.get("visibility", "staff")
-            if outcome.document.visibility != visibility:
-                Document.update(visibility=visibility).where(Document.id == outcome.document.id).execute()
-                stamp_reader_access(outcome.document.id)  # the current revision carries its document's access
 
 
 def _seed_agents(report: SeedReport) -> None:

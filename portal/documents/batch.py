@@ -19,6 +19,7 @@ from werkzeug.formparser import parse_form_data
 
 from portal.documents.filenames import shown_name
 from portal.documents.outcomes import UploadOutcome
+from portal.documents.readers import ReaderAccess
 from portal.documents.services import upload_file
 from portal.errors import Refused
 from portal.ingest import limits
@@ -37,12 +38,13 @@ def init_app(app) -> None:
             request.max_content_length = limits.MAX_BATCH_BYTES + limits.REQUEST_OVERHEAD_BYTES
 
 
-def upload_batch(pack: Pack, user: User) -> list[UploadOutcome]:
-    """Store each file of the request in ``pack`` (or refuse it), in the order sent."""
+def upload_batch(pack: Pack, user: User, reader_access: ReaderAccess | None = None) -> list[UploadOutcome]:
+    """Store each file of the request in ``pack`` (or refuse it), in the order sent, each with ``reader_access``
+    (None: each document keeps its own)."""
     files = [f for f in request.files.getlist("files") if f and f.filename]
     if not files:
         return [UploadOutcome(filename="(none)", refused=Refused("no_file", "Choose at least one file to upload."))]
-    return [_upload_one(pack, f, user) for f in files]
+    return [_upload_one(pack, f, user, reader_access) for f in files]
 
 
 def upload_new_version(
@@ -71,11 +73,13 @@ def batch_status(outcomes: list[UploadOutcome]) -> int:
     return 200 if all(o.accepted for o in outcomes) else 422
 
 
-def _upload_one(pack: Pack, file: FileStorage, user: User) -> UploadOutcome:
+def _upload_one(pack: Pack, file: FileStorage, user: User, reader_access: ReaderAccess | None) -> UploadOutcome:
     size = _size(file)
     if size > limits.MAX_FILE_BYTES:  # refused before it is read (SPEC 3)
         return UploadOutcome(filename=shown_name(file.filename), refused=limits.refuse_too_large(size))
-    return upload_file(pack, file.filename, file.read(), user, content_type=file.mimetype or None)
+    return upload_file(
+        pack, file.filename, file.read(), user, content_type=file.mimetype or None, reader_access=reader_access
+    )
 
 
 def _size(file: FileStorage) -> int:

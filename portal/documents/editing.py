@@ -10,6 +10,7 @@ from __future__ import annotations
 from portal import storage
 from portal.db import database
 from portal.documents import revisions
+from portal.documents.readers import ReaderAccess, access_fields, audit_reader_access, change_reader_access
 from portal.documents.services import classification_policy, sha256_hex
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
@@ -25,22 +26,34 @@ MAX_TITLE_CHARS = 255
 
 
 def edit_document(
-    document: Document, expected_version: int, user: User | None, title: str, text: str | None = None
+    document: Document,
+    expected_version: int,
+    user: User | None,
+    title: str,
+    text: str | None = None,
+    reader_access: ReaderAccess | None = None,
 ) -> Revision | None:
-    """Save the edit page: a new title (any kind) and, for Markdown or text, new text.
+    """Save the edit page: a new title (any kind), for Markdown or text new text, and who may read it.
 
-    Changed text makes a new revision (returned), with the title; a title alone changes
+    Changed text makes a new revision (returned), with the title and reader access; a change of
+    who may read alone is a revision of its own (``change_reader_access``); a title alone changes
     the document, not its text, so it makes none (None) — but it is refused too when the
     document is no longer at ``expected_version``.
     """
     title = checked_title(title, document.doc_id)
     current = document.current_revision()
     if text is not None and (current is None or _normalised(text) != current.text):
-        return edit_text(document, text, expected_version, user, title=title)
-    if title == document.title:
-        raise Refused("unchanged", "Nothing was changed: the title and text are as they are now.")
-    retitle(document, title, expected_version)
-    return None
+        return edit_text(document, text, expected_version, user, title=title, reader_access=reader_access)
+    access_changed = reader_access is not None and reader_access.fields() != access_fields(document)
+    if title == document.title and not access_changed:
+        raise Refused("unchanged", "Nothing was changed: the title, the text and who may read it are as they are.")
+    revision = None
+    if access_changed:
+        document = change_reader_access(document, reader_access, expected_version, user)
+        revision, expected_version = document.current_revision(), document.current_version
+    if title != document.title:
+        retitle(document, title, expected_version)
+    return revision
 
 
 def checked_title(title: str, doc_id: str) -> str:
@@ -80,9 +93,18 @@ def _normalised(text: str) -> str:
 
 
 def edit_text(
-    document: Document, text: str, expected_version: int, user: User | None, title: str | None = None
+    document: Document,
+    text: str,
+    expected_version: int,
+    user: User | None,
+    title: str | None = None,
+    reader_access: ReaderAccess | None = None,
 ) -> Revision:
-    """Save edited text as a new revision of a Markdown or text document (``title``: a new title with it)."""
+    """Save edited text as a new revision of a Markdown or text document (``title``: a new title with it;
+    ``reader_access``: who may read it, when given).
+
+    Unchanged text with a change of who may read it is that change alone (``change_reader_access``).
+    """
     if document.kind not in EDITABLE_KINDS:
         raise Refused(
             "not_editable",
@@ -99,8 +121,18 @@ def edit_text(
     refuse_if_not_allowed(verdict)
     if verdict.decision == "redact":
         text = verdict.redacted_text
+    current = document.current_revision()
+    if current and current.sha256 == sha256_hex(text) and reader_access is not None:
+        if reader_access.fields() != access_fields(document):
+            return change_reader_access(document, reader_access, expected_version, user).current_revision()
     return _write_text_revision(
-        document, text, expected_version, user, redacted=verdict.decision == "redact", title=title
+        document,
+        text,
+        expected_version,
+        user,
+        redacted=verdict.decision == "redact",
+        title=title,
+        reader_access=reader_access,
     )
 
 
@@ -124,9 +156,10 @@ def _write_text_revision(
     redacted: bool,
     carry=None,
     title: str | None = None,
+    reader_access: ReaderAccess | None = None,
 ) -> Revision:
     """Store ``text`` as the next revision; ``carry``: the revision whose original and figures it keeps;
-    ``title``: a new title set by hand with it."""
+    ``title``: a new title set by hand with it; ``reader_access``: who may read it from now on (audited)."""
     text_sha = sha256_hex(text)
     spans = split_passages(text, document.kind)
     pack = document.pack
@@ -152,6 +185,9 @@ def _write_text_revision(
             revisions.create_passages(revision, spans)
             retitled = {"title": title, "title_by_hand": True} if title and title != fresh.title else {}
             Document.update(updated_at=utcnow(), redacted=redacted, **retitled).where(Document.id == fresh.id).execute()
+            if reader_access is not None:
+                Document.update(**reader_access.fields()).where(Document.id == fresh.id).execute()
+                audit_reader_access(user, fresh, access_fields(fresh), reader_access.fields(), version)
             revisions.stamp_reader_access(fresh.id)
             purged = revisions.purge_old_revisions(fresh, version, files)
             search_service.record_index_change(pack.id, fresh.doc_id)

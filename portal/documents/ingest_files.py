@@ -6,6 +6,7 @@ import mimetypes
 from collections.abc import Iterator
 from pathlib import Path
 
+from portal.documents.readers import ReaderAccess
 from portal.documents.services import UploadOutcome, upload_file
 from portal.errors import Refused
 from portal.ingest import limits
@@ -20,9 +21,11 @@ def not_embedded(title: str, revision) -> int:
     return sum(not can_embed(passage_text(title, p.heading_path, p.text)) for p in passages)
 
 
-def ingest_paths(pack_slug: str, paths) -> Iterator[tuple[str, UploadOutcome]]:
+def ingest_paths(
+    pack_slug: str, paths, reader_access: ReaderAccess | None = None
+) -> Iterator[tuple[str, UploadOutcome]]:
     """Each file (as given) and its outcome, yielded once it is stored (or refused): a killed run has
-    shown what it stored.
+    shown what it stored. ``reader_access``: who may read each document (None: each keeps its own).
 
     The index catches up at the end (and every few dozen documents); what a kill interrupts is
     indexed at the next start (portal/search/service.py).
@@ -30,10 +33,10 @@ def ingest_paths(pack_slug: str, paths) -> Iterator[tuple[str, UploadOutcome]]:
     pack = Pack.live().where(Pack.slug == pack_slug).first()
     with batched_index_updates():
         for raw in paths:
-            yield _ingest_path(pack, pack_slug, raw)
+            yield _ingest_path(pack, pack_slug, raw, reader_access)
 
 
-def _ingest_path(pack: Pack | None, pack_slug: str, raw) -> tuple[str, UploadOutcome]:
+def _ingest_path(pack: Pack | None, pack_slug: str, raw, reader_access) -> tuple[str, UploadOutcome]:
     path = Path(raw)
     if pack is None:
         outcome = UploadOutcome(path.name, refused=Refused("no_pack", f"There is no pack {pack_slug!r}."))
@@ -43,5 +46,7 @@ def _ingest_path(pack: Pack | None, pack_slug: str, raw) -> tuple[str, UploadOut
         outcome = UploadOutcome(path.name, refused=limits.refuse_too_large(path.stat().st_size))
     else:
         content_type = mimetypes.guess_type(path.name)[0]
-        outcome = upload_file(pack, path.name, path.read_bytes(), None, content_type=content_type)
+        outcome = upload_file(
+            pack, path.name, path.read_bytes(), None, content_type=content_type, reader_access=reader_access
+        )
     return str(raw), outcome

@@ -1,13 +1,23 @@
-"""Who may read a document directly (SPEC 2): its visibility and its optional reader roles."""
+"""Who may read a document directly (SPEC 2): its visibility and its optional reader roles, and changing them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from portal import storage
+from portal.agents.services import audit
 from portal.db import database
-from portal.documents.revisions import stamp_reader_access
+from portal.documents import revisions
 from portal.errors import Refused, VersionConflict
-from portal.models import ROLES, VISIBILITIES, Document, utcnow
+from portal.models import ROLES, VISIBILITIES, Document, User, utcnow
+from portal.search import service as search_service
+
+VISIBILITY_LABELS = (
+    ("staff", "Staff only"),
+    ("shared", "Shared: staff and the members of every company"),
+    ("company", "Company: staff and the members of the pack's company"),
+)
+"""What the pages call each visibility (SPEC 2), in ``VISIBILITIES`` order."""
 
 
 @dataclass(frozen=True)
@@ -31,20 +41,42 @@ class ReaderAccess:
         return {"visibility": self.visibility, "reader_role_names": [r for r in ROLES if r in self.reader_roles]}
 
 
-def set_reader_access(document: Document, reader_access: ReaderAccess, expected_version: int) -> Document:
-    """Change who may read ``document`` directly, if it is still at ``expected_version``; the fresh row."""
-    with database().atomic():
-        changed = (
-            Document.update(**reader_access.fields(), updated_at=utcnow())
-            .where(
-                (Document.id == document.id)
-                & (Document.current_version == expected_version)
-                & Document.deleted_at.is_null()
-            )
-            .execute()
-        )
-        fresh = Document.get_by_id(document.id)
-        if not changed:
-            raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
-        stamp_reader_access(fresh.id)
-    return fresh
+def change_reader_access(
+    document: Document, reader_access: ReaderAccess, expected_version: int, user: User | None
+) -> Document:
+    """Change who may read ``document`` directly, if it is still at ``expected_version``; the fresh row.
+
+    The change is a revision of its own (the same text, files and figures) and an
+    audit entry, in one transaction; its passages move to the index partition of
+    the new access class after the commit (pending index work until then).
+    """
+    if reader_access.fields() == access_fields(document):
+        raise Refused("unchanged", "Who may read it is unchanged; no new revision was made.")
+    pack = document.pack
+    with storage.changing() as files:
+        with database().atomic():
+            fresh = Document.get_by_id(document.id)
+            if fresh.is_deleted or fresh.current_version != expected_version:
+                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+            version = revisions.claim_next_version(fresh, expected_version)
+            revisions.copy_revision(files, fresh, fresh.current_revision(), version, user)
+            Document.update(**reader_access.fields(), updated_at=utcnow()).where(Document.id == fresh.id).execute()
+            revisions.stamp_reader_access(fresh.id)  # the new revision keeps who may read it (older revisions)
+            purged = revisions.purge_old_revisions(fresh, version, files)
+            audit_reader_access(user, fresh, access_fields(fresh), reader_access.fields(), version)
+            search_service.record_index_change(pack.id, fresh.doc_id)
+        revisions.remove_revision_folders(fresh, purged)
+    search_service.index_changes(pack)
+    return Document.get_by_id(document.id)
+
+
+def access_fields(document: Document) -> dict:
+    """The document's reader access as ``ReaderAccess.fields`` gives it (a new document's: the defaults)."""
+    return {"visibility": document.visibility, "reader_role_names": list(document.reader_role_names)}
+
+
+def audit_reader_access(user: User | None, document: Document, before: dict, after: dict, version: int) -> None:
+    """The audit entry of a change of who may read ``document`` (inside the change's transaction)."""
+    changed = {key: [before[key], after[key]] for key in after if before[key] != after[key]}
+    if changed:
+        audit(user, "document.reader_access", document, {"version": version, "changed": changed})

@@ -38,6 +38,30 @@ def stamp_reader_access(document_id: int) -> None:
     ).execute()
 
 
+def copy_revision(files: storage.FileChanges, document: Document, source: Revision, version: int, user) -> Revision:
+    """Revision ``version``: ``source``'s text, original, figures and passages as they are, made by ``user``.
+
+    A change of who may read a document is a revision of its own (SPEC 2), with its
+    own copy of the files, so purging the older one later takes nothing from it.
+    """
+    try:
+        revision = Revision.create(
+            document=document,
+            version=version,
+            text=source.text,
+            sha256=source.sha256,
+            original_name=source.original_name,
+            created_by=user,
+        )
+        carry_files(document, source, revision, files)
+        passages = Passage.select().where(Passage.revision == source).order_by(Passage.ordinal)
+        create_passages(revision, passages)
+    except BaseException:
+        storage.remove_tree(revision_folder(document, version))
+        raise
+    return Revision.get_by_id(revision.id)
+
+
 def create_passages(revision: Revision, spans) -> None:
     rows = [
         dict(

@@ -28,7 +28,7 @@ from portal.db import database
 from portal.documents import revisions
 from portal.documents.filenames import shown_name, upload_name
 from portal.documents.outcomes import REDACTED_FIGURE, Redaction, UploadOutcome
-from portal.documents.readers import ReaderAccess, set_reader_access
+from portal.documents.readers import ReaderAccess, access_fields, audit_reader_access, change_reader_access
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.classify import Classification, Policy, classify, refuse_if_not_allowed
@@ -211,13 +211,17 @@ def _store(
     if existing is not None:
         current = existing.current_revision()
         if current and current.sha256 == incoming.text_sha and current.original_sha256 == incoming.original_sha:
-            if reader_access is not None and reader_access.fields() != {
-                "visibility": existing.visibility,
-                "reader_role_names": existing.reader_role_names,
-            }:
-                existing = set_reader_access(existing, reader_access, current_version)
             if sync is not None:  # the same text from a changed file: the file is what was synced now
                 Document.update(**sync.fields(current_version)).where(Document.id == existing.id).execute()
+            if reader_access is not None and reader_access.fields() != access_fields(existing):
+                changed = change_reader_access(existing, reader_access, current_version, incoming.user)
+                return UploadOutcome(
+                    filename=filename,
+                    document=changed,
+                    revision=changed.current_revision(),
+                    images_kept=len(extracted.figures),
+                    images_not_kept=dict(extracted.images_not_kept),
+                )
             return UploadOutcome(
                 filename=filename,
                 document=existing,
@@ -236,7 +240,9 @@ def _store(
                 )
                 purged, revision = _write_revision(files, document, version, incoming, spans)
                 if reader_access is not None:
+                    before = access_fields(document)
                     Document.update(**reader_access.fields()).where(Document.id == document.id).execute()
+                    audit_reader_access(incoming.user, document, before, reader_access.fields(), version)
                 revisions.stamp_reader_access(document.id)
                 if sync is not None:
                     Document.update(**sync.fields(version)).where(Document.id == document.id).execute()

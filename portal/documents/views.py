@@ -9,6 +9,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from portal import access
 from portal.documents import batch, editing, sections, viewer
 from portal.documents.downloads import send_figure, send_original
+from portal.documents.readers import ReaderAccess, change_reader_access
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.errors_web import too_large_problem
 from portal.models import REVISIONS_KEPT
@@ -23,7 +24,7 @@ bp = Blueprint("documents", __name__, url_prefix="/packs/<slug>/documents")
 @login_required
 def upload(slug: str):
     pack = access.pack_for(current_user, slug, "documents.write")
-    outcomes = batch.upload_batch(pack, current_user)
+    outcomes = batch.upload_batch(pack, current_user, reader_access_from_form())
     return _uploaded(pack, outcomes, batch.batch_status(outcomes))
 
 
@@ -142,7 +143,7 @@ def edit(slug: str, doc_id: str):
     text = request.form.get("text", "") if text_editable else None
     expected = form_number("expected_version")
     try:
-        saved = editing.edit_document(document, expected, current_user, title, text)
+        saved = editing.edit_document(document, expected, current_user, title, text, reader_access_from_form())
     except (Refused, VersionConflict) as error:
         status = 409 if isinstance(error, VersionConflict) else 422
         message = str(error) if isinstance(error, VersionConflict) else error.message
@@ -182,6 +183,37 @@ def replace(slug: str, doc_id: str):
     else:
         flash(f"Saved as version {outcome.revision.version}.")
     return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)
+
+
+@bp.route("/<doc_id>/access", methods=["POST"])
+@login_required
+def reader_access(slug: str, doc_id: str):
+    """Change who may read the document (a new revision, in the audit log)."""
+    pack = access.pack_for(current_user, slug, "documents.write")
+    document = access.document_for(current_user, pack, doc_id)
+    try:
+        changed = change_reader_access(
+            document, reader_access_from_form(keep=False), form_number("expected_version"), current_user
+        )
+    except (Refused, VersionConflict) as error:
+        flash(str(error) if isinstance(error, VersionConflict) else error.message, "error")
+    else:
+        flash(f"Who may read it changed; saved as version {changed.current_version}.")
+    return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)
+
+
+def reader_access_from_form(keep: bool = True) -> ReaderAccess | None:
+    """The form's "Who may read" fields; None when it keeps each document's own (``keep``: an empty choice).
+
+    Raises ``Refused`` for a visibility or role that does not exist.
+    """
+    visibility = request.form.get("visibility", "")
+    roles = tuple(request.form.getlist("reader_roles"))
+    if not visibility and keep:
+        if roles:  # never drop a choice silently
+            raise Refused("bad_reader_roles", "Reader roles narrow a visibility: choose the visibility too.")
+        return None
+    return ReaderAccess(visibility, roles)
 
 
 @bp.route("/<doc_id>/delete", methods=["POST"])

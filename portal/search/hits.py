@@ -51,3 +51,4 @@ class SearchResults:
     best_similarity: float | None = None  # hybrid only: see searcher.SearchResult.best_similarity
     passages: int = 0  # in the searched packs, with ``doc_freqs``: set when searched by analyzed terms
     doc_freqs: dict[str, int] = field(default_factory=dict)
+    total_matches: int = 0  # every matching passage in the searched set (a lower bound past 1,000)

@@ -1,13 +1,26 @@
-"""One Lucene index per pack, derived from the database and rebuildable from it.
+"""One Lucene index per pack and access class, derived from the database and rebuildable from it.
 
-Each pack's passages live in ``<root>/<pack_slug>/``, so a search can combine
-exactly the packs it may see and take its BM25 statistics from them alone.
-Every write opens a writer, commits and closes it again: the web server and a
-command-line process can then write in turn, Lucene's ``write.lock`` deciding
-who goes first. Each commit records the database generation it reflects, so a
-caller can tell whether an index is behind and rebuild it. ``update`` lets the
-caller decide what to write only once it holds the lock and knows the generation
-the index shows: that is how the database's pending index work is drained
+Each pack's passages live under ``<root>/<pack_slug>/``, one Lucene index per
+partition (access class, ``schema.partition_name``), so a search can combine
+exactly the packs and partitions it may see and take its BM25 statistics from
+them alone. Every write takes the pack's ``write.lock`` (Lucene's lock on the
+pack folder, across processes), opens the partitions' writers it needs, commits
+and closes them again: the web server and a command-line process can then
+write in turn.
+
+A pack's partitions commit one after another, never together: those that lose
+passages first, then those that gain them, so a document moving between
+partitions is never found in both. A crash between two commits leaves the
+document's pending index work listed (it is deleted only after the last
+commit), and catching up deletes each pending document from every partition
+and adds it to its own again, which repairs any state such a crash can leave.
+The anchor partition (``DEFAULT_PARTITION``) always exists once the pack has
+been written and is committed every time: its generation is the pack's.
+
+Each commit records the database generation it reflects, so a caller can
+tell whether an index is behind and rebuild it. ``update`` lets the caller
+decide what to write only once it holds the lock and knows the generation the
+index shows: that is how the database's pending index work is drained
 without two processes overtaking each other (portal/search/service.py).
 
 With an embedder, each passage also carries its vector (``vector``, a
@@ -22,6 +35,7 @@ import itertools
 import shutil
 import threading
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +45,7 @@ from portal.search.embedding import DIMENSIONS, passage_text
 from portal.search.errors import ModelMismatch, SearchError
 from portal.search.jvm import J
 from portal.search.schema import (
+    DEFAULT_PARTITION,
     FIELD_DOCUMENT_ID,
     GENERATION_KEY,
     MODEL_KEY,
@@ -39,8 +54,10 @@ from portal.search.schema import (
     VectorPassageDocument,
     open_directory,
     pack_index_path,
+    partition_path,
+    partitions_of,
 )
-from portal.search.writer import BULK_RAM_BUFFER_MB, WriterSettings, close_quietly, describe, is_unreadable, writing
+from portal.search.writer import WriterSettings, close_quietly, describe, rollback_quietly
 
 if TYPE_CHECKING:
     from portal.search.embedding import Embedder
@@ -56,8 +73,8 @@ _ADD_BATCH = 256
 class IndexUpdate:
     """What ``IndexStore.update`` writes in one commit, decided while the writer lock is held.
 
-    ``replace_all`` empties the index first (a rebuild); ``after_commit`` runs after the
-    commit, still under the lock (the caller deletes the work it has now done).
+    ``replace_all`` empties every partition first (a rebuild); ``after_commit`` runs after
+    the commits, still under the lock (the caller deletes the work it has now done).
     """
 
     generation: int
@@ -69,7 +86,7 @@ class IndexUpdate:
 
 
 class IndexStore:
-    """Writes the per-pack indexes under ``root``; holds no Java object between calls."""
+    """Writes the per-pack, per-partition indexes under ``root``; holds no Java object between calls."""
 
     def __init__(
         self,
@@ -98,98 +115,86 @@ class IndexStore:
         *,
         generation: int,
     ) -> None:
-        """Delete every passage of ``delete_documents``, then add ``add``, in one commit.
+        """Delete every passage of ``delete_documents`` (in whichever partition), then add ``add``.
 
         Deleting a document's passages and adding its new ones in one call replaces
-        it atomically. Raises ``IndexBusy`` when another writer keeps the index for
-        longer than ``lock_timeout``, and ``ModelMismatch`` when the index's vectors
-        come from another embedding model; then nothing was written.
+        it (and moves it to its partition). Raises ``IndexBusy`` when another writer
+        keeps the pack for longer than ``lock_timeout``, and ``ModelMismatch`` when
+        the index's vectors come from another embedding model; then nothing was written.
         """
-        path = pack_index_path(self.root, pack_slug)
-        with self._pack_lock(pack_slug), writing(pack_slug, self._writers.open_writer(pack_slug, path)) as writer:
-            self._refuse_other_model(pack_slug, path)
-            with jvm.java_lock:
-                for document_id in delete_documents:
-                    query = J().JTermQuery(J().JTerm(FIELD_DOCUMENT_ID, document_id))
-                    writer.deleteDocuments(query)
-            self._add_all(writer, pack_slug, add)
-            self._commit(writer, generation, self._model_id())
+        change = IndexUpdate(generation=generation, add=add, delete_documents=delete_documents)
+        with self._locked_pack(pack_slug):
+            self._refuse_other_model(pack_slug)
+            self._apply(pack_slug, change)
 
     def rebuild(self, pack_slug: str, passages: Iterable[IndexedPassage], generation: int) -> int:
         """Replace a pack's whole index by ``passages``; return how many were indexed.
 
-        The new index is written next to the old files and becomes visible in the
-        single commit at the end, so searches see the old index until then and never
-        a half-built one. The writer lock is held throughout: a concurrent ``write``
-        waits or fails with ``IndexBusy`` instead of being silently overwritten.
-        An index Lucene can no longer read (corrupt, or from another Lucene
-        version) is discarded first: rebuilding is how it gets repaired.
+        Each partition's new index is written next to its old files and becomes
+        visible in its commit, so searches never see a half-built partition. The
+        pack's lock is held throughout: a concurrent ``write`` waits or fails with
+        ``IndexBusy`` instead of being silently overwritten. A partition Lucene can
+        no longer read (corrupt, or from another Lucene version) is discarded first:
+        rebuilding is how it gets repaired.
         """
-        path = pack_index_path(self.root, pack_slug)
-        with self._pack_lock(pack_slug):
-            with writing(pack_slug, self._writers.open_writer_discarding_unreadable(pack_slug, path)) as writer:
-                count = self._add_all(writer, pack_slug, passages)
-                self._commit(writer, generation, self._model_id())
-        return count
+        change = IndexUpdate(generation=generation, add=passages, replace_all=True)
+        with self._locked_pack(pack_slug):
+            self._apply(pack_slug, change)
+        return change.added
 
     def update(self, pack_slug: str, plan: Callable[[int | None], IndexUpdate | None]) -> IndexUpdate | None:
-        """Call ``plan`` with the generation the index shows (None: no readable index) once this
-        process holds the pack's writer lock, and write what it returns in one commit.
+        """Call ``plan`` with the generation the pack shows (None: no readable index) once this
+        process holds the pack's lock, and write what it returns.
 
         Whatever ``plan`` reads from the database is therefore read after every earlier
         writer has committed and before any later one starts. ``plan`` returning None
-        writes nothing. An index Lucene cannot read is discarded and ``plan`` gets None.
+        writes nothing.
 
         With an embedder, the passages added are embedded. When the index holds another
         model's vectors (or none) and ``plan`` does not replace it whole, nothing is
         written and ``ModelMismatch`` is raised: the caller rebuilds (``catch_up``).
         """
-        path = pack_index_path(self.root, pack_slug)
-        with self._pack_lock(pack_slug):
-            try:
-                writer = self._writers.open_writer(pack_slug, path)
-                shown = self.generation(pack_slug)
-            except SearchError as error:
-                if not is_unreadable(error):
-                    raise
-                writer, shown = self._writers.open_writer_discarding_unreadable(pack_slug, path), None
-            with writing(pack_slug, writer):
-                other_model = self._other_model(pack_slug, path)
-                change = plan(shown)
-                if other_model is not None and (change is None or not change.replace_all):
-                    raise ModelMismatch(pack_slug, other_model or None, self._model_id())
-                if change is None:
-                    return None
-                with jvm.java_lock:
-                    if change.replace_all:
-                        writer.getConfig().setRAMBufferSizeMB(BULK_RAM_BUFFER_MB)
-                        writer.deleteAll()
-                    for document_id in change.delete_documents:
-                        writer.deleteDocuments(J().JTermQuery(J().JTerm(FIELD_DOCUMENT_ID, document_id)))
-                change.added = self._add_all(writer, pack_slug, change.add)
-                self._commit(writer, change.generation, self._model_id())
-                if change.after_commit is not None:
-                    change.after_commit()
+        with self._locked_pack(pack_slug):
+            shown = self.generation(pack_slug)
+            other_model = self._other_model(pack_slug)
+            change = plan(shown)
+            if other_model is not None and (change is None or not change.replace_all):
+                raise ModelMismatch(pack_slug, other_model or None, self._model_id())
+            if change is None:
+                return None
+            self._apply(pack_slug, change)
+            if change.after_commit is not None:
+                change.after_commit()
         return change
 
     def generation(self, pack_slug: str) -> int | None:
-        """The generation recorded by the last commit; None when there is no readable index."""
-        value = self._commit_value(pack_slug, GENERATION_KEY)
+        """The generation the anchor partition's last commit recorded; None when any partition is unreadable
+        (or the pack has no index)."""
+        partitions = partitions_of(pack_index_path(self.root, pack_slug))
+        if DEFAULT_PARTITION not in partitions:
+            return None
+        values = {partition: self._commit_value(pack_slug, partition, GENERATION_KEY) for partition in partitions}
+        if any(value is None for value in values.values()):
+            return None
         try:
-            return int(value)
-        except (TypeError, ValueError):
+            return int(values[DEFAULT_PARTITION])
+        except ValueError:
             return None
 
     def model(self, pack_slug: str) -> str | None:
         """The embedding model whose vectors the index holds; None for none (or no readable index)."""
-        return self._commit_value(pack_slug, MODEL_KEY)
+        return self._commit_value(pack_slug, DEFAULT_PARTITION, MODEL_KEY)
 
     def needs_rebuild_for_model(self, pack_slug: str) -> bool:
         """True when this store embeds and the pack's index holds another model's vectors, or none."""
         return self.embedder is not None and self.model(pack_slug) != self._model_id()
 
-    def _commit_value(self, pack_slug: str, key: str) -> str | None:
-        path = pack_index_path(self.root, pack_slug)
+    def partitions(self, pack_slug: str) -> list[str]:
+        """The partitions the pack's index has now."""
+        return partitions_of(pack_index_path(self.root, pack_slug))
+
+    def _commit_value(self, pack_slug: str, partition: str, key: str) -> str | None:
+        path = partition_path(self.root, pack_slug, partition)
         if not path.is_dir():
             return None
         with jvm.java_lock:
@@ -204,44 +209,37 @@ class IndexStore:
     def _model_id(self) -> str | None:
         return self.embedder.model_id if self.embedder is not None else None
 
-    def _refuse_other_model(self, pack_slug: str, path: Path) -> None:
+    def _refuse_other_model(self, pack_slug: str) -> None:
         """Appending vectors of one model to an index of another would mix them: refuse (caller rebuilds).
 
-        An index with no commit yet is new and takes this store's model. A store
+        A partition with no commit yet is new and takes this store's model. A store
         without an embedder (BM25 only) writes no vectors and refuses nothing; its
-        commit records no model, so hybrid retrieval later rebuilds the index.
+        commits record no model, so hybrid retrieval later rebuilds the index.
         """
-        found = self._other_model(pack_slug, path)
+        found = self._other_model(pack_slug)
         if found is not None:
             raise ModelMismatch(pack_slug, found or None, self._model_id())
 
-    def _other_model(self, pack_slug: str, path: Path) -> str | None:
-        """The model of an existing index's vectors when it is not this store's ("" for none); else None."""
-        if self.embedder is None or not any(path.glob("segments_*")):
+    def _other_model(self, pack_slug: str) -> str | None:
+        """The model of an existing partition's vectors when it is not this store's ("" for none); else None."""
+        if self.embedder is None:
             return None
-        found = self._commit_value(pack_slug, MODEL_KEY)
-        return None if found == self._model_id() else (found or "")
+        for partition in self.partitions(pack_slug):
+            if not any(partition_path(self.root, pack_slug, partition).glob("segments_*")):
+                continue
+            found = self._commit_value(pack_slug, partition, MODEL_KEY)
+            if found != self._model_id():
+                return found or ""
+        return None
 
     def drop(self, pack_slug: str) -> None:
         """Delete a pack's index, waiting for a writer that is still busy with it."""
         path = pack_index_path(self.root, pack_slug)
-        with self._pack_lock(pack_slug):
-            if not path.exists():
-                return
-            with jvm.java_lock:
-                directory = open_directory(path)
-            try:
-                lock = self._writers.retry_while_locked(pack_slug, lambda: directory.obtainLock("write.lock"))
-            except jvm.JavaException as error:
-                raise SearchError(f"Locking the index of pack {pack_slug!r} failed: {describe(error)}") from error
-            finally:
-                with jvm.java_lock:
-                    directory.close()
-            try:
+        if not path.exists():
+            return
+        with self._locked_pack(pack_slug, create=False) as locked:
+            if locked:
                 shutil.rmtree(path)
-            finally:
-                with jvm.java_lock:
-                    close_quietly(lock)
 
     def close(self) -> None:
         """Nothing to release (every call closes what it opened); kept so both classes are used alike."""
@@ -255,8 +253,89 @@ class IndexStore:
         with self._pack_locks_guard:
             return self._pack_locks.setdefault(pack_slug, threading.Lock())
 
-    def _add_all(self, writer, pack_slug: str, passages: Iterable[IndexedPassage]) -> int:
-        """Add ``passages`` in batches, letting searches of other threads in between batches.
+    @contextmanager
+    def _locked_pack(self, pack_slug: str, create: bool = True):
+        """Hold the pack: this process's thread lock, then Lucene's ``write.lock`` on the pack folder
+        (other processes). Yields False when the folder is gone and ``create`` is off."""
+        path = pack_index_path(self.root, pack_slug)
+        with self._pack_lock(pack_slug):
+            if create:
+                path.mkdir(parents=True, exist_ok=True)
+            elif not path.exists():
+                yield False
+                return
+            with jvm.java_lock:
+                directory = open_directory(path)
+            try:
+                lock = self._writers.retry_while_locked(pack_slug, lambda: directory.obtainLock("write.lock"))
+            except jvm.JavaException as error:
+                raise SearchError(f"Locking the index of pack {pack_slug!r} failed: {describe(error)}") from error
+            finally:
+                with jvm.java_lock:
+                    directory.close()
+            try:
+                yield True
+            finally:
+                with jvm.java_lock:
+                    close_quietly(lock)
+
+    def _apply(self, pack_slug: str, change: IndexUpdate) -> None:
+        """Write ``change`` into the pack's partitions (the pack is held) and commit them in order."""
+        writers = _PartitionWriters(self._writers, self.root, pack_slug)
+        try:
+            if change.replace_all:
+                _remove_loose_files(pack_index_path(self.root, pack_slug))  # an index from before partitions
+                for partition in self.partitions(pack_slug):
+                    writers.fresh(partition)
+            else:
+                doc_ids = list(change.delete_documents)
+                if doc_ids:
+                    for partition in self._partitions_holding(pack_slug, doc_ids):
+                        writer = writers.writer(partition)
+                        with jvm.java_lock:
+                            for document_id in doc_ids:
+                                writer.deleteDocuments(J().JTermQuery(J().JTerm(FIELD_DOCUMENT_ID, document_id)))
+            change.added = self._add_all(writers, pack_slug, change.add)
+            writers.commit(change.generation, self._model_id())
+        except jvm.JavaException as error:
+            writers.roll_back()
+            raise SearchError(f"Writing the index of pack {pack_slug!r} failed: {describe(error)}") from error
+        except BaseException:
+            writers.roll_back()
+            raise
+        finally:
+            writers.close()
+        if change.replace_all:
+            for partition in writers.left_empty():
+                shutil.rmtree(partition_path(self.root, pack_slug, partition), ignore_errors=True)
+
+    def _partitions_holding(self, pack_slug: str, doc_ids: list[str]) -> list[str]:
+        """The partitions that hold a passage of any of ``doc_ids`` (an unreadable one counts: it is
+        opened for writing and fails there)."""
+        holding = []
+        for partition in self.partitions(pack_slug):
+            path = partition_path(self.root, pack_slug, partition)
+            if not any(path.glob("segments_*")):
+                continue
+            with jvm.java_lock:
+                directory = open_directory(path)
+                try:
+                    reader = J().JDirectoryReader.open(directory)
+                except jvm.JavaException:
+                    holding.append(partition)
+                    directory.close()
+                    continue
+                try:
+                    if any(reader.docFreq(J().JTerm(FIELD_DOCUMENT_ID, d)) for d in doc_ids):
+                        holding.append(partition)
+                finally:
+                    reader.close()
+                    directory.close()
+        return holding
+
+    def _add_all(self, writers: _PartitionWriters, pack_slug: str, passages: Iterable[IndexedPassage]) -> int:
+        """Add ``passages`` in batches, each to its partition's writer, letting searches of other threads in
+        between batches.
 
         With an embedder each batch is embedded first (outside the Java lock); a
         passage without a vector (no token to embed) is indexed for BM25 only
@@ -274,6 +353,8 @@ class IndexStore:
                     raise ValueError(
                         f"Passage {passage.passage_id} belongs to pack {passage.pack!r}, not {pack_slug!r}"
                     )
+            for partition in {passage.partition for passage in batch}:
+                writers.writer(partition, adding=True)
             vectors = [None] * len(batch)
             if self.embedder is not None:
                 texts = [passage_text(p.title, p.heading_path, p.text) for p in batch]
@@ -285,22 +366,86 @@ class IndexStore:
                         filled = document.fill(passage)
                     else:
                         filled = vector_document.fill_with_vector(passage, vector)
-                    writer.addDocument(filled)
+                    writers.writer(passage.partition).addDocument(filled)
             count += len(batch)
         return count
 
-    @staticmethod
-    def _commit(writer, generation: int, model_id: str | None = None) -> None:
-        """Commit, recording ``generation`` (and the embedding model, if any) in the commit's user data.
 
-        Setting the user data counts as a change, so even a call with nothing to
-        add or delete commits the new generation.
-        """
+class _PartitionWriters:
+    """The writers one call opens on a pack's partitions, committed in order or rolled back together."""
+
+    def __init__(self, settings: WriterSettings, root: Path, pack_slug: str):
+        self._settings = settings
+        self._root = root
+        self._pack_slug = pack_slug
+        self._open: dict[str, object] = {}
+        self._adding: set[str] = set()
+        self._committed: set[str] = set()
+
+    def writer(self, partition: str, adding: bool = False):
+        """The partition's writer, opened (or created) on first use."""
+        if adding:
+            self._adding.add(partition)
+        if partition not in self._open:
+            path = partition_path(self._root, self._pack_slug, partition)
+            self._open[partition] = self._settings.open_writer(self._pack_slug, path)
+        return self._open[partition]
+
+    def fresh(self, partition: str) -> None:
+        """Open the partition's writer on an empty index (a rebuild), discarding one Lucene cannot read."""
+        path = partition_path(self._root, self._pack_slug, partition)
+        self._open[partition] = self._settings.open_writer_discarding_unreadable(self._pack_slug, path)
+
+    def commit(self, generation: int, model_id: str | None) -> None:
+        """Commit the partitions that lose passages (and the anchor, if it only records the generation),
+        then those that gain them."""
+        self.writer(DEFAULT_PARTITION)
+        order = sorted(self._open, key=lambda p: (p in self._adding, p))
+        for partition in order:
+            _commit(self._open[partition], generation, model_id)
+            self._committed.add(partition)
+
+    def left_empty(self) -> list[str]:
+        """After a rebuild: the partitions other than the anchor that received no passage."""
+        return [p for p in self._open if p not in self._adding and p != DEFAULT_PARTITION]
+
+    def roll_back(self) -> None:
+        """Discard what no commit has made visible yet."""
         with jvm.java_lock:
-            user_data = J().JHashMap()
-            user_data.put(GENERATION_KEY, str(int(generation)))
-            if model_id is not None:
-                user_data.put(MODEL_KEY, model_id)
-            entries = user_data.entrySet()
-            writer.setLiveCommitData(entries)
-            writer.commit()
+            for partition, writer in self._open.items():
+                if partition not in self._committed:
+                    rollback_quietly(writer)
+
+    def close(self) -> None:
+        with jvm.java_lock:
+            for writer in self._open.values():
+                try:
+                    directory = writer.getDirectory()
+                except jvm.JavaException:
+                    directory = None
+                close_quietly(writer)
+                if directory is not None:
+                    directory.close()
+
+
+def _remove_loose_files(pack_path: Path) -> None:
+    """Remove files a single-index pack folder held before indexes were partitioned (all but the lock)."""
+    for entry in pack_path.iterdir():
+        if entry.is_file() and entry.name != "write.lock":
+            entry.unlink()
+
+
+def _commit(writer, generation: int, model_id: str | None = None) -> None:
+    """Commit, recording ``generation`` (and the embedding model, if any) in the commit's user data.
+
+    Setting the user data counts as a change, so even a call with nothing to
+    add or delete commits the new generation.
+    """
+    with jvm.java_lock:
+        user_data = J().JHashMap()
+        user_data.put(GENERATION_KEY, str(int(generation)))
+        if model_id is not None:
+            user_data.put(MODEL_KEY, model_id)
+        entries = user_data.entrySet()
+        writer.setLiveCommitData(entries)
+        writer.commit()

@@ -1,6 +1,6 @@
-"""One ``IndexSearcher`` over a set of packs: BM25 pages under the per-document cap, and the hybrid pools.
+"""One ``IndexSearcher`` over a set of pack partitions: BM25 pages under the per-document cap, and the hybrid pools.
 
-``Searcher`` (searcher.py) keeps one per set of pack readers and replaces it
+``Searcher`` (searcher.py) keeps one per set of partition readers and replaces it
 when a reader moves to a newer commit.
 """
 
@@ -156,9 +156,11 @@ class PackSetSearcher:
         builder.add(query, must)
         builder.add(this_document, filter_)
         in_document = builder.build()
-        pack_reader = next(pack.reader for pack in self._packs if pack.slug == hit.pack)
-        pack_searcher = classes.JIndexSearcher(jvm.cast("org.apache.lucene.index.IndexReader", pack_reader))
-        matches_in_document = pack_searcher.count(in_document)
+        matches_in_document = 0
+        for pack in self._packs:  # a document id is unique within a pack, not across packs
+            if pack.slug == hit.pack:
+                pack_searcher = classes.JIndexSearcher(jvm.cast("org.apache.lucene.index.IndexReader", pack.reader))
+                matches_in_document += pack_searcher.count(in_document)
         return matches_in_document == self._searcher.count(query)
 
 

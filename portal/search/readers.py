@@ -1,4 +1,4 @@
-"""One open Lucene reader per pack, moved to the newest commit before each search.
+"""One open Lucene reader per pack partition, moved to the newest commit before each search.
 
 Opening a reader costs milliseconds, so readers stay open between searches; but
 another process (the command line, a second web worker) may commit at any time,
@@ -68,10 +68,11 @@ def _folder_mtime_ns(path: str | Path) -> int | None:
 
 
 class PackReader:
-    """A pack's open ``DirectoryReader``; ``version`` changes whenever the reader is replaced."""
+    """A pack partition's open ``DirectoryReader``; ``version`` changes whenever the reader is replaced."""
 
-    def __init__(self, slug: str, reader):
+    def __init__(self, slug: str, reader, partition: str = ""):
         self.slug = slug
+        self.partition = partition
         self.reader = reader
         self.version = next(_versions)
         self.fingerprint: tuple | None = None
@@ -91,16 +92,17 @@ class PackReader:
 
 
 class PackReaders:
-    """The open readers of the packs under ``root``; use them while holding ``jvm.java_lock``."""
+    """The open readers of the pack partitions under ``root``; use them while holding ``jvm.java_lock``."""
 
     def __init__(self, root: Path):
         self._root = os.fspath(root)
-        self._open: dict[str, PackReader] = {}
+        self._open: dict[tuple[str, str], PackReader] = {}
 
-    def current(self, slug: str) -> PackReader | None:
-        """The pack's reader on its newest commit; None when the pack has no index."""
-        path = f"{self._root}{os.sep}{slug}"
-        cached = self._open.get(slug)
+    def current(self, slug: str, partition: str) -> PackReader | None:
+        """The partition's reader on its newest commit; None when it has no index."""
+        key = (slug, partition)
+        path = f"{self._root}{os.sep}{slug}{os.sep}{partition}"
+        cached = self._open.get(key)
         if cached is not None and cached.provably_unchanged(path):
             return cached
         looked_at_ns = time.time_ns()
@@ -110,21 +112,26 @@ class PackReaders:
             cached.looked_at(fingerprint, folder_mtime_ns, looked_at_ns)
             return cached
         reader = self._newest_reader(path, cached) if fingerprint is not None else None
-        self._close(slug)
+        self._close(key)
         if reader is None:
             return None
-        pack = self._open[slug] = PackReader(slug, reader)
+        pack = self._open[key] = PackReader(slug, reader, partition)
         pack.looked_at(fingerprint, folder_mtime_ns, looked_at_ns)
         return pack
 
-    def version(self, slug: str) -> int | None:
-        """The version of the reader now open for ``slug``, without looking for new commits."""
-        pack = self._open.get(slug)
+    def keep_only(self, slug: str, partitions: list[str]) -> None:
+        """Close the readers of the pack's partitions that are gone (a rebuild removes emptied ones)."""
+        for key in [k for k in self._open if k[0] == slug and k[1] not in partitions]:
+            self._close(key)
+
+    def version(self, slug: str, partition: str) -> int | None:
+        """The version of the reader now open for the partition, without looking for new commits."""
+        pack = self._open.get((slug, partition))
         return pack.version if pack is not None else None
 
     def close(self) -> None:
-        for slug in list(self._open):
-            self._close(slug)
+        for key in list(self._open):
+            self._close(key)
 
     @staticmethod
     def _newest_reader(path: str, cached: PackReader | None):
@@ -149,8 +156,8 @@ class PackReaders:
                 return None
             raise SearchError(f"The search index in {path} cannot be read ({error.classname}); rebuild it.") from error
 
-    def _close(self, slug: str) -> None:
-        """Release our hold on a pack's reader; pack sets still using it keep it open until they close."""
-        pack = self._open.pop(slug, None)
+    def _close(self, key: tuple[str, str]) -> None:
+        """Release our hold on a partition's reader; pack sets still using it keep it open until they close."""
+        pack = self._open.pop(key, None)
         if pack is not None:
             pack.reader.close()

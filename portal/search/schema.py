@@ -1,12 +1,20 @@
-"""What a pack's index holds and where: its fields, its commit's user data, its folder.
+"""What a pack's index holds and where: its fields, its commit's user data, its folders.
 
 ``index.py`` writes these fields and ``searcher.py`` reads them; both take the
 names from here, so a field is named once. Changing what a passage is found by
 (``indexed_text``) or how a hit names its passage (``hit_key``) needs a rebuild.
+
+A pack's index is partitioned by access class (SPEC 2 and 6, ranking
+independence): every document's passages live in the Lucene index of its
+class, ``<root>/<pack>/<partition>/``, the partition named by the document's
+visibility and reader roles (``partition_name``). A reader's search combines
+exactly the partitions it may read, so BM25 statistics come from exactly the
+readable set; an agent's search combines every partition of its granted packs.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +33,33 @@ VECTOR_SIMILARITY = "DOT_PRODUCT"
 """Vectors are unit length, so Lucene's dot product is the cosine; its score is (1 + cosine) / 2."""
 
 _PACK_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_PARTITION = re.compile(r"(?P<visibility>[a-z]+)(?:-for-(?P<roles>[A-Za-z]+(?:-[A-Za-z]+)*))?")
+_ROLES_MARK = "-for-"
+
+DEFAULT_PARTITION = "staff"
+"""The partition of a document with the default access (visibility ``staff``, no reader roles).
+
+It is also the pack's anchor: every write to a pack commits this partition too,
+and its generation is the one the whole pack shows (``index.py``).
+"""
+
+
+def partition_name(visibility: str, reader_roles=()) -> str:
+    """The partition (folder name) of an access class: ``shared``, ``company-for-Auditor-Member`` …"""
+    roles = sorted(set(reader_roles))
+    name = visibility + (_ROLES_MARK + "-".join(roles) if roles else "")
+    if not _PARTITION.fullmatch(name):
+        raise ValueError(f"Not an access class usable as a partition name: {visibility!r}, {roles!r}")
+    return name
+
+
+def partition_class(name: str) -> tuple[str, frozenset[str]] | None:
+    """Inverse of ``partition_name``: (visibility, reader roles); None for a folder that is not a partition."""
+    match = _PARTITION.fullmatch(name)
+    if match is None:
+        return None
+    roles = match.group("roles")
+    return match.group("visibility"), frozenset(roles.split("-")) if roles else frozenset()
 
 
 @dataclass(frozen=True)
@@ -37,6 +72,7 @@ class IndexedPassage:
     text: str
     title: str = ""
     heading_path: str = ""
+    partition: str = DEFAULT_PARTITION
 
 
 def indexed_text(passage: IndexedPassage) -> str:
@@ -71,8 +107,24 @@ def checked_pack_slug(pack_slug: str) -> str:
 
 
 def pack_index_path(root: Path, pack_slug: str) -> Path:
-    """The folder of a pack's index."""
+    """The folder of a pack's index: its partitions' folders, and the pack's writer lock."""
     return root / checked_pack_slug(pack_slug)
+
+
+def partition_path(root: Path, pack_slug: str, partition: str) -> Path:
+    """The folder of one partition of a pack's index (a Lucene index of its own)."""
+    if partition_class(partition) is None:
+        raise ValueError(f"Not a partition name: {partition!r}")
+    return pack_index_path(root, pack_slug) / partition
+
+
+def partitions_of(pack_path: Path) -> list[str]:
+    """The partitions a pack's folder holds (sorted; the anchor among them once the pack has been written)."""
+    try:
+        entries = list(os.scandir(pack_path))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(e.name for e in entries if e.is_dir() and partition_class(e.name) is not None)
 
 
 def open_directory(path: str | Path):

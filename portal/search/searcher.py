@@ -1,8 +1,9 @@
-"""BM25 search over exactly the packs a caller may see.
+"""BM25 search over exactly the packs, and the partitions of them, a caller may see.
 
-A search combines the requested packs' indexes in one ``MultiReader``, so the
+A search combines the requested packs' partitions (all of them, or those
+``readable`` admits: a person's access classes) in one ``MultiReader``, so the
 BM25 statistics (document frequencies, average length, counts) come from those
-packs alone: passages elsewhere cannot change a score, an order or a count.
+alone: passages elsewhere cannot change a score, an order or a count.
 The query is taken as plain words, never as Lucene syntax, and a question that
 shares no term with any passage gets an explicit "no evidence" result.
 
@@ -27,11 +28,14 @@ from portal.search.pack_set import PackSetSearcher
 from portal.search.queries import build_query, terms_query
 from portal.search.readers import PackReaders
 from portal.search.results import DiversityPicker, Hit, SearchResult
-from portal.search.schema import checked_pack_slug
+from portal.search.schema import checked_pack_slug, partitions_of
 
 __all__ = ["Hit", "SearchResult", "Searcher", "analyze"]
 
 _CACHED_PACK_SETS = 16
+
+Readable = Callable[[str, str], bool]
+"""Whether a (pack slug, partition) may be searched; None means every partition (an agent's grant)."""
 
 
 class Searcher:
@@ -56,13 +60,15 @@ class Searcher:
         limit: int = 8,
         per_document_cap: int = 3,
         terms: list[str] | None = None,
+        readable: Readable | None = None,
     ) -> SearchResult:
         """The best ``limit`` passages of ``pack_slugs`` for ``query``, at most ``per_document_cap`` per document.
 
         The cap is lifted when a single document is all that matches. Packs
         without an index are skipped, as if empty. With ``terms`` (the query
         already analyzed, see ``analysis.question_terms``) the query is built
-        from them and the result carries the packs' statistics for them.
+        from them and the result carries the packs' statistics for them. With
+        ``readable`` only the partitions it admits are searched, and counted.
         """
 
         def bm25(pack_set: PackSetSearcher) -> SearchResult:
@@ -72,7 +78,7 @@ class Searcher:
             passages, doc_freqs = pack_set.statistics(terms)
             return dataclasses.replace(result, passages=passages, doc_freqs=doc_freqs)
 
-        return self._on_pack_set(pack_slugs, limit, per_document_cap, bm25)
+        return self._on_pack_set(pack_slugs, limit, per_document_cap, bm25, readable)
 
     def _on_pack_set(
         self,
@@ -80,6 +86,7 @@ class Searcher:
         limit: int,
         per_document_cap: int,
         search: Callable[[PackSetSearcher], SearchResult],
+        readable: Readable | None,
     ) -> SearchResult:
         """``search`` one pack set under the Java lock; empty when no pack has an index yet."""
         if limit < 1 or per_document_cap < 1:
@@ -89,7 +96,7 @@ class Searcher:
             return SearchResult()
         try:
             with jvm.java_lock:
-                pack_set = self._pack_set(slugs)
+                pack_set = self._pack_set(slugs, readable)
                 return SearchResult() if pack_set is None else search(pack_set)
         except jvm.JavaException as error:
             raise SearchError(f"Searching packs {', '.join(slugs)} failed: {error.innermessage}") from error
@@ -106,6 +113,7 @@ class Searcher:
         limit: int = 8,
         per_document_cap: int = 3,
         terms: list[str] | None = None,
+        readable: Readable | None = None,
     ) -> SearchResult:
         """BM25 and dense halves over ``pack_slugs``, fused by RRF, at most ``per_document_cap`` per document.
 
@@ -116,7 +124,7 @@ class Searcher:
         to embed). Raises ``ModelMismatch`` when a pack's index holds another
         model's vectors: scores of two models are not comparable. With ``terms`` (the
         query already analyzed) the BM25 half is built from them and the result carries
-        the packs' statistics for them, as ``search`` does.
+        the packs' statistics for them, as ``search`` does; ``readable`` as there.
         """
 
         def hybrid(pack_set: PackSetSearcher) -> SearchResult:
@@ -148,7 +156,7 @@ class Searcher:
                 doc_freqs=doc_freqs,
             )
 
-        return self._on_pack_set(pack_slugs, limit, per_document_cap, hybrid)
+        return self._on_pack_set(pack_slugs, limit, per_document_cap, hybrid, readable)
 
     def nearest(self, pack_slugs: list[str], query_vector: list[float], pool: int, *, model_id: str) -> list[Hit]:
         """The dense half alone: the ``pool`` passages of ``pack_slugs`` nearest the vector, no floor, no cap."""
@@ -171,12 +179,21 @@ class Searcher:
             self._pack_sets.clear()
             self._readers.close()
 
-    def _pack_set(self, slugs: list[str]) -> PackSetSearcher | None:
-        """A searcher over the newest commits of ``slugs``; None when none of them has an index."""
-        packs = [pack for pack in map(self._readers.current, slugs) if pack is not None]
+    def _pack_set(self, slugs: list[str], readable: Readable | None = None) -> PackSetSearcher | None:
+        """A searcher over the newest commits of the partitions of ``slugs`` that ``readable`` admits
+        (all when None); None when none of them has an index."""
+        packs = []
+        for slug in slugs:
+            partitions = partitions_of(self.root / slug)
+            self._readers.keep_only(slug, partitions)
+            for partition in partitions:
+                if readable is None or readable(slug, partition):
+                    pack = self._readers.current(slug, partition)
+                    if pack is not None:
+                        packs.append(pack)
         if not packs:
             return None
-        key = tuple((pack.slug, pack.version) for pack in packs)
+        key = tuple((pack.slug, pack.partition, pack.version) for pack in packs)
         pack_set = self._pack_sets.get(key)
         if pack_set is None:
             self._close_stale_pack_sets()
@@ -189,7 +206,7 @@ class Searcher:
     def _close_stale_pack_sets(self) -> None:
         """Close pack sets built on a reader that was since replaced, so old index files are released."""
         for key in list(self._pack_sets):
-            if any(self._readers.version(slug) != version for slug, version in key):
+            if any(self._readers.version(slug, partition) != version for slug, partition, version in key):
                 self._pack_sets.pop(key).close()
 
 

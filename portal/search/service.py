@@ -31,8 +31,8 @@ from portal.search import embedding
 from portal.search.errors import ModelMismatch
 from portal.search.hits import SearchHit, SearchResults
 from portal.search.index import IndexStore, IndexUpdate
-from portal.search.schema import IndexedPassage, pack_index_path
-from portal.search.searcher import Searcher
+from portal.search.schema import IndexedPassage, pack_index_path, partition_name
+from portal.search.searcher import Readable, Searcher
 
 log = logging.getLogger(__name__)
 
@@ -95,9 +95,18 @@ def indexes() -> Indexes:
 
 
 def current_passages(pack: Pack, doc_ids: list[str] | None = None):
-    """Passages of the current revisions of the pack's live documents (or of ``doc_ids``), as index entries."""
+    """Passages of the current revisions of the pack's live documents (or of ``doc_ids``), as index entries,
+    each in the partition of its document's access class."""
     query = (
-        Passage.select(Passage.id, Passage.text, Passage.heading_path, Document.doc_id, Document.title)
+        Passage.select(
+            Passage.id,
+            Passage.text,
+            Passage.heading_path,
+            Document.doc_id,
+            Document.title,
+            Document.visibility,
+            Document.reader_role_names,
+        )
         .join(Revision)
         .join(Document)
         .where((Document.pack == pack) & Document.deleted_at.is_null() & (Revision.version == Document.current_version))
@@ -105,9 +114,15 @@ def current_passages(pack: Pack, doc_ids: list[str] | None = None):
     )
     if doc_ids is not None:
         query = query.where(Document.doc_id.in_(doc_ids))
-    for passage_id, text, heading_path, doc_id, title in query.tuples().iterator():
+    for passage_id, text, heading_path, doc_id, title, visibility, roles in query.tuples().iterator():
         yield IndexedPassage(
-            passage_id=passage_id, document_id=doc_id, pack=pack.slug, text=text, title=title, heading_path=heading_path
+            passage_id=passage_id,
+            document_id=doc_id,
+            pack=pack.slug,
+            text=text,
+            title=title,
+            heading_path=heading_path,
+            partition=partition_name(visibility, roles),
         )
 
 
@@ -319,12 +334,15 @@ def search_packs(
     limit: int = DEFAULT_LIMIT,
     terms: list[str] | None = None,
     retrieval: str | None = None,
+    readable: Readable | None = None,
 ) -> SearchResults:
     """BM25, or hybrid (``CAIRN_RETRIEVAL``, or ``retrieval``), over exactly these packs; hits come back as
     passages from the database.
 
     ``terms``: the query already analyzed (``analysis.question_terms``); the
     result then also carries the packs' statistics for them, in either mode.
+    ``readable``: only the partitions (access classes) it admits, for a person's
+    own reading (``access.search_for_reader``); None for all (an agent's grant).
     """
     limit = max(1, min(int(limit), MAX_LIMIT))
     by_slug = {p.slug: p for p in packs}
@@ -340,9 +358,10 @@ def search_packs(
             floor=embedding.DENSE_FLOOR,
             limit=limit,
             terms=terms,
+            readable=readable,
         )
     else:
-        result = indexes().searcher.search(list(by_slug), query, limit=limit, terms=terms)
+        result = indexes().searcher.search(list(by_slug), query, limit=limit, terms=terms, readable=readable)
     rows = {
         p.id: p
         for p in (
@@ -386,4 +405,5 @@ def search_packs(
         best_similarity=result.best_similarity,
         passages=result.passages,
         doc_freqs=result.doc_freqs,
+        total_matches=result.total_matches,
     )

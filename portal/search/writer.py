@@ -1,4 +1,4 @@
-"""Opening and closing a pack's Lucene ``IndexWriter``: the waiting, rollback and clean-up of every write.
+"""Opening and closing a partition's Lucene ``IndexWriter``: the waiting, rollback and clean-up of every write.
 
 Lucene's ``write.lock`` lets one writer at a time into an index, across
 processes. These helpers wait for it (``IndexBusy`` after the timeout), roll a
@@ -11,7 +11,6 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,31 +106,11 @@ class WriterSettings:
         return config
 
 
-@contextmanager
-def writing(pack_slug: str, writer):
-    """Hand out ``writer``; on any failure roll back, so a call writes all or nothing."""
-    try:
-        yield writer
-    except jvm.JavaException as error:
-        with jvm.java_lock:
-            _rollback_quietly(writer)
-        raise SearchError(f"Writing the index of pack {pack_slug!r} failed: {describe(error)}") from error
-    except BaseException:
-        with jvm.java_lock:
-            _rollback_quietly(writer)
-        raise
-    finally:
-        with jvm.java_lock:
-            directory = writer.getDirectory()
-            close_quietly(writer)
-            directory.close()
-
-
 def describe(error) -> str:
     return f"{error.classname}: {error.innermessage}"
 
 
-def _rollback_quietly(writer) -> None:
+def rollback_quietly(writer) -> None:
     """Discard uncommitted changes; a writer already broken by the failure may refuse, which is fine."""
     try:
         writer.rollback()

@@ -1,0 +1,57 @@
+"""In Chromium: an administrator opens a document to members, a member finds it in the Library and
+reads it, and once the administrator tightens it again the member's Library no longer shows it."""
+
+from __future__ import annotations
+
+import re
+
+from browser_helpers import arrived_at, sign_in
+from playwright.sync_api import expect
+
+from helpers import PASSWORD
+from portal.documents import services
+
+NOTE = b"# Spool overflow runbook\n\nRun the report RSPO1041 to delete old spool requests.\n"
+
+
+def _set_visibility(page, label: str) -> None:
+    page.goto("/packs/ops/documents/spool-overflow")
+    page.select_option("#access-visibility", label=label)
+    page.click("text=Save who may read")
+    expect(page.locator(".flash")).to_contain_text("Who may read it changed")
+
+
+def test_admin_shares_a_document_the_member_reads_it_and_loses_it_again(browser, live_server, pack, users):
+    services.upload_file(pack, "spool-overflow.md", NOTE, users["PlatformAdmin"])
+    admin_context = browser.new_context(base_url=live_server)
+    member_context = browser.new_context(base_url=live_server)
+    admin, member = admin_context.new_page(), member_context.new_page()
+    sign_in(admin, users["PlatformAdmin"].email, PASSWORD)
+    sign_in(member, users["Member"].email, PASSWORD)
+
+    member.goto("/library/")
+    expect(member.locator("#library-empty")).to_be_visible()
+
+    _set_visibility(admin, "Shared: staff and the members of every company")
+    expect(admin.locator("#reader-access-now")).to_contain_text("Shared")
+
+    member.click("nav >> text=Library")
+    arrived_at(member, re.compile(r"/library/$"))
+    member.fill("#library-q", "RSPO1041")  # results arrive as you type
+    expect(member.locator("#library-results .hit")).to_have_count(1)
+    member.click("#library-results .hit-title")
+    expect(member.locator(".doc-head h1")).to_have_text("Spool overflow runbook")
+    expect(member.locator(".doc-head")).to_contain_text("read-only")
+    expect(member.locator(".doc-body .cited")).not_to_have_count(0)  # the passage found, highlighted
+
+    _set_visibility(admin, "Staff only")
+    expect(admin.locator("#reader-access-now")).to_contain_text("Staff only")
+
+    member.goto("/library/")
+    expect(member.locator("#library-empty")).to_be_visible()
+    member.fill("#library-q", "RSPO1041")
+    expect(member.locator("#library-results .no-evidence")).to_be_visible()
+    response = member.goto("/library/ops/spool-overflow")
+    assert response.status == 404
+    admin_context.close()
+    member_context.close()
