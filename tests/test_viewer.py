@@ -119,10 +119,13 @@ def htmx_elements(soup) -> list:
 
 
 def assert_content_is_inert(soup) -> None:
-    """Only the page's own ``<body hx-headers>`` carries htmx; the label is the literal alt text of a
-    kept figure, and the literal text of a marker that names no kept figure (typed into the text)."""
-    assert [element.name for element in htmx_elements(soup)] == ["body"]
+    """No htmx comes from the document: the page's own controls carry it (``<body hx-headers>``, an
+    administrator's Describe images form), none inside the text or naming the payload's target; the label
+    is the literal alt text of a kept figure, and the literal text of a marker that names no kept figure."""
     body = soup.select_one("article.doc-body")
+    elements = htmx_elements(soup)
+    assert elements[0].name == "body"
+    assert not [e for e in elements if "victim" in str(e.attrs) or any(p is body for p in e.parents)]
     assert body.has_attr("hx-disable")
     image = body.select_one(".figure img")
     if image is None:
