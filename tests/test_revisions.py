@@ -21,7 +21,7 @@ from portal.auth.services import create_user
 from portal.chat.services import start_conversation
 from portal.documents import editing
 from portal.documents import services as documents
-from portal.documents.readers import ReaderAccess, set_reader_access
+from portal.documents.readers import ReaderAccess, change_reader_access
 from portal.models import REVISIONS_KEPT, Document, Revision
 from resources.make_fixtures import mixed_images_docx
 
@@ -35,7 +35,7 @@ def _soup(response):
 
 def _restrict(doc_id: str, *roles: str) -> None:
     document = Document.get(Document.doc_id == doc_id)
-    set_reader_access(document, ReaderAccess("staff", roles), document.current_version)
+    change_reader_access(document, ReaderAccess("staff", roles), document.current_version, None)
 
 
 def _edit(doc_id: str, text: str) -> None:
@@ -115,38 +115,41 @@ STAFF_VIEWS = (
 )
 
 
+AUDITORS_ONLY = ReaderAccess("staff", ("Auditor",))
+
+
 @pytest.fixture
 def loosened(app, pack):
-    """v1 and v2 made while only Auditors could read the document; then it was opened to every staff reader."""
-    documents.upload_file(pack, "notes.md", b"# Notes\n\nThe first text.\n", None)
-    _restrict("notes", "Auditor")
+    """v1 and v2 made while only Auditors could read the document; then it was opened to every staff
+    reader (v3: the same text, a revision of its own, as every change of who may read is) and edited (v4)."""
+    documents.upload_file(pack, "notes.md", b"# Notes\n\nThe first text.\n", None, reader_access=AUDITORS_ONLY)
     _edit("notes", "# Notes\n\nThe second text.\n")
-    _restrict("notes")  # loosened: v2, the current revision, is open; v1 keeps its own restriction
+    _restrict("notes")  # loosened: v3 is open; v1 and v2 keep their own restriction
     _edit("notes", "# Notes\n\nThe third text.\n")
 
 
 @pytest.fixture
 def tightened(app, pack):
-    """v1 and v2 made open to every staff reader; then the document was narrowed to Auditors."""
+    """v1 and v2 made open to every staff reader; then the document was narrowed to Auditors (v3)."""
     documents.upload_file(pack, "notes.md", b"# Notes\n\nThe first text.\n", None)
     _edit("notes", "# Notes\n\nThe second text.\n")
     _restrict("notes", "Auditor")
 
 
-# who → the versions they may open (1, 2 older; 3 or 2 current)
+# who → the versions they may open (1, 2 older and Auditors-only; 3, 4 open, 4 current)
 LOOSENED = {
-    "PlatformAdmin": {1, 2, 3},  # bypasses reader roles for administration
-    "Auditor": {1, 2, 3},
-    "AgentBuilder": {2, 3},  # v1 was Auditors-only, and loosening never reveals it
-    "member and auditor": {1, 2, 3},
+    "PlatformAdmin": {1, 2, 3, 4},  # bypasses reader roles for administration
+    "Auditor": {1, 2, 3, 4},
+    "AgentBuilder": {3, 4},  # v1 and v2 were Auditors-only, and loosening never reveals them
+    "member and auditor": {1, 2, 3, 4},
     "Member": set(),  # no staff pages at all
     "other company": set(),
 }
 TIGHTENED = {
-    "PlatformAdmin": {1, 2},
-    "Auditor": {1, 2},
+    "PlatformAdmin": {1, 2, 3},
+    "Auditor": {1, 2, 3},
     "AgentBuilder": set(),  # tightening hides the old revisions too
-    "member and auditor": {1, 2},
+    "member and auditor": {1, 2, 3},
     "Member": set(),
     "other company": set(),
 }
@@ -155,7 +158,7 @@ TIGHTENED = {
 @pytest.mark.parametrize("who", sorted(LOOSENED))
 def test_loosening_never_reveals_a_previously_restricted_revision(loosened, client_for, who):
     client = client_for(who)
-    for version in (1, 2, 3):
+    for version in (1, 2, 3, 4):
         for view in STAFF_VIEWS:
             status = client.get(view.format(v=version)).status_code
             assert status == (200 if version in LOOSENED[who] else 404), (view, version, status)
@@ -167,7 +170,7 @@ def test_loosening_never_reveals_a_previously_restricted_revision(loosened, clie
 @pytest.mark.parametrize("who", sorted(TIGHTENED))
 def test_tightening_hides_older_revisions_too(tightened, client_for, who):
     client = client_for(who)
-    for version in (1, 2):
+    for version in (1, 2, 3):
         for view in STAFF_VIEWS:
             status = client.get(view.format(v=version)).status_code
             assert status == (200 if version in TIGHTENED[who] else 404), (view, version, status)
@@ -175,14 +178,14 @@ def test_tightening_hides_older_revisions_too(tightened, client_for, who):
 
 def test_a_revision_keeps_the_reader_access_it_had_while_current(loosened):
     kept = {r.version: r.reader_role_names for r in Revision.select().order_by(Revision.version)}
-    assert kept == {1: ["Auditor"], 2: [], 3: []}
+    assert kept == {1: ["Auditor"], 2: ["Auditor"], 3: [], 4: []}
 
 
 @pytest.mark.parametrize("who", ["PlatformAdmin", "AgentBuilder", "Auditor", "Member"])
 def test_the_api_reads_an_older_revision_under_the_same_rule(loosened, app, people, who):
     token = create_token(people[who], "t")[1]
     client = app.test_client()
-    for version in (1, 2, 3):
+    for version in (1, 2, 3, 4):
         response = client.get(
             f"/api/v1/packs/ops/documents/notes?version={version}", headers={"Authorization": f"Bearer {token}"}
         )
@@ -195,14 +198,25 @@ def test_the_api_reads_an_older_revision_under_the_same_rule(loosened, app, peop
 # --- a member's cited document ----------------------------------------------------------------
 
 
-@pytest.fixture
-def cited(app, pack, users):
-    """The Member's answer cited version 1 of the spool runbook."""
-    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+def _cite(pack, users, reader_access=None):
+    """The Member's answer, citing version 1 of the spool runbook (agents reach the pack by grant, whoever
+    may read the document directly)."""
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None, reader_access=reader_access)
     agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
     _conversation, run = start_conversation(users["Member"], agent, QUESTION)
     assert run.cited == [1] and run.references().first().version == 1
     return SimpleNamespace(run=run, url=f"/chat/answers/{run.id}/sources/1/document")
+
+
+@pytest.fixture
+def cited(app, pack, users):
+    return _cite(pack, users)
+
+
+@pytest.fixture
+def cited_restricted(app, pack, users):
+    """As ``cited``, but version 1 was for Auditors only while it was current."""
+    return _cite(pack, users, AUDITORS_ONLY)
 
 
 # who → may open the cited page at all (only the asker)
@@ -210,10 +224,10 @@ CITED_WHO = ("Member", "other company", "member and auditor", "PlatformAdmin", "
 
 
 @pytest.mark.parametrize("who", CITED_WHO)
-def test_a_cited_revision_that_was_restricted_stays_closed_after_loosening(cited, client_for, who):
-    _restrict("spool-overflow", "Auditor")  # v1, which the answer cited, is closed to members
+def test_a_cited_revision_that_was_restricted_stays_closed_after_loosening(cited_restricted, client_for, who):
+    cited = cited_restricted  # v1, which the answer cited, was closed to members
     _edit("spool-overflow", SPOOL_V2)
-    _restrict("spool-overflow")  # loosened: v2 is open, v1 keeps its restriction
+    _restrict("spool-overflow")  # loosened: v3 (the text of v2) is open, v1 and v2 keep their restriction
     client = client_for(who)
     page = client.get(cited.url)
     if who != "Member":  # only the asker's answer opens anything here
@@ -221,7 +235,7 @@ def test_a_cited_revision_that_was_restricted_stays_closed_after_loosening(cited
         assert client.get(cited.url + "?version=1").status_code == 404
         return
     soup = _soup(page)
-    assert "version 2" in soup.select_one(".doc-head").text and "keep piling up" in soup.select_one(".doc-body").text
+    assert "version 3" in soup.select_one(".doc-head").text and "keep piling up" in soup.select_one(".doc-body").text
     assert "Version 1 is not open to you" in soup.select_one(".changed-since-run").text
     assert client.get(cited.url + "?version=1").status_code == 404
     assert client.get(cited.url + "/figures/1.webp?version=1").status_code == 404
@@ -234,7 +248,7 @@ def test_tightening_hides_the_cited_revision_and_the_current_one(cited, client_f
     assert "version 1 of 2" in _soup(member.get(cited.url)).select_one(".cited-revision").text
     _restrict("spool-overflow", "Auditor")  # a Member's roles no longer match
     client = client_for(who)
-    for address in (cited.url, cited.url + "?version=1", cited.url + "?version=2"):
+    for address in (cited.url, cited.url + "?version=1", cited.url + "?version=2", cited.url + "?version=3"):
         assert client.get(address).status_code == 404, address
     sources = client.get(f"/chat/answers/{cited.run.id}/sources")
     if who == "Member":
