@@ -45,6 +45,7 @@ def document(slug: str, doc_id: str):
     view = viewer.chosen_view(request.args.get("view"))
     body = viewer.document_body(
         revision,
+        document.kind,
         passages,
         view,
         highlighted,
@@ -66,7 +67,7 @@ def document(slug: str, doc_id: str):
 def figure(slug: str, doc_id: str, version: int, number: int):
     """A figure of the document's current revision; the same permission check as its page."""
     document = access.library_document_for(current_user, slug, doc_id)
-    found = viewer.figure_of(document, version, number) if version == document.current_version else None
+    found = viewer.figure_of(document.current_revision(), number) if version == document.current_version else None
     if found is None:
         raise NotFound(number)
     return send_figure(found.path)

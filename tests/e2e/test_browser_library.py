@@ -1,5 +1,6 @@
 """In Chromium: an administrator opens a document to members, a member finds it in the Library and
-reads it, and once the administrator tightens it again the member's Library no longer shows it."""
+reads it, and once the administrator tightens it again the member's Library and old citation no longer
+show it."""
 
 from __future__ import annotations
 
@@ -9,20 +10,28 @@ from browser_helpers import arrived_at, sign_in
 from playwright.sync_api import expect
 
 from helpers import PASSWORD
+from portal.agents.services import create_agent
+from portal.chat.services import start_conversation
 from portal.documents import services
 
 NOTE = b"# Spool overflow runbook\n\nRun the report RSPO1041 to delete old spool requests.\n"
 
 
-def _set_visibility(page, label: str) -> None:
+def _set_visibility(page, label: str, roles: tuple[str, ...] = ()) -> None:
     page.goto("/packs/ops/documents/spool-overflow")
     page.select_option("#access-visibility", label=label)
+    for role in roles:
+        page.locator(".reader-access").get_by_label(role, exact=True).check()
     page.click("text=Save who may read")
     expect(page.locator(".flash")).to_contain_text("Who may read it changed")
 
 
 def test_admin_shares_a_document_the_member_reads_it_and_loses_it_again(browser, live_server, pack, users):
     services.upload_file(pack, "spool-overflow.md", NOTE, users["PlatformAdmin"])
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    _conversation, run = start_conversation(users["Member"], agent, "How do I delete old spool requests?")
+    assert run.cited == [1]
+    citation = f"/chat/answers/{run.id}/sources/1/document"
     admin_context = browser.new_context(base_url=live_server)
     member_context = browser.new_context(base_url=live_server)
     admin, member = admin_context.new_page(), member_context.new_page()
@@ -44,7 +53,12 @@ def test_admin_shares_a_document_the_member_reads_it_and_loses_it_again(browser,
     expect(member.locator(".doc-head")).to_contain_text("read-only")
     expect(member.locator(".doc-body .cited")).not_to_have_count(0)  # the passage found, highlighted
 
-    _set_visibility(admin, "Staff only")
+    member.goto(citation)  # the member's own answer cited it while it was shared
+    expect(member.locator(".doc-body")).to_contain_text("RSPO1041")
+
+    # Tightened to staff, and to Auditors among them: no member reads it, not even through an old citation
+    # (SPEC 2: "staff" alone still lets members open what their own answer cited).
+    _set_visibility(admin, "Staff only", roles=("Auditor",))
     expect(admin.locator("#reader-access-now")).to_contain_text("Staff only")
 
     member.goto("/library/")
@@ -53,5 +67,8 @@ def test_admin_shares_a_document_the_member_reads_it_and_loses_it_again(browser,
     expect(member.locator("#library-results .no-evidence")).to_be_visible()
     response = member.goto("/library/ops/spool-overflow")
     assert response.status == 404
+    assert member.goto(citation).status == 404
+    member.goto(f"/chat/answers/{run.id}/sources")
+    expect(member.locator(".open-document")).to_have_count(0)
     admin_context.close()
     member_context.close()
