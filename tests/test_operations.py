@@ -32,6 +32,25 @@ def test_every_setting_is_documented():
     assert not missing, f"document these settings in docs/operations.md: {missing}"
 
 
+def test_the_jvm_heap_setting_is_checked_at_start_and_reaches_the_jvm(tmp_path, monkeypatch):
+    from portal import create_app
+    from portal.config import ConfigError, environment_settings
+    from portal.search import jvm
+
+    base = {"CAIRN_DATA_DIR": str(tmp_path / "d"), "SECRET_KEY": "x", "DATABASE_URL": POSTGRES_URL or None}
+    with pytest.raises(ConfigError, match="CAIRN_JVM_HEAP: '1 GB' is not a Java memory size"):
+        create_app({**base, "CAIRN_JVM_HEAP": "1 GB"})
+    monkeypatch.setenv("CAIRN_JVM_HEAP", "-Xmx2g")
+    with pytest.raises(ConfigError, match="CAIRN_JVM_HEAP: '-Xmx2g'"):
+        environment_settings()
+    monkeypatch.setenv("CAIRN_JVM_HEAP", "1536m")
+    assert environment_settings()["CAIRN_JVM_HEAP"] == "1536m"
+    monkeypatch.delenv("CAIRN_JVM_HEAP")
+    create_app({**base, "CAIRN_JVM_HEAP": "768m"})
+    assert jvm._configured_heap == "768m"  # a JVM started by this process from now on gets -Xmx768m
+    assert jvm._jvm_options("768m", (21,))[0] == "-Xmx768m"
+
+
 @pytest.mark.skipif(bool(POSTGRES_URL), reason="SQLite-only checks")
 def test_sqlite_is_wal_synchronous_full_and_private(app):
     db = app.config["DATABASE"]

@@ -26,7 +26,7 @@ from pathlib import Path
 from flask import current_app
 
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
-from portal.search import embedding
+from portal.search import embedding, jvm
 from portal.search.errors import ModelMismatch
 from portal.search.hits import SearchHit, SearchResults
 from portal.search.index import IndexStore, IndexUpdate
@@ -81,6 +81,7 @@ class Indexes:
 
 
 def init_app(app) -> None:
+    jvm.configure(app.config.get("CAIRN_JVM_HEAP"))  # the JVM starts later, lazily, after any fork
     app.extensions["cairn_indexes"] = Indexes(
         Path(app.config["CAIRN_DATA_DIR"]) / "indexes",
         app.config["CAIRN_BM25_K1"],
