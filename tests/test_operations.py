@@ -296,3 +296,24 @@ def test_many_pending_documents_are_caught_up_by_one_rebuild(app, pack, monkeypa
     for word in ("alpha", "bravo", "charlie"):
         assert [h.document_id for h in search_packs([pack], f"{word}zulu").hits] == [word]
     assert [h.document_id for h in search_packs([pack], "deltazulu").hits] == ["first"]
+
+
+def test_a_rebuild_reads_the_pack_a_few_documents_at_a_time(app, pack, monkeypatch):
+    """A million-passage pack is not read in one query (PostgreSQL's driver would hold it all in memory)."""
+    from portal.models import Document
+    from portal.search.service import current_passages, rebuild_pack
+
+    monkeypatch.setattr("portal.search.service.DOCUMENTS_PER_READ", 2)
+    for word in ("alpha", "bravo", "charlie", "delta", "echo"):
+        services.upload_file(pack, f"{word}.md", f"# {word}\n\nThe {word}zulu checklist.\n".encode(), None)
+    services.upload_file(pack, "alpha.md", b"# alpha\n\nThe alphayankee checklist.\n", None)  # a newer revision
+    charlie = Document.get((Document.pack == pack) & (Document.doc_id == "charlie"))
+    editing.delete_document(charlie, charlie.current_version)
+
+    assert [p.document_id for p in current_passages(pack)] == ["alpha", "bravo", "delta", "echo"]
+    assert rebuild_pack(Pack.get_by_id(pack.id)) == 4
+    for word in ("bravo", "delta", "echo"):
+        assert [h.document_id for h in search_packs([pack], f"{word}zulu").hits] == [word]
+    assert [h.document_id for h in search_packs([pack], "alphayankee").hits] == ["alpha"]
+    assert search_packs([pack], "alphazulu").hits == []
+    assert search_packs([pack], "charliezulu").hits == []
