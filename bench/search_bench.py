@@ -117,6 +117,11 @@ def index_corpus(store: IndexStore, packs: dict[str, list[IndexedPassage]]) -> f
     return time.perf_counter() - started
 
 
+def folder_bytes(root: Path) -> int:
+    """The indexes' size on disk (every file under ``root``)."""
+    return sum(path.stat().st_size for path in root.rglob("*") if path.is_file())
+
+
 def index_incrementally(store: IndexStore, passages: list[IndexedPassage], batch: int = 50) -> float:
     started = time.perf_counter()
     for generation, start in enumerate(range(0, len(passages), batch), start=2):
@@ -210,7 +215,7 @@ def percentile(samples: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def summarize(args, index_seconds: float, incremental_seconds: float, timings: dict) -> dict:
+def summarize(args, index_seconds: float, incremental_seconds: float, index_bytes: int, timings: dict) -> dict:
     def milliseconds(samples):
         return {
             "p50": percentile(samples, 0.5) * 1000,
@@ -227,6 +232,7 @@ def summarize(args, index_seconds: float, incremental_seconds: float, timings: d
         "rounds": args.rounds,
         "rebuild_seconds": round(index_seconds, 2),
         "rebuild_passages_per_second": round(args.passages / index_seconds),
+        "index_megabytes": round(index_bytes / 1e6, 1),
         "write_batches_of_50_passages_per_second": round(args.incremental / incremental_seconds)
         if args.incremental
         else None,
@@ -249,7 +255,8 @@ def markdown(summary: dict) -> str:
         [
             f"{summary['passages']:,} passages in {summary['packs']} packs: rebuild {summary['rebuild_seconds']} s "
             f"({summary['rebuild_passages_per_second']:,} passages/s); write() in batches of 50: "
-            f"{summary['write_batches_of_50_passages_per_second']} passages/s",
+            f"{summary['write_batches_of_50_passages_per_second']} passages/s; "
+            f"indexes {summary['index_megabytes']:,} MB",
             "",
             f"| {summary['queries']} queries, best of {summary['rounds']} | p50 ms | p95 ms | mean ms |",
             "|---|---|---|---|",
@@ -290,6 +297,7 @@ def run(args: argparse.Namespace, root: Path) -> dict:
         for n, passage in enumerate(next(iter(packs.values()))[: args.incremental])
     ]
     incremental_seconds = index_incrementally(store, extra) if extra else 0.0
+    index_bytes = folder_bytes(root)
     slugs = list(packs)
     searcher, plain = Searcher(root), PlainLucene(root, slugs)
     try:
@@ -298,7 +306,7 @@ def run(args: argparse.Namespace, root: Path) -> dict:
     finally:
         searcher.close()
         plain.close()
-    return summarize(args, index_seconds, incremental_seconds, timings)
+    return summarize(args, index_seconds, incremental_seconds, index_bytes, timings)
 
 
 def main() -> None:

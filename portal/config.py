@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,14 @@ from typing import Any
 
 def _bool(value: str) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _java_size(value: str) -> str:
+    """A Java memory size as -Xmx takes it: digits and an optional k, m or g (``1g``, ``1536m``)."""
+    value = value.strip()
+    if not re.fullmatch(r"[1-9][0-9]*[kKmMgG]?", value):
+        raise ValueError(f"{value!r} is not a Java memory size such as 1g or 1536m")
+    return value
 
 
 def _json(value: str) -> Any:
@@ -100,7 +109,14 @@ SETTINGS: tuple[Setting, ...] = (
         "after switching, the indexes are rebuilt at the next start (or run `cairn index rebuild`).",
         lambda value: value.strip().lower(),
     ),
-    Setting("CAIRN_JVM_HEAP", "1g", "Maximum Java heap for Lucene (-Xmx)."),
+    Setting(
+        "CAIRN_JVM_HEAP",
+        "1g",
+        "Maximum Java heap for Lucene (-Xmx), e.g. 1g or 1536m; each serving process has its own JVM. 1g "
+        "serves and rebuilds a million passages (docs/performance.md); the index files themselves are "
+        "memory-mapped outside the heap.",
+        _java_size,
+    ),
     Setting(
         "CAIRN_REPAIR_INDEX_ON_START",
         True,
@@ -184,6 +200,10 @@ def check_settings(values: dict[str, Any]) -> None:
         Policy.from_config(values.get("CAIRN_CLASSIFICATION_POLICY"))
     except (TypeError, ValueError) as error:
         raise ConfigError(f"CAIRN_CLASSIFICATION_POLICY: {error}") from None
+    try:
+        _java_size(str(values.get("CAIRN_JVM_HEAP")))
+    except ValueError as error:
+        raise ConfigError(f"CAIRN_JVM_HEAP: {error}") from None
     for name in ("CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT", "CAIRN_SIGN_IN_LIMIT_PER_ADDRESS", "CAIRN_API_RATE_LIMIT"):
         try:
             parse_many(str(values.get(name)))

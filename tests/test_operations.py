@@ -32,6 +32,25 @@ def test_every_setting_is_documented():
     assert not missing, f"document these settings in docs/operations.md: {missing}"
 
 
+def test_the_jvm_heap_setting_is_checked_at_start_and_reaches_the_jvm(tmp_path, monkeypatch):
+    from portal import create_app
+    from portal.config import ConfigError, environment_settings
+    from portal.search import jvm
+
+    base = {"CAIRN_DATA_DIR": str(tmp_path / "d"), "SECRET_KEY": "x", "DATABASE_URL": POSTGRES_URL or None}
+    with pytest.raises(ConfigError, match="CAIRN_JVM_HEAP: '1 GB' is not a Java memory size"):
+        create_app({**base, "CAIRN_JVM_HEAP": "1 GB"})
+    monkeypatch.setenv("CAIRN_JVM_HEAP", "-Xmx2g")
+    with pytest.raises(ConfigError, match="CAIRN_JVM_HEAP: '-Xmx2g'"):
+        environment_settings()
+    monkeypatch.setenv("CAIRN_JVM_HEAP", "1536m")
+    assert environment_settings()["CAIRN_JVM_HEAP"] == "1536m"
+    monkeypatch.delenv("CAIRN_JVM_HEAP")
+    create_app({**base, "CAIRN_JVM_HEAP": "768m"})
+    assert jvm._configured_heap == "768m"  # a JVM started by this process from now on gets -Xmx768m
+    assert jvm._jvm_options("768m", (21,))[0] == "-Xmx768m"
+
+
 @pytest.mark.skipif(bool(POSTGRES_URL), reason="SQLite-only checks")
 def test_sqlite_is_wal_synchronous_full_and_private(app):
     db = app.config["DATABASE"]
@@ -279,3 +298,24 @@ def test_many_pending_documents_are_caught_up_by_one_rebuild(app, pack, monkeypa
     for word in ("alpha", "bravo", "charlie"):
         assert [h.document_id for h in search_packs([pack], f"{word}zulu").hits] == [word]
     assert [h.document_id for h in search_packs([pack], "deltazulu").hits] == ["first"]
+
+
+def test_a_rebuild_reads_the_pack_a_few_documents_at_a_time(app, pack, monkeypatch):
+    """A million-passage pack is not read in one query (PostgreSQL's driver would hold it all in memory)."""
+    from portal.models import Document
+    from portal.search.service import current_passages, rebuild_pack
+
+    monkeypatch.setattr("portal.search.service.DOCUMENTS_PER_READ", 2)
+    for word in ("alpha", "bravo", "charlie", "delta", "echo"):
+        services.upload_file(pack, f"{word}.md", f"# {word}\n\nThe {word}zulu checklist.\n".encode(), None)
+    services.upload_file(pack, "alpha.md", b"# alpha\n\nThe alphayankee checklist.\n", None)  # a newer revision
+    charlie = Document.get((Document.pack == pack) & (Document.doc_id == "charlie"))
+    editing.delete_document(charlie, charlie.current_version)
+
+    assert [p.document_id for p in current_passages(pack)] == ["alpha", "bravo", "delta", "echo"]
+    assert rebuild_pack(Pack.get_by_id(pack.id)) == 4
+    for word in ("bravo", "delta", "echo"):
+        assert [h.document_id for h in search_packs([pack], f"{word}zulu").hits] == [word]
+    assert [h.document_id for h in search_packs([pack], "alphayankee").hits] == ["alpha"]
+    assert search_packs([pack], "alphazulu").hits == []
+    assert search_packs([pack], "charliezulu").hits == []

