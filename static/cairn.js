@@ -227,7 +227,22 @@
     if (turns.length > 1) { turns[turns.length - 1].scrollIntoView({ block: "start" }); }
   }
 
+  // A table wider than a phone scrolls within itself (cairn.css): it takes the keyboard focus then, so
+  // it can be scrolled without a pointer. Only such tables: elsewhere a table is no tab stop.
+  function focusableScrollingTables(root) {
+    root.querySelectorAll("table.list").forEach(function (table) {
+      if (table.scrollWidth > table.clientWidth + 1) {
+        table.tabIndex = 0;
+      } else {
+        table.removeAttribute("tabindex");
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    focusableScrollingTables(document);
+    window.addEventListener("resize", function () { focusableScrollingTables(document); });
+    document.body.addEventListener("htmx:afterSettle", function () { focusableScrollingTables(document); });
     swapRefusals();
     enhanceChat();
     announceSwappedStatus();

@@ -600,7 +600,7 @@ def test_the_extractive_answer_keeps_quoted_wildcards(app, pack, users):
         b'# Locks\n\n## Check\n\nOpen SM12 with table name "*" and user "*" to list every lock entry.\n',
         None,
     )
-    agent = create_agent(None, "acme-locks", "Acme locks", "preferred", "Acme Test Co", "", ["ops"])
+    agent = create_agent(None, "acme-locks", "Acme locks", "preferred", "Acme Test Co", "", ["ops"], offered=True)
     _, run = start_conversation(users["Member"], agent, "How do I list every lock entry in SM12?")
     assert 'table name "*" and user "*"' in run.answer
 

@@ -51,7 +51,9 @@ AXE_RUN = """async (impacts) => {
 # and each htmx swap, one run at a time, and reports failing violations to the test through a binding.
 AXE_WATCH = """
 (() => {
-  if (window !== window.top || !window.axe) { return; }
+  // Only the portal's own pages: an image opened on its own (a figure at full size) is shown by the
+  // browser's image viewer, whose page is Chromium's, not ours.
+  if (window !== window.top || !window.axe || !document.contentType.startsWith('text/html')) { return; }
   let chain = Promise.resolve();
   const report = (data) => { try { window.cairnAxeReport(data); } catch (e) { /* the page is going away */ } };
   const check = (when) => {
