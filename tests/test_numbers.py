@@ -72,6 +72,9 @@ PATH_ROUTES = [
     ("Auditor", "GET", "/packs/ops/documents/mixed-images/v{}/figures/1.webp"),
     ("Auditor", "GET", "/packs/ops/documents/mixed-images/v1/figures/{}.webp"),
     ("PlatformAdmin", "POST", "/account/tokens/{}/revoke"),
+    ("PlatformAdmin", "POST", "/packs/ops/documents/mixed-images/describe/jobs/{}"),
+    ("Auditor", "GET", "/library/ops/mixed-images/v{}/figures/1.webp"),
+    ("Auditor", "GET", "/library/ops/mixed-images/v1/figures/{}.webp"),
     # Without a token the API answers 401 to a number that parses; test_api.py asks with one.
     ("Auditor", "GET", "/api/v1/packs/ops/documents/mixed-images/versions/{}/figures/1"),
     ("Auditor", "GET", "/api/v1/packs/ops/documents/mixed-images/versions/1/figures/{}"),

@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from portal.ingest.markdown_blocks import heading_title, markdown_blocks
+from portal.ingest.markers import page_line
 from portal.ingest.passages import MARKDOWN_KINDS, PDF_KINDS, pdf_pages
 
 MAX_SECTION_CHARS = 40_000
@@ -73,7 +74,7 @@ def outline(text: str, kind: str) -> list[Section]:
     lines = text.splitlines()
     mode = kind.lower().lstrip(".")
     if mode in PDF_KINDS:
-        starts = [(f"Page {number}", f"Page {number}", 1, line) for number, line in pdf_pages(lines)]
+        starts = [(page_line(number), page_line(number), 1, line) for number, line in pdf_pages(lines)]
     elif mode in MARKDOWN_KINDS:
         starts = [
             (" > ".join(block.heading_path), heading_title(block.text), block.level, block.line_start)
