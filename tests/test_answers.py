@@ -939,3 +939,24 @@ def test_what_value_a_question_asks_for(question, kind, phrase):
 
     asked = asked_value(question)
     assert (asked.kind if asked else None, asked.phrase if asked else None) == (kind, phrase)
+
+
+def test_the_sentence_after_the_best_one_completes_a_short_answer():
+    """The sentence naming the subject is often followed by the one carrying the fact, sharing no term
+    with the question: with room in the answer it follows, under the same heading only."""
+    text = (
+        "## Rejected confirmations\n\n"
+        "A confirmation for a completed order is rejected with message ZTW_PP 031. "
+        "The production controller then sets the IDoc to status 68.\n\n"
+        "## Other topics\n\n"
+        "Unrelated sentence about the canteen menu."
+    )
+    answer = extractive_answer("What happens to a confirmation rejected with ZTW_PP 031?", [make_ref(1, text)])
+    assert answer == (
+        "A confirmation for a completed order is rejected with message ZTW_PP 031. [1] "
+        "The production controller then sets the IDoc to status 68. [1]"
+    )
+    one = extractive_answer(
+        "What happens to a confirmation rejected with ZTW_PP 031?", [make_ref(1, text)], max_sentences=1
+    )
+    assert one == "A confirmation for a completed order is rejected with message ZTW_PP 031. [1]"
