@@ -72,18 +72,7 @@ def retitle(document: Document, title: str, expected_version: int) -> None:
     """Give the document a title by hand (kept by later uploads), re-indexing it: titles are searched."""
     pack = document.pack
     with database().atomic():
-        changed = (
-            Document.update(title=title, title_by_hand=True, updated_at=utcnow())
-            .where(
-                (Document.id == document.id)
-                & (Document.current_version == expected_version)
-                & Document.deleted_at.is_null()
-            )
-            .execute()
-        )
-        if not changed:
-            fresh = Document.get_by_id(document.id)
-            raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+        revisions.update_at_version(document, expected_version, title=title, title_by_hand=True, updated_at=utcnow())
         search_service.record_index_change(pack.id, document.doc_id)
     search_service.index_changes(pack)
 
@@ -201,18 +190,7 @@ def delete_document(document: Document, expected_version: int) -> None:
     pack = document.pack
     with storage.changing() as files:
         with database().atomic():
-            changed = (
-                Document.update(deleted_at=utcnow(), updated_at=utcnow())
-                .where(
-                    (Document.id == document.id)
-                    & (Document.current_version == expected_version)
-                    & Document.deleted_at.is_null()
-                )
-                .execute()
-            )
-            if not changed:
-                fresh = Document.get_by_id(document.id)
-                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+            revisions.update_at_version(document, expected_version, deleted_at=utcnow(), updated_at=utcnow())
             files.touches(revisions.document_folder(document))
             Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
             forget_document_text(document.id)  # run receipts keep their place, not the deleted text

@@ -1,5 +1,6 @@
-"""A document's revisions as stored: claiming the next version, passages, purging old revisions,
-their folders, and sweeping files no row names.
+"""A document's revisions as stored: changing a document only at the version its writer read,
+claiming the next version, passages, purging old revisions, their folders, and sweeping files no
+row names.
 
 Shared by uploading (``services``) and editing or deleting (``editing``); callers run these
 inside their own transaction and ``storage.changing()``.
@@ -24,6 +25,23 @@ def claim_next_version(document: Document, expected: int) -> int:
     if not changed:
         raise VersionConflict(expected, Document.get_by_id(document.id).current_version)
     return version
+
+
+def update_at_version(document: Document, expected: int, **fields) -> None:
+    """Set ``fields`` on the document only while it is live at version ``expected``: one compare-and-set
+    UPDATE, so a change or deletion committed since the writer read the page makes it ``VersionConflict``."""
+    changed = (
+        Document.update(**fields)
+        .where((Document.id == document.id) & (Document.current_version == expected) & Document.deleted_at.is_null())
+        .execute()
+    )
+    if not changed:
+        raise _version_conflict(Document.get_by_id(document.id), expected)
+
+
+def _version_conflict(fresh: Document, expected: int) -> VersionConflict:
+    # A deleted document is at "version 0" for its writer: the message says it no longer exists.
+    return VersionConflict(expected, 0 if fresh.is_deleted else fresh.current_version)
 
 
 def stamp_reader_access(document_id: int) -> None:
