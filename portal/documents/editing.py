@@ -154,9 +154,7 @@ def _write_text_revision(
     pack = document.pack
     with storage.changing() as files:
         with database().atomic():
-            fresh = Document.get_by_id(document.id)
-            if fresh.is_deleted or fresh.current_version != expected_version:
-                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+            fresh = revisions.live_at_version(document, expected_version)
             current = fresh.current_revision()
             if current and current.sha256 == text_sha:
                 raise Refused("unchanged", "The text is the same as the current version; no new revision was made.")

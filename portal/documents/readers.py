@@ -8,7 +8,7 @@ from portal import storage
 from portal.agents.services import audit
 from portal.db import database
 from portal.documents import revisions
-from portal.errors import Refused, VersionConflict
+from portal.errors import Refused
 from portal.models import ROLES, VISIBILITIES, Document, User, utcnow
 from portal.search import service as search_service
 
@@ -55,9 +55,7 @@ def change_reader_access(
     pack = document.pack
     with storage.changing() as files:
         with database().atomic():
-            fresh = Document.get_by_id(document.id)
-            if fresh.is_deleted or fresh.current_version != expected_version:
-                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+            fresh = revisions.live_at_version(document, expected_version)
             version = revisions.claim_next_version(fresh, expected_version)
             revisions.copy_revision(files, fresh, fresh.current_revision(), version, user)
             Document.update(**reader_access.fields(), updated_at=utcnow()).where(Document.id == fresh.id).execute()

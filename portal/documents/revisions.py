@@ -39,6 +39,15 @@ def update_at_version(document: Document, expected: int, **fields) -> None:
         raise _version_conflict(Document.get_by_id(document.id), expected)
 
 
+def live_at_version(document: Document, expected: int) -> Document:
+    """The document's row as stored now, inside the writer's transaction, if it is still live at version
+    ``expected``; else ``VersionConflict`` (the page the writer changed is stale)."""
+    fresh = Document.get_by_id(document.id)
+    if fresh.is_deleted or fresh.current_version != expected:
+        raise _version_conflict(fresh, expected)
+    return fresh
+
+
 def _version_conflict(fresh: Document, expected: int) -> VersionConflict:
     # A deleted document is at "version 0" for its writer: the message says it no longer exists.
     return VersionConflict(expected, 0 if fresh.is_deleted else fresh.current_version)
