@@ -125,16 +125,21 @@ def carry_files(document: Document, source: Revision, revision: Revision, files:
         Revision.id == revision.id
     ).execute()
     for figure in Figure.select().where(Figure.revision == source).order_by(Figure.number):
-        path = f"{folder}/{figure.path.rsplit('/', 1)[-1]}"
-        files.write(path, storage.read(figure.path))
-        Figure.create(
-            revision=revision,
-            number=figure.number,
-            label=figure.label,
-            path=path,
-            width=figure.width,
-            height=figure.height,
-        )
+        store_figure(files, revision, f"{folder}/{figure.path.rsplit('/', 1)[-1]}", storage.read(figure.path), figure)
+
+
+def store_figure(files: storage.FileChanges, revision: Revision, path: str, webp: bytes, figure) -> None:
+    """Write a figure's image at ``path`` and its row for ``revision``, with ``figure``'s number, label and
+    size: an upload's ``ExtractedFigure``, or an older revision's ``Figure`` being carried over."""
+    files.write(path, webp)
+    Figure.create(
+        revision=revision,
+        number=figure.number,
+        label=figure.label,
+        path=path,
+        width=figure.width,
+        height=figure.height,
+    )
 
 
 def purge_old_revisions(document: Document, newest: int, files: storage.FileChanges) -> list[int]:

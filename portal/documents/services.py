@@ -35,7 +35,7 @@ from portal.ingest.classify import Classification, Policy, classify, refuse_if_n
 from portal.ingest.formats import Extracted, read_upload
 from portal.ingest.markers import replace_figure_markers, without_images_line
 from portal.ingest.passages import split_passages
-from portal.models import DOCUMENT_ID_RE, Document, Figure, Pack, Revision, User, utcnow
+from portal.models import DOCUMENT_ID_RE, Document, Pack, Revision, User, utcnow
 from portal.search import service as search_service
 
 log = logging.getLogger(__name__)
@@ -311,16 +311,7 @@ def _write_revision(
             created_by=incoming.user,
         )
         for figure in extracted.figures:
-            path = f"{folder}/figure-{figure.number}.webp"
-            files.write(path, figure.webp)
-            Figure.create(
-                revision=revision,
-                number=figure.number,
-                label=figure.label,
-                path=path,
-                width=figure.width,
-                height=figure.height,
-            )
+            revisions.store_figure(files, revision, f"{folder}/figure-{figure.number}.webp", figure.webp, figure)
         revisions.create_passages(revision, spans)
         Document.update(
             # A title edited by hand stays; else the file's own title names the document.
