@@ -208,11 +208,16 @@ def environment_settings() -> dict[str, Any]:
     values: dict[str, Any] = {}
     for setting in SETTINGS:
         raw = os.environ.get(setting.name)
-        try:
-            values[setting.name] = setting.parse(raw) if raw not in (None, "") else setting.default
-        except ValueError as error:
-            raise ConfigError(f"{setting.name}: {error}") from None
+        values[setting.name] = _parsed(setting.name, setting.parse, raw) if raw not in (None, "") else setting.default
     return values
+
+
+def _parsed(name: str, parse: Callable[[Any], Any], value: Any, errors=(ValueError,)) -> Any:
+    """``parse(value)``, its error (one of ``errors``) a ``ConfigError`` that names the setting."""
+    try:
+        return parse(value)
+    except errors as error:
+        raise ConfigError(f"{name}: {error}") from None
 
 
 def check_settings(values: dict[str, Any]) -> None:
@@ -221,14 +226,9 @@ def check_settings(values: dict[str, Any]) -> None:
 
     from portal.ingest.classify import Policy
 
-    try:
-        Policy.from_config(values.get("CAIRN_CLASSIFICATION_POLICY"))
-    except (TypeError, ValueError) as error:
-        raise ConfigError(f"CAIRN_CLASSIFICATION_POLICY: {error}") from None
-    try:
-        _java_size(str(values.get("CAIRN_JVM_HEAP")))
-    except ValueError as error:
-        raise ConfigError(f"CAIRN_JVM_HEAP: {error}") from None
+    policy = values.get("CAIRN_CLASSIFICATION_POLICY")
+    _parsed("CAIRN_CLASSIFICATION_POLICY", Policy.from_config, policy, errors=(TypeError, ValueError))
+    _parsed("CAIRN_JVM_HEAP", _java_size, str(values.get("CAIRN_JVM_HEAP")))
     for name in ("CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT", "CAIRN_SIGN_IN_LIMIT_PER_ADDRESS", "CAIRN_API_RATE_LIMIT"):
         try:
             parse_many(str(values.get(name)))
