@@ -10,7 +10,7 @@ from __future__ import annotations
 from portal import storage
 from portal.db import database
 from portal.documents import revisions
-from portal.documents.readers import ReaderAccess, access_fields, audit_reader_access, change_reader_access
+from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
 from portal.documents.services import classification_policy, sha256_hex
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
@@ -173,8 +173,7 @@ def _write_text_revision(
             retitled = {"title": title, "title_by_hand": True} if title and title != fresh.title else {}
             Document.update(updated_at=utcnow(), redacted=redacted, **retitled).where(Document.id == fresh.id).execute()
             if reader_access is not None:
-                Document.update(**reader_access.fields()).where(Document.id == fresh.id).execute()
-                audit_reader_access(user, fresh, access_fields(fresh), reader_access.fields(), version)
+                set_reader_access(user, fresh, reader_access, version)
             revisions.stamp_reader_access(fresh.id)
             purged = revisions.purge_old_revisions(fresh, version, files)
             search_service.record_index_change(pack.id, fresh.doc_id)

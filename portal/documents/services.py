@@ -28,7 +28,7 @@ from portal.db import database
 from portal.documents import revisions
 from portal.documents.filenames import shown_name, upload_name
 from portal.documents.outcomes import REDACTED_FIGURE, Redaction, UploadOutcome
-from portal.documents.readers import ReaderAccess, access_fields, audit_reader_access, change_reader_access
+from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.classify import Classification, Policy, classify, refuse_if_not_allowed
@@ -240,9 +240,7 @@ def _store(
                 )
                 purged, revision = _write_revision(files, document, version, incoming, spans)
                 if reader_access is not None:
-                    before = access_fields(document)
-                    Document.update(**reader_access.fields()).where(Document.id == document.id).execute()
-                    audit_reader_access(incoming.user, document, before, reader_access.fields(), version)
+                    set_reader_access(incoming.user, document, reader_access, version)
                 revisions.stamp_reader_access(document.id)
                 if sync is not None:
                     Document.update(**sync.fields(version)).where(Document.id == document.id).execute()
