@@ -41,6 +41,35 @@ class Setting:
     parse: Callable[[str], Any] = str
 
 
+@dataclass(frozen=True)
+class ModelSettings:
+    """The names of the settings of one OpenAI-compatible chat-completions model: the answer model and
+    the vision model are configured alike, each under its own names (``ChatClient.configured`` reads them)."""
+
+    base_url: str
+    api_key: str
+    model: str
+    timeout: str
+
+
+ANSWER_MODEL = ModelSettings("CAIRN_MODEL_BASE_URL", "CAIRN_MODEL_API_KEY", "CAIRN_MODEL_NAME", "CAIRN_MODEL_TIMEOUT")
+VISION_MODEL = ModelSettings(
+    "CAIRN_VISION_BASE_URL", "CAIRN_VISION_API_KEY", "CAIRN_VISION_MODEL", "CAIRN_VISION_TIMEOUT"
+)
+
+
+def _model_settings(
+    names: ModelSettings, base_url_help: str, timeout_default: float, timeout_help: str
+) -> tuple[Setting, ...]:
+    """A model's four settings; its key and model name are described the same way for every model."""
+    return (
+        Setting(names.base_url, None, base_url_help),
+        Setting(names.api_key, None, f"Bearer key for {names.base_url}."),
+        Setting(names.model, "gpt-4o-mini", f"Model name sent to {names.base_url}."),
+        Setting(names.timeout, timeout_default, timeout_help, float),
+    )
+
+
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "CAIRN_DATA_DIR",
@@ -131,24 +160,20 @@ SETTINGS: tuple[Setting, ...] = (
         '[{"rule": "private_key", "decision": "block"}].',
         _json,
     ),
-    Setting(
-        "CAIRN_MODEL_BASE_URL",
-        None,
+    *_model_settings(
+        ANSWER_MODEL,
         "OpenAI-compatible chat-completions base URL (e.g. http://127.0.0.1:8080/v1). "
         "Unset: answers come from the built-in extractive answerer.",
+        20.0,
+        "Seconds to wait for the model before answering from the evidence.",
     ),
-    Setting("CAIRN_MODEL_API_KEY", None, "Bearer key for CAIRN_MODEL_BASE_URL."),
-    Setting("CAIRN_MODEL_NAME", "gpt-4o-mini", "Model name sent to CAIRN_MODEL_BASE_URL."),
-    Setting("CAIRN_MODEL_TIMEOUT", 20.0, "Seconds to wait for the model before answering from the evidence.", float),
-    Setting(
-        "CAIRN_VISION_BASE_URL",
-        None,
+    *_model_settings(
+        VISION_MODEL,
         "OpenAI-compatible chat-completions base URL of a vision-capable model that describes a document's "
         "figures (the document page's Describe images). Unset: Describe images says no model is configured.",
+        60.0,
+        "Seconds to wait for the vision model's answer about one figure.",
     ),
-    Setting("CAIRN_VISION_API_KEY", None, "Bearer key for CAIRN_VISION_BASE_URL."),
-    Setting("CAIRN_VISION_MODEL", "gpt-4o-mini", "Model name sent to CAIRN_VISION_BASE_URL."),
-    Setting("CAIRN_VISION_TIMEOUT", 60.0, "Seconds to wait for the vision model's answer about one figure.", float),
     Setting(
         "CAIRN_VISION_PRICE_INPUT",
         0.15,
@@ -183,11 +208,16 @@ def environment_settings() -> dict[str, Any]:
     values: dict[str, Any] = {}
     for setting in SETTINGS:
         raw = os.environ.get(setting.name)
-        try:
-            values[setting.name] = setting.parse(raw) if raw not in (None, "") else setting.default
-        except ValueError as error:
-            raise ConfigError(f"{setting.name}: {error}") from None
+        values[setting.name] = _parsed(setting.name, setting.parse, raw) if raw not in (None, "") else setting.default
     return values
+
+
+def _parsed(name: str, parse: Callable[[Any], Any], value: Any, errors=(ValueError,)) -> Any:
+    """``parse(value)``, its error (one of ``errors``) a ``ConfigError`` that names the setting."""
+    try:
+        return parse(value)
+    except errors as error:
+        raise ConfigError(f"{name}: {error}") from None
 
 
 def check_settings(values: dict[str, Any]) -> None:
@@ -196,14 +226,9 @@ def check_settings(values: dict[str, Any]) -> None:
 
     from portal.ingest.classify import Policy
 
-    try:
-        Policy.from_config(values.get("CAIRN_CLASSIFICATION_POLICY"))
-    except (TypeError, ValueError) as error:
-        raise ConfigError(f"CAIRN_CLASSIFICATION_POLICY: {error}") from None
-    try:
-        _java_size(str(values.get("CAIRN_JVM_HEAP")))
-    except ValueError as error:
-        raise ConfigError(f"CAIRN_JVM_HEAP: {error}") from None
+    policy = values.get("CAIRN_CLASSIFICATION_POLICY")
+    _parsed("CAIRN_CLASSIFICATION_POLICY", Policy.from_config, policy, errors=(TypeError, ValueError))
+    _parsed("CAIRN_JVM_HEAP", _java_size, str(values.get("CAIRN_JVM_HEAP")))
     for name in ("CAIRN_SIGN_IN_LIMIT_PER_ACCOUNT", "CAIRN_SIGN_IN_LIMIT_PER_ADDRESS", "CAIRN_API_RATE_LIMIT"):
         try:
             parse_many(str(values.get(name)))

@@ -11,6 +11,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 
+from portal.config import ModelSettings
 from portal.errors import CairnError
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
@@ -56,6 +57,19 @@ class ChatClient:
         self.model = model
         self.timeout_s = timeout_s
         self._api_key = api_key
+
+    @classmethod
+    def configured(cls, config, names: ModelSettings) -> "ChatClient | None":
+        """The model the settings ``names`` configure in ``config`` (the app's), or None when its base URL
+        is unset."""
+        if not config.get(names.base_url):
+            return None
+        return cls(
+            config[names.base_url],
+            config.get(names.api_key) or "",
+            config[names.model],
+            float(config[names.timeout]),
+        )
 
     def __repr__(self) -> str:
         return f"ChatClient(base_url={self.base_url!r}, model={self.model!r}, timeout_s={self.timeout_s})"

@@ -11,6 +11,7 @@ import base64
 from flask import current_app
 
 from portal.answers.model_client import ChatClient, Completion
+from portal.config import VISION_MODEL
 
 MAX_DESCRIPTION_CHARS = 1000
 # Enough tokens for 1,000 characters of English; a longer answer is cut by ``clean``.
@@ -26,15 +27,7 @@ PROMPT = (
 
 def client() -> ChatClient | None:
     """The configured vision model, or None when no base URL is set."""
-    config = current_app.config
-    if not config.get("CAIRN_VISION_BASE_URL"):
-        return None
-    return ChatClient(
-        config["CAIRN_VISION_BASE_URL"],
-        config.get("CAIRN_VISION_API_KEY") or "",
-        config["CAIRN_VISION_MODEL"],
-        float(config["CAIRN_VISION_TIMEOUT"]),
-    )
+    return ChatClient.configured(current_app.config, VISION_MODEL)
 
 
 def describe(vision: ChatClient, webp: bytes, title: str, label: str) -> Completion:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from portal import storage
 from portal.db import database
 from portal.documents import revisions
-from portal.documents.readers import ReaderAccess, access_fields, audit_reader_access, change_reader_access
+from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
 from portal.documents.services import classification_policy, sha256_hex
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
@@ -72,18 +72,7 @@ def retitle(document: Document, title: str, expected_version: int) -> None:
     """Give the document a title by hand (kept by later uploads), re-indexing it: titles are searched."""
     pack = document.pack
     with database().atomic():
-        changed = (
-            Document.update(title=title, title_by_hand=True, updated_at=utcnow())
-            .where(
-                (Document.id == document.id)
-                & (Document.current_version == expected_version)
-                & Document.deleted_at.is_null()
-            )
-            .execute()
-        )
-        if not changed:
-            fresh = Document.get_by_id(document.id)
-            raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+        revisions.update_at_version(document, expected_version, title=title, title_by_hand=True, updated_at=utcnow())
         search_service.record_index_change(pack.id, document.doc_id)
     search_service.index_changes(pack)
 
@@ -165,9 +154,7 @@ def _write_text_revision(
     pack = document.pack
     with storage.changing() as files:
         with database().atomic():
-            fresh = Document.get_by_id(document.id)
-            if fresh.is_deleted or fresh.current_version != expected_version:
-                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+            fresh = revisions.live_at_version(document, expected_version)
             current = fresh.current_revision()
             if current and current.sha256 == text_sha:
                 raise Refused("unchanged", "The text is the same as the current version; no new revision was made.")
@@ -186,8 +173,7 @@ def _write_text_revision(
             retitled = {"title": title, "title_by_hand": True} if title and title != fresh.title else {}
             Document.update(updated_at=utcnow(), redacted=redacted, **retitled).where(Document.id == fresh.id).execute()
             if reader_access is not None:
-                Document.update(**reader_access.fields()).where(Document.id == fresh.id).execute()
-                audit_reader_access(user, fresh, access_fields(fresh), reader_access.fields(), version)
+                set_reader_access(user, fresh, reader_access, version)
             revisions.stamp_reader_access(fresh.id)
             purged = revisions.purge_old_revisions(fresh, version, files)
             search_service.record_index_change(pack.id, fresh.doc_id)
@@ -201,18 +187,7 @@ def delete_document(document: Document, expected_version: int) -> None:
     pack = document.pack
     with storage.changing() as files:
         with database().atomic():
-            changed = (
-                Document.update(deleted_at=utcnow(), updated_at=utcnow())
-                .where(
-                    (Document.id == document.id)
-                    & (Document.current_version == expected_version)
-                    & Document.deleted_at.is_null()
-                )
-                .execute()
-            )
-            if not changed:
-                fresh = Document.get_by_id(document.id)
-                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+            revisions.update_at_version(document, expected_version, deleted_at=utcnow(), updated_at=utcnow())
             files.touches(revisions.document_folder(document))
             Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
             forget_document_text(document.id)  # run receipts keep their place, not the deleted text

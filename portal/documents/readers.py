@@ -8,7 +8,7 @@ from portal import storage
 from portal.agents.services import audit
 from portal.db import database
 from portal.documents import revisions
-from portal.errors import Refused, VersionConflict
+from portal.errors import Refused
 from portal.models import ROLES, VISIBILITIES, Document, User, utcnow
 from portal.search import service as search_service
 
@@ -55,15 +55,12 @@ def change_reader_access(
     pack = document.pack
     with storage.changing() as files:
         with database().atomic():
-            fresh = Document.get_by_id(document.id)
-            if fresh.is_deleted or fresh.current_version != expected_version:
-                raise VersionConflict(expected_version, 0 if fresh.is_deleted else fresh.current_version)
+            fresh = revisions.live_at_version(document, expected_version)
             version = revisions.claim_next_version(fresh, expected_version)
             revisions.copy_revision(files, fresh, fresh.current_revision(), version, user)
-            Document.update(**reader_access.fields(), updated_at=utcnow()).where(Document.id == fresh.id).execute()
+            set_reader_access(user, fresh, reader_access, version, updated_at=utcnow())
             revisions.stamp_reader_access(fresh.id)  # the new revision keeps who may read it (older revisions)
             purged = revisions.purge_old_revisions(fresh, version, files)
-            audit_reader_access(user, fresh, access_fields(fresh), reader_access.fields(), version)
             search_service.record_index_change(pack.id, fresh.doc_id)
         revisions.remove_revision_folders(fresh, purged)
     search_service.index_changes(pack)
@@ -75,8 +72,17 @@ def access_fields(document: Document) -> dict:
     return {"visibility": document.visibility, "reader_role_names": list(document.reader_role_names)}
 
 
-def audit_reader_access(user: User | None, document: Document, before: dict, after: dict, version: int) -> None:
-    """The audit entry of a change of who may read ``document`` (inside the change's transaction)."""
+def set_reader_access(
+    user: User | None, document: Document, reader_access: ReaderAccess, version: int, **columns
+) -> None:
+    """Give ``document`` (its row as read in the change's transaction) ``reader_access``, with ``columns`` that
+    change with it, and audit what changed as part of revision ``version`` (inside that transaction)."""
+    before = access_fields(document)
+    Document.update(**reader_access.fields(), **columns).where(Document.id == document.id).execute()
+    _audit_reader_access(user, document, before, reader_access.fields(), version)
+
+
+def _audit_reader_access(user: User | None, document: Document, before: dict, after: dict, version: int) -> None:
     changed = {key: [before[key], after[key]] for key in after if before[key] != after[key]}
     if changed:
         audit(user, "document.reader_access", document, {"version": version, "changed": changed})

@@ -82,6 +82,10 @@ class FigureImage:
     height: int
 
 
+FigureLookup = Callable[[int], FigureImage | None]
+"""A revision's kept figures by number (the viewer's ``_kept_figures``): None for a number it does not have."""
+
+
 @dataclass(frozen=True)
 class PassageLines:
     ordinal: int
@@ -93,7 +97,7 @@ def render_markdown(
     text: str,
     passages: list[PassageLines] = (),
     highlight: tuple[int, int] | None = None,
-    figure: Callable[[int], FigureImage | None] | None = None,
+    figure: FigureLookup | None = None,
     section_anchors: dict[int, str] | None = None,
 ) -> Markup:
     """Render ``text``; ``highlight`` is a 1-based inclusive line range to mark as cited.
@@ -130,7 +134,7 @@ def render_markdown(
     body = MARKDOWN.renderer.render(tokens, MARKDOWN.options, {})
     if figure is not None:
         body = replace_figure_markers_in_html(
-            body, lambda number, label: figure_html(number, html.unescape(label), figure(number))
+            body, lambda number, label: figure_html(number, html.unescape(label), figure)
         )
     return sanitized(body)
 
@@ -236,10 +240,12 @@ _FIGURE_HTML = Markup(
 )
 
 
-def figure_html(number: int, label: str, image: FigureImage | None) -> Markup:
-    """Figure ``number`` as its image (a link to it at full size) with its caption; the marker as text
-    when the revision has no such figure. ``label`` is plain text: ``Markup.format`` escapes every value,
-    quotes included."""
+def figure_html(number: int, label: str, figure: FigureLookup | None) -> Markup:
+    """What a ``[Figure N: label]`` marker becomes in both renderings (Markdown and a PDF's lines): figure
+    ``number`` as its image (a link to it at full size) with its caption; the marker as text when
+    ``figure`` does not have it. ``label`` is plain text: ``Markup.format`` escapes every value, quotes
+    included."""
+    image = figure(number) if figure is not None else None
     if image is None:
         return escape(figure_marker(number, label))
     return _FIGURE_HTML.format(number=number, src=image.src, label=label, width=image.width, height=image.height)

@@ -15,11 +15,9 @@ as the Markdown viewer (``render.sanitized``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from markupsafe import Markup, escape
 
-from portal.documents.render import SECTION_ANCHOR, FigureImage, PassageLines, figure_html, sanitized
+from portal.documents.render import SECTION_ANCHOR, FigureLookup, PassageLines, figure_html, sanitized
 from portal.ingest.markers import figure_marker_matches, is_page_line, only_figure_markers
 
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines' breaks, as passages count lines
@@ -29,7 +27,7 @@ def render_pdf_text(
     text: str,
     passages: list[PassageLines] = (),
     highlight: tuple[int, int] | None = None,
-    figure: Callable[[int], FigureImage | None] | None = None,
+    figure: FigureLookup | None = None,
     section_anchors: dict[int, str] | None = None,
 ) -> Markup:
     """Render ``text``; ``highlight`` is the ``[start, end)`` character range of the cited passage.
@@ -81,15 +79,14 @@ def _line_html(
     start: int,
     anchor: int | None,
     highlight: tuple[int, int] | None,
-    figure: Callable[[int], FigureImage | None] | None,
+    figure: FigureLookup | None,
 ) -> str:
     """One line as ``span.line``: its text escaped, its figures in place, the highlighted part marked."""
     parts: list[str] = []
     at = 0
     for marker_start, marker_end, figure_number, label in figure_marker_matches(content):
         parts.append(_text_html(content, at, marker_start, start, highlight))
-        image = figure(figure_number) if figure is not None else None
-        shown = str(figure_html(figure_number, label, image))
+        shown = str(figure_html(figure_number, label, figure))
         parts.append(_marked(shown) if _inside(start + marker_start, start + marker_end, highlight) else shown)
         at = marker_end
     parts.append(_text_html(content, at, len(content), start, highlight))

@@ -1,5 +1,6 @@
-"""A document's revisions as stored: claiming the next version, passages, purging old revisions,
-their folders, and sweeping files no row names.
+"""A document's revisions as stored: changing a document only at the version its writer read,
+claiming the next version, passages, purging old revisions, their folders, and sweeping files no
+row names.
 
 Shared by uploading (``services``) and editing or deleting (``editing``); callers run these
 inside their own transaction and ``storage.changing()``.
@@ -24,6 +25,32 @@ def claim_next_version(document: Document, expected: int) -> int:
     if not changed:
         raise VersionConflict(expected, Document.get_by_id(document.id).current_version)
     return version
+
+
+def update_at_version(document: Document, expected: int, **fields) -> None:
+    """Set ``fields`` on the document only while it is live at version ``expected``: one compare-and-set
+    UPDATE, so a change or deletion committed since the writer read the page makes it ``VersionConflict``."""
+    changed = (
+        Document.update(**fields)
+        .where((Document.id == document.id) & (Document.current_version == expected) & Document.deleted_at.is_null())
+        .execute()
+    )
+    if not changed:
+        raise _version_conflict(Document.get_by_id(document.id), expected)
+
+
+def live_at_version(document: Document, expected: int) -> Document:
+    """The document's row as stored now, inside the writer's transaction, if it is still live at version
+    ``expected``; else ``VersionConflict`` (the page the writer changed is stale)."""
+    fresh = Document.get_by_id(document.id)
+    if fresh.is_deleted or fresh.current_version != expected:
+        raise _version_conflict(fresh, expected)
+    return fresh
+
+
+def _version_conflict(fresh: Document, expected: int) -> VersionConflict:
+    # A deleted document is at "version 0" for its writer: the message says it no longer exists.
+    return VersionConflict(expected, 0 if fresh.is_deleted else fresh.current_version)
 
 
 def stamp_reader_access(document_id: int) -> None:
@@ -98,16 +125,21 @@ def carry_files(document: Document, source: Revision, revision: Revision, files:
         Revision.id == revision.id
     ).execute()
     for figure in Figure.select().where(Figure.revision == source).order_by(Figure.number):
-        path = f"{folder}/{figure.path.rsplit('/', 1)[-1]}"
-        files.write(path, storage.read(figure.path))
-        Figure.create(
-            revision=revision,
-            number=figure.number,
-            label=figure.label,
-            path=path,
-            width=figure.width,
-            height=figure.height,
-        )
+        store_figure(files, revision, f"{folder}/{figure.path.rsplit('/', 1)[-1]}", storage.read(figure.path), figure)
+
+
+def store_figure(files: storage.FileChanges, revision: Revision, path: str, webp: bytes, figure) -> None:
+    """Write a figure's image at ``path`` and its row for ``revision``, with ``figure``'s number, label and
+    size: an upload's ``ExtractedFigure``, or an older revision's ``Figure`` being carried over."""
+    files.write(path, webp)
+    Figure.create(
+        revision=revision,
+        number=figure.number,
+        label=figure.label,
+        path=path,
+        width=figure.width,
+        height=figure.height,
+    )
 
 
 def purge_old_revisions(document: Document, newest: int, files: storage.FileChanges) -> list[int]:

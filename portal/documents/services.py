@@ -28,14 +28,14 @@ from portal.db import database
 from portal.documents import revisions
 from portal.documents.filenames import shown_name, upload_name
 from portal.documents.outcomes import REDACTED_FIGURE, Redaction, UploadOutcome
-from portal.documents.readers import ReaderAccess, access_fields, audit_reader_access, change_reader_access
+from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.classify import Classification, Policy, classify, refuse_if_not_allowed
 from portal.ingest.formats import Extracted, read_upload
 from portal.ingest.markers import replace_figure_markers, without_images_line
 from portal.ingest.passages import split_passages
-from portal.models import DOCUMENT_ID_RE, Document, Figure, Pack, Revision, User, utcnow
+from portal.models import DOCUMENT_ID_RE, Document, Pack, Revision, User, utcnow
 from portal.search import service as search_service
 
 log = logging.getLogger(__name__)
@@ -240,9 +240,7 @@ def _store(
                 )
                 purged, revision = _write_revision(files, document, version, incoming, spans)
                 if reader_access is not None:
-                    before = access_fields(document)
-                    Document.update(**reader_access.fields()).where(Document.id == document.id).execute()
-                    audit_reader_access(incoming.user, document, before, reader_access.fields(), version)
+                    set_reader_access(incoming.user, document, reader_access, version)
                 revisions.stamp_reader_access(document.id)
                 if sync is not None:
                     Document.update(**sync.fields(version)).where(Document.id == document.id).execute()
@@ -311,16 +309,7 @@ def _write_revision(
             created_by=incoming.user,
         )
         for figure in extracted.figures:
-            path = f"{folder}/figure-{figure.number}.webp"
-            files.write(path, figure.webp)
-            Figure.create(
-                revision=revision,
-                number=figure.number,
-                label=figure.label,
-                path=path,
-                width=figure.width,
-                height=figure.height,
-            )
+            revisions.store_figure(files, revision, f"{folder}/figure-{figure.number}.webp", figure.webp, figure)
         revisions.create_passages(revision, spans)
         Document.update(
             # A title edited by hand stays; else the file's own title names the document.

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from markupsafe import Markup
 
-from portal.documents.render import FigureImage, PassageLines, numbered_lines, render_markdown
+from portal.documents.render import FigureImage, FigureLookup, PassageLines, numbered_lines, render_markdown
 from portal.documents.render_pdf import render_pdf_text
 from portal.documents.sections import Section, SectionText, outline
 from portal.models import Figure, Passage, Revision
@@ -113,7 +113,7 @@ def section_body(revision: Revision, shown: SectionText, view: str, figure_url: 
     return render_markdown(shown.text, [], None, figure)
 
 
-def _kept_figures(revision: Revision, figure_url: Callable[[int], str]) -> Callable[[int], FigureImage | None]:
+def _kept_figures(revision: Revision, figure_url: Callable[[int], str]) -> FigureLookup:
     """Each kept figure's address and stored size (the page reserves its room); None for a marker
     naming a figure the revision does not have."""
     kept = {

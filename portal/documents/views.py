@@ -14,6 +14,7 @@ from portal.errors import NotFound, Refused, VersionConflict
 from portal.errors_web import too_large_problem
 from portal.models import REVISIONS_KEPT
 from portal.numbers import form_number, query_number
+from portal.packs.views import pack_page
 from portal.rendering import render
 from portal.runs.services import citation_for_viewer
 
@@ -43,16 +44,7 @@ def too_large(_error):
 def _uploaded(pack, outcomes, status: int):
     # With htmx the outcomes are added to the list on the page, and the documents section (its
     # heading counts them) is swapped out of band; without, the whole pack page again.
-    return render(
-        "packs/show.html",
-        "documents/_uploaded.html",
-        status=status,
-        pack=pack,
-        outcomes=outcomes,
-        documents=access.readable_documents(current_user, pack),
-        query="",
-        results=None,
-    )
+    return pack_page(pack, fragment="documents/_uploaded.html", outcomes=outcomes, status=status)
 
 
 @bp.route("/<doc_id>")

@@ -82,17 +82,7 @@ def create():
 @bp.route("/<slug>")
 @login_required
 def show(slug: str):
-    pack = access.pack_for(current_user, slug)
-    query = request.args.get("q", "")
-    results = access.search_for_reader(current_user, [pack], query) if query.strip() else None
-    return render(
-        "packs/show.html",
-        pack=pack,
-        documents=access.readable_documents(current_user, pack),
-        query=query,
-        results=results,
-        outcomes=[],
-    )
+    return pack_page(access.pack_for(current_user, slug), request.args.get("q", ""))
 
 
 @bp.route("/<slug>/search")
@@ -102,15 +92,22 @@ def search(slug: str):
     query = request.args.get("q", "")
     if len(query) > limits.MAX_SEARCH_CHARS:
         abort(400, limits.search_too_long_message())
+    return pack_page(pack, query, "packs/_results.html")
+
+
+def pack_page(pack, query: str = "", fragment: str | None = None, outcomes: list | None = None, status: int = 200):
+    """The pack's page with the documents the reader may read, for a query its search results, after an
+    upload its outcomes; ``fragment``: what htmx swaps in instead (a search's results, an upload's outcomes)."""
     results = access.search_for_reader(current_user, [pack], query) if query.strip() else None
     return render(
         "packs/show.html",
-        "packs/_results.html",
+        fragment,
+        status=status,
         pack=pack,
+        outcomes=outcomes or [],
         documents=access.readable_documents(current_user, pack),
         query=query,
         results=results,
-        outcomes=[],
     )
 
 

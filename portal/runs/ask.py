@@ -22,6 +22,7 @@ from portal.answers import evidence
 from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
+from portal.config import ANSWER_MODEL
 from portal.db import database
 from portal.errors import Refused
 from portal.ingest.limits import MAX_QUESTION_CHARS
@@ -48,15 +49,7 @@ def checked_question(question: str) -> str:
 
 def model_client() -> ChatClient | None:
     """The configured OpenAI-compatible model, or None for the built-in extractive answerer."""
-    config = current_app.config
-    if not config.get("CAIRN_MODEL_BASE_URL"):
-        return None
-    return ChatClient(
-        config["CAIRN_MODEL_BASE_URL"],
-        config.get("CAIRN_MODEL_API_KEY") or "",
-        config["CAIRN_MODEL_NAME"],
-        float(config["CAIRN_MODEL_TIMEOUT"]),
-    )
+    return ChatClient.configured(current_app.config, ANSWER_MODEL)
 
 
 @dataclass
