@@ -19,7 +19,9 @@ from helpers import PASSWORD, SPOOL, serve_in_thread
 from portal.agents.services import create_agent
 from portal.auth.services import create_user
 from portal.chat.services import start_conversation
+from portal.documents import editing, revisions
 from portal.documents import services as documents
+from portal.errors import VersionConflict
 from portal.models import Document, Feedback, Revision
 
 ROUNDS = 5
@@ -90,6 +92,45 @@ def test_two_admins_saving_the_same_version_get_one_save_and_one_conflict(server
         fresh = Document.get_by_id(document.id)
         assert fresh.current_version == version + 1
         assert fresh.current_revision().text == winner
+
+
+def test_an_edit_and_a_delete_of_the_same_version_leave_one_outcome_whole(server, admins, pack):
+    """Either the document is deleted with nothing of it left, or it is live at the edit's version."""
+    for round_number in range(ROUNDS):
+        document = documents.upload_file(pack, f"notes-{round_number}.md", b"# Notes\n\nFirst text.\n", None).document
+        address = f"{server}/packs/{pack.slug}/documents/{document.doc_id}"
+        edit, delete = together(
+            [
+                lambda address=address: admins[0].post(
+                    f"{address}/edit",
+                    data={"text": "# Notes\n\nEdited.\n", "expected_version": "1"},
+                    allow_redirects=False,
+                ),
+                lambda address=address: admins[1].post(
+                    f"{address}/delete", data={"expected_version": "1"}, allow_redirects=False
+                ),
+            ]
+        )
+        fresh = Document.get_by_id(document.id)
+        kept = Revision.select().where(Revision.document == document.id).count()
+        deleted = delete.headers.get("Location", "").endswith(f"/packs/{pack.slug}")
+        edited = edit.status_code == 303
+        assert (edited, deleted) in ((True, False), (False, True)), (edit.status_code, delete.headers)
+        if deleted:
+            assert edit.status_code in (404, 409) and fresh.is_deleted and kept == 0
+        else:
+            assert not fresh.is_deleted and (fresh.current_version, kept) == (2, 2)
+
+
+def test_a_deleted_document_gives_no_version_to_claim(app, pack):
+    """A deletion keeps the version number: the claim itself needs the document live (a PostgreSQL
+    writer whose own check ran before the delete committed reaches it)."""
+    document = documents.upload_file(pack, "notes.md", b"# Notes\n\nFirst text.\n", None).document
+    editing.delete_document(document, 1)
+    with pytest.raises(VersionConflict) as conflict:
+        revisions.claim_next_version(document, 1)
+    assert conflict.value.current == 0 and "no longer exists" in str(conflict.value)
+    assert Document.get_by_id(document.id).current_version == 1
 
 
 def test_two_uploads_of_the_same_new_file_make_one_document_never_a_500(server, admins, pack):

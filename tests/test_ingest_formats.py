@@ -185,6 +185,21 @@ def test_text_that_is_not_utf8_is_refused_as_encoding(data):
     assert "UTF-8" in refused.message
 
 
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        # Valid UTF-8, so not called invalid; counted in bytes, the two letters before it taking two each.
+        ("Grüße\x00tail".encode(), "holds a NUL byte (at byte 7)"),
+        ("no BOM".encode("utf-16-le"), "holds a NUL byte (at byte 1)"),
+        (b"\xef\xbb\xbfab\xff", "not valid UTF-8 (first bad byte at position 5)"),  # the byte order mark counts
+    ],
+)
+def test_an_encoding_refusal_names_what_it_found_where_it_is(data, message):
+    refused = refusal("notes.txt", data)
+    assert refused.reason == "encoding"
+    assert message in refused.message
+
+
 def test_blank_text_is_empty():
     assert refusal("blank.md", " \t\n\r\n\u00a0\u00a0\n".encode()).reason == "empty"
 

@@ -87,6 +87,20 @@ def test_an_empty_title_is_refused_and_shown_with_the_form(pack, client_as):
     assert Pack.get(Pack.slug == "ops").title == "Operations"
 
 
+def test_a_title_or_company_wider_than_its_column_is_refused_not_a_server_error(pack, client_as):
+    """PostgreSQL refuses a value wider than the column (255): it was a 500 there, and SQLite stored it."""
+    admin = client_as("PlatformAdmin")
+    edited = admin.post("/packs/ops/edit", data={"title": "t" * 256, "description": "x"})
+    assert edited.status_code == 422
+    assert "A pack's title has at most 255 characters; this one has 256." in _soup(edited).select_one(".error").text
+    created = admin.post("/packs/", data={"slug": "wide", "title": "t" * 256, "kind": "generic"})
+    company = admin.post("/packs/", data={"slug": "wide", "title": "Wide", "kind": "company", "company": "c" * 256})
+    assert (created.status_code, company.status_code) == (422, 422)
+    assert "A company's name has at most 255 characters." in _soup(company).select_one(".error").text
+    assert [p.slug for p in Pack.select()] == ["ops"] and Pack.get(Pack.slug == "ops").title == "Operations"
+    assert admin.post("/packs/ops/edit", data={"title": "t" * 255, "description": "x"}).status_code == 303
+
+
 def test_read_only_staff_see_no_pack_actions(pack, client_as):
     for role in ("AgentBuilder", "Auditor"):
         page = _soup(client_as(role).get("/packs/ops"))

@@ -263,6 +263,20 @@ def test_a_file_name_with_a_control_character_is_refused_naming_it(app, pack, cl
     assert data_snapshot(app) == before
 
 
+def test_a_file_name_longer_than_any_file_system_keeps_is_refused(app, pack, client_as):
+    """Stored as the revision's original name (255 wide): PostgreSQL answered 500, SQLite kept it."""
+    admin = client_as("PlatformAdmin")
+    before = data_snapshot(app)
+    response = upload(admin, "ops", "n" * 253 + ".md", b"# Long\n\nA name too long.\n", "text/markdown")
+    assert response.status_code == 422
+    outcome = BeautifulSoup(response.data, "html.parser").select_one(".outcome")
+    assert outcome["data-reason"] == "bad_name"
+    assert "The file name has 256 characters; a file name has at most 255." in outcome.text
+    assert data_snapshot(app) == before
+    assert upload(admin, "ops", "n" * 252 + ".md", b"# Long\n\nJust fits.\n", "text/markdown").status_code == 200
+    assert Document.get(Document.title == "Long").current_revision().original_name == "n" * 252 + ".md"
+
+
 def test_a_folder_in_the_file_name_is_dropped(app, pack, client_as):
     response = upload(
         client_as("PlatformAdmin"), "ops", "../reports/2026/restart.pdf", pdf_with_figure(), "application/pdf"

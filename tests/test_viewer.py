@@ -43,6 +43,44 @@ def test_markdown_is_sanitized(app, pack, client_as):
     assert "https://example.test/docs" in hrefs and not any(h and h.startswith("javascript") for h in hrefs)
 
 
+IMAGES = b"""# Gauge notes
+
+See ![the gauge](https://tracker.test/p.png "Gauge") and ![](/feedback/export.csv) for details.
+
+[![logo](https://tracker.test/logo.png)](https://example.test/home)
+
+```js" hx-get="/packs/ops/documents/victim/delete
+print("code")
+```
+"""
+
+
+@pytest.mark.parametrize("role", ["PlatformAdmin", "Member"])
+def test_an_image_the_text_names_is_a_link_not_a_request(app, pack, users, client_as, role):
+    """A Markdown image would make the reader's browser fetch another site's picture (a tracking pixel) or a
+    portal address as the reader: it is a link labelled with its alt text; a code block's info string is no class."""
+    services.upload_file(pack, "gauge.md", IMAGES, None)
+    if role == "PlatformAdmin":
+        address = "/packs/ops/documents/gauge"
+    else:  # a member reads it through a citation of their own answer
+        agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+        run = ask(agent, users["Member"], "What do the gauge notes say about the gauge?")
+        address = f"/chat/answers/{run.id}/sources/1/document"
+    response = client_as(role).get(address)
+    assert response.status_code == 200
+    body = _soup(response).select_one("article.doc-body")
+    assert body.find("img") is None
+    links = {a["href"]: a.get_text() for a in body.find_all("a")}
+    assert links == {
+        "https://tracker.test/p.png": "the gauge",
+        "/feedback/export.csv": "/feedback/export.csv",
+        "https://example.test/home": "logo",
+    }
+    assert body.find("a", href="https://tracker.test/p.png")["title"] == "Gauge"
+    code = body.find("code")
+    assert code.get("class", []) in ([], ["cited"]) and code.text == 'print("code")\n'  # a citation marks it
+
+
 def test_cited_passage_is_highlighted_and_anchored(app, pack, client_as):
     services.upload_file(pack, "handbook.md", HOSTILE, None)
     passage = Passage.select().where(Passage.text.contains("SM50")).get()

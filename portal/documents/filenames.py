@@ -5,10 +5,11 @@ A name holding a control character (NUL, a line break, an escape …) or a
 text-direction mark (U+202E and the other bidirectional controls, which can make
 ``gnp.exe`` read as ``exe.png``) is refused at upload, naming the character:
 such a name is broken or meant to deceive, and cleaning it would store a name
-nobody chose. Downloads use ``download_name``, which removes the same
-characters and every other invisible format character, so names stored before
-this rule are served safely too; Werkzeug writes the RFC 6266 ``filename*``
-for a name that is not ASCII.
+nobody chose. A name longer than ``MAX_NAME_CHARS`` is refused too: no file system
+keeps one, and the revision's column holds no more (PostgreSQL answered 500).
+Downloads use ``download_name``, which removes the same characters and every
+other invisible format character, so names stored before this rule are served
+safely too; Werkzeug writes the RFC 6266 ``filename*`` for a name that is not ASCII.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from portal.errors import Refused
 # Unicode's bidirectional controls (marks, embeddings, overrides, isolates).
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 FALLBACK_DOWNLOAD_NAME = "download"
+MAX_NAME_CHARS = 255  # the width of revision.original_name, and the longest name file systems keep
 
 
 def base_name(name: str) -> str:
@@ -44,6 +46,12 @@ def upload_name(name: str) -> str:
                 f"{position}: control characters and text-direction marks cannot be part "
                 "of a file name. Rename the file and upload it again.",
             )
+    if len(name) > MAX_NAME_CHARS:
+        raise Refused(
+            "bad_name",
+            f"The file name has {len(name):,} characters; a file name has at most {MAX_NAME_CHARS}. "
+            "Rename the file and upload it again.",
+        )
     return name
 
 

@@ -2,7 +2,8 @@
 
 Markdown is rendered by ``ingest.markdown_blocks.MARKDOWN``, the parser the passage splitter
 and the answerer read blocks with, raw HTML disabled; ``[Figure N: label]`` markers
-become images, every value escaped again where it is put into markup; then the
+become images, every value escaped again where it is put into markup (a Markdown image
+is a link, never loaded); then the
 whole result is sanitized with nh3, last, so nothing added after the renderer
 can carry an attribute outside the allow-list (an ``hx-*`` attribute would act
 in the reader's browser). Each top-level block carries its source line, the
@@ -130,6 +131,7 @@ def render_markdown(
         if classes:
             token.attrSet("class", " ".join(classes))
     _mark_page_lines(tokens)
+    _inert_content(tokens)
     tokens = _with_anchors(tokens, before)
     body = MARKDOWN.renderer.render(tokens, MARKDOWN.options, {})
     if figure is not None:
@@ -151,6 +153,41 @@ def sanitized(body: str, tags: set[str] = _ALLOWED_TAGS) -> Markup:
             link_rel="noopener noreferrer nofollow",
         )
     )
+
+
+def _inert_content(tokens) -> None:
+    """What the text itself names stays out of the page's attributes and requests: a code block's info
+    string puts no class on it, and a Markdown image is shown as a link to its address, labelled with its
+    alt text, not loaded — a reader's browser would fetch it as the reader (another site's tracking
+    pixel, or a portal address). The document's own figures come from its ``[Figure N: …]`` markers."""
+    for token in tokens:
+        if token.type == "fence":
+            token.info = ""
+        elif token.type == "inline" and token.children:
+            token.children = _images_as_links(token.children, inside_link=False)
+
+
+def _images_as_links(children: list[Token], inside_link: bool) -> list[Token]:
+    """``children`` with each image replaced by a link to its address holding its alt text (only the alt
+    text inside a link already: links do not nest); the address as the text when there is no alt text."""
+    result = []
+    depth = 1 if inside_link else 0
+    for child in children:
+        depth += {"link_open": 1, "link_close": -1}.get(child.type, 0)
+        if child.type != "image":
+            result.append(child)
+            continue
+        label = _images_as_links(child.children or [], inside_link=True) if child.children else []
+        if not label:
+            label = [Token("text", "", 0, content=str(child.attrGet("src") or ""))]
+        if depth:
+            result += label
+            continue
+        opening = Token("link_open", "a", 1, attrs={"href": child.attrGet("src") or ""})
+        if child.attrGet("title"):
+            opening.attrSet("title", child.attrGet("title"))
+        result += [opening, *label, Token("link_close", "a", -1)]
+    return result
 
 
 SECTION_ANCHOR = Markup('<span class="section-anchor" id="{id}"></span>')

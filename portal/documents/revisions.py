@@ -15,15 +15,21 @@ from portal.runs.services import keep_cited_figures
 
 
 def claim_next_version(document: Document, expected: int) -> int:
-    """Move current_version from ``expected`` to the next; a concurrent writer makes this fail."""
+    """Move current_version from ``expected`` to the next; a concurrent writer makes this fail.
+
+    A deletion keeps the version number, so the claim also needs the document live: on PostgreSQL
+    a delete committed after the caller read the document (its check passed) would otherwise let
+    a revision, its passages and files land on the tombstone.
+    """
     version = expected + 1
     changed = (
         Document.update(current_version=version)
-        .where((Document.id == document.id) & (Document.current_version == expected))
+        .where((Document.id == document.id) & (Document.current_version == expected) & Document.deleted_at.is_null())
         .execute()
     )
     if not changed:
-        raise VersionConflict(expected, Document.get_by_id(document.id).current_version)
+        fresh = Document.get_by_id(document.id)
+        raise VersionConflict(expected, 0 if fresh.is_deleted else fresh.current_version)
     return version
 
 

@@ -200,11 +200,7 @@ def _store(
     filename, extracted = incoming.filename, incoming.extracted
     existing = Document.get_or_none((Document.pack == pack) & (Document.doc_id == doc_id))
     if existing is not None and existing.is_deleted:
-        raise Refused(
-            "id_reused",
-            f"A deleted document of this pack was called {doc_id!r}; ids are never "
-            "reused, so rename the file and upload it again.",
-        )
+        raise _refuse_deleted_id(doc_id)
     current_version = existing.current_version if existing else 0
     if expected_version is not None and expected_version != current_version:
         raise VersionConflict(expected_version, current_version)
@@ -245,9 +241,11 @@ def _store(
                 if sync is not None:
                     Document.update(**sync.fields(version)).where(Document.id == document.id).execute()
             revisions.remove_revision_folders(document, purged)
-    except VersionConflict:
+    except VersionConflict as conflict:
         if expected_version is not None:
             raise
+        if existing is not None and conflict.current == 0:  # deleted while this upload was read
+            raise _refuse_deleted_id(doc_id) from None
         raise _refuse_concurrent_upload(filename, doc_id) from None
     search_service.index_changes(pack)
     document = Document.get_by_id(document.id)
@@ -271,6 +269,14 @@ def _claim_document(pack, existing, doc_id, title, kind, current_version) -> tup
         except IntegrityError:  # the same new name, stored by another upload a moment ago
             raise VersionConflict(0, 1) from None
     return existing, revisions.claim_next_version(existing, current_version)
+
+
+def _refuse_deleted_id(doc_id: str) -> Refused:
+    return Refused(
+        "id_reused",
+        f"A deleted document of this pack was called {doc_id!r}; ids are never "
+        "reused, so rename the file and upload it again.",
+    )
 
 
 def _refuse_concurrent_upload(filename: str, doc_id: str) -> Refused:

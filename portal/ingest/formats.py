@@ -6,6 +6,7 @@ here, Word, PDF and image files in a child process that can be stopped
 (``reader_parent``). Every refusal is a ``Refused`` worded in ``limits``.
 """
 
+import codecs
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -146,18 +147,15 @@ def read_text(data: bytes) -> str:
     found = sniff(data)
     if found in BINARY_KINDS and (found != "pdf" or data.startswith(b"%PDF-")):
         raise limits.refuse_bytes_mismatch("a text file", describe(found))
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            text = data.decode("utf-16")
-        except UnicodeDecodeError as error:
-            raise limits.refuse_encoding(error.start) from None
-    else:
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as error:
-            raise limits.refuse_encoding(error.start) from None
-    if "\x00" in text:  # UTF-16 without a byte order mark, or a binary file
-        raise limits.refuse_encoding(text.index("\x00"))
+    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+    bom = 2 if utf16 else 3 if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = data[bom:].decode("utf-16-le" if data.startswith(b"\xff\xfe") else "utf-16-be" if utf16 else "utf-8")
+    except UnicodeDecodeError as error:
+        raise limits.refuse_encoding(bom + error.start) from None
+    if "\x00" in text:  # UTF-16 without a byte order mark, or a binary file: valid UTF-8, yet not text
+        before = text[: text.index("\x00")]
+        raise limits.refuse_nul_character(bom + len(before.encode("utf-16-le" if utf16 else "utf-8")))
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if _BLANK.fullmatch(text):
         raise limits.refuse_empty()

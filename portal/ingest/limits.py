@@ -265,6 +265,14 @@ def refuse_encoding(position: int) -> Refused:
     )
 
 
+def refuse_nul_character(position: int) -> Refused:
+    return Refused(
+        "encoding",
+        f"The text file holds a NUL byte (at byte {position:,}), which text never does: it is a binary file, "
+        "or UTF-16 saved without a byte order mark. Save it as UTF-8 text and upload it again.",
+    )
+
+
 def refuse_image_file(reason: str, width: int = 0, height: int = 0, size: int = 0) -> Refused:
     """Refusal of an image file (.png, .jpg, .webp) that cannot be kept, by image reason."""
     if reason == "pixels" and not width * height:

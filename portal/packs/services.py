@@ -11,24 +11,37 @@ from portal.errors import NotFound, Refused
 from portal.models import PACK_KINDS, Company, Document, Pack, User
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
+MAX_TITLE_CHARS = 255  # a pack's title and its company's name: the width of their columns (PostgreSQL enforces it)
+
+
+def _checked_title(title: str) -> str:
+    title = title.strip()
+    if not title:
+        raise Refused("bad_title", "A pack needs a title.")
+    if len(title) > MAX_TITLE_CHARS:
+        raise Refused(
+            "bad_title", f"A pack's title has at most {MAX_TITLE_CHARS} characters; this one has {len(title):,}."
+        )
+    return title
 
 
 def create_pack(
     slug: str, title: str, kind: str = "generic", company_name: str | None = None, description: str = ""
 ) -> Pack:
-    slug, title = slug.strip(), title.strip()
+    slug = slug.strip()
     if not SLUG_RE.match(slug):
         raise Refused(
             "bad_slug", "A pack slug has 1–80 lowercase letters, digits and hyphens, starting with a letter or digit."
         )
-    if not title:
-        raise Refused("bad_title", "A pack needs a title.")
+    title = _checked_title(title)
     if kind not in PACK_KINDS:
         raise Refused("bad_kind", "A pack is either generic or company.")
     if kind == "company" and not (company_name or "").strip():
         raise Refused("bad_company", "A company pack names the company whose material it holds.")
     if kind == "generic" and company_name:
         raise Refused("bad_company", "A generic pack names no company.")
+    if kind == "company" and len(company_name.strip()) > MAX_TITLE_CHARS:
+        raise Refused("bad_company", f"A company's name has at most {MAX_TITLE_CHARS} characters.")
     taken = Pack.get_or_none(Pack.slug == slug)
     if taken is not None and taken.is_deleted:
         raise Refused(
@@ -46,9 +59,7 @@ def edit_pack(actor: User | None, pack: Pack, title: str, description: str) -> P
     citations name them)."""
     from portal.agents.services import audit  # agents import the slug rule from here
 
-    title, description = title.strip(), description.strip()
-    if not title:
-        raise Refused("bad_title", "A pack needs a title.")
+    title, description = _checked_title(title), description.strip()
     changed = {
         name: [old, new]
         for name, old, new in (("title", pack.title, title), ("description", pack.description, description))

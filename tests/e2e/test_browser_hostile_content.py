@@ -1,7 +1,10 @@
-"""In Chromium: a document whose figure label carries htmx attributes is opened by an administrator.
-Nothing is sent on the reader's behalf, and the document it aimed at still exists."""
+"""In Chromium: a document whose figure label carries htmx attributes, and whose text names an image
+elsewhere, is opened by an administrator. Nothing is sent on the reader's behalf, not even a picture
+request, and the document it aimed at still exists."""
 
 from __future__ import annotations
+
+from urllib.parse import urlsplit
 
 from browser_helpers import sign_in
 from playwright.sync_api import expect
@@ -14,7 +17,8 @@ from portal.models import Document
 
 def test_opening_a_hostile_document_sends_nothing_and_deletes_nothing(page, pack, users):
     victim = services.upload_file(pack, "victim.md", b"# Victim\n\nKeep this document.\n", None).document
-    services.upload_file(pack, "zorblax.md", f"# Zorblax\n\nCalibrate the gauge.\n\n{PAYLOAD}\n".encode(), None)
+    text = f"# Zorblax\n\nCalibrate the gauge.\n\n{PAYLOAD}\n\n![gauge](https://tracker.test/p.png)\n"
+    services.upload_file(pack, "zorblax.md", text.encode(), None)
     services.upload_file(pack, "zorblax-word.docx", hostile_word(), None)
     sign_in(page, users["PlatformAdmin"].email, PASSWORD)
     expect(page.locator("nav")).to_be_visible()
@@ -32,6 +36,7 @@ def test_opening_a_hostile_document_sends_nothing_and_deletes_nothing(page, pack
     page.evaluate("() => htmx.process(document.body)")
     assert (figure.get_attribute("alt"), page.locator(".figure-caption").inner_text()) == (LABEL, f"Figure 1: {LABEL}")
     assert [url for method, url in sent if method != "GET"] == []
+    assert {urlsplit(url).netloc for _method, url in sent} == {urlsplit(page.url).netloc}
     assert Document.get_by_id(victim.id).deleted_at is None
     page.goto("/packs/ops/documents/victim")
     expect(page.locator(".doc-head h1")).to_have_text("Victim")

@@ -1,0 +1,129 @@
+"""A NUL character in an address, a query string, a form or a JSON body (portal/request_text.py).
+
+PostgreSQL cannot hold U+0000 in text: each of these reached a query or an insert there and
+answered 500 (SQLite stored it). An address holding one is the 404 of a missing page; any
+other value is a 400 naming where it was, and nothing changes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from portal.agents.services import create_agent
+from portal.api.tokens import create_token
+from portal.chat.services import start_conversation
+from portal.documents import services as documents
+from portal.feedback.services import rate_answer
+from portal.models import AuditLog, Conversation, Document, Feedback, Pack, Run
+
+NUL_TEXT = "before\x00after"
+
+
+@pytest.fixture
+def world(app, pack, users):
+    """A document, a Member's answer citing it and their Not helpful rating."""
+    documents.upload_file(pack, "gauge.md", b"# Gauge\n\nCalibrate the zorblax gauge every shift.\n", None)
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    conversation, run = start_conversation(users["Member"], agent, "How do I calibrate the zorblax gauge?")
+    feedback = rate_answer(users["Member"], run, "not_helpful", ["incorrect"], "")
+    return conversation, run, feedback
+
+
+def _changes():
+    """What a refused request must leave as it was."""
+    document = Document.get(Document.doc_id == "gauge")
+    return (
+        Pack.select().count(),
+        Run.select().count(),
+        Conversation.select().count(),
+        AuditLog.select().count(),
+        document.current_version,
+        document.title,
+        [(f.note, f.status, f.reviewer_note) for f in Feedback.select().order_by(Feedback.id)],
+    )
+
+
+FORMS = [
+    ("PlatformAdmin", "/packs/", {"slug": "nul", "title": NUL_TEXT, "kind": "generic"}, "title"),
+    ("PlatformAdmin", "/packs/ops/edit", {"title": "Operations", "description": NUL_TEXT}, "description"),
+    (
+        "PlatformAdmin",
+        "/packs/ops/documents/gauge/edit",
+        {"title": "Gauge", "text": NUL_TEXT, "expected_version": "1"},
+        "text",
+    ),
+    ("PlatformAdmin", "/packs/ops/documents/gauge/edit", {"title": NUL_TEXT, "expected_version": "1"}, "title"),
+    ("AgentBuilder", "/agents/", {"slug": "nul-agent", "name": NUL_TEXT, "mode": "open"}, "name"),
+    ("AgentBuilder", "/agents/acme-desk/try", {"question": NUL_TEXT}, "question"),
+    ("Member", "/chat/", {"agent": "acme-desk", "question": NUL_TEXT}, "question"),
+    ("Member", "/chat/{conversation}", {"question": NUL_TEXT}, "question"),
+    ("Member", "/chat/answers/{run}/feedback", {"rating": "not_helpful", "reasons": "other", "note": NUL_TEXT}, "note"),
+    ("Auditor", "/feedback/{feedback}/triage", {"status": "in_review", "reviewer_note": NUL_TEXT}, "reviewer_note"),
+    ("Auditor", "/feedback/{feedback}/cases", {"pack": "ops", "doc_id": "gauge\x00"}, "doc_id"),
+]
+
+
+@pytest.mark.parametrize("who, address, form, field", FORMS, ids=[f"{f[1]} {f[3]}" for f in FORMS])
+def test_a_form_field_holding_a_nul_is_a_400_naming_it_and_changes_nothing(world, client_as, who, address, form, field):
+    conversation, run, feedback = world
+    before = _changes()
+    response = client_as(who).post(
+        address.format(conversation=conversation.id, run=run.id, feedback=feedback.id), data=form
+    )
+    assert response.status_code == 400
+    assert f"The form field &#39;{field}&#39; holds a NUL character (U+0000)" in response.get_data(as_text=True)
+    assert _changes() == before
+
+
+@pytest.mark.parametrize(
+    "who, address, parameter",
+    [
+        ("Auditor", "/packs/ops/search?q=gauge%00", "q"),
+        ("Auditor", "/library/?q=gauge%00", "q"),
+        ("Auditor", "/feedback/?agent=acme-desk%00", "agent"),
+        ("Auditor", "/packs/ops/documents/gauge?section=Gauge%00", "section"),
+    ],
+)
+def test_a_query_parameter_holding_a_nul_is_a_400_naming_it(world, client_as, who, address, parameter):
+    response = client_as(who).get(address)
+    assert response.status_code == 400
+    assert f"The query parameter &#39;{parameter}&#39; holds a NUL character" in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize(
+    "who, address",
+    [
+        ("Auditor", "/packs/ops%00"),
+        ("Auditor", "/packs/ops/documents/gauge%00"),
+        ("Member", "/chat/agents/acme-desk%00"),
+    ],
+)
+def test_an_address_holding_a_nul_names_nothing(world, client_as, who, address):
+    assert client_as(who).get(address).status_code == 404
+
+
+def test_the_api_names_a_nul_in_its_query_and_body_and_stores_nothing(world, app, users, client_as):
+    headers = {"Authorization": f"Bearer {create_token(users['PlatformAdmin'], 'nul')[1]}"}
+    client = client_as(None)
+    before = _changes()
+    search = client.get("/api/v1/search?q=gauge&pack=ops%00", headers=headers)
+    assert search.status_code == 400 and "query parameter 'pack'" in search.json["error"]["message"]
+    assert client.get("/api/v1/packs/ops%00/documents", headers=headers).status_code == 404
+    for method, address, body, where in (
+        ("post", "/api/v1/agents/acme-desk/ask", {"question": NUL_TEXT}, "question"),
+        ("put", "/api/v1/packs/ops/documents/gauge", {"expected_version": 1, "text": NUL_TEXT}, "text"),
+        (
+            "put",
+            "/api/v1/packs/ops/documents/gauge",
+            {"expected_version": 1, "text": "x", "reader_roles": ["\x00"]},
+            "reader_roles[0]",
+        ),
+    ):
+        response = getattr(client, method)(address, json=body, headers=headers)
+        assert response.status_code == 400, (address, body)
+        assert response.json["error"]["message"].startswith(f"The JSON value {where} holds a NUL character")
+    assert _changes() == before
+    assert (
+        client.post("/api/v1/agents/acme-desk/ask", json={"question": "zorblax gauge?"}, headers=headers).status_code
+        == 200
+    )
