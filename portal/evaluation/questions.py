@@ -91,7 +91,9 @@ def question_problem(question: dict) -> str | None:
     """What makes one question unusable, or None.
 
     An answerable question must name the strings a correct answer states (``answer_contains``);
-    an unanswerable one expects no document and no string. ``split`` and ``adjacent`` are optional.
+    an unanswerable one expects no document and no string. ``split``, ``adjacent`` (same domain, fact absent) and
+    ``shares_words`` (off-topic, but sharing everyday words with the corpus: "reset my VPN password")
+    are optional.
     """
     missing = REQUIRED_FIELDS - set(question)
     if missing:
@@ -113,6 +115,10 @@ def question_problem(question: dict) -> str | None:
         return f"has unknown split {question['split']!r}"
     if "adjacent" in question and (question["kind"] != "unanswerable" or not isinstance(question["adjacent"], bool)):
         return "may only mark an unanswerable question as adjacent (true or false)"
+    if "shares_words" in question and (
+        question["kind"] != "unanswerable" or question.get("adjacent") or not isinstance(question["shares_words"], bool)
+    ):
+        return "may only mark an off-topic unanswerable question as sharing words (true or false)"
     return None
 
 
