@@ -261,16 +261,16 @@ def run_for(user: User, run_id: int):
     return run
 
 
-def source_document_for_reading(user: User, document_pk: int) -> Document | None:
-    """The live document a run's source came from, if ``user`` may open it in the viewer; else None."""
-    document = Document.get_or_none((Document.id == document_pk) & Document.deleted_at.is_null())
-    if document is None:
-        return None
-    try:
-        pack = pack_for(user, document.pack.slug)
-        return document_for(user, pack, document.doc_id)
-    except NotFound:
-        return None
+def source_document_readable(user: User, document: Document) -> bool:
+    """Whether ``user`` may open a run's source document in the viewer: the door of ``pack_for`` then
+    ``document_for`` (a staff reader, the document and its pack live, its reader roles admitting them),
+    decided on a row read with its pack (no query: a receipt lists several documents)."""
+    return (
+        can(user, "packs.read")
+        and not document.is_deleted
+        and not document.pack.is_deleted
+        and staff_role_admitted(user, document)
+    )
 
 
 # --- Support chat, source pages and answer feedback ----------------------------------
