@@ -219,7 +219,11 @@ def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT)
         return may_read(user, by_slug[slug], visibility, roles)
 
     results = search_packs(list(by_slug.values()), query, limit, readable=readable)
-    documents = Document.select(Document, Pack).join(Pack).where(Document.id.in_([h.document_pk for h in results.hits]))
+    documents = (
+        Document.select(Document.id, Document.visibility, Document.reader_role_names, Pack.id, Pack.company)
+        .join(Pack)
+        .where(Document.id.in_([h.document_pk for h in results.hits]))
+    )
     readable_pks = {d.id for d in documents if may_read_document(user, d)}
     hits = [h for h in results.hits if h.document_pk in readable_pks]
     if len(hits) == len(results.hits):
