@@ -219,7 +219,11 @@ def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT)
         return may_read(user, by_slug[slug], visibility, roles)
 
     results = search_packs(list(by_slug.values()), query, limit, readable=readable)
-    documents = Document.select(Document, Pack).join(Pack).where(Document.id.in_([h.document_pk for h in results.hits]))
+    documents = (
+        Document.select(Document.id, Document.visibility, Document.reader_role_names, Pack.id, Pack.company)
+        .join(Pack)
+        .where(Document.id.in_([h.document_pk for h in results.hits]))
+    )
     readable_pks = {d.id for d in documents if may_read_document(user, d)}
     hits = [h for h in results.hits if h.document_pk in readable_pks]
     if len(hits) == len(results.hits):
@@ -261,16 +265,16 @@ def run_for(user: User, run_id: int):
     return run
 
 
-def source_document_for_reading(user: User, document_pk: int) -> Document | None:
-    """The live document a run's source came from, if ``user`` may open it in the viewer; else None."""
-    document = Document.get_or_none((Document.id == document_pk) & Document.deleted_at.is_null())
-    if document is None:
-        return None
-    try:
-        pack = pack_for(user, document.pack.slug)
-        return document_for(user, pack, document.doc_id)
-    except NotFound:
-        return None
+def source_document_readable(user: User, document: Document) -> bool:
+    """Whether ``user`` may open a run's source document in the viewer: the door of ``pack_for`` then
+    ``document_for`` (a staff reader, the document and its pack live, its reader roles admitting them),
+    decided on a row read with its pack (no query: a receipt lists several documents)."""
+    return (
+        can(user, "packs.read")
+        and not document.is_deleted
+        and not document.pack.is_deleted
+        and staff_role_admitted(user, document)
+    )
 
 
 # --- Support chat, source pages and answer feedback ----------------------------------

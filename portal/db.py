@@ -19,9 +19,10 @@ import json
 import os
 from pathlib import Path
 
-from peewee import OP, SQL, Database, Expression, NodeList, SqliteDatabase, TextField, Value
+from peewee import OP, SQL, Database, Expression, NodeList, TextField, Value
 from playhouse.db_url import connect as connect_url
 from playhouse.flask_utils import FlaskDB
+from playhouse.pool import PooledSqliteDatabase
 
 
 class _FlaskDB(FlaskDB):
@@ -71,10 +72,16 @@ SQLITE_PRAGMAS = {
 }
 
 
-class _ImmediateSqliteDatabase(SqliteDatabase):
+SQLITE_CONNECTION_REUSE_S = 300  # a pooled connection is closed once this old (a fresh one starts clean)
+
+
+class _ImmediateSqliteDatabase(PooledSqliteDatabase):
     """SQLite whose transactions begin IMMEDIATE unless told otherwise (see the module docstring).
 
     Peewee 4 also takes ``lock_type`` in the constructor; overriding ``begin`` works on 3.x too.
+    Pooled: FlaskDB opens a connection for every request and closes it after; opening one (and
+    setting its pragmas) and closing it cost about as much as a short page's queries, so a closed
+    connection goes back to the pool (any transaction left open rolled back) for the next request.
     """
 
     def begin(self, lock_type=None):
@@ -89,7 +96,13 @@ def open_database(url: str) -> Database:
         if not path.exists():
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
         os.chmod(path, 0o600)
-        return _ImmediateSqliteDatabase(str(path), pragmas=SQLITE_PRAGMAS, check_same_thread=False)
+        return _ImmediateSqliteDatabase(
+            str(path),
+            pragmas=SQLITE_PRAGMAS,
+            check_same_thread=False,
+            max_connections=None,  # one a thread at most: never refuse a request for want of one
+            stale_timeout=SQLITE_CONNECTION_REUSE_S,
+        )
     return connect_url(url)
 
 

@@ -496,8 +496,10 @@ def test_a_deleted_document_cannot_be_opened(chat, client_as):
 
 
 def test_reader_roles_without_member_close_the_cited_document(chat, client_as):
-    Document.update(reader_role_names=["Auditor"]).where(Document.doc_id == "spool-overflow").execute()
     client = client_as("Member")
+    url = f"/chat/answers/{chat.run.id}/sources/1/document"
+    assert client.get(url).status_code == 200  # its body is now among the rendered ones this process keeps
+    Document.update(reader_role_names=["Auditor"]).where(Document.doc_id == "spool-overflow").execute()
     assert _soup(client.get(f"/chat/answers/{chat.run.id}/sources")).select_one("#source-1 a.open-document") is None
     assert client.get(f"/chat/answers/{chat.run.id}/sources/1/document").status_code == 404
 

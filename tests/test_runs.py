@@ -31,7 +31,8 @@ from portal.auth.services import create_user
 from portal.documents import editing
 from portal.documents import services as documents
 from portal.errors import Refused
-from portal.models import Document, Passage, Revision, Run, RunReference
+from portal.models import Document, Pack, Passage, Revision, Run, RunReference
+from portal.models.clock import utcnow
 from portal.runs.ask import ask, retrieve
 from portal.runs.services import PREVIEW_LINES, linked_answer, passage_preview
 from portal.search.analysis import content_terms
@@ -814,6 +815,27 @@ def test_staff_open_the_document_at_the_cited_passage(member_run, client_as, rol
     viewer = _soup(client.get(link["href"]))
     assert viewer.select_one(".cited-passage h2").text == "Cited passage"
     assert any("RSPO1041" in c.text for c in viewer.select(".doc-body .cited"))
+
+
+@pytest.mark.parametrize(
+    "change, opens",
+    [
+        ("nothing", {"PlatformAdmin": True, "Auditor": True}),
+        # Exact reader roles: the Auditor is left out, the administrator bypasses the list.
+        ("reader roles AgentBuilder", {"PlatformAdmin": True, "Auditor": False}),
+        ("pack deleted", {"PlatformAdmin": False, "Auditor": False}),
+    ],
+)
+def test_the_run_record_links_a_source_only_through_the_viewers_door(member_run, client_as, change, opens):
+    """The receipt's documents are read in one query with their packs; each link still follows
+    ``pack_for`` then ``document_for``: a live pack, a live document, reader roles admitting the reader."""
+    if change == "reader roles AgentBuilder":
+        Document.update(reader_role_names=["AgentBuilder"]).where(Document.doc_id == "spool-overflow").execute()
+    elif change == "pack deleted":
+        Pack.update(deleted_at=utcnow()).where(Pack.slug == "ops").execute()
+    for role, expected in opens.items():
+        page = _soup(client_as(role).get(f"/runs/{member_run.id}"))
+        assert (page.select_one("#source-1 a.open-document") is not None) is expected, role
 
 
 def test_a_run_record_opened_before_an_edit_still_opens_the_passage_and_says_it_changed(member_run, users, client_as):

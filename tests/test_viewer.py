@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup
 from helpers import upload
 from portal.agents.services import create_agent
 from portal.chat.services import start_conversation
-from portal.documents import services
+from portal.documents import services, viewer
 from portal.feedback.services import rate_answer, triage
 from portal.models import Document, Passage
 from portal.runs.ask import ask
@@ -97,6 +97,39 @@ def test_line_numbers_view(app, pack, client_as):
     rows = soup.select("table.numbered tr")
     assert len(rows) == HOSTILE.decode().count("\n") + 1
     assert rows[0].select_one("th").text.strip() == "1" and "# Handbook" in rows[0].text
+
+
+def test_a_kept_body_is_served_only_for_its_revision_highlight_and_figure_addresses(app, pack, users, client_as):
+    """The viewer keeps rendered bodies (``viewer.rendered_bodies``); every input of the HTML is in the key."""
+
+    def word(when: str) -> bytes:
+        def build(document):
+            document.add_heading("Gauge", level=1)
+            document.add_paragraph(f"Calibrate the gauge before {when}.")
+            add_picture(document, image_bytes(96, 64), alt="the gauge")
+
+        return docx_bytes(build)
+
+    document = services.upload_file(pack, "gauge.docx", word("every shift"), None).document
+    revision = document.current_revision()
+    passages = viewer.passages_of(revision)
+
+    def body(figure_url, highlighted=None, of=revision):
+        return viewer.document_body(of, "docx", viewer.passages_of(of), "formatted", highlighted, figure_url)
+
+    staff = body(lambda n: f"/staff/figure/{n}")
+    member = body(lambda n: f"/member/figure/{n}")
+    assert "/staff/figure/1" in staff and "/member/figure/1" in member and "/staff/" not in member
+    assert body(lambda n: f"/staff/figure/{n}") is staff  # kept: the same HTML, not rendered again
+    cited = body(lambda n: f"/staff/figure/{n}", passages[-1])
+    assert 'class="cited"' in cited and 'class="cited"' not in staff
+
+    newer_revision = services.upload_file(pack, "gauge.docx", word("every single shift"), None).revision
+    assert newer_revision.version == 2
+    newer = body(lambda n: f"/staff/figure/{n}", of=newer_revision)
+    assert "every single shift" in newer and "every single shift" not in staff
+    page = _soup(client_as("Auditor").get("/packs/ops/documents/gauge")).select_one("article.doc-body")
+    assert "every single shift" in page.text
 
 
 # --- Document content never becomes htmx behaviour (issue 9, item 1) -------------------------

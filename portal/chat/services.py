@@ -62,10 +62,15 @@ def continue_conversation(user: User, conversation: Conversation, agent: Agent, 
     return ask_agent(agent, user, question, conversation=conversation)
 
 
-def agent_still_offered(user: User, conversation: Conversation) -> Agent | None:
-    """The conversation's agent if the member may still ask it (it exists and is offered to them)."""
+def agent_still_offered(user: User, conversation: Conversation, offered: list[Agent] | None = None) -> Agent | None:
+    """The conversation's agent if the member may still ask it (it exists and is offered to them).
+
+    ``offered``: the member's ``offered_agents``, when the caller has them already (no query then).
+    """
     if conversation.agent_id is None:
         return None
+    if offered is not None:
+        return next((agent for agent in offered if agent.slug == conversation.agent_slug), None)
     try:
         return access.agent_for_chat(user, conversation.agent_slug)
     except NotFound:
@@ -149,20 +154,7 @@ class CitedSource:
 def cited_sources(user: User, run: Run) -> list[CitedSource]:
     """The passages the answer cited, as issued, each with whether its document can be opened."""
     cited = [s for s in run_sources(run, user) if s.cited]
-    live = (
-        {
-            d.id: d
-            for d in Document.select().where(
-                Document.id.in_([s.reference.document_pk for s in cited]) & Document.deleted_at.is_null()
-            )
-        }
-        if cited
-        else {}
-    )
-    return [
-        CitedSource(s, s.reference.document_pk in live and access.member_role_admitted(live[s.reference.document_pk]))
-        for s in cited
-    ]
+    return [CitedSource(s, s.live_document is not None and access.member_role_admitted(s.live_document)) for s in cited]
 
 
 @dataclass
@@ -196,7 +188,7 @@ def cited_document(user: User, run_id: int, n: int, version: int | None = None) 
     """
     run, reference, document = access.cited_document_for_member(user, run_id, n)
     cited = access.cited_revision_for_member(document, reference.version)
-    current = document.current_revision()
+    current = cited if cited is not None and cited.version == document.current_version else document.current_revision()
     if version is None:
         revision = cited or current
     else:

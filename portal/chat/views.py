@@ -70,7 +70,8 @@ def conversation(conversation_id: int):
 @login_required
 def ask(conversation_id: int):
     conversation = access.conversation_for_member(current_user, conversation_id)
-    agent = services.agent_still_offered(current_user, conversation)
+    agents = services.offered_agents(current_user)
+    agent = services.agent_still_offered(current_user, conversation, agents)
     if agent is None:
         raise NotFound(conversation_id)
     question = request.form.get("question", "")
@@ -82,7 +83,8 @@ def ask(conversation_id: int):
         return redirect(answer_address(run), code=303)
     # htmx appends the new turn alone: the answer costs the same however long the conversation is.
     return render(
-        "chat/_answered.html", **_chat_context(conversation, agent=agent, turn=services.new_turn(run, _sources_url))
+        "chat/_answered.html",
+        **_chat_context(conversation, agent=agent, agents=agents, turn=services.new_turn(run, _sources_url)),
     )
 
 
@@ -131,7 +133,8 @@ def _chat_page(
 ):
     if conversation is not None:
         context["turn_page"] = turns or services.turn_page(current_user, conversation, _sources_url)
-        context["agent"] = services.agent_still_offered(current_user, conversation)
+        context.setdefault("agents", services.offered_agents(current_user))
+        context["agent"] = services.agent_still_offered(current_user, conversation, context["agents"])
     return render("chat/page.html", fragment, status=status, **_chat_context(conversation, **context))
 
 

@@ -10,13 +10,15 @@ passes it in.
 from __future__ import annotations
 
 import difflib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from markupsafe import Markup
 
-from portal.documents.render import FigureImage, FigureLookup, PassageLines, numbered_lines, render_markdown
+from portal.documents.render import FigureImage, PassageLines, numbered_lines, render_markdown
 from portal.documents.render_pdf import render_pdf_text
 from portal.documents.sections import Section, SectionText, outline
 from portal.models import Figure, Passage, Revision
@@ -93,34 +95,84 @@ def document_body(
     """
     if view == "lines":
         return numbered_lines(revision.text, (highlighted.line_start, highlighted.line_end) if highlighted else None)
-    figure = _kept_figures(revision, figure_url)
-    anchors = [PassageLines(p.ordinal, p.line_start, p.line_end) for p in passages]
-    section_anchors = {s.line_start: s.anchor for s in sections}
+    figures = _kept_figures(revision, figure_url)
+    anchors = tuple(PassageLines(p.ordinal, p.line_start, p.line_end) for p in passages)
+    section_anchors = tuple((s.line_start, s.anchor) for s in sections)
     if kind == "pdf":
         highlight = (highlighted.char_start, highlighted.char_end) if highlighted else None
-        return render_pdf_text(revision.text, anchors, highlight, figure, section_anchors)
-    highlight = (highlighted.line_start, highlighted.line_end) if highlighted else None
-    return render_markdown(revision.text, anchors, highlight, figure, section_anchors)
+    else:
+        highlight = (highlighted.line_start, highlighted.line_end) if highlighted else None
+    # Everything the HTML depends on is in the key (the revision's own text by id and hash, the
+    # figure addresses of this door): a hit is the same HTML the renderer would give this request.
+    key = (revision.id, revision.sha256, kind, anchors, highlight, section_anchors, tuple(sorted(figures.items())))
+    body = rendered_bodies.get(key)
+    if body is None:
+        figure = figures.get
+        if kind == "pdf":
+            body = render_pdf_text(revision.text, list(anchors), highlight, figure, dict(section_anchors))
+        else:
+            body = render_markdown(revision.text, list(anchors), highlight, figure, dict(section_anchors))
+        rendered_bodies.put(key, body)
+    return body
+
+
+class RenderedBodies:
+    """The last document bodies rendered in this process, up to ``max_chars`` of HTML in all.
+
+    Rendering a revision's Markdown and sanitizing it costs milliseconds to a second (a long
+    document) and a revision never changes, so a body read again (a cited document opened by
+    its readers, a staff page reloaded) is served from here. Only a caller that already passed
+    its door asks, with the revision it may read: the key holds the revision, so a body is
+    never another revision's.
+    """
+
+    def __init__(self, max_chars: int):
+        self.max_chars = max_chars
+        self._bodies: OrderedDict[tuple, Markup] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Markup | None:
+        with self._lock:
+            body = self._bodies.get(key)
+            if body is not None:
+                self._bodies.move_to_end(key)
+            return body
+
+    def put(self, key: tuple, body: Markup) -> None:
+        if len(body) > self.max_chars // 4:  # a huge body would push out many ordinary ones
+            return
+        with self._lock:
+            if key in self._bodies:
+                return
+            self._bodies[key] = body
+            self._chars += len(body)
+            while self._chars > self.max_chars:
+                _, oldest = self._bodies.popitem(last=False)
+                self._chars -= len(oldest)
+
+
+RENDERED_BODIES_MAX_CHARS = 16_000_000  # about 16 MB (or 64 MB of wide characters) per worker process
+rendered_bodies = RenderedBodies(RENDERED_BODIES_MAX_CHARS)
 
 
 def section_body(revision: Revision, shown: SectionText, view: str, figure_url: Callable[[int], str]) -> Markup | list:
     """One section's text alone, formatted or as lines numbered as in the whole text."""
     if view == "lines":
         return numbered_lines(shown.text, None, first=shown.section.line_start + 1)
-    figure = _kept_figures(revision, figure_url)
+    figure = _kept_figures(revision, figure_url).get
     if revision.document.kind == "pdf":
         return render_pdf_text(shown.text, [], None, figure)
     return render_markdown(shown.text, [], None, figure)
 
 
-def _kept_figures(revision: Revision, figure_url: Callable[[int], str]) -> FigureLookup:
-    """Each kept figure's address and stored size (the page reserves its room); None for a marker
-    naming a figure the revision does not have."""
-    kept = {
-        f.number: (f.width, f.height)
+def _kept_figures(revision: Revision, figure_url: Callable[[int], str]) -> dict[int, FigureImage]:
+    """Each kept figure's address and stored size (the page reserves its room), by number; a marker
+    naming a figure the revision does not have is not among them."""
+    return {
+        f.number: FigureImage(figure_url(f.number), f.width, f.height)
         for f in Figure.select(Figure.number, Figure.width, Figure.height).where(Figure.revision == revision)
     }
-    return lambda number: FigureImage(figure_url(number), *kept[number]) if number in kept else None
 
 
 def figure_of(revision: Revision, number: int) -> Figure | None:

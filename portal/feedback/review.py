@@ -6,6 +6,7 @@ import csv
 import datetime as dt
 import io
 from dataclasses import dataclass
+from functools import lru_cache
 from math import ceil
 
 from peewee import JOIN
@@ -123,6 +124,9 @@ def agents_with_feedback() -> list[tuple[str, str]]:
     return sorted(names.items(), key=lambda item: item[1].lower())
 
 
+# Every visit of a review page renders its 20 answers' Markdown (about a millisecond each); a stored
+# answer never changes, so the same text gives the same excerpt.
+@lru_cache(maxsize=1024)
 def answer_excerpt(answer: str) -> str:
     """The answer's text as the chat shows it (no Markdown syntax), cut at a word after ``EXCERPT_CHARS``."""
     line = answer_text(answer)

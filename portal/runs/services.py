@@ -15,7 +15,7 @@ from peewee import JOIN
 from portal import access, storage
 from portal.answers.references import grounding_reference
 from portal.documents.render import render_answer
-from portal.models import Document, Figure, Passage, ReceiptFigure, Revision, Run, RunReference, User
+from portal.models import Document, Figure, Pack, Passage, ReceiptFigure, Revision, Run, RunReference, User
 
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 600
@@ -113,6 +113,7 @@ class Source:
     preview: str | None  # the first lines when the passage is long enough to collapse
     figures: list[SourceFigure] = field(default_factory=list)
     document: Document | None = None  # the live document the viewer may open for this user
+    live_document: Document | None = None  # the live document whoever reads (a caller's own door decides)
     deleted: bool = False
     current_version: int | None = None
     revision_kept: bool = True  # False once the revision it was issued from was purged (or deleted)
@@ -136,7 +137,12 @@ def run_sources(run: Run, user: User) -> list[Source]:
     references = list(run.references())
     cited = set(run.cited)
     documents = (
-        {d.id: d for d in Document.select().where(Document.id.in_({r.document_pk for r in references}))}
+        {
+            d.id: d
+            for d in Document.select(Document, Pack)
+            .join(Pack)
+            .where(Document.id.in_({r.document_pk for r in references}))
+        }
         if references
         else {}
     )
@@ -161,13 +167,10 @@ def run_sources(run: Run, user: User) -> list[Source]:
         if references
         else set()
     )
-    readable: dict[int, Document | None] = {}
     sources = []
     for ref in references:
         document = documents.get(ref.document_pk)
         deleted = document is None or document.is_deleted
-        if not deleted and ref.document_pk not in readable:
-            readable[ref.document_pk] = access.source_document_for_reading(user, ref.document_pk)
         sources.append(
             Source(
                 reference=ref,
@@ -177,7 +180,8 @@ def run_sources(run: Run, user: User) -> list[Source]:
                 figures=[
                     SourceFigure(f["number"], f.get("label"), f.get("figure_id") in kept_figures) for f in ref.figures
                 ],
-                document=None if deleted else readable[ref.document_pk],
+                document=None if deleted or not access.source_document_readable(user, document) else document,
+                live_document=None if deleted else document,
                 deleted=deleted,
                 current_version=None if deleted else document.current_version,
                 revision_kept=(ref.document_pk, ref.version) in kept_revisions,

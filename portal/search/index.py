@@ -440,6 +440,12 @@ def _commit(writer, generation: int, model_id: str | None = None) -> None:
 
     Setting the user data counts as a change, so even a call with nothing to
     add or delete commits the new generation.
+
+    The commit itself (an fsync of every new file: tens to hundreds of milliseconds) runs outside
+    ``jvm.java_lock``, so the searches of this process do not wait for it (those of other processes
+    never did): through a class of its own that nothing else calls (``jvm.overload``), under
+    ``_commit_lock``, so no other thread can rebind the method mid-call (the module docstring of
+    ``jvm``). A search meanwhile reads the previous commit, as it would from another process.
     """
     with jvm.java_lock:
         user_data = J().JHashMap()
@@ -448,4 +454,10 @@ def _commit(writer, generation: int, model_id: str | None = None) -> None:
             user_data.put(MODEL_KEY, model_id)
         entries = user_data.entrySet()
         writer.setLiveCommitData(entries)
-        writer.commit()
+        commit = jvm.overload(writer, "org.apache.lucene.index.IndexWriter", "commit", "()J")
+    with _commit_lock:
+        commit()
+
+
+_commit_lock = threading.Lock()
+"""Held around the one Java call made outside ``jvm.java_lock``: ``IndexWriter.commit`` (``_commit``)."""

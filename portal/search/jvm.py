@@ -16,6 +16,9 @@ Hence two rules. Never keep ``obj.method`` for later: it runs on whichever
 object last looked the method up. And never let two threads call Java at once:
 one can run the other's call on its own object, or on a reference the other
 has just freed (two threads writing two packs crashed the JVM with SIGSEGV).
+The one exception is ``IndexWriter.commit`` (``index._commit``): an fsync that
+would hold every search of the process, called through a class of its own
+under a lock of its own, so no other thread ever looks that method up.
 """
 
 from __future__ import annotations

@@ -393,7 +393,10 @@ def search_packs(
     rows = {
         p.id: p
         for p in (
-            Passage.select(Passage, Revision, Document)
+            # Not the revisions' texts (a whole document for each hit): only what a hit carries.
+            Passage.select(
+                Passage, Revision.id, Revision.version, Revision.sha256, Document.id, Document.doc_id, Document.title
+            )
             .join(Revision)
             .join(Document)
             .where(Passage.id.in_([h.passage_id for h in result.hits]))
