@@ -66,7 +66,9 @@ def init_app(app) -> None:
 
     @app.errorhandler(BadRequest)
     def bad_request(error: BadRequest):
-        return _problem(400, "Bad request", error.description, "bad_request")
+        # The API's one code for a request it cannot read (its documented list): a NUL in a value, a
+        # body that is not JSON, a field of the wrong shape.
+        return _problem(400, "Bad request", error.description, "invalid_request")
 
     @app.errorhandler(CSRFError)
     def csrf_failed(_error):

@@ -120,7 +120,7 @@ def test_the_api_names_a_nul_in_its_query_and_body_and_stores_nothing(world, app
         ),
     ):
         response = getattr(client, method)(address, json=body, headers=headers)
-        assert response.status_code == 400, (address, body)
+        assert (response.status_code, response.json["error"]["code"]) == (400, "invalid_request"), (address, body)
         assert response.json["error"]["message"].startswith(f"The JSON value {where} holds a NUL character")
     assert _changes() == before
     assert (
