@@ -22,7 +22,7 @@ from portal.chat.services import start_conversation
 from portal.documents import editing
 from portal.documents import services as documents
 from portal.documents.readers import ReaderAccess, change_reader_access
-from portal.models import REVISIONS_KEPT, Document, Revision
+from portal.models import REVISIONS_KEPT, AuditLog, Document, Revision
 from resources.make_fixtures import mixed_images_docx
 
 QUESTION = "How do I delete old spool requests?"
@@ -303,8 +303,14 @@ def test_word_and_pdf_titles_can_be_edited_and_a_new_version_keeps_the_title(app
     assert saved.status_code == 303
     document = Document.get(Document.doc_id == "manual")
     assert document.title == "Image handling manual" and document.title_by_hand and document.current_version == 1
+    (entry,) = AuditLog.select().where(
+        (AuditLog.action == "document.retitle") & (AuditLog.target_id == document.id)
+    )  # a title changes no revision: the audit log keeps who changed it, from what
+    assert entry.detail["to"] == "Image handling manual" and entry.detail["from"] != entry.detail["to"]
+    assert "PlatformAdmin" in entry.actor.role_names
     stale = admin.post("/packs/ops/documents/manual/edit", data={"title": "Other", "expected_version": "0"})
     assert stale.status_code == 409
+    assert AuditLog.select().where(AuditLog.action == "document.retitle").count() == 1  # refused: none written
     admin.post(
         "/packs/ops/documents/manual/new-version",
         data={"file": (io.BytesIO(b"# Another heading\n\nText.\n"), "manual.md"), "expected_version": "1"},

@@ -8,6 +8,7 @@ in it, and updates the Lucene index after the commit.
 from __future__ import annotations
 
 from portal import storage
+from portal.agents.services import audit
 from portal.db import database
 from portal.documents import revisions
 from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
@@ -52,7 +53,7 @@ def edit_document(
         document = change_reader_access(document, reader_access, expected_version, user)
         revision, expected_version = document.current_revision(), document.current_version
     if title != document.title:
-        retitle(document, title, expected_version)
+        retitle(document, title, expected_version, user)
     return revision
 
 
@@ -68,11 +69,14 @@ def checked_title(title: str, doc_id: str) -> str:
     return verdict.redacted_title if verdict.decision == "redact" else title
 
 
-def retitle(document: Document, title: str, expected_version: int) -> None:
-    """Give the document a title by hand (kept by later uploads), re-indexing it: titles are searched."""
+def retitle(document: Document, title: str, expected_version: int, user: User | None) -> None:
+    """Give the document a title by hand (kept by later uploads), re-indexing it: titles are searched.
+
+    A title changes no revision, so the audit log is where the change and its author are kept."""
     pack = document.pack
     with database().atomic():
         revisions.update_at_version(document, expected_version, title=title, title_by_hand=True, updated_at=utcnow())
+        audit(user, "document.retitle", document, {"version": expected_version, "from": document.title, "to": title})
         search_service.record_index_change(pack.id, document.doc_id)
     search_service.index_changes(pack)
 
