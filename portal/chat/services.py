@@ -62,19 +62,12 @@ def continue_conversation(user: User, conversation: Conversation, agent: Agent, 
     return ask_agent(agent, user, question, conversation=conversation)
 
 
-def agent_still_offered(user: User, conversation: Conversation, offered: list[Agent] | None = None) -> Agent | None:
-    """The conversation's agent if the member may still ask it (it exists and is offered to them).
-
-    ``offered``: the member's ``offered_agents``, when the caller has them already (no query then).
-    """
+def agent_still_offered(conversation: Conversation, offered: list[Agent]) -> Agent | None:
+    """The conversation's agent if the member may still ask it: it exists and is among ``offered``, the
+    member's ``offered_agents`` (which every caller has read already for the page)."""
     if conversation.agent_id is None:
         return None
-    if offered is not None:
-        return next((agent for agent in offered if agent.slug == conversation.agent_slug), None)
-    try:
-        return access.agent_for_chat(user, conversation.agent_slug)
-    except NotFound:
-        return None
+    return next((agent for agent in offered if agent.slug == conversation.agent_slug), None)
 
 
 @dataclass

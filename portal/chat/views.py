@@ -71,7 +71,7 @@ def conversation(conversation_id: int):
 def ask(conversation_id: int):
     conversation = access.conversation_for_member(current_user, conversation_id)
     agents = services.offered_agents(current_user)
-    agent = services.agent_still_offered(current_user, conversation, agents)
+    agent = services.agent_still_offered(conversation, agents)
     if agent is None:
         raise NotFound(conversation_id)
     question = request.form.get("question", "")
@@ -134,7 +134,7 @@ def _chat_page(
     if conversation is not None:
         context["turn_page"] = turns or services.turn_page(current_user, conversation, _sources_url)
         context.setdefault("agents", services.offered_agents(current_user))
-        context["agent"] = services.agent_still_offered(current_user, conversation, context["agents"])
+        context["agent"] = services.agent_still_offered(conversation, context["agents"])
     return render("chat/page.html", fragment, status=status, **_chat_context(conversation, **context))
 
 

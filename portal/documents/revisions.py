@@ -22,14 +22,7 @@ def claim_next_version(document: Document, expected: int) -> int:
     a revision, its passages and files land on the tombstone.
     """
     version = expected + 1
-    changed = (
-        Document.update(current_version=version)
-        .where((Document.id == document.id) & (Document.current_version == expected) & Document.deleted_at.is_null())
-        .execute()
-    )
-    if not changed:
-        fresh = Document.get_by_id(document.id)
-        raise VersionConflict(expected, 0 if fresh.is_deleted else fresh.current_version)
+    update_at_version(document, expected, current_version=version)
     return version
 
 

@@ -142,20 +142,28 @@ def refuse_if_image_not_kept(result: ReaderResult) -> None:
     raise limits.refuse_image_file(reason, **result.facts.get(0, {}))
 
 
+def _text_encoding(data: bytes) -> tuple[str, int]:
+    """The encoding a text file's byte order mark names (UTF-8 without one), and the mark's length."""
+    if data.startswith(codecs.BOM_UTF16_LE):
+        return "utf-16-le", 2
+    if data.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16-be", 2
+    return "utf-8", 3 if data.startswith(codecs.BOM_UTF8) else 0
+
+
 def read_text(data: bytes) -> str:
     """Decode a .md/.txt upload (UTF-8, or UTF-16 with its byte order mark), newlines as \\n."""
     found = sniff(data)
     if found in BINARY_KINDS and (found != "pdf" or data.startswith(b"%PDF-")):
         raise limits.refuse_bytes_mismatch("a text file", describe(found))
-    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
-    bom = 2 if utf16 else 3 if data.startswith(codecs.BOM_UTF8) else 0
+    encoding, bom = _text_encoding(data)
     try:
-        text = data[bom:].decode("utf-16-le" if data.startswith(b"\xff\xfe") else "utf-16-be" if utf16 else "utf-8")
+        text = data[bom:].decode(encoding)
     except UnicodeDecodeError as error:
         raise limits.refuse_encoding(bom + error.start) from None
     if "\x00" in text:  # UTF-16 without a byte order mark, or a binary file: valid UTF-8, yet not text
         before = text[: text.index("\x00")]
-        raise limits.refuse_nul_character(bom + len(before.encode("utf-16-le" if utf16 else "utf-8")))
+        raise limits.refuse_nul_character(bom + len(before.encode(encoding)))
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if _BLANK.fullmatch(text):
         raise limits.refuse_empty()

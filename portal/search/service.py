@@ -116,7 +116,6 @@ def current_passages(pack: Pack, doc_ids: list[str] | None = None):
             Document.title,
             Document.visibility,
             Document.reader_role_names,
-            Document.id,
         )
         .join(Revision)
         .join(Document)
@@ -142,7 +141,7 @@ def current_passages(pack: Pack, doc_ids: list[str] | None = None):
 
 
 def _index_entries(pack: Pack, query):
-    for passage_id, text, heading_path, doc_id, title, visibility, roles, _ in query.tuples().iterator():
+    for passage_id, text, heading_path, doc_id, title, visibility, roles in query.tuples().iterator():
         yield IndexedPassage(
             passage_id=passage_id,
             document_id=doc_id,
