@@ -575,3 +575,22 @@ def test_term_cache_analyses_many_texts_in_one_call_as_one_at_a_time():
     cache.prefetch(texts)
     assert [cache._terms[text] for text in texts] == [content_terms(text) for text in texts]
     assert cache("Running dogs and cats.") == ["run", "dog", "cat"]
+
+
+def test_a_text_analysed_for_one_question_is_not_analysed_again_for_the_next(monkeypatch):
+    from portal.search import analysis
+
+    first = TermCache()
+    first.prefetch(["Restart the spool cleanup job Z_BC_SPOOL_CLEANUP.", "Check the output queue in SP01."])
+    assert first("Post goods issue in VL02N.") == content_terms("Post goods issue in VL02N.")
+
+    def analysed_again(text):
+        raise AssertionError(f"analysed again: {text!r}")
+
+    monkeypatch.setattr(analysis, "content_terms", analysed_again)
+    second = TermCache()
+    second.prefetch(["Check the output queue in SP01.", "Restart the spool cleanup job Z_BC_SPOOL_CLEANUP."])
+    assert second("Post goods issue in VL02N.") == first("Post goods issue in VL02N.")
+    assert second("Check the output queue in SP01.") == first("Check the output queue in SP01.")
+    with pytest.raises(AssertionError, match="analysed again"):
+        second("A sentence no question has seen yet.")

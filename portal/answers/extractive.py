@@ -190,13 +190,14 @@ def extractive_sentences(
         frequency = {t: sum(1 for c in candidates if t in c.terms or t in c.context) for t in question_terms}
         weights = {t: math.log(1 + len(candidates) / df) for t, df in frequency.items() if df}
     weights = {t: w for t, w in weights.items() if t in question_terms}
+    weighted = frozenset(weights)  # only the question's terms weigh anything, so only they are summed
     total = math.fsum(weights.values()) or 1.0
     in_passage: dict[int, set[str]] = {}
     for c in candidates:
-        in_passage.setdefault(c.order[0], set()).update(c.terms | c.context)
+        in_passage.setdefault(c.order[0], set()).update((c.terms | c.context) & weighted)
+    share = {passage: math.fsum(weights[t] for t in terms) / total for passage, terms in in_passage.items()}
     for c in candidates:
-        share = math.fsum(weights.get(t, 0.0) for t in in_passage[c.order[0]]) / total
-        c.weight *= PASSAGE_BASE + share
+        c.weight *= PASSAGE_BASE + share[c.order[0]]
     for before, c in zip(candidates, candidates[1:]):
         if before.order[0] == c.order[0] and before.unit.heading == c.unit.heading:
             c.near = before.terms - c.terms - c.context
@@ -229,14 +230,14 @@ def extractive_sentences(
 
     def score(c: _Candidate, covered: set[str]) -> float:
         def w(t: str) -> float:
-            return weights.get(t, 0.0) * (COVERED_WEIGHT if t in covered else 1.0)
+            return weights[t] * (COVERED_WEIGHT if t in covered else 1.0)
 
         # fsum: exact whatever the order the sets give their terms in, so ties break the same way
         # under every hash seed
         return c.weight * (
-            math.fsum(w(t) for t in c.terms)
-            + CONTEXT_WEIGHT * math.fsum(w(t) for t in c.context)
-            + NEIGHBOUR_WEIGHT * math.fsum(w(t) for t in c.near)
+            math.fsum(w(t) for t in c.terms & weighted)
+            + CONTEXT_WEIGHT * math.fsum(w(t) for t in c.context & weighted)
+            + NEIGHBOUR_WEIGHT * math.fsum(w(t) for t in c.near & weighted)
         )
 
     pool = [c for c in candidates if score(c, set()) > 0]

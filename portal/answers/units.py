@@ -37,7 +37,6 @@ class _Block:
     numbered: bool = False
 
 
-@lru_cache(maxsize=1024)  # a passage is read by the evidence check and again by the answerer
 def _blocks(text: str) -> tuple[_Block, ...]:
     """The passage's blocks in order, as the viewer renders its Markdown (``markdown_blocks``).
 
@@ -160,7 +159,7 @@ def sentences_with_headings(text: str) -> list[tuple[str, str]]:
     return [(unit.text, unit.heading) for unit in passage_units(text)]
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Unit:
     """One unit of a passage with what the answerer weighs around it."""
 
@@ -172,7 +171,10 @@ class Unit:
     numbered: bool  # an item of a numbered list
 
 
-def passage_units(text: str) -> list[Unit]:
+# A passage is read by the evidence check and again by the answerer, and the same passages are
+# issued to many questions: its units are worked out once per process (passages never change).
+@lru_cache(maxsize=4096)
+def passage_units(text: str) -> tuple[Unit, ...]:
     """Sentences of prose, whole list items and table rows, in passage order."""
     units = []
     for block in _blocks(text):
@@ -192,7 +194,7 @@ def passage_units(text: str) -> list[Unit]:
                         block.numbered,
                     )
                 )
-    return units
+    return tuple(units)
 
 
 # --- Markdown syntax out --------------------------------------------------------------
