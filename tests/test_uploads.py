@@ -498,3 +498,22 @@ def test_a_batch_over_its_limit_is_not_listed_for_someone_who_may_not_upload(app
         files = {"files": (io.BytesIO(b"a" * (2 * 1024 * 1024)), "one.md", "text/markdown")}
         response = client.post("/packs/ops/documents", data=files, content_type="multipart/form-data")
         assert response.status_code == 413 and "one.md" not in response.get_data(as_text=True)
+
+
+def test_a_markdown_title_is_its_first_level_one_heading_as_the_viewer_reads_it(app, pack, client_as):
+    admin = client_as("PlatformAdmin")
+    text = b"```\n# not a heading: a line of a shell script\n```\n\nRelease notes\n=============\n\n## Spool\n\nText.\n"
+    assert upload(admin, "ops", "notes_v2.md", text).status_code == 200
+    assert Document.get(Document.doc_id == "notes_v2").title == "Release notes"
+
+
+def test_a_pdf_title_that_is_only_the_name_of_the_file_it_was_made_from_is_not_used(app, pack, client_as):
+    """pdfminer's sample says Title "zen_of_python.txt": the upload's own file name says more."""
+    require_shared_fixtures()
+    admin = client_as("PlatformAdmin")
+    name = "pdfminer_zen_of_python_corrupted.pdf"
+    response = upload(admin, "ops", name, (FIXTURES_DIR / name).read_bytes(), "application/pdf")
+    assert response.status_code == 200
+    assert Document.get(Document.doc_id == "pdfminer_zen_of_python_corrupted").title == (
+        "pdfminer zen of python corrupted"
+    )

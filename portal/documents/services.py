@@ -33,6 +33,7 @@ from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.classify import Classification, Policy, classify, refuse_if_not_allowed
 from portal.ingest.formats import Extracted, read_upload
+from portal.ingest.markdown_blocks import heading_title, markdown_blocks
 from portal.ingest.markers import replace_figure_markers, without_images_line
 from portal.ingest.passages import split_passages
 from portal.models import DOCUMENT_ID_RE, Document, Pack, Revision, User, utcnow
@@ -63,9 +64,12 @@ def title_for(filename: str, text: str, kind: str, own_title: str = "") -> str:
     if own_title:
         return own_title[:255]
     if kind in ("markdown", "docx"):
-        match = re.search(r"^# +(.+?)\s*#*\s*$", text, re.M)
-        if match:
-            return match.group(1)[:255]
+        # as the viewer reads it: "Title" underlined with "===" counts, a "#" line in a code block does not
+        for block in markdown_blocks(text):
+            if block.kind == "heading" and block.level == 1 and block.depth == 0:
+                title = heading_title(block.text).strip()
+                if title:
+                    return title[:255]
     stem = PurePath(filename).stem
     return (re.sub(r"[_]+", " ", stem).strip() or stem)[:255]
 

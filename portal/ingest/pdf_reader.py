@@ -79,13 +79,22 @@ def _read_pages(document: pdfium.PdfDocument) -> Reading:
     )
 
 
+# What PDF producers write when the author gave no title: "Untitled", "Microsoft Word - report.docx",
+# or the name of the file the PDF was made from ("zen_of_python.txt").
+_PLACEHOLDER_TITLE = re.compile(
+    r"^(untitled|microsoft word)|\.(txt|md|pdf|docx?|odt|rtf|tex|dvi|e?ps|html?|xlsx?|pptx?|indd|qxd)$",
+    re.IGNORECASE,
+)
+
+
 def _metadata_title(document: pdfium.PdfDocument) -> str:
     """The Title of the PDF's document information, if it has a usable one."""
     try:
         title = " ".join((document.get_metadata_value("Title") or "").split())
     except Exception:  # metadata is optional; a broken entry must not refuse the file
         return ""
-    return title if 2 < len(title) <= 255 and not title.lower().startswith(("untitled", "microsoft word")) else ""
+    usable = 2 < len(title) <= 255 and not _PLACEHOLDER_TITLE.search(title)
+    return title if usable else ""
 
 
 def _page_text_and_image_count(document: pdfium.PdfDocument, index: int) -> tuple[str, int]:
