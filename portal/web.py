@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, redirect, url_for
 from flask_login import current_user, login_required
 
-from portal import access, numbers, request_text
+from portal import access, numbers, request_text, wording
 from portal.answers.grounding import ANSWER_BASES
 from portal.ingest import limits
 from portal.rendering import htmx, render
@@ -45,6 +45,7 @@ def init_app(app) -> None:
     from portal.runs.views import bp as runs_bp
 
     numbers.init_app(app)
+    wording.init_app(app)
     request_text.init_app(app)  # after the CSRF check (auth.init_app), which reads the form first
     htmx.init_app(app)
     app.register_blueprint(home)

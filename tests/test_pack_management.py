@@ -139,7 +139,7 @@ def test_deleting_removes_everything_and_keeps_the_slug_reserved(app, filled, cl
     response = admin.post("/packs/ops/delete", data={"generation": "3"})
     assert response.status_code == 303 and response.headers["Location"].endswith("/packs/")
     listing = _soup(admin.get("/packs/"))
-    assert "Deleted the pack Operations: 3 document(s), 3 revision(s)" in listing.select_one(".flashes").text
+    assert "Deleted the pack Operations: 3 documents, 3 revisions" in listing.select_one(".flashes").text
     assert "/packs/ops" not in str(listing.select("table.list a"))
 
     assert admin.get("/packs/ops").status_code == 404

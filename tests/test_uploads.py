@@ -427,7 +427,10 @@ def word_with_a_tiff() -> bytes:
 def test_the_result_line_gives_the_images_kept_and_why_others_were_not(app, pack, client_as):
     admin = client_as("PlatformAdmin")
     line = _outcomes(upload(admin, "ops", "pictures.docx", word_with_a_tiff(), DOCX))["pictures.docx"]
-    assert line.select_one(".outcome-images").text == "Images: 2 kept, 1 not kept (type: 1)."
+    assert line.select_one(".outcome-images").text == (
+        "Images: 2 kept, 1 not kept (type: 1). "
+        "type: not a PNG, JPEG, GIF or WebP image (SVG, TIFF, EMF … are not kept)."
+    )
     line = _outcomes(upload(admin, "ops", "interface-monitoring.docx", word_with_pictures(), DOCX))[
         "interface-monitoring.docx"
     ]

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from portal.errors import Refused
 from portal.ingest.classify import REDACTION_MARKER
+from portal.ingest.limits import IMAGE_REASON_TEXT, IMAGE_REASONS
 from portal.ingest.markers import images_summary
 from portal.models import Document, Revision
 
@@ -58,3 +59,7 @@ class UploadOutcome:
     def images_summary(self) -> str:
         """``Images: 4 kept, 3 not kept (type: 3)``, as the text's own Images line says it."""
         return images_summary(self.images_kept, self.images_not_kept)
+
+    def images_explained(self) -> list[str]:
+        """What each reason the Images line names means, in the line's order: ``type: not a PNG, …``."""
+        return [f"{r}: {IMAGE_REASON_TEXT[r]}" for r in IMAGE_REASONS if self.images_not_kept.get(r)]

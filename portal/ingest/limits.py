@@ -42,6 +42,18 @@ MAX_DOCX_PART_BYTES = 50 * 1024 * 1024  # one XML part of a Word file, uncompres
 
 # Why an image inside a document was not kept, in the order the Images line lists them.
 IMAGE_REASONS = ("type", "pixels", "bytes", "size", "count", "pool", "deadline", "decode")
+# What each reason of the Images line means, for the person who uploaded the file: the line itself
+# keeps the short codes (SPEC 5), the upload's result explains the ones it names.
+IMAGE_REASON_TEXT = {
+    "type": "not a PNG, JPEG, GIF or WebP image (SVG, TIFF, EMF … are not kept)",
+    "pixels": f"more than {MAX_IMAGE_PIXELS:,} pixels",
+    "bytes": f"larger than {MAX_IMAGE_BYTES // (1024 * 1024)} MB",
+    "size": f"smaller than {MIN_IMAGE_SIDE} pixels on a side",
+    "count": f"beyond the first {MAX_IMAGES} images of the document",
+    "pool": f"beyond the {MAX_IMAGE_POOL_BYTES // (1024 * 1024)} MB of image data read per document",
+    "deadline": f"not prepared within the {IMAGE_SECONDS:g} s allowed for a document's images",
+    "decode": "could not be read (damaged, or a format the reader does not know)",
+}
 
 ACCEPTED_EXTENSIONS = (".md", ".txt", ".docx", ".pdf", ".png", ".jpg", ".jpeg", ".webp")
 

@@ -14,6 +14,7 @@ from portal.numbers import form_number
 from portal.packs.deletion import delete_pack, pack_contents
 from portal.packs.services import create_pack, edit_pack, live_document_counts
 from portal.rendering import render
+from portal.wording import counted
 
 bp = Blueprint("packs", __name__, url_prefix="/packs")
 
@@ -137,7 +138,8 @@ def delete(slug: str):
     except Refused as refusal:
         return render("packs/delete.html", status=409, pack=pack, contents=pack_contents(pack), error=refusal.message)
     flash(
-        f"Deleted the pack {pack.title}: {removed.documents} document(s), {removed.revisions} revision(s), "
-        f"{removed.files} file(s); its slug {pack.slug} stays reserved."
+        f"Deleted the pack {pack.title}: {counted(removed.documents, 'document')}, "
+        f"{counted(removed.revisions, 'revision')}, {counted(removed.files, 'file')}; "
+        f"its slug {pack.slug} stays reserved."
     )
     return redirect(url_for("packs.index"), code=303)
