@@ -10,9 +10,9 @@ another company's pack.
 
 from __future__ import annotations
 
-from peewee import JOIN
+from peewee import JOIN, IntegrityError
 
-from portal.db import database
+from portal.db import database, locking
 from portal.errors import Refused
 from portal.models import (
     GROUNDING_MODES,
@@ -65,19 +65,23 @@ def create_agent(
     _check_mode(mode)
     with database().atomic():
         if Agent.get_or_none(Agent.slug == slug) is not None:
-            raise Refused("slug_taken", f"An agent {slug!r} exists already.")
+            raise _slug_taken(slug)
         company = _company(company_name)
         packs = _grantable_packs(pack_slugs, company)
-        agent = Agent.create(
-            slug=slug,
-            name=name,
-            mode=mode,
-            company=company,
-            instructions=instructions,
-            description=description,
-            offered=offered,
-            seeded=seeded,
-        )
+        try:
+            with database().atomic():
+                agent = Agent.create(
+                    slug=slug,
+                    name=name,
+                    mode=mode,
+                    company=company,
+                    instructions=instructions,
+                    description=description,
+                    offered=offered,
+                    seeded=seeded,
+                )
+        except IntegrityError:  # PostgreSQL: another builder's agent was committed after the check
+            raise _slug_taken(slug) from None
         _grant(agent, packs)
         audit(
             actor,
@@ -114,7 +118,8 @@ def update_agent(
     description = agent.description if description is None else _checked_description(description)
     _check_mode(mode)
     with database().atomic():
-        agent = Agent.get_by_id(agent.id)
+        # Locked: a second save at the same moment starts from this one's grants, not the same old ones.
+        agent = locking(Agent.select().where(Agent.id == agent.id)).get()
         company = _company(company_name)
         packs = _grantable_packs(pack_slugs, company)
         before = _settings(agent)
@@ -271,6 +276,10 @@ def _settings(agent: Agent) -> dict:
         "description": agent.description,
         "company": Company.get_by_id(agent.company_id).name if agent.company_id else None,
     }
+
+
+def _slug_taken(slug: str) -> Refused:
+    return Refused("slug_taken", f"An agent {slug!r} exists already.")
 
 
 def _checked_name(name: str) -> str:
