@@ -26,7 +26,7 @@ from portal.models import (
     User,
     utcnow,
 )
-from portal.packs.services import SLUG_RE
+from portal.packs.services import SLUG_RE, checked_company_name
 
 MAX_NAME_CHARS = 255
 MAX_INSTRUCTIONS_CHARS = 8_000
@@ -317,7 +317,7 @@ def _check_mode(mode: str) -> None:
 
 
 def _company(name: str | None) -> Company | None:
-    name = (name or "").strip()
+    name = checked_company_name(name or "")
     return Company.get_or_create(name=name)[0] if name else None
 
 

@@ -14,6 +14,14 @@ SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 MAX_TITLE_CHARS = 255  # a pack's title and its company's name: the width of their columns (PostgreSQL enforces it)
 
 
+def checked_company_name(name: str) -> str:
+    """A company's name as stored (a pack's and an agent's form both name one), no wider than its column."""
+    name = name.strip()
+    if len(name) > MAX_TITLE_CHARS:
+        raise Refused("bad_company", f"A company's name has at most {MAX_TITLE_CHARS} characters.")
+    return name
+
+
 def _checked_title(title: str) -> str:
     title = title.strip()
     if not title:
@@ -40,8 +48,8 @@ def create_pack(
         raise Refused("bad_company", "A company pack names the company whose material it holds.")
     if kind == "generic" and company_name:
         raise Refused("bad_company", "A generic pack names no company.")
-    if kind == "company" and len(company_name.strip()) > MAX_TITLE_CHARS:
-        raise Refused("bad_company", f"A company's name has at most {MAX_TITLE_CHARS} characters.")
+    if kind == "company":
+        company_name = checked_company_name(company_name)
     with database().atomic():  # the check and the insert together: two admins creating one slug get one pack
         taken = Pack.get_or_none(Pack.slug == slug)
         if taken is not None and taken.is_deleted:
@@ -51,7 +59,7 @@ def create_pack(
             )
         if taken is not None:
             raise _slug_taken(slug)
-        company = Company.get_or_create(name=company_name.strip())[0] if kind == "company" else None
+        company = Company.get_or_create(name=company_name)[0] if kind == "company" else None
         try:
             with database().atomic():
                 return Pack.create(slug=slug, title=title, kind=kind, company=company, description=description.strip())
