@@ -9,6 +9,7 @@ CAIRN_TEST_DATABASE_URL, on PostgreSQL.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable
 from html import unescape
@@ -16,8 +17,10 @@ from html import unescape
 import pytest
 import requests
 
-from helpers import PASSWORD, SPOOL, serve_in_thread
+from helpers import PASSWORD, POSTGRES_URL, SPOOL, migrated_app, serve_in_thread, signed_in_client
+from portal import db
 from portal.agents.services import create_agent
+from portal.api.tokens import create_token
 from portal.auth.services import create_user
 from portal.chat.services import start_conversation
 from portal.documents import editing, revisions
@@ -320,3 +323,32 @@ def test_two_reviewers_recording_cases_for_one_answer_at_once_keep_the_case_rule
         else:
             assert statuses == [303, 422]
             assert "remove it first" in next(r for r in responses if r.status_code == 422).text
+
+
+def test_a_write_lock_held_past_the_busy_timeout_is_a_503_that_says_to_try_again(tmp_path, monkeypatch):
+    """Another writer holding SQLite's lock longer than the busy timeout (a loaded machine: seen in the upload
+    race above) made "database is locked" a 500, in HTML even for the API. It is a 503 naming the cause."""
+    if POSTGRES_URL:
+        pytest.skip("SQLite's write lock; PostgreSQL's row locks wait")
+    monkeypatch.setitem(db.SQLITE_PRAGMAS, "busy_timeout", 50)  # milliseconds: not ten seconds of waiting
+    with migrated_app(tmp_path / "data") as app:
+        admin = create_user("admin@example.test", PASSWORD, {"PlatformAdmin"})
+        client = signed_in_client(app, admin)
+        token = create_token(admin, "busy")[1]
+        other_writer = sqlite3.connect(tmp_path / "data" / "cairn.db", isolation_level=None)
+        other_writer.execute("BEGIN IMMEDIATE")
+        try:
+            page = client.post("/packs/", data={"slug": "ops", "title": "Ops", "kind": "generic"})
+            api = client.put(
+                "/api/v1/packs/ops/documents/notes",
+                json={"expected_version": 0, "text": "# Notes\n"},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+        finally:
+            other_writer.rollback()
+            other_writer.close()
+        assert (page.status_code, page.headers.get("Retry-After")) == (503, "5")
+        assert "busy with another change" in page.get_data(as_text=True)
+        assert (api.status_code, api.json["error"]["code"]) == (503, "busy")
+        assert Pack.select().count() == 0
+        assert client.post("/packs/", data={"slug": "ops", "title": "Ops", "kind": "generic"}).status_code == 303
