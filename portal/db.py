@@ -113,3 +113,11 @@ def init_app(app) -> None:
 
 def database() -> Database:
     return flask_db.database
+
+
+def locking(query):
+    """``query`` taking its rows' write lock until the transaction ends, so a writer that reads, decides and
+    then writes waits for another one doing the same and sees what it wrote: PostgreSQL's ``FOR UPDATE``
+    (its READ COMMITTED reads of the second writer see the first one's commit). SQLite needs nothing:
+    every transaction begins IMMEDIATE and holds the whole database (module docstring)."""
+    return query.for_update() if database().for_update else query

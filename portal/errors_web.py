@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import jsonify, request
 from flask_wtf.csrf import CSRFError
+from peewee import OperationalError
 from werkzeug.exceptions import BadRequest, MethodNotAllowed, RequestEntityTooLarge
 from werkzeug.exceptions import NotFound as HTTPNotFound
 
@@ -69,6 +70,21 @@ def init_app(app) -> None:
         # The API's one code for a request it cannot read (its documented list): a NUL in a value, a
         # body that is not JSON, a field of the wrong shape.
         return _problem(400, "Bad request", error.description, "invalid_request")
+
+    @app.errorhandler(OperationalError)
+    def database_busy(error: OperationalError):
+        """SQLite's write lock still held by another change after the busy timeout (``db.SQLITE_PRAGMAS``):
+        this request's transaction never began. Any other database error stays a 500."""
+        if "database is locked" not in str(error):
+            raise error
+        response = _problem(
+            503,
+            "Busy",
+            "The portal is busy with another change and could not make this one. Try again in a moment.",
+            "busy",
+        )
+        response.headers["Retry-After"] = "5"
+        return response
 
     @app.errorhandler(CSRFError)
     def csrf_failed(_error):

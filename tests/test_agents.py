@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from html import unescape
 
 import pytest
 from bs4 import BeautifulSoup
@@ -11,7 +12,7 @@ from helpers import cli_runner
 from portal import access
 from portal.agents import services
 from portal.errors import Refused
-from portal.models import Agent, AgentGrant, AuditLog, Run
+from portal.models import Agent, AgentGrant, AuditLog, Company, Run
 from portal.packs.services import create_pack
 from portal.runs.ask import ask
 
@@ -90,6 +91,31 @@ def test_bad_settings_are_refused(app, slug, name, mode, reason):
         services.create_agent(None, slug, name, mode)
     assert refused.value.reason == reason
     assert Agent.select().count() == 0
+
+
+def test_a_company_wider_than_its_column_is_refused_in_the_browser_not_a_server_error(app, pack, client_as):
+    """The agent form's company is whatever the browser sends: PostgreSQL refused a name over 255 characters
+    (a 500), SQLite stored a company nobody had named; the pack form refused it already."""
+    companies = [c.name for c in Company.select()]  # the signed-in Member's
+    for form in (
+        {"slug": "wide", "name": "Wide", "mode": "open", "company": "c" * 256},
+        {"slug": "helper-2", "name": "Wide", "mode": "open", "company": "c" * 256, "packs": ["ops"]},
+    ):
+        response = client_as("AgentBuilder").post("/agents/", data=form)
+        assert response.status_code == 422, response.get_data(as_text=True)[-500:]
+        assert "A company's name has at most 255 characters." in unescape(response.get_data(as_text=True))
+    assert (Agent.select().count(), [c.name for c in Company.select()]) == (0, companies)
+    with pytest.raises(Refused, match="A company's name has at most 255 characters."):
+        services.update_agent(
+            None,
+            services.create_agent(None, "narrow", "Narrow", "open"),
+            name="Narrow",
+            mode="open",
+            company_name="c" * 256,
+            instructions="",
+            pack_slugs=[],
+        )
+    assert [c.name for c in Company.select()] == companies
 
 
 def test_duplicate_slug_and_unknown_pack_are_refused(app, helper):

@@ -277,6 +277,29 @@ def test_versioned_writes_and_conflicts(live):
     assert (reused.status_code, reused.json()["error"]["code"]) == (422, "id_reused")
 
 
+@pytest.mark.parametrize(
+    "method, path, body, field_named",
+    [
+        ("GET", "/api/v1/packs/ops/documents/monitoring?version=99999999999999999999", None, "version"),
+        (
+            "DELETE",
+            "/api/v1/packs/ops/documents/monitoring",
+            {"expected_version": 99999999999999999999},
+            "expected_version",
+        ),
+        ("PUT", "/api/v1/packs/ops/documents/monitoring", {"expected_version": 2**31, "text": "x"}, "expected_version"),
+        ("GET", "/api/v1/packs/ops/documents?page=99999999999999999999", None, "page"),
+    ],
+    ids=["version", "delete", "put", "page"],
+)
+def test_a_number_beyond_the_databases_range_is_400_naming_it(live, method, path, body, field_named):
+    """A version past the widest database integer reached a query and answered an HTML 500 (``OverflowError``)."""
+    response = live.call("admin", method, path, json=body)
+    assert (response.status_code, response.json()["error"]["code"]) == (400, "invalid_request"), response.text
+    assert field_named in response.json()["error"]["message"]
+    assert live.call("admin", "GET", "/api/v1/packs/ops/documents/monitoring").status_code == 200
+
+
 BAD_REQUESTS = [
     ({"text": "# No version\n"}, "expected_version"),
     ({"expected_version": -1, "text": "x"}, "expected_version"),

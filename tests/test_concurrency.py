@@ -9,20 +9,25 @@ CAIRN_TEST_DATABASE_URL, on PostgreSQL.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable
+from html import unescape
 
 import pytest
 import requests
 
-from helpers import PASSWORD, SPOOL, serve_in_thread
+from helpers import PASSWORD, POSTGRES_URL, SPOOL, migrated_app, serve_in_thread, signed_in_client
+from portal import db
 from portal.agents.services import create_agent
+from portal.api.tokens import create_token
 from portal.auth.services import create_user
 from portal.chat.services import start_conversation
 from portal.documents import editing, revisions
 from portal.documents import services as documents
 from portal.errors import VersionConflict
-from portal.models import Document, Feedback, Revision
+from portal.feedback.services import rate_answer
+from portal.models import Agent, AgentGrant, AuditLog, Document, Feedback, Pack, RegressionCase, Revision
 
 ROUNDS = 5
 RATERS = 20
@@ -209,3 +214,141 @@ def test_twenty_members_rating_their_answers_at_once_all_succeed(app, server, pa
         ]
         saved = {f.run_id: f.rating for f in Feedback.select()}
         assert saved == {run.id: form["rating"] for run, form in zip(answers, forms)}
+
+
+# --- The same thing made twice at once (a double click, two people) -----------------------------
+# Without a lock each request checked that nothing stood in its way, then wrote: the later insert
+# answered a 500 (a duplicate key), or both wrote and left what the rules forbid. A window of
+# microseconds: each test releases several rounds together.
+
+RACE_ROUNDS = 10
+
+
+def test_two_admins_creating_the_same_pack_get_one_pack_and_one_refusal(server, admins):
+    for round_number in range(RACE_ROUNDS):
+        slug = f"ops-{round_number}"
+        responses = together(
+            [
+                lambda session=session, slug=slug: session.post(
+                    f"{server}/packs/", data={"slug": slug, "title": "Ops", "kind": "generic"}, allow_redirects=False
+                )
+                for session in admins
+            ]
+        )
+        assert sorted(r.status_code for r in responses) == [303, 422], [r.text[:300] for r in responses]
+        assert f"A pack {slug!r} exists already." in unescape(next(r for r in responses if r.status_code == 422).text)
+        assert Pack.select().where(Pack.slug == slug).count() == 1
+
+
+def test_two_builders_creating_the_same_agent_get_one_agent_and_one_refusal(server, admins, pack):
+    """On PostgreSQL the later insert met the unique slug: a 500 (SQLite's immediate transactions queue them)."""
+    for round_number in range(RACE_ROUNDS):
+        slug = f"desk-{round_number}"
+        form = {"slug": slug, "name": "Desk", "mode": "open", "packs": [pack.slug]}
+        responses = together(
+            [
+                lambda session=session, form=form: session.post(f"{server}/agents/", data=form, allow_redirects=False)
+                for session in admins
+            ]
+        )
+        assert sorted(r.status_code for r in responses) == [303, 422], [r.text[:300] for r in responses]
+        assert f"An agent {slug!r} exists already." in unescape(next(r for r in responses if r.status_code == 422).text)
+        assert AgentGrant.select().join(Agent).where(Agent.slug == slug).count() == 1
+
+
+def test_two_builders_granting_the_same_pack_at_once_both_save(server, admins, pack, other_pack):
+    """Each save replaces the grants as its form lists them; on PostgreSQL both inserted the new grant and
+    the later one met the unique (agent, pack): a 500. Now the later save starts from the earlier one's grants."""
+    for round_number in range(RACE_ROUNDS):
+        agent = create_agent(None, f"desk-{round_number}", "Desk", "open", None, "", [pack.slug])
+        forms = [{"name": "Desk", "mode": "open", "packs": [pack.slug, other_pack.slug]}] * 2
+        responses = together(
+            [
+                lambda session=session, form=form, agent=agent: session.post(
+                    f"{server}/agents/{agent.slug}", data=form, allow_redirects=False
+                )
+                for session, form in zip(admins, forms)
+            ]
+        )
+        assert [r.status_code for r in responses] == [303, 303], [r.text[:300] for r in responses]
+        granted = sorted(g.pack.slug for g in AgentGrant.select().where(AgentGrant.agent == agent))
+        assert granted == sorted([pack.slug, other_pack.slug])
+        updates = AuditLog.select().where((AuditLog.target_id == agent.id) & (AuditLog.action == "agent.update"))
+        assert [entry.detail["granted"] for entry in updates] == [[other_pack.slug]]  # the later save changed nothing
+
+
+@pytest.fixture
+def rated_answers(app, pack, users):
+    """Not helpful ratings of answers, one per round, each waiting for its regression case."""
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    member = users["Member"]
+    return [
+        rate_answer(
+            member,
+            start_conversation(member, agent, "How do I delete old spool requests?")[1],
+            "not_helpful",
+            ["incorrect"],
+        )
+        for _ in range(RACE_ROUNDS)
+    ]
+
+
+@pytest.mark.parametrize("second_kind", ["expected_source", "no_evidence"])
+def test_two_reviewers_recording_cases_for_one_answer_at_once_keep_the_case_rules(
+    server, admins, rated_answers, second_kind
+):
+    """The same case twice records it once; an expected source and "no evidence" together are refused
+    (one of them names the other). Both used to be stored."""
+    forms = [
+        {"kind": "expected_source", "pack": "ops", "doc_id": "spool-overflow"},
+        {"kind": "expected_source", "pack": "ops", "doc_id": "spool-overflow"}
+        if second_kind == "expected_source"
+        else {"kind": "no_evidence"},
+    ]
+    for feedback in rated_answers:
+        responses = together(
+            [
+                lambda session=session, form=form, feedback=feedback: session.post(
+                    f"{server}/feedback/{feedback.id}/cases", data=form, allow_redirects=False
+                )
+                for session, form in zip(admins, forms)
+            ]
+        )
+        cases = list(RegressionCase.select().where(RegressionCase.feedback == feedback))
+        assert len(cases) == 1, [(c.kind, c.document_id) for c in cases]
+        statuses = sorted(r.status_code for r in responses)
+        if second_kind == "expected_source":
+            assert statuses == [303, 303]
+        else:
+            assert statuses == [303, 422]
+            assert "remove it first" in next(r for r in responses if r.status_code == 422).text
+
+
+def test_a_write_lock_held_past_the_busy_timeout_is_a_503_that_says_to_try_again(tmp_path, monkeypatch):
+    """Another writer holding SQLite's lock longer than the busy timeout (a loaded machine: seen in the upload
+    race above) made "database is locked" a 500, in HTML even for the API. It is a 503 naming the cause."""
+    if POSTGRES_URL:
+        pytest.skip("SQLite's write lock; PostgreSQL's row locks wait")
+    monkeypatch.setitem(db.SQLITE_PRAGMAS, "busy_timeout", 50)  # milliseconds: not ten seconds of waiting
+    with migrated_app(tmp_path / "data") as app:
+        admin = create_user("admin@example.test", PASSWORD, {"PlatformAdmin"})
+        client = signed_in_client(app, admin)
+        token = create_token(admin, "busy")[1]
+        other_writer = sqlite3.connect(tmp_path / "data" / "cairn.db", isolation_level=None)
+        other_writer.execute("BEGIN IMMEDIATE")
+        try:
+            page = client.post("/packs/", data={"slug": "ops", "title": "Ops", "kind": "generic"})
+            api = client.put(
+                "/api/v1/packs/ops/documents/notes",
+                json={"expected_version": 0, "text": "# Notes\n"},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+        finally:
+            other_writer.rollback()
+            other_writer.close()
+        assert (page.status_code, page.headers.get("Retry-After")) == (503, "5")
+        assert "busy with another change" in page.get_data(as_text=True)
+        assert (api.status_code, api.json["error"]["code"]) == (503, "busy")
+        assert Pack.select().count() == 0
+        assert client.post("/packs/", data={"slug": "ops", "title": "Ops", "kind": "generic"}).status_code == 303

@@ -10,9 +10,9 @@ another company's pack.
 
 from __future__ import annotations
 
-from peewee import JOIN
+from peewee import JOIN, IntegrityError
 
-from portal.db import database
+from portal.db import database, locking
 from portal.errors import Refused
 from portal.models import (
     GROUNDING_MODES,
@@ -26,7 +26,7 @@ from portal.models import (
     User,
     utcnow,
 )
-from portal.packs.services import SLUG_RE
+from portal.packs.services import SLUG_RE, checked_company_name
 
 MAX_NAME_CHARS = 255
 MAX_INSTRUCTIONS_CHARS = 8_000
@@ -65,19 +65,23 @@ def create_agent(
     _check_mode(mode)
     with database().atomic():
         if Agent.get_or_none(Agent.slug == slug) is not None:
-            raise Refused("slug_taken", f"An agent {slug!r} exists already.")
+            raise _slug_taken(slug)
         company = _company(company_name)
         packs = _grantable_packs(pack_slugs, company)
-        agent = Agent.create(
-            slug=slug,
-            name=name,
-            mode=mode,
-            company=company,
-            instructions=instructions,
-            description=description,
-            offered=offered,
-            seeded=seeded,
-        )
+        try:
+            with database().atomic():
+                agent = Agent.create(
+                    slug=slug,
+                    name=name,
+                    mode=mode,
+                    company=company,
+                    instructions=instructions,
+                    description=description,
+                    offered=offered,
+                    seeded=seeded,
+                )
+        except IntegrityError:  # PostgreSQL: another builder's agent was committed after the check
+            raise _slug_taken(slug) from None
         _grant(agent, packs)
         audit(
             actor,
@@ -114,7 +118,8 @@ def update_agent(
     description = agent.description if description is None else _checked_description(description)
     _check_mode(mode)
     with database().atomic():
-        agent = Agent.get_by_id(agent.id)
+        # Locked: a second save at the same moment starts from this one's grants, not the same old ones.
+        agent = locking(Agent.select().where(Agent.id == agent.id)).get()
         company = _company(company_name)
         packs = _grantable_packs(pack_slugs, company)
         before = _settings(agent)
@@ -273,6 +278,10 @@ def _settings(agent: Agent) -> dict:
     }
 
 
+def _slug_taken(slug: str) -> Refused:
+    return Refused("slug_taken", f"An agent {slug!r} exists already.")
+
+
 def _checked_name(name: str) -> str:
     name = (name or "").strip()
     if not name:
@@ -308,7 +317,7 @@ def _check_mode(mode: str) -> None:
 
 
 def _company(name: str | None) -> Company | None:
-    name = (name or "").strip()
+    name = checked_company_name(name or "")
     return Company.get_or_create(name=name)[0] if name else None
 
 

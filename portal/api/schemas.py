@@ -22,6 +22,7 @@ from portal.ingest.limits import (
     megabytes,
 )
 from portal.models import DOCUMENT_ID_RE, ROLES, VISIBILITIES
+from portal.numbers import MAX_NUMBER
 from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT
 
 Visibility = Literal[VISIBILITIES]  # type: ignore[valid-type]
@@ -31,6 +32,11 @@ GROUNDING_HELP = (
     "`document:<id>@<version>#<sha256>:L<start>-L<end>`: the SHA-256 of the revision's full text "
     "(UTF-8) and the passage's line range in it (1-based, inclusive)."
 )
+
+
+# A version or page number is at most the widest database integer (``portal.numbers``): a larger one
+# reached a query and ended in a 500 instead of a 400 naming it.
+Number = Annotated[int, Field(le=MAX_NUMBER)]
 
 
 class Request(BaseModel):
@@ -64,12 +70,12 @@ class AgentPath(Request):
 
 
 class DocumentListQuery(Request):
-    page: int = Field(1, ge=1, description="Page number, from 1.")
+    page: Number = Field(1, ge=1, description="Page number, from 1.")
     per_page: int = Field(50, ge=1, le=MAX_PER_PAGE, description="Documents per page.")
 
 
 class DocumentQuery(Request):
-    version: int | None = Field(None, ge=1, description="A retained revision; unset: the current one.")
+    version: Number | None = Field(None, ge=1, description="A retained revision; unset: the current one.")
 
 
 class SearchQuery(Request):
@@ -83,7 +89,7 @@ class SearchQuery(Request):
 # --- Request bodies ---------------------------------------------------------------------------
 
 ExpectedVersion = Annotated[
-    int,
+    Number,
     Field(
         ge=0,
         description="The version this change is based on; 0: the document "
@@ -141,7 +147,8 @@ class AskRequest(Request):
 class ErrorDetail(BaseModel):
     code: str = Field(
         description="A machine code: `not_found`, `unauthorized`, `version_conflict`, "
-        "`invalid_request`, `rate_limited`, or an upload refusal's reason."
+        "`invalid_request`, `rate_limited`, `busy` (503 with `Retry-After`: the database was held by another "
+        "change too long; nothing of this request was written), or an upload refusal's reason."
     )
     message: str = Field(description="The sentence shown to people, naming the limit or reason.")
     current_version: int | None = Field(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from portal.db import database, locking
 from portal.errors import Refused
 from portal.models import Agent, Document, Feedback, Pack, Passage, RegressionCase, Revision, Run, User
 
@@ -77,20 +78,26 @@ def record_no_evidence_case(actor: User, feedback: Feedback) -> RegressionCase:
 
 def _recorded(actor: User, feedback: Feedback, agent: Agent, kind: str, same, **expects) -> RegressionCase:
     """The answer's case that ``same`` matches if there is one (recording twice records once), else a new
-    case of ``kind`` with what it ``expects``."""
-    duplicate = RegressionCase.get_or_none((RegressionCase.feedback == feedback) & same)
-    if duplicate is not None:
-        return duplicate
-    _refuse_if_other_kind(feedback, kind)
-    return RegressionCase.create(
-        feedback=feedback,
-        agent=agent,
-        agent_slug=agent.slug,
-        question=feedback.run.question,
-        kind=kind,
-        created_by=actor.id,
-        **expects,
-    )
+    case of ``kind`` with what it ``expects``.
+
+    The answer's feedback row is locked first, so two reviewers recording at once decide one after the
+    other: the second sees the first one's case (a double click recorded it twice, and an expected source
+    and "no evidence" could both be stored)."""
+    with database().atomic():
+        locking(Feedback.select(Feedback.id).where(Feedback.id == feedback.id)).first()
+        duplicate = RegressionCase.get_or_none((RegressionCase.feedback == feedback) & same)
+        if duplicate is not None:
+            return duplicate
+        _refuse_if_other_kind(feedback, kind)
+        return RegressionCase.create(
+            feedback=feedback,
+            agent=agent,
+            agent_slug=agent.slug,
+            question=feedback.run.question,
+            kind=kind,
+            created_by=actor.id,
+            **expects,
+        )
 
 
 def case_summary(case: RegressionCase) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from peewee import fn
+from peewee import IntegrityError, fn
 
 from portal.db import database
 from portal.errors import NotFound, Refused
@@ -12,6 +12,14 @@ from portal.models import PACK_KINDS, Company, Document, Pack, User
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 MAX_TITLE_CHARS = 255  # a pack's title and its company's name: the width of their columns (PostgreSQL enforces it)
+
+
+def checked_company_name(name: str) -> str:
+    """A company's name as stored (a pack's and an agent's form both name one), no wider than its column."""
+    name = name.strip()
+    if len(name) > MAX_TITLE_CHARS:
+        raise Refused("bad_company", f"A company's name has at most {MAX_TITLE_CHARS} characters.")
+    return name
 
 
 def _checked_title(title: str) -> str:
@@ -40,18 +48,27 @@ def create_pack(
         raise Refused("bad_company", "A company pack names the company whose material it holds.")
     if kind == "generic" and company_name:
         raise Refused("bad_company", "A generic pack names no company.")
-    if kind == "company" and len(company_name.strip()) > MAX_TITLE_CHARS:
-        raise Refused("bad_company", f"A company's name has at most {MAX_TITLE_CHARS} characters.")
-    taken = Pack.get_or_none(Pack.slug == slug)
-    if taken is not None and taken.is_deleted:
-        raise Refused(
-            "slug_reused",
-            f"A deleted pack was called {slug!r}; pack slugs are never reused, so choose another slug.",
-        )
-    if taken is not None:
-        raise Refused("slug_taken", f"A pack {slug!r} exists already.")
-    company = Company.get_or_create(name=company_name.strip())[0] if kind == "company" else None
-    return Pack.create(slug=slug, title=title, kind=kind, company=company, description=description.strip())
+    if kind == "company":
+        company_name = checked_company_name(company_name)
+    with database().atomic():  # the check and the insert together: two admins creating one slug get one pack
+        taken = Pack.get_or_none(Pack.slug == slug)
+        if taken is not None and taken.is_deleted:
+            raise Refused(
+                "slug_reused",
+                f"A deleted pack was called {slug!r}; pack slugs are never reused, so choose another slug.",
+            )
+        if taken is not None:
+            raise _slug_taken(slug)
+        company = Company.get_or_create(name=company_name)[0] if kind == "company" else None
+        try:
+            with database().atomic():
+                return Pack.create(slug=slug, title=title, kind=kind, company=company, description=description.strip())
+        except IntegrityError:  # PostgreSQL: the other admin's pack was committed after this check
+            raise _slug_taken(slug) from None
+
+
+def _slug_taken(slug: str) -> Refused:
+    return Refused("slug_taken", f"A pack {slug!r} exists already.")
 
 
 def edit_pack(actor: User | None, pack: Pack, title: str, description: str) -> Pack:
