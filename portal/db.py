@@ -106,6 +106,15 @@ def open_database(url: str) -> Database:
     return connect_url(url)
 
 
+BUSY_MESSAGE = "The portal is busy with another change and could not make this one. Try again in a moment."
+
+
+def is_busy(error: Exception) -> bool:
+    """Whether ``error`` is SQLite's write lock still held by another change after the busy timeout
+    (``SQLITE_PRAGMAS``): the transaction that raised it never began, so nothing of it was written."""
+    return "database is locked" in str(error)
+
+
 def init_app(app) -> None:
     app.config["DATABASE"] = open_database(app.config["DATABASE_URL"])
     flask_db.init_app(app)

@@ -8,6 +8,7 @@ from peewee import OperationalError
 from werkzeug.exceptions import BadRequest, MethodNotAllowed, RequestEntityTooLarge
 from werkzeug.exceptions import NotFound as HTTPNotFound
 
+from portal import db
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.ingest.limits import request_too_large_message, too_many_form_parts_message
 from portal.rendering import render
@@ -75,14 +76,9 @@ def init_app(app) -> None:
     def database_busy(error: OperationalError):
         """SQLite's write lock still held by another change after the busy timeout (``db.SQLITE_PRAGMAS``):
         this request's transaction never began. Any other database error stays a 500."""
-        if "database is locked" not in str(error):
+        if not db.is_busy(error):
             raise error
-        response = _problem(
-            503,
-            "Busy",
-            "The portal is busy with another change and could not make this one. Try again in a moment.",
-            "busy",
-        )
+        response = _problem(503, "Busy", db.BUSY_MESSAGE, "busy")
         response.headers["Retry-After"] = "5"
         return response
 

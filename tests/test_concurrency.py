@@ -9,6 +9,7 @@ CAIRN_TEST_DATABASE_URL, on PostgreSQL.
 
 from __future__ import annotations
 
+import io
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -352,3 +353,27 @@ def test_a_write_lock_held_past_the_busy_timeout_is_a_503_that_says_to_try_again
         assert (api.status_code, api.json["error"]["code"]) == (503, "busy")
         assert Pack.select().count() == 0
         assert client.post("/packs/", data={"slug": "ops", "title": "Ops", "kind": "generic"}).status_code == 303
+
+
+def test_a_batch_upload_that_meets_a_held_write_lock_says_so_for_each_file_it_could_not_store(tmp_path, monkeypatch):
+    """Each file of a batch is its own transaction: a 503 for the batch would hide the lines of the files
+    already stored. The files the lock kept out are refused one by one, "busy"; the page answers 422."""
+    if POSTGRES_URL:
+        pytest.skip("SQLite's write lock; PostgreSQL's row locks wait")
+    monkeypatch.setitem(db.SQLITE_PRAGMAS, "busy_timeout", 50)
+    with migrated_app(tmp_path / "data") as app:
+        admin = create_user("admin@example.test", PASSWORD, {"PlatformAdmin"})
+        client = signed_in_client(app, admin)
+        assert client.post("/packs/", data={"slug": "ops", "title": "Ops", "kind": "generic"}).status_code == 303
+        files = [(io.BytesIO(b"# One\n\nFirst.\n"), "one.md"), (io.BytesIO(b"# Two\n\nSecond.\n"), "two.md")]
+        other_writer = sqlite3.connect(tmp_path / "data" / "cairn.db", isolation_level=None)
+        other_writer.execute("BEGIN IMMEDIATE")
+        try:
+            page = client.post("/packs/ops/documents", data={"files": files}, content_type="multipart/form-data")
+        finally:
+            other_writer.rollback()
+            other_writer.close()
+        assert page.status_code == 422
+        html = page.get_data(as_text=True)
+        assert html.count('data-reason="busy"') == 2 and "one.md" in html and "two.md" in html
+        assert Document.select().count() == 0

@@ -13,10 +13,12 @@ from __future__ import annotations
 import os
 
 from flask import current_app, request
+from peewee import OperationalError
 from werkzeug.datastructures import FileStorage
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.formparser import parse_form_data
 
+from portal import db
 from portal.documents.filenames import shown_name
 from portal.documents.outcomes import UploadOutcome
 from portal.documents.readers import ReaderAccess
@@ -77,9 +79,15 @@ def _upload_one(pack: Pack, file: FileStorage, user: User, reader_access: Reader
     size = _size(file)
     if size > limits.MAX_FILE_BYTES:  # refused before it is read (SPEC 3)
         return UploadOutcome(filename=shown_name(file.filename), refused=limits.refuse_too_large(size))
-    return upload_file(
-        pack, file.filename, file.read(), user, content_type=file.mimetype or None, reader_access=reader_access
-    )
+    try:
+        return upload_file(
+            pack, file.filename, file.read(), user, content_type=file.mimetype or None, reader_access=reader_access
+        )
+    except OperationalError as error:
+        # The files before this one are stored: say so file by file rather than answer the batch with a 503.
+        if not db.is_busy(error):
+            raise
+        return UploadOutcome(filename=shown_name(file.filename), refused=Refused("busy", db.BUSY_MESSAGE))
 
 
 def _size(file: FileStorage) -> int:
