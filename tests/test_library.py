@@ -50,7 +50,7 @@ def library(app, users, pack):
     packs = {
         "ops": pack,
         "acme": create_pack("acme", "Acme material", "company", "Acme Test Co"),
-        "globex": create_pack("globex", "Globex material", "company", "Globex"),
+        "globex": create_pack("globex", "Globex material", "company", "Globex", add_company=True),
     }
     users["Globex member"] = create_user("globex@example.test", PASSWORD, {"Member"}, "Globex")
     users["Auditor and Member"] = create_user("both@example.test", PASSWORD, {"Auditor", "Member"}, "Acme Test Co")
