@@ -223,10 +223,12 @@ def render_answer(answer: str, cited: set[int], source_url: Callable[[int], str]
 
     Each item of a ``[n]`` marker whose first number is in ``cited`` becomes a link to
     ``source_url(n)``; markers in code spans stay code. Single line breaks are kept (a model
-    writes them as breaks), an image is not loaded (an answer shows no picture from anywhere)
-    and a heading is a bold paragraph, outside the page's outline.
+    writes them as breaks), an image is the viewer's link labelled with its alt text, never
+    loaded (``_inert_content``: an answer shows no picture from anywhere), and a heading is a
+    bold paragraph, outside the page's outline.
     """
     tokens = _ANSWER_MARKDOWN.parse(answer)
+    _inert_content(tokens)
     for token in tokens:
         if token.type in ("heading_open", "heading_close"):  # a heading of the page's outline, not the answer's
             token.tag = "p"
