@@ -9,6 +9,9 @@ the roles it admits.
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 from flask import current_app
 
 from portal.errors import NotFound
@@ -166,14 +169,32 @@ def readable_documents(user: User, pack: Pack) -> list[Document]:
     return [d for d in pack.live_documents() if staff_role_admitted(user, d)]
 
 
-def library_documents(user: User) -> list[Document]:
-    """Every live document ``user`` may read directly, by pack and title (the Library)."""
+def library_documents(user: User):
+    """Every live document ``user`` may read directly, by pack and title (the Library), as a query, so that
+    a page of it is read alone.
+
+    ``may_read`` decides each access class (pack, visibility, reader roles) the live documents have, as it
+    decides index partitions; the query admits exactly the classes it allows.
+    """
+    live = Document.select(Document, Pack).join(Pack).where(Document.deleted_at.is_null())
     if not can(user, "library.read"):
-        return []
-    documents = Document.select(Document, Pack).join(Pack).where(Document.deleted_at.is_null())
+        return live.where(False)
     if not can(user, "packs.read"):  # members read only shared and company documents: ask for no others
-        documents = documents.where(Document.visibility.in_(("shared", "company")))
-    return [d for d in documents.order_by(Pack.title, Document.title) if may_read_document(user, d)]
+        live = live.where(Document.visibility.in_(("shared", "company")))
+    classes = live.select(Document.pack, Document.visibility, Document.reader_role_names).distinct().tuples()
+    classes = list(classes)
+    packs = {p.id: p for p in Pack.select().where(Pack.id.in_({pack_id for pack_id, _, _ in classes}))}
+    admitted: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for pack_id, visibility, roles in classes:
+        if may_read(user, packs[pack_id], visibility, frozenset(roles)):
+            admitted.setdefault((visibility, tuple(roles)), []).append(pack_id)
+    readable = [
+        (Document.visibility == visibility)
+        & Document.reader_role_names.is_exactly(list(roles))
+        & Document.pack.in_(ids)
+        for (visibility, roles), ids in admitted.items()
+    ]
+    return live.where(reduce(operator.or_, readable) if readable else False).order_by(Pack.title, Document.title)
 
 
 def library_document_for(user: User, slug: str, doc_id: str) -> Document:

@@ -60,7 +60,12 @@ class JSONTextField(TextField):
 
     def is_empty(self) -> Expression:
         """Rows whose value is the empty list (or dict), by the text ``json.dumps`` gives it."""
-        return Expression(self, OP.EQ, Value(self.db_value(self.default()), converter=False))
+        return self.is_exactly(self.default())
+
+    def is_exactly(self, value) -> Expression:
+        """Rows whose value is ``value``, by the text ``json.dumps`` gives it (the text every write stores);
+        a list is compared whole, not taken for the values of an ``IN``."""
+        return Expression(self, OP.EQ, Value(self.db_value(value), converter=False))
 
 
 SQLITE_PRAGMAS = {

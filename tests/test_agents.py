@@ -26,12 +26,12 @@ def _soup(response):
 
 @pytest.fixture
 def acme_pack(app):
-    return create_pack("acme-notes", "Acme notes", "company", "Acme Test Co")
+    return create_pack("acme-notes", "Acme notes", "company", "Acme Test Co", add_company=True)
 
 
 @pytest.fixture
 def globex_pack(app):
-    return create_pack("globex-notes", "Globex notes", "company", "Globex")
+    return create_pack("globex-notes", "Globex notes", "company", "Globex", add_company=True)
 
 
 @pytest.fixture

@@ -518,7 +518,8 @@ def test_the_original_is_offered_only_when_reader_visibility_allows(chat, client
     update = {Document.visibility: visibility}
     Document.update(update).where(Document.id == document.document_pk).execute()
     if pack_company:
-        company_pack = create_pack(f"{pack_company.split()[0].lower()}-pack", "Company pack", "company", pack_company)
+        slug = f"{pack_company.split()[0].lower()}-pack"
+        company_pack = create_pack(slug, "Company pack", "company", pack_company, add_company=True)
         Document.update(pack=company_pack).where(Document.id == document.document_pk).execute()
     client = client_as("Member")
     url = f"/chat/answers/{chat.figure_run.id}/sources/1/document"

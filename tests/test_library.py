@@ -14,6 +14,7 @@ from portal.auth.services import create_user
 from portal.documents import editing
 from portal.documents import services as documents
 from portal.documents.readers import ReaderAccess, change_reader_access
+from portal.library import services as library_services
 from portal.library.services import search_library
 from portal.models import AuditLog, Document, Revision
 from portal.packs.services import create_pack
@@ -49,7 +50,7 @@ def library(app, users, pack):
     packs = {
         "ops": pack,
         "acme": create_pack("acme", "Acme material", "company", "Acme Test Co"),
-        "globex": create_pack("globex", "Globex material", "company", "Globex"),
+        "globex": create_pack("globex", "Globex material", "company", "Globex", add_company=True),
     }
     users["Globex member"] = create_user("globex@example.test", PASSWORD, {"Member"}, "Globex")
     users["Auditor and Member"] = create_user("both@example.test", PASSWORD, {"Auditor", "Member"}, "Acme Test Co")
@@ -125,6 +126,55 @@ def test_library_search_as_a_fragment_and_with_nothing_readable(library, client_
     assert "HX-Request" in fragment.headers["Vary"]
     none = client_for("Member").get("/library/?q=zeppelin").get_data(as_text=True)
     assert "No evidence found" in none
+
+
+def _listed(page: BeautifulSoup) -> list[str]:
+    return [a["href"].rsplit("/", 1)[1] for a in page.select(".library-list a")]
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_the_library_pages_through_exactly_the_readable_documents(library, client_for, who, monkeypatch):
+    client = client_for(who)
+    whole = _listed(BeautifulSoup(client.get("/library/").get_data(as_text=True), "html.parser"))
+    monkeypatch.setattr(library_services, "DOCUMENTS_PER_PAGE", 2)
+    listed, address, pages = [], "/library/?q=IDoc", 0
+    while address:  # following Next, as a reader without JavaScript does
+        page = BeautifulSoup(client.get(address).get_data(as_text=True), "html.parser")
+        pages += 1
+        shown = _listed(page)
+        assert 1 <= len(shown) <= 2 and page.select("#library-results .hit")  # the search stays on every page
+        if pages > 1:
+            assert page.select_one("nav.pager a[rel=prev]")["href"] == f"/library/?q=IDoc&page={pages - 1}"
+        listed += shown
+        following = page.select_one("nav.pager a[rel=next]")
+        address = following["href"] if following else None
+    assert listed == whole and set(listed) == READABLE[who]  # each once, in the order of the whole list
+    assert pages == (len(READABLE[who]) + 1) // 2
+
+
+def test_a_library_page_with_htmx_is_the_list_alone(library, client_for, monkeypatch):
+    monkeypatch.setattr(library_services, "DOCUMENTS_PER_PAGE", 2)
+    response = client_for("Auditor").get("/library/?q=IDoc&page=2", headers={"HX-Request": "true"})
+    fragment = BeautifulSoup(response.get_data(as_text=True), "html.parser")
+    assert "HX-Request" in response.headers["Vary"] and fragment.select_one("html, h1, #library-results") is None
+    assert len(_listed(fragment)) == 2 and "Documents 3–4 of 6" in fragment.select_one(".result-count").text
+    pager = fragment.select_one("nav.pager")
+    assert pager["aria-label"] and "page 2 of 3" in pager.text
+    for link in pager.select("a"):  # a real address for each, which htmx swaps into the list
+        assert link["hx-get"] == link["href"] and link["hx-target"] == "#library-documents"
+
+
+@pytest.mark.parametrize("page, status, shown", [("3", 200, 3), ("99", 200, 3), ("0", 404, None), ("two", 404, None)])
+def test_a_library_page_past_the_end_is_the_last_and_one_that_is_no_page_a_404(
+    library, client_for, monkeypatch, page, status, shown
+):
+    monkeypatch.setattr(library_services, "DOCUMENTS_PER_PAGE", 2)
+    response = client_for("Auditor").get(f"/library/?page={page}")
+    assert response.status_code == status
+    if shown:
+        page = BeautifulSoup(response.get_data(as_text=True), "html.parser")
+        assert f"page {shown} of 3" in page.select_one("nav.pager").text and len(_listed(page)) == 2
+        assert page.select_one("nav.pager a[rel=next]") is None
 
 
 def test_navigation_links_the_library_for_readers(library, client_for):

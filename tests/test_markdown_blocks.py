@@ -291,7 +291,7 @@ def test_lines_count_as_splitlines_counts_them_for_the_splitter_and_the_viewer()
     assert (b_heading.line_start, b_heading.line_end) == (6, 7)
     soup = rendered(text, passages)
     anchor = soup.select_one("#passage-1")
-    assert anchor.name == "h1" and anchor["data-line"] == "7"
+    assert anchor.name == "h2" and anchor["data-line"] == "7"  # "# B", a level below the page title
 
 
 def test_blocks_keep_the_source_and_its_lines():

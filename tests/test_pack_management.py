@@ -17,6 +17,7 @@ from portal.errors import NotFound, Refused
 from portal.models import (
     AgentGrant,
     AuditLog,
+    Company,
     Document,
     Figure,
     Pack,
@@ -99,6 +100,35 @@ def test_a_title_or_company_wider_than_its_column_is_refused_not_a_server_error(
     assert "A company's name has at most 255 characters." in _soup(company).select_one(".error").text
     assert [p.slug for p in Pack.select()] == ["ops"] and Pack.get(Pack.slug == "ops").title == "Operations"
     assert admin.post("/packs/ops/edit", data={"title": "t" * 255, "description": "x"}).status_code == 303
+
+
+def test_a_company_pack_is_for_an_existing_company_and_the_form_never_adds_one(app, client_as, users):
+    admin = client_as("PlatformAdmin")
+    field = _soup(admin.get("/packs/")).select_one("form select#company")
+    assert [o["value"] for o in field.select("option")] == ["", "Acme Test Co"]  # none, then the Member's company
+    posted = {"slug": "initech", "title": "Initech specs", "kind": "company", "company": "Initech"}
+    refused = admin.post("/packs/", data=posted)
+    assert refused.status_code == 422
+    page = _soup(refused)
+    error = page.select_one(".error")
+    assert "Company" in error.text and "“Initech”" in error.text and "no existing company" in error.text
+    company = page.select_one("form select#company")  # the field the error names, marked and described by it
+    assert company["aria-invalid"] == "true" and error["id"] in company["aria-describedby"].split()
+    assert page.select_one("input#title")["value"] == "Initech specs"  # what was typed stays
+    assert [c.name for c in Company.select()] == ["Acme Test Co"] and not Pack.select().exists()
+
+    created = admin.post("/packs/", data={**posted, "company": "Acme Test Co"})
+    assert created.status_code == 303
+    assert Pack.get(Pack.slug == "initech").company.name == "Acme Test Co"
+    assert [c.name for c in Company.select()] == ["Acme Test Co"]
+
+
+def test_the_command_line_still_names_a_new_company_for_a_pack(app):
+    """Setting a deployment up: ``cairn packs create --company`` (and the demo seed) add the company when new."""
+    pack = create_pack("globex", "Globex material", "company", "Globex", add_company=True)
+    assert pack.company.name == "Globex"
+    with pytest.raises(Refused, match="no existing company"):
+        create_pack("initech", "Initech", "company", "Initech")
 
 
 def test_read_only_staff_see_no_pack_actions(pack, client_as):

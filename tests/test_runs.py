@@ -30,6 +30,7 @@ from portal.answers.references import section_path
 from portal.auth.services import create_user
 from portal.documents import editing
 from portal.documents import services as documents
+from portal.documents.render import answer_text
 from portal.errors import Refused
 from portal.models import Document, Pack, Passage, Revision, Run, RunReference
 from portal.models.clock import utcnow
@@ -1093,6 +1094,18 @@ def test_an_answer_is_rendered_markdown_with_linked_citations_and_nothing_active
         a.get("href", "").startswith("javascript") for a in soup.select("a")
     )
     assert "<script>alert(1)</script>" in soup.text and '"*" and "*"' in soup.text and "[3]" in soup.text
+
+
+def test_an_image_in_an_answer_is_a_link_labelled_with_its_alt_text_as_in_the_viewer():
+    answer = 'See ![the gauge](https://t.test/g.png "Gauge") and ![](https://t.test/x.png) [1]. Done!'
+    soup = BeautifulSoup(str(linked_answer(answer, [1], "/s")), "html.parser")
+    assert soup.select("img") == [] and soup.text == "See the gauge and https://t.test/x.png [1]. Done!"
+    links = [(a.text, a["href"], a.get("title")) for a in soup.select("a:not(.cite)")]
+    assert links == [
+        ("the gauge", "https://t.test/g.png", "Gauge"),
+        ("https://t.test/x.png", "https://t.test/x.png", None),
+    ]
+    assert answer_text(answer) == "See the gauge and https://t.test/x.png [1]. Done!"  # excerpts and announcements
 
 
 def test_a_heading_path_does_not_repeat_the_title():

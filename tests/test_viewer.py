@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from markupsafe import Markup
 
 from helpers import upload
 from portal.agents.services import create_agent
@@ -130,6 +131,19 @@ def test_a_kept_body_is_served_only_for_its_revision_highlight_and_figure_addres
     assert "every single shift" in newer and "every single shift" not in staff
     page = _soup(client_as("Auditor").get("/packs/ops/documents/gauge")).select_one("article.doc-body")
     assert "every single shift" in page.text
+
+
+def test_kept_bodies_are_bounded_by_their_characters_the_least_recently_used_going_first():
+    kept = viewer.RenderedBodies(max_chars=100)
+    for name in "abcd":
+        kept.put((name,), Markup(name * 25))  # 100 characters in all: every one fits
+    assert kept.get(("a",)) == "a" * 25  # read again: now the most recently used
+    kept.put(("e",), Markup("e" * 20))
+    assert kept.get(("b",)) is None and [kept.get((n,)) is not None for n in "acde"] == [True] * 4
+    kept.put(("huge",), Markup("h" * 26))  # over a quarter of the bound: never kept, nothing pushed out
+    assert kept.get(("huge",)) is None and all(kept.get((n,)) is not None for n in "acde")
+    kept.put(("c",), Markup("other"))  # a key is kept once: the same key is the same HTML
+    assert kept.get(("c",)) == "c" * 25
 
 
 # --- Document content never becomes htmx behaviour (issue 9, item 1) -------------------------

@@ -20,7 +20,7 @@ def packs():
 @click.argument("slug")
 @click.option("--title", required=True)
 @click.option("--kind", type=click.Choice(["generic", "company"]), default="generic", show_default=True)
-@click.option("--company", default=None)
+@click.option("--company", default=None, help="The company of a company pack (added when new).")
 @click.option("--description", default="")
 def packs_create(slug, title, kind, company, description):
     """Create a pack."""
@@ -29,7 +29,7 @@ def packs_create(slug, title, kind, company, description):
 
     app_context()
     try:
-        pack = create_pack(slug, title, kind, company, description)
+        pack = create_pack(slug, title, kind, company, description, add_company=True)
     except Refused as refusal:
         fail(refusal.message)
     click.echo(f"created pack {pack.slug}")

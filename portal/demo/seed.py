@@ -87,7 +87,12 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
         return
     if pack is None:
         pack = create_pack(
-            entry["slug"], entry["title"], entry["kind"], entry.get("company"), entry.get("description", "")
+            entry["slug"],
+            entry["title"],
+            entry["kind"],
+            entry.get("company"),
+            entry.get("description", ""),
+            add_company=True,
         )
         report.packs_created.append(pack.slug)
     with tempfile.TemporaryDirectory(prefix="cairn-seed-") as scratch:

@@ -6,7 +6,8 @@ become images, every value escaped again where it is put into markup (a Markdown
 is a link, never loaded); then the
 whole result is sanitized with nh3, last, so nothing added after the renderer
 can carry an attribute outside the allow-list (an ``hx-*`` attribute would act
-in the reader's browser). Each top-level block carries its source line, the
+in the reader's browser). The document's headings are one level down (its ``#`` an ``h2``):
+the page's ``h1`` is its title. Each top-level block carries its source line, the
 first block of each passage carries ``id="passage-N"`` so a citation can
 scroll to it, and the blocks of a cited passage get the class ``cited``.
 A figure carries its stored width and height, so the page keeps its room before the image
@@ -132,6 +133,7 @@ def render_markdown(
             token.attrSet("class", " ".join(classes))
     _mark_page_lines(tokens)
     _inert_content(tokens)
+    _below_the_page_title(tokens)
     tokens = _with_anchors(tokens, before)
     body = MARKDOWN.renderer.render(tokens, MARKDOWN.options, {})
     if figure is not None:
@@ -165,6 +167,15 @@ def _inert_content(tokens) -> None:
             token.info = ""
         elif token.type == "inline" and token.children:
             token.children = _images_as_links(token.children, inside_link=False)
+
+
+def _below_the_page_title(tokens) -> None:
+    """Each heading one level down (``#`` an ``h2``): the page's one ``h1`` is its title, and the document's
+    headings sit below it in the outline. Markup has no seventh level, so ``#####`` and ``######`` both
+    become ``h6``; ids and anchors are on the tokens, so they stay."""
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
 
 
 def _images_as_links(children: list[Token], inside_link: bool) -> list[Token]:
@@ -212,10 +223,12 @@ def render_answer(answer: str, cited: set[int], source_url: Callable[[int], str]
 
     Each item of a ``[n]`` marker whose first number is in ``cited`` becomes a link to
     ``source_url(n)``; markers in code spans stay code. Single line breaks are kept (a model
-    writes them as breaks), an image is not loaded (an answer shows no picture from anywhere)
-    and a heading is a bold paragraph, outside the page's outline.
+    writes them as breaks), an image is the viewer's link labelled with its alt text, never
+    loaded (``_inert_content``: an answer shows no picture from anywhere), and a heading is a
+    bold paragraph, outside the page's outline.
     """
     tokens = _ANSWER_MARKDOWN.parse(answer)
+    _inert_content(tokens)
     for token in tokens:
         if token.type in ("heading_open", "heading_close"):  # a heading of the page's outline, not the answer's
             token.tag = "p"

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import difflib
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from cachetools import LRUCache
 from markupsafe import Markup
 
 from portal.documents.render import FigureImage, PassageLines, numbered_lines, render_markdown
@@ -117,7 +117,9 @@ def document_body(
 
 
 class RenderedBodies:
-    """The last document bodies rendered in this process, up to ``max_chars`` of HTML in all.
+    """The last document bodies rendered in this process, up to ``max_chars`` of HTML in all: a
+    ``cachetools.LRUCache`` that measures each body by its characters, behind a lock (a worker may
+    serve requests on several threads).
 
     Rendering a revision's Markdown and sanitizing it costs milliseconds to a second (a long
     document) and a revision never changes, so a body read again (a cited document opened by
@@ -128,28 +130,19 @@ class RenderedBodies:
 
     def __init__(self, max_chars: int):
         self.max_chars = max_chars
-        self._bodies: OrderedDict[tuple, Markup] = OrderedDict()
-        self._chars = 0
+        self._bodies: LRUCache[tuple, Markup] = LRUCache(maxsize=max_chars, getsizeof=len)
         self._lock = threading.Lock()
 
     def get(self, key: tuple) -> Markup | None:
         with self._lock:
-            body = self._bodies.get(key)
-            if body is not None:
-                self._bodies.move_to_end(key)
-            return body
+            return self._bodies.get(key)  # a hit becomes the most recently used
 
     def put(self, key: tuple, body: Markup) -> None:
         if len(body) > self.max_chars // 4:  # a huge body would push out many ordinary ones
             return
         with self._lock:
-            if key in self._bodies:
-                return
-            self._bodies[key] = body
-            self._chars += len(body)
-            while self._chars > self.max_chars:
-                _, oldest = self._bodies.popitem(last=False)
-                self._chars -= len(oldest)
+            if key not in self._bodies:
+                self._bodies[key] = body  # the least recently used go until the new one fits
 
 
 RENDERED_BODIES_MAX_CHARS = 16_000_000  # about 16 MB (or 64 MB of wide characters) per worker process

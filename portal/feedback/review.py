@@ -7,16 +7,15 @@ import datetime as dt
 import io
 from dataclasses import dataclass
 from functools import lru_cache
-from math import ceil
 
 from peewee import JOIN
-from playhouse.flask_utils import PaginatedQuery
 
 from portal.documents.render import answer_text
 from portal.feedback.regressions import case_summary, cases_by_feedback
 from portal.feedback.services import REASONS, STATUSES
 from portal.feedback.sorting import DEFAULT_SORT, heading_sort, ordering
 from portal.models import Company, Feedback, Run, User
+from portal.paging import ListPage
 
 PAGE_SIZE = 20
 EXCERPT_CHARS = 240
@@ -85,28 +84,11 @@ def review_query(filters: ReviewFilters):
     return query.order_by(*ordering(filters.sort, list(STATUSES)))
 
 
-class ReviewPage(PaginatedQuery):
+class ReviewPage(ListPage):
     """One page of the review list (``PAGE_SIZE`` items); a page past the end shows the last one."""
 
     def __init__(self, filters: ReviewFilters, page: int):
-        query = review_query(filters)
-        super().__init__(query, PAGE_SIZE, page=page)
-        self.total = query.count()
-        self.items = list(self.get_object_list())
-
-    def get_page_count(self) -> int:
-        return max(1, ceil(self.total / self.paginate_by))
-
-    def get_page(self) -> int:
-        return min(super().get_page(), self.get_page_count())
-
-    @property
-    def first(self) -> int:
-        return (self.get_page() - 1) * self.paginate_by + 1 if self.total else 0
-
-    @property
-    def last(self) -> int:
-        return min(self.get_page() * self.paginate_by, self.total)
+        super().__init__(review_query(filters), PAGE_SIZE, page)
 
 
 def agents_with_feedback() -> list[tuple[str, str]]:

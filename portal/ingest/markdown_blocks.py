@@ -65,9 +65,10 @@ def _configured() -> MarkdownIt:
 
 
 MARKDOWN = _configured()
-# Answers are rendered by the same parser, with single line breaks kept and no images: an
-# answer never loads a picture, wherever a model or a document told it to point.
-ANSWER_MARKDOWN = _configured().disable("image")
+# Answers are rendered by the same parser, with single line breaks kept. An image is parsed as
+# in a document, so the renderer shows it the viewer's way, a link labelled with its alt text
+# (``documents.render``): an answer never loads a picture, wherever a model or a document told it to point.
+ANSWER_MARKDOWN = _configured()
 ANSWER_MARKDOWN.options["breaks"] = True
 # The same parser without the inline pass (emphasis, links, …): the block structure, at about
 # half the cost. An inline token keeps its source in ``content``, without children.

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from portal import access
 from portal.models import Document, Pack, User
+from portal.paging import ListPage
 from portal.search.hits import SearchResults
 
 
@@ -22,10 +23,18 @@ class LibraryShelf:
     documents: list[Document]
 
 
-def shelves(user: User) -> list[LibraryShelf]:
-    """The readable documents, grouped by pack (packs by title, documents by title)."""
+DOCUMENTS_PER_PAGE = 50  # the Library's list of documents, a page at a time
+
+
+def library_page(user: User, page: int) -> ListPage:
+    """Page ``page`` of the documents ``user`` may read, by pack and title; past the end, the last page."""
+    return ListPage(access.library_documents(user), DOCUMENTS_PER_PAGE, page)
+
+
+def shelves(documents: list[Document]) -> list[LibraryShelf]:
+    """``documents`` (a page of the list, by pack and title) grouped by pack."""
     grouped: dict[int, LibraryShelf] = {}
-    for document in access.library_documents(user):
+    for document in documents:
         shelf = grouped.setdefault(document.pack_id, LibraryShelf(document.pack, []))
         shelf.documents.append(document)
     return list(grouped.values())

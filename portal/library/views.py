@@ -11,7 +11,8 @@ from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound
 from portal.ingest import limits
 from portal.library import services
-from portal.rendering import render
+from portal.numbers import query_page
+from portal.rendering import render, wants_fragment
 
 bp = Blueprint("library", __name__, url_prefix="/library")
 
@@ -24,11 +25,15 @@ def index():
     query = request.args.get("q", "")
     if len(query) > limits.MAX_SEARCH_CHARS:
         abort(400, limits.search_too_long_message())
-    results = services.search_library(current_user, query) if query.strip() else None
+    listing = services.library_page(current_user, query_page())
+    # A pager link names its page: htmx then swaps the list alone, and the search results stay as shown.
+    paging = "page" in request.args and wants_fragment()
+    results = services.search_library(current_user, query) if query.strip() and not paging else None
     return render(
         "library/index.html",
-        "library/_results.html",
-        shelves=services.shelves(current_user),
+        "library/_documents.html" if paging else "library/_results.html",
+        listing=listing,
+        shelves=services.shelves(listing.items),
         query=query,
         results=results,
     )

@@ -34,8 +34,17 @@ def _checked_title(title: str) -> str:
 
 
 def create_pack(
-    slug: str, title: str, kind: str = "generic", company_name: str | None = None, description: str = ""
+    slug: str,
+    title: str,
+    kind: str = "generic",
+    company_name: str | None = None,
+    description: str = "",
+    *,
+    add_company: bool = False,
 ) -> Pack:
+    """A new pack; a company pack names an existing company, or with ``add_company`` (the command line and the
+    demo seed, which set a deployment up) a new one. The browser form chooses among the existing ones, so a
+    name typed into it never adds a company."""
     slug = slug.strip()
     if not SLUG_RE.match(slug):
         raise Refused(
@@ -59,7 +68,7 @@ def create_pack(
             )
         if taken is not None:
             raise _slug_taken(slug)
-        company = Company.get_or_create(name=company_name)[0] if kind == "company" else None
+        company = _pack_company(company_name, add_company) if kind == "company" else None
         try:
             with database().atomic():
                 return Pack.create(slug=slug, title=title, kind=kind, company=company, description=description.strip())
@@ -69,6 +78,19 @@ def create_pack(
 
 def _slug_taken(slug: str) -> Refused:
     return Refused("slug_taken", f"A pack {slug!r} exists already.")
+
+
+def _pack_company(name: str, add_company: bool) -> Company:
+    company = Company.get_or_none(Company.name == name)
+    if company is not None:
+        return company
+    if not add_company:
+        raise Refused(
+            "unknown_company",
+            f"The Company field names “{name}”, which is no existing company: choose one of the list. "
+            "Nothing was stored.",
+        )
+    return Company.create(name=name)
 
 
 def edit_pack(actor: User | None, pack: Pack, title: str, description: str) -> Pack:

@@ -6,6 +6,7 @@ from flask import Blueprint, abort, flash, redirect, request, url_for
 from flask_login import current_user, login_required
 
 from portal import access
+from portal.agents.services import company_names
 from portal.answers.references import section_path
 from portal.errors import NotFound, Refused
 from portal.ingest import limits
@@ -45,13 +46,7 @@ def section(heading_path: str, title: str) -> str:
 def index():
     if not access.can(current_user, "packs.read"):
         raise NotFound("packs")
-    return render(
-        "packs/index.html",
-        packs=list(access.readable_packs(current_user)),
-        counts=live_document_counts(),
-        form={},
-        error=None,
-    )
+    return _packs_page(form={})
 
 
 @bp.route("/", methods=["POST"])
@@ -69,15 +64,34 @@ def create():
             form.get("description", ""),
         )
     except Refused as refusal:
-        return render(
-            "packs/index.html",
-            status=422,
-            packs=list(access.readable_packs(current_user)),
-            counts=live_document_counts(),
-            form=form,
-            error=refusal.message,
-        )
+        return _packs_page(form=form, refusal=refusal, status=422)
     return redirect(url_for("packs.show", slug=pack.slug), code=303)
+
+
+# The field of the new-pack form each refusal of ``create_pack`` is about: marked invalid, described by the error.
+REFUSED_FIELD = {
+    "bad_slug": "slug",
+    "slug_reused": "slug",
+    "slug_taken": "slug",
+    "bad_title": "title",
+    "bad_kind": "kind",
+    "bad_company": "company",
+    "unknown_company": "company",
+}
+
+
+def _packs_page(form, refusal: Refused | None = None, status: int = 200):
+    """The pack list with the new-pack form (a company pack chooses among the existing companies)."""
+    return render(
+        "packs/index.html",
+        status=status,
+        packs=list(access.readable_packs(current_user)),
+        counts=live_document_counts(),
+        companies=company_names(),
+        form=form,
+        error=refusal.message if refusal else None,
+        error_field=REFUSED_FIELD.get(refusal.reason) if refusal else None,
+    )
 
 
 @bp.route("/<slug>")

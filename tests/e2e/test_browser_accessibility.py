@@ -1,6 +1,7 @@
 """In Chromium, on the demo seed: every page each role can reach by following links, and the states htmx swaps
 in (an answer, an upload's result, a rating, a triage change), at 1280 px and 390 px, checked with axe-core
-(no serious or critical violations) and saved as screenshots in the browser-test artefacts (ARTEFACTS).
+(no serious or critical violations) and for exactly one ``<h1>``, and saved as screenshots in the browser-test
+artefacts (ARTEFACTS).
 
 The pages are found by crawling: from the role's home, every same-site link of a GET page is followed, each
 page kind (Flask endpoint) once, so a page added later is checked without naming it here; the expected kinds
@@ -143,6 +144,9 @@ class Walk:
         shot = f"{self.width}/{self.role}-{len(self.checked):02d}-{name}"
         self.checked.append(name)
         violations = serious_violations(self.page)
+        titles = self.page.locator("h1").all_inner_texts()
+        if len(titles) != 1:  # axe asks for at least one; the outline needs exactly one, the page's title
+            violations.append({"impact": "serious", "id": "one-h1", "help": "exactly one h1", "nodes": titles})
         if violations:
             self.failures[f"{name} ({self.page.url})"] = violations
         screenshot(self.page, shot)

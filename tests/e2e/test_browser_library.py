@@ -13,6 +13,7 @@ from helpers import PASSWORD
 from portal.agents.services import create_agent
 from portal.chat.services import start_conversation
 from portal.documents import services
+from portal.library import services as library_services
 
 NOTE = b"# Spool overflow runbook\n\nRun the report RSPO1041 to delete old spool requests.\n"
 
@@ -72,3 +73,26 @@ def test_admin_shares_a_document_the_member_reads_it_and_loses_it_again(browser,
     expect(member.locator(".open-document")).to_have_count(0)
     admin_context.close()
     member_context.close()
+
+
+def test_the_pager_swaps_the_list_in_place_and_keeps_the_search(browser, live_server, pack, users, monkeypatch):
+    monkeypatch.setattr(library_services, "DOCUMENTS_PER_PAGE", 2)
+    for n in range(1, 6):
+        services.upload_file(pack, f"note-{n}.md", f"# Note {n}\n\nThe IDoc backlog, note {n}.\n".encode(), None)
+    context = browser.new_context(base_url=live_server)
+    page = context.new_page()
+    sign_in(page, users["Auditor"].email, PASSWORD)
+    page.goto("/library/?q=IDoc")
+    arrived_at(page, re.compile(r"/library/\?q=IDoc$"))
+    hits = page.locator("#library-results .hit").count()
+    assert hits > 0
+    page.evaluate("window.sameDocument = true")  # gone if the link loaded a new page instead of a swap
+    page.click("#library-documents a[rel=next]")
+    expect(page.locator("#library-documents nav.pager")).to_contain_text("page 2 of 3")
+    arrived_at(page, re.compile(r"/library/\?q=IDoc&page=2$"))  # the address follows, for Back and a reload
+    expect(page.locator(".library-list a")).to_have_text(["Note 3", "Note 4"])
+    expect(page.locator("#library-results .hit")).to_have_count(hits)  # not searched again, not lost
+    page.click("#library-documents a[rel=prev]")
+    expect(page.locator(".library-list a")).to_have_text(["Note 1", "Note 2"])
+    assert page.evaluate("window.sameDocument") is True
+    context.close()

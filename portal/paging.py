@@ -1,0 +1,33 @@
+"""One page of a listing: Peewee's ``paginate`` through ``playhouse.flask_utils.PaginatedQuery``, with the
+count of everything listed, and a page past the end shown as the last one (a list that shrank since its link
+was made still shows something). A page number that is not one is ``numbers.page_number``'s 404."""
+
+from __future__ import annotations
+
+from math import ceil
+
+from playhouse.flask_utils import PaginatedQuery
+
+
+class ListPage(PaginatedQuery):
+    """Page ``page`` of ``query``, ``per_page`` items a page: ``items``, ``total``, ``first`` and ``last``."""
+
+    def __init__(self, query, per_page: int, page: int):
+        super().__init__(query, per_page, page=page)
+        self.total = query.count()
+        self.items = list(self.get_object_list())
+
+    def get_page_count(self) -> int:
+        return max(1, ceil(self.total / self.paginate_by))
+
+    def get_page(self) -> int:
+        return min(super().get_page(), self.get_page_count())
+
+    @property
+    def first(self) -> int:
+        """The position of the page's first item in the whole list (1-based; 0 when the list is empty)."""
+        return (self.get_page() - 1) * self.paginate_by + 1 if self.total else 0
+
+    @property
+    def last(self) -> int:
+        return min(self.get_page() * self.paginate_by, self.total)
