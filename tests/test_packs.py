@@ -127,11 +127,8 @@ def test_alternating_pack_sets_each_search_their_own_readers(app, pack, other_pa
         assert len(both) == 17
 
 
-def test_result_snippets_read_as_prose():
-    from portal.packs.views import section, snippet
+def test_result_sections_leave_out_the_title():
+    from portal.packs.views import section
 
-    text = "Page 3\n## Fix\n\n- Restart the queue.\n- Reprocess with RBDAPP01.\nKeywords: idoc, queue\n"
-    assert snippet(text) == "Restart the queue. Reprocess with RBDAPP01."
-    assert snippet("word " * 200, length=20) == "word word word word …"
     assert section("IDoc runbook > Fix > Queue", "IDoc runbook") == "Fix > Queue"
     assert section("Other > Fix", "IDoc runbook") == "Other > Fix"
