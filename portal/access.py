@@ -249,7 +249,14 @@ def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT)
     hits = [h for h in results.hits if h.document_pk in readable_pks]
     if len(hits) == len(results.hits):
         return results
-    return SearchResults(query=results.query, hits=hits, no_evidence=not hits)
+    dropped = len(results.hits) - len(hits)
+    return SearchResults(
+        query=results.query,
+        hits=hits,
+        no_evidence=not hits,
+        total_matches=max(results.total_matches - dropped, len(hits)),
+        total_is_exact=results.total_is_exact,
+    )
 
 
 # --- Agents and runs ------------------------------------------------------------

@@ -35,6 +35,7 @@ def init_app(app) -> None:
     from portal.agents.views import bp as agents_bp
     from portal.chat.views import bp as chat_bp
     from portal.describing.views import bp as describing_bp
+    from portal.documents.excerpts import passage_excerpt
     from portal.documents.readers import VISIBILITY_LABELS
     from portal.documents.views import bp as documents_bp
     from portal.feedback.views import bp as feedback_bp
@@ -59,6 +60,8 @@ def init_app(app) -> None:
     app.register_blueprint(account_bp)
     app.register_blueprint(help_bp)
     app.register_blueprint(library_bp)
+
+    app.add_template_global(passage_excerpt)  # templates/_excerpt.html: every passage shown outside the viewer
 
     @app.context_processor
     def template_helpers():

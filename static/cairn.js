@@ -227,10 +227,11 @@
     if (turns.length > 1) { turns[turns.length - 1].scrollIntoView({ block: "start" }); }
   }
 
-  // A table wider than a phone scrolls within itself (cairn.css): it takes the keyboard focus then, so
-  // it can be scrolled without a pointer. Only such tables: elsewhere a table is no tab stop.
+  // A table wider than a phone, or a document's table wider than its column, scrolls within itself
+  // (cairn.css): it takes the keyboard focus then, so it can be scrolled without a pointer. Only such
+  // tables: elsewhere a table is no tab stop.
   function focusableScrollingTables(root) {
-    root.querySelectorAll("table.list").forEach(function (table) {
+    root.querySelectorAll("table.list, .doc-body.markdown table").forEach(function (table) {
       if (table.scrollWidth > table.clientWidth + 1) {
         table.tabIndex = 0;
       } else {

@@ -116,8 +116,29 @@ def test_library_search_finds_exactly_the_readable_documents(library, client_for
     page = BeautifulSoup(client_for(who).get("/library/?q=IDoc+backlog").get_data(as_text=True), "html.parser")
     found = {a["href"].split("?")[0].rsplit("/", 1)[1] for a in page.select("#library-results .hit-title")}
     assert found == READABLE[who]
-    count = page.select_one(".library-count").get_text()
+    count = page.select_one(".search-count").get_text()
     assert count.startswith(f"{len(READABLE[who])} matching passage")
+
+
+def test_library_search_says_how_many_of_the_matching_passages_it_shows(library, client_for, users, pack):
+    with batched_index_updates():
+        for n in range(10):
+            text = f"# Backlog note {n}\n\nThe IDoc backlog note number {n}.\n"
+            reader_access = ReaderAccess("shared", ())
+            documents.upload_file(
+                pack, f"note-{n}.md", text.encode(), users["PlatformAdmin"], reader_access=reader_access
+            )
+    page = BeautifulSoup(client_for("Member").get("/library/?q=IDoc+backlog").get_data(as_text=True), "html.parser")
+    shown = page.select("#library-results .hit")
+    total = len(READABLE["Member"]) + 10
+    assert len(shown) == 8 and page.select_one(".search-count").get_text() == (
+        f"Showing the 8 best of {total} matching passages."
+    )
+    pack_page = BeautifulSoup(
+        client_for("PlatformAdmin").get("/packs/ops/search?q=IDoc+backlog").get_data(as_text=True), "html.parser"
+    )
+    assert len(pack_page.select(".hit")) == 8  # the same words on the pack's search
+    assert pack_page.select_one(".search-count").get_text().startswith("Showing the 8 best of ")
 
 
 def test_library_search_as_a_fragment_and_with_nothing_readable(library, client_for):
@@ -125,7 +146,7 @@ def test_library_search_as_a_fragment_and_with_nothing_readable(library, client_
     assert fragment.status_code == 200 and "<html" not in fragment.get_data(as_text=True)
     assert "HX-Request" in fragment.headers["Vary"]
     none = client_for("Member").get("/library/?q=zeppelin").get_data(as_text=True)
-    assert "No evidence found" in none
+    assert "No passage matches “zeppelin” in the documents you may read." in none and "No evidence found" not in none
 
 
 def _listed(page: BeautifulSoup) -> list[str]:

@@ -30,14 +30,16 @@ def test_search_fragment_and_full_page(app, pack, client_as):
     assert "<html" in restore.get_data(as_text=True)
 
 
-def test_no_matching_term_says_no_evidence(app, pack, client_as):
+def test_no_matching_term_says_no_passage_matches_with_a_hint(app, pack, client_as):
     services.upload_file(pack, "transport.md", DOC, None)
     body = (
         client_as("Auditor")
         .get("/packs/ops/search?q=payroll+antarctica", headers={"HX-Request": "true"})
         .get_data(as_text=True)
     )
-    assert "No evidence found" in body and 'class="hit"' not in body
+    found = BeautifulSoup(body, "html.parser").select_one(".no-match").get_text(" ")
+    assert " ".join(found.split()).startswith("No passage matches “payroll antarctica” in this pack. Try other words")
+    assert "No evidence found" not in body and 'class="hit"' not in body  # the chat's answer, not a search's
 
 
 def test_lucene_syntax_is_plain_words(app, pack, client_as):
@@ -127,11 +129,8 @@ def test_alternating_pack_sets_each_search_their_own_readers(app, pack, other_pa
         assert len(both) == 17
 
 
-def test_result_snippets_read_as_prose():
-    from portal.packs.views import section, snippet
+def test_result_sections_leave_out_the_title():
+    from portal.packs.views import section
 
-    text = "Page 3\n## Fix\n\n- Restart the queue.\n- Reprocess with RBDAPP01.\nKeywords: idoc, queue\n"
-    assert snippet(text) == "Restart the queue. Reprocess with RBDAPP01."
-    assert snippet("word " * 200, length=20) == "word word word word …"
     assert section("IDoc runbook > Fix > Queue", "IDoc runbook") == "Fix > Queue"
     assert section("Other > Fix", "IDoc runbook") == "Other > Fix"

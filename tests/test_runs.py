@@ -35,7 +35,7 @@ from portal.errors import Refused
 from portal.models import Document, Pack, Passage, Revision, Run, RunReference
 from portal.models.clock import utcnow
 from portal.runs.ask import ask, retrieve
-from portal.runs.services import PREVIEW_LINES, linked_answer, passage_preview
+from portal.runs.services import linked_answer
 from portal.search.analysis import content_terms
 from portal.search.service import search_packs
 from resources.make_fixtures import add_picture, docx_bytes, image_bytes, mixed_images_docx
@@ -788,8 +788,9 @@ def test_long_passage_shows_its_first_six_lines_until_opened(app, pack, client_a
     run = ask(make_agent("open"), None, "restart the spool server")
     page = _soup(client_as("PlatformAdmin").get(f"/runs/{run.id}"))
     source = page.select_one("#source-1")
-    preview = source.select_one(".passage-preview").text
-    assert len(preview.splitlines()) == PREVIEW_LINES and "Step 4:" in preview and "Step 5:" not in preview
+    preview = [line.text for line in source.select(".passage-preview .line")]
+    assert len(preview) == 6 and preview[-1].endswith(" …")  # the heading and steps 1 to 5
+    assert "Step 5:" in preview[-1] and "Step 6:" not in str(preview)
     details = source.select_one("details.passage-full")
     assert details.select_one("summary").text == "Show full passage" and not details.has_attr("open")
     assert "Step 12:" in details.select_one(".passage-text").text
@@ -797,15 +798,6 @@ def test_long_passage_shows_its_first_six_lines_until_opened(app, pack, client_a
     documents.upload_file(pack, "short.md", b"# Short\n\nThe quartz gauge reads fine.\n", None)
     short = _soup(client_as("PlatformAdmin").get(f"/runs/{ask(make_agent('open', 'o2'), None, 'quartz').id}"))
     assert short.select_one("#source-1 details") is None
-
-
-def test_passage_preview_rules():
-    assert passage_preview("one\ntwo") is None
-    assert passage_preview("\n".join(["line"] * 7)) == "\n".join(["line"] * 6) + " …"
-    long_line = "word " * 200
-    preview = passage_preview(long_line)
-    assert len(preview) <= 602 and preview.endswith("…")
-    assert passage_preview(None) is None
 
 
 @pytest.mark.parametrize("role", ["PlatformAdmin", "AgentBuilder", "Auditor"])

@@ -6,7 +6,8 @@ row. Headings, ``Page N`` lines, ``Keywords:`` lines, the ``Images:`` summary
 line, code blocks and table rules are not prose and give no unit. The blocks are
 the viewer's: ``ingest.markdown_blocks`` reads the passage with its parser. ``plain``
 takes out the Markdown syntax (``**``, ``__``, backticks, ``|``, link targets)
-and keeps identifiers verbatim.
+and keeps identifiers verbatim; a page shows a passage excerpt with it and ``row_text``
+(``documents/excerpts.py``).
 """
 
 import re
@@ -16,8 +17,8 @@ from functools import lru_cache
 from portal.ingest.markdown_blocks import heading_title, markdown_blocks, quoted_wildcards
 from portal.ingest.markers import is_images_line, is_page_line, only_figure_markers
 
-_KEYWORDS_LINE = re.compile(r"^[*_]*keywords[*_]*\s*:", re.IGNORECASE)
-_TABLE_RULE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
+KEYWORDS_LINE = re.compile(r"^[*_]*keywords[*_]*\s*:", re.IGNORECASE)
+TABLE_RULE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 
 # End of a sentence: terminal punctuation, optional closing quotes/brackets,
 # whitespace, then something that can start a sentence.
@@ -59,16 +60,16 @@ def _blocks(text: str) -> tuple[_Block, ...]:
         elif block.kind == "table_header":
             following = source[position + 1] if position + 1 < len(source) else None
             if following is None or following.kind != "table_row":  # a header without rows: a row of its own
-                blocks.append(_Block(_row_text(list(block.cells), None), heading, "row"))
+                blocks.append(_Block(row_text(list(block.cells), None), heading, "row"))
         elif block.kind == "table_row":
-            blocks.append(_Block(_row_text(list(block.cells), list(block.header)), heading, "row"))
+            blocks.append(_Block(row_text(list(block.cells), list(block.header)), heading, "row"))
         elif block.kind == "paragraph":
             lines = [line.strip() for line in block.text.split("\n")]
             if all(line.startswith("|") for line in lines):
                 blocks.extend(
-                    _Block(_row_text(_cells(line), None), heading, "row")
+                    _Block(row_text(table_cells(line), None), heading, "row")
                     for line in lines
-                    if not _TABLE_RULE.match(line)
+                    if not TABLE_RULE.match(line)
                 )
                 continue
             pieces = _paragraph_pieces(lines, block.item_lead)
@@ -99,7 +100,7 @@ def _paragraph_pieces(lines: list[str], after_bullet: bool) -> list[str]:
     for number, line in enumerate(lines):
         if number == 0 and after_bullet:
             current.append(line)
-        elif is_page_line(line) or _KEYWORDS_LINE.match(line) or is_images_line(line) or only_figure_markers(line):
+        elif is_page_line(line) or KEYWORDS_LINE.match(line) or is_images_line(line) or only_figure_markers(line):
             pieces.append(" ".join(current))
             current = []
             if only_figure_markers(line):
@@ -110,11 +111,12 @@ def _paragraph_pieces(lines: list[str], after_bullet: bool) -> list[str]:
     return pieces
 
 
-def _cells(line: str) -> list[str]:
+def table_cells(line: str) -> list[str]:
+    """A table row's cells from its source line (``| a | b |``)."""
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
-def _row_text(cells: list[str], header: list[str] | None) -> str:
+def row_text(cells: list[str], header: list[str] | None) -> str:
     """A table row as ``Header: value; Header: value`` (empty cells left out), or its cells
     joined by ``; `` when the passage does not hold the table's header row."""
     if header and len(header) == len(cells):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -134,6 +135,7 @@ def render_markdown(
     _mark_page_lines(tokens)
     _inert_content(tokens)
     _below_the_page_title(tokens)
+    _hyphenated_words_whole_in_cells(tokens)
     tokens = _with_anchors(tokens, before)
     body = MARKDOWN.renderer.render(tokens, MARKDOWN.options, {})
     if figure is not None:
@@ -176,6 +178,40 @@ def _below_the_page_title(tokens) -> None:
     for token in tokens:
         if token.type in ("heading_open", "heading_close"):
             token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
+
+
+# A word with a hyphen inside it: a date (2026-03-13), an id (FS-SD-021), a name (order-desk).
+_HYPHENATED = re.compile(r"[^\s-]+(?:-[^\s-]+)+")
+
+
+def _hyphenated_words_whole_in_cells(tokens) -> None:
+    """In a table cell a hyphenated word stays on one line (``span.nobr``): Chromium breaks a line after
+    any hyphen, so a cell at its narrowest showed "2026-03-" over "13". A table too wide for its column
+    scrolls inside itself instead (cairn.css)."""
+    in_cell = False
+    for token in tokens:
+        if token.type in ("th_open", "td_open", "th_close", "td_close"):
+            in_cell = token.nesting == 1
+        elif in_cell and token.type == "inline" and token.children:
+            token.children = [piece for child in token.children for piece in _hyphenated_kept_whole(child)]
+
+
+def _hyphenated_kept_whole(child: Token) -> list[Token]:
+    if child.type != "text" or "-" not in child.content:
+        return [child]
+    pieces, position = [], 0
+    for match in _HYPHENATED.finditer(child.content):
+        if match.start() > position:
+            pieces.append(Token("text", "", 0, content=child.content[position : match.start()]))
+        pieces += [
+            Token("nobr_open", "span", 1, attrs={"class": "nobr"}),
+            Token("text", "", 0, content=match.group()),
+            Token("nobr_close", "span", -1),
+        ]
+        position = match.end()
+    if position < len(child.content):
+        pieces.append(Token("text", "", 0, content=child.content[position:]))
+    return pieces
 
 
 def _images_as_links(children: list[Token], inside_link: bool) -> list[Token]:

@@ -10,7 +10,6 @@ from portal.agents.services import company_names
 from portal.answers.references import section_path
 from portal.errors import NotFound, Refused
 from portal.ingest import limits
-from portal.ingest.markers import is_page_line
 from portal.numbers import form_number
 from portal.packs.deletion import delete_pack, pack_contents
 from portal.packs.services import create_pack, edit_pack, live_document_counts
@@ -18,21 +17,6 @@ from portal.rendering import render
 from portal.wording import counted
 
 bp = Blueprint("packs", __name__, url_prefix="/packs")
-
-
-@bp.app_template_filter("snippet")
-def snippet(text: str, length: int = 320) -> str:
-    """A passage as one line of prose for a result list: no heading, page or keyword lines."""
-    kept = [
-        line.strip().lstrip("-*•> ").strip()
-        for line in text.splitlines()
-        if line.strip()
-        and not line.lstrip().startswith("#")
-        and not is_page_line(line.strip())
-        and not line.strip().startswith(("Keywords:", "|---", "---"))
-    ]
-    flat = " ".join(" ".join(kept).split())
-    return flat if len(flat) <= length else flat[:length].rsplit(" ", 1)[0] + " …"
 
 
 @bp.app_template_filter("section")

@@ -17,9 +17,6 @@ from portal.answers.references import grounding_reference
 from portal.documents.render import render_answer
 from portal.models import Document, Figure, Pack, Passage, ReceiptFigure, Revision, Run, RunReference, User
 
-PREVIEW_LINES = 6
-PREVIEW_CHARS = 600
-
 STATUS_LABELS = {
     "completed": "completed",
     "completed_with_warning": "completed with warning",
@@ -110,7 +107,6 @@ class Source:
     reference: RunReference
     cited: bool
     text: str | None  # None: "Passage unavailable for this source."
-    preview: str | None  # the first lines when the passage is long enough to collapse
     figures: list[SourceFigure] = field(default_factory=list)
     document: Document | None = None  # the live document the viewer may open for this user
     live_document: Document | None = None  # the live document whoever reads (a caller's own door decides)
@@ -176,7 +172,6 @@ def run_sources(run: Run, user: User) -> list[Source]:
                 reference=ref,
                 cited=ref.n in cited,
                 text=ref.text,
-                preview=passage_preview(ref.text),
                 figures=[
                     SourceFigure(f["number"], f.get("label"), f.get("figure_id") in kept_figures) for f in ref.figures
                 ],
@@ -188,20 +183,6 @@ def run_sources(run: Run, user: User) -> list[Source]:
             )
         )
     return sources
-
-
-def passage_preview(text: str | None) -> str | None:
-    """The first 6 lines (at most 600 characters) of a passage longer than that; None for a short one."""
-    if text is None:
-        return None
-    lines = text.split("\n")
-    if len(lines) <= PREVIEW_LINES and len(text) <= PREVIEW_CHARS:
-        return None
-    preview = "\n".join(lines[:PREVIEW_LINES])
-    if len(preview) > PREVIEW_CHARS:
-        cut = preview[:PREVIEW_CHARS]
-        preview = (cut.rsplit(None, 1)[0] if " " in cut else cut).rstrip()
-    return preview.rstrip() + " …"
 
 
 def linked_answer(answer: str, cited: list[int], sources_url: str = "") -> Markup:

@@ -52,3 +52,4 @@ class SearchResults:
     passages: int = 0  # in the searched packs, with ``doc_freqs``: set when searched by analyzed terms
     doc_freqs: dict[str, int] = field(default_factory=dict)
     total_matches: int = 0  # every matching passage in the searched set (a lower bound past 1,000)
+    total_is_exact: bool = True  # False: ``total_matches`` is that lower bound

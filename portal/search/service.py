@@ -436,4 +436,5 @@ def search_packs(
         passages=result.passages,
         doc_freqs=result.doc_freqs,
         total_matches=result.total_matches,
+        total_is_exact=result.total_is_exact,
     )

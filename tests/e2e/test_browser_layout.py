@@ -283,3 +283,53 @@ def test_a_pdf_keeps_its_lines_headings_on_their_own(page, pack, users, tmp_path
     page_line = body.locator("p.page-line").first
     expect(page_line).to_have_text("Page 1")
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+
+FOLLOW_UP = """# Follow-up of INC-2026-0285
+
+## Follow-up actions
+
+| Action | Owner | Due | Status |
+|---|---|---|---|
+| EDI agreement: format changes announced to the order desk, then tested | Order desk lead | 2026-03-13 | Done |
+| Alert when more than 50 ORDERS IDocs of one partner fail within one hour | AMS integration | 2026-02-27 | Done |
+
+## Interfaces
+
+| Interface | Program | Variant | Job | Owner | Message type | Status |
+|---|---|---|---|---|---|---|
+| Orders | Z_SD_EDI_ORDERS_REPROCESS | ZTW_14DAYS_OF_SPOOL | Z_RSPO1041_CLEANUP | AMS basis | ORDERS05 | Active |
+"""
+
+# Each word of each table cell whose lines it spans: a word split inside it spans two lines.
+SPLIT_WORDS = """() => {
+  const split = [];
+  for (const cell of document.querySelectorAll('.doc-body th, .doc-body td')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of node.data.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (tops.size > 1) { split.push(match[0]); }
+      }
+    }
+  }
+  return split;
+}"""
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_a_document_table_wraps_only_between_words_and_scrolls_inside_itself_when_too_wide(page, pack, users, screen):
+    documents.upload_file(pack, "follow-up.md", FOLLOW_UP.encode(), None)
+    width = SCREENS[screen]["width"]
+    page.set_viewport_size(SCREENS[screen])
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    _fits(page, f"/packs/{pack.slug}/documents/follow-up", width, "admin")
+    expect(page.locator(".doc-body table").first).to_be_visible()
+    assert page.evaluate(SPLIT_WORDS) == []
+    wide = page.locator(".doc-body table").nth(1)
+    if screen == "phone":  # wider than the screen: it scrolls by itself, the page does not (``_fits``)
+        assert wide.evaluate("(table) => table.scrollWidth > table.clientWidth")
+    assert wide.evaluate("(table) => getComputedStyle(table).overflowX") == "auto"

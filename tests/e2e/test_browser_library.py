@@ -65,7 +65,7 @@ def test_admin_shares_a_document_the_member_reads_it_and_loses_it_again(browser,
     member.goto("/library/")
     expect(member.locator("#library-empty")).to_be_visible()
     member.fill("#library-q", "RSPO1041")
-    expect(member.locator("#library-results .no-evidence")).to_be_visible()
+    expect(member.locator("#library-results .no-match")).to_be_visible()
     response = member.goto("/library/ops/spool-overflow")
     assert response.status == 404
     assert member.goto(citation).status == 404

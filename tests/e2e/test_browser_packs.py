@@ -47,7 +47,7 @@ def test_admin_uploads_searches_and_opens_the_cited_passage(page, pack, users, t
 
     page.goto("/packs/ops")
     page.fill("#q", "payroll antarctica")
-    expect(page.locator("#results .no-evidence")).to_be_visible()
+    expect(page.locator("#results .no-match")).to_be_visible()
 
 
 def test_pages_work_with_javascript_off(browser, live_server, pack, users):
@@ -57,6 +57,6 @@ def test_pages_work_with_javascript_off(browser, live_server, pack, users):
     page.goto("/packs/ops")
     page.fill("#q", "anything")
     page.press("#q", "Enter")
-    expect(page.locator(".no-evidence")).to_be_visible()
+    expect(page.locator(".no-match")).to_be_visible()
     arrived_at(page, re.compile(r"/packs/ops/search\?q=anything"))
     context.close()

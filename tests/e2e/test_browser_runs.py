@@ -72,7 +72,7 @@ def test_long_passage_opens_with_show_full_passage(page, pack, users):
     preview, full = source.locator(".passage-preview"), source.locator(".passage-full .passage-text")
     expect(preview).to_be_visible()
     expect(full).to_be_hidden()
-    assert "Step 4:" in preview.inner_text() and "Step 5:" not in preview.inner_text()
+    assert "Step 5:" in preview.inner_text() and "Step 6:" not in preview.inner_text()  # the heading and 5 steps
     source.locator("summary", has_text="Show full passage").click()
     expect(full).to_be_visible()
     expect(preview).to_be_hidden()
