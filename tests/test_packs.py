@@ -135,3 +135,21 @@ def test_result_snippets_read_as_prose():
     assert snippet("word " * 200, length=20) == "word word word word …"
     assert section("IDoc runbook > Fix > Queue", "IDoc runbook") == "Fix > Queue"
     assert section("Other > Fix", "IDoc runbook") == "Other > Fix"
+
+
+def test_breadcrumbs_end_in_the_current_page_with_no_separator_after_it(app, pack, client_as):
+    services.upload_file(pack, "transport.md", DOC, None)
+    client = client_as("PlatformAdmin")
+    for address, trail in (
+        ("/packs/ops", ["Packs", pack.title]),
+        ("/packs/ops/documents/transport", ["Packs", pack.title, "Transport import failures"]),
+        ("/packs/ops/edit", ["Packs", pack.title, f"Edit {pack.title}"]),
+    ):
+        crumbs = BeautifulSoup(client.get(address).get_data(as_text=True), "html.parser").select_one(
+            "nav.crumbs[aria-label=Breadcrumb]"
+        )
+        items = crumbs.select("ol > li")
+        assert [item.get_text(strip=True) for item in items] == trail, address
+        assert [item.get("aria-current") for item in items] == [None] * (len(trail) - 1) + ["page"]
+        assert all(item.a for item in items[:-1]) and items[-1].a is None  # links above, this page itself last
+        assert "›" not in crumbs.get_text()  # the separators are the stylesheet's, between items only
