@@ -217,6 +217,20 @@
     });
   }
 
+  // The phone's menu (base.html, a <details>) closes on Escape, as a menu does, and the focus goes back to
+  // "Menu". On a wide screen its items sit in the bar and "Menu" is hidden: nothing to close there.
+  function escapeClosesMenu() {
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "Escape" || event.defaultPrevented) { return; }
+      var menu = document.querySelector("details.menu[open]");
+      var summary = menu && menu.querySelector("summary");
+      if (!summary || !summary.getClientRects().length) { return; }
+      var inside = menu.contains(document.activeElement);
+      menu.open = false;
+      if (inside) { summary.focus(); }
+    });
+  }
+
   function focusQuestion(container) {
     var field = container.querySelector("textarea[data-enter-sends]");
     if (field) { field.focus({ preventScroll: true }); }
@@ -247,6 +261,7 @@
     enhanceChat();
     announceSwappedStatus();
     keepFocusAcrossSwaps();
+    escapeClosesMenu();
     document.querySelectorAll("form[data-upload-one-by-one]").forEach(enhanceUpload);
     confirmForms();
     scrollToCited();
