@@ -9,6 +9,17 @@ from browser_helpers import arrived_at, sign_in
 from playwright.sync_api import expect
 
 from helpers import PASSWORD
+from portal.agents.services import create_agent
+from portal.chat.services import start_conversation
+from portal.documents import services as documents
+
+RUNBOOK = """# Spool overflow runbook
+
+## Fix
+
+Run the report RSPO1041 to delete old spool requests.
+Then check the TemSe consistency in SP12.
+"""
 
 PHONE = {"width": 390, "height": 844}
 DESK = {"width": 1280, "height": 900}
@@ -44,3 +55,40 @@ def test_escape_closes_the_phone_menu_and_gives_the_focus_back_to_menu(page, use
     expect(packs).to_be_focused()
     packs.press("Enter")
     arrived_at(page, re.compile(r"/packs/$"))
+
+
+def _answered(pack, users):
+    """A Member's conversation with one answer."""
+    documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True)
+    return start_conversation(users["Member"], agent, "How do I delete old spool requests?")
+
+
+def test_not_helpful_is_a_button_that_space_and_enter_press(page, browser, live_server, pack, users):
+    conversation, run = _answered(pack, users)
+    sign_in(page, users["Member"].email, PASSWORD)
+    page.goto(f"/chat/{conversation.id}")
+    arrived_at(page, re.compile(rf"/chat/{conversation.id}$"))
+    rating = page.locator(f"#rating-{run.id}")
+    not_helpful = rating.get_by_role("button", name="Not helpful")
+    reasons = rating.locator("form.not-helpful-form")
+    for key in ("Space", "Enter"):
+        not_helpful.focus()
+        scrolled = page.evaluate("scrollY")
+        page.keyboard.press(key)
+        expect(reasons).to_be_visible()
+        expect(rating.get_by_role("checkbox", name="Incorrect")).to_be_focused()  # not back at the top
+        assert page.evaluate("scrollY") == scrolled, key  # Space pressed the button, not scrolled the page
+        rating.get_by_role("link", name="Cancel").press("Enter")
+        expect(reasons).to_be_hidden()
+
+    # Without JavaScript the same button opens the reasons form on a page of its own.
+    context = browser.new_context(base_url=live_server, java_script_enabled=False)
+    plain = context.new_page()
+    sign_in(plain, users["Member"].email, PASSWORD)
+    plain.goto(f"/chat/{conversation.id}")
+    plain.get_by_role("button", name="Not helpful").focus()
+    plain.keyboard.press("Space")
+    arrived_at(plain, re.compile(rf"/chat/answers/{run.id}/feedback\?rating=not_helpful$"))
+    expect(plain.locator("form.not-helpful-form")).to_be_visible()
+    context.close()
