@@ -92,3 +92,39 @@ def test_not_helpful_is_a_button_that_space_and_enter_press(page, browser, live_
     arrived_at(plain, re.compile(rf"/chat/answers/{run.id}/feedback\?rating=not_helpful$"))
     expect(plain.locator("form.not-helpful-form")).to_be_visible()
     context.close()
+
+
+def _tab_to(page, name: str, limit: int = 60) -> list[str]:
+    """Press Tab until the focus is on the control named ``name``; the names of the stops on the way."""
+    stops = []
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        stops.append(page.evaluate("() => document.activeElement.id || document.activeElement.textContent.trim()"))
+        if stops[-1] == name:
+            return stops
+    raise AssertionError(f"{name!r} not reached: {stops}")
+
+
+def test_the_chat_tab_order_follows_the_screen_after_a_skip_link(page, pack, users):
+    conversation, _ = _answered(pack, users)
+    sign_in(page, users["Member"].email, PASSWORD)
+    for screen in (DESK, PHONE):
+        page.set_viewport_size(screen)
+        for address in ("/chat/", f"/chat/{conversation.id}"):
+            page.goto(address)
+            arrived_at(page, re.compile(re.escape(address) + "$"))
+            page.locator("body").focus()
+            page.evaluate("() => document.activeElement.blur()")
+            page.keyboard.press("Tab")
+            skip = page.get_by_role("link", name="Skip to content")
+            expect(skip).to_be_focused()  # the first stop of every page
+            page.keyboard.press("Enter")
+            expect(page.locator("main")).to_be_focused()
+            stops = _tab_to(page, "New conversation")
+            assert "question" in stops, (address, stops)  # the question box before the list of conversations
+            question = page.locator("#question").bounding_box()
+            side = page.locator("#chat-side").bounding_box()
+            if screen is PHONE:
+                assert question["y"] + question["height"] <= side["y"], address  # below it
+            else:
+                assert question["x"] + question["width"] <= side["x"], address  # on its right
