@@ -241,15 +241,20 @@
     if (turns.length > 1) { turns[turns.length - 1].scrollIntoView({ block: "start" }); }
   }
 
-  // A table wider than a phone scrolls within itself (cairn.css): it takes the keyboard focus then, so
-  // it can be scrolled without a pointer. Only such tables: elsewhere a table is no tab stop.
+  // A table wider than the screen scrolls within its box (_table_scroll.html), or within itself (a table
+  // outside such a box, cairn.css): that takes the keyboard focus then, so it can be scrolled without a
+  // pointer, and the hint above its box says it scrolls. Only while it scrolls: elsewhere a table is no tab stop.
   function focusableScrollingTables(root) {
-    root.querySelectorAll("table.list").forEach(function (table) {
-      if (table.scrollWidth > table.clientWidth + 1) {
-        table.tabIndex = 0;
+    root.querySelectorAll(".table-scroll, table.list").forEach(function (box) {
+      if (box.matches(".table-scroll > table")) { return; }
+      var scrolls = box.scrollWidth > box.clientWidth + 1;
+      if (scrolls) {
+        box.tabIndex = 0;
       } else {
-        table.removeAttribute("tabindex");
+        box.removeAttribute("tabindex");
       }
+      var hint = box.previousElementSibling;
+      if (hint && hint.matches(".scroll-hint")) { hint.hidden = !scrolls; }
     });
   }
 

@@ -128,3 +128,46 @@ def test_the_chat_tab_order_follows_the_screen_after_a_skip_link(page, pack, use
                 assert question["y"] + question["height"] <= side["y"], address  # below it
             else:
                 assert question["x"] + question["width"] <= side["x"], address  # on its right
+
+
+def test_on_a_phone_agents_search_and_wide_tables_are_usable(page, pack, users):
+    documents.upload_file(pack, "spool-overflow-runbook-for-the-output-management-team.md", RUNBOOK.encode(), None)
+    for n in range(8):
+        create_agent(None, f"desk-{n}", f"Desk {n}", "preferred", None, "From the runbooks.", [pack.slug], offered=True)
+    page.set_viewport_size(PHONE)
+    sign_in(page, users["Member"].email, PASSWORD)
+    arrived_at(page, re.compile(r"/chat/$"))
+    # Every agent is in the page's own flow, not in a box scrolling inside it: the last one too is reached by the page.
+    choices = page.locator(".agent-choices")
+    assert choices.evaluate("(box) => box.scrollHeight <= box.clientHeight + 1")
+    assert choices.evaluate("(box) => getComputedStyle(box).overflowY") == "visible"
+    last = page.get_by_role("radio", name=re.compile("Desk 7"))
+    last.focus()
+    page.keyboard.press("Space")
+    expect(last).to_be_checked()
+    expect(last).to_be_in_viewport()
+    page.keyboard.press("Tab")
+    expect(page.locator("#question")).to_be_focused()
+
+    page.context.clear_cookies()
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto(f"/packs/{pack.slug}")
+    search = page.get_by_role("searchbox", name="Search words")
+    form = page.locator("form[role=search]")
+    assert search.bounding_box()["width"] >= form.bounding_box()["width"] - 1  # the whole width, its words readable
+
+    # The documents table, wider than a phone, scrolls inside its named box, which says so and takes the focus.
+    box = page.get_by_role("region", name="Documents", exact=True)
+    hint = page.locator("#documents .scroll-hint")
+    expect(hint).to_be_visible()
+    expect(box).to_have_attribute("tabindex", "0")
+    assert box.evaluate("(box) => box.scrollWidth > box.clientWidth")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]  # the page itself does not scroll
+    box.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.querySelector('#documents .table-scroll').scrollLeft > 0")
+
+    # On a desk it fits: no hint, no tab stop.
+    page.set_viewport_size(DESK)
+    expect(hint).to_be_hidden()
+    expect(box).not_to_have_attribute("tabindex", "0")
