@@ -25,6 +25,7 @@
       var name = document.createElement("strong");
       item.className = "outcome refused";
       item.dataset.reason = "too_large";
+      item.dataset.outcome = "refused";
       name.textContent = file.name;
       item.append(name, ": " + form.dataset.notSent.replace("{size}", size));
       outcomes.appendChild(item);
@@ -34,6 +35,7 @@
       var chosen = Array.prototype.slice.call(input.files);
       if (!chosen.length || !window.XMLHttpRequest) { return; }
       event.preventDefault();
+      var earlier = outcomes.children.length;  // the lines of this batch come after these
       function tooLarge(f) { return f.size > limit; }
       var files = chosen.filter(function (f) { return !tooLarge(f); });
       chosen.filter(tooLarge).forEach(keepBack);
@@ -45,11 +47,11 @@
 
       function next(index) {
         if (index >= files.length) {
-          label.textContent = "Done: " + files.length + " file" + (files.length === 1 ? "" : "s") + " sent" +
-            (chosen.length > files.length ? ", " + (chosen.length - files.length) + " kept back." : ".");
+          label.textContent = summary(chosen.length, files.length, Array.prototype.slice.call(outcomes.children, earlier));
           bar.value = 100;
           button.disabled = false;
           input.value = "";
+          label.focus();  // the button was disabled under the focus: it goes to what the upload came to
           return;
         }
         var file = files[index];
@@ -76,7 +78,7 @@
           next(index + 1);
         });
         xhr.addEventListener("error", function () {
-          outcomes.insertAdjacentHTML("beforeend", '<li class="outcome refused"></li>');
+          outcomes.insertAdjacentHTML("beforeend", '<li class="outcome refused" data-outcome="refused"></li>');
           outcomes.lastElementChild.textContent = file.name + ": the upload did not reach the portal (network error). Nothing was stored; try again.";
           next(index + 1);
         });
@@ -84,6 +86,19 @@
       }
       next(0);
     });
+  }
+
+  // "Done: 40 files sent — 18 added, 22 refused.", from the result lines of the batch (_upload_outcomes.html).
+  function summary(chosen, sent, lines) {
+    function count(kind) { return lines.filter(function (line) { return line.dataset.outcome === kind; }).length; }
+    function files(n) { return n + " file" + (n === 1 ? "" : "s"); }
+    var kept = chosen - sent;
+    var parts = [count("added") + " added"];
+    if (count("revised")) { parts.push(count("revised") + " as a new version"); }
+    if (count("unchanged")) { parts.push(count("unchanged") + " unchanged"); }
+    parts.push(count("refused") + " refused");
+    return "Done: " + (kept ? sent + " of " + files(chosen) + " sent (" + kept + " too large to send)" : files(sent) + " sent") +
+      " — " + parts.join(", ") + ".";
   }
 
   function confirmForms() {

@@ -112,6 +112,30 @@ def test_create_pack_form_errors_keep_input(app, client_as, users):
     assert "names the company" in response.get_data(as_text=True)
 
 
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"slug": "Bad Slug", "title": "My title"}, "slug"),
+        ({"slug": "ops", "title": "Again"}, "slug"),
+        ({"slug": "fresh", "title": " "}, "title"),
+        ({"slug": "fresh", "title": "Acme", "kind": "company"}, "company"),
+        ({"slug": "fresh", "title": "Acme", "kind": "neither"}, "kind"),
+    ],
+)
+def test_a_refused_new_pack_marks_its_field_and_puts_the_focus_there(pack, client_as, data, field):
+    response = client_as("PlatformAdmin").post("/packs/", data={"kind": "generic", **data})
+    assert response.status_code == 422
+    form = BeautifulSoup(response.get_data(as_text=True), "html.parser").select_one("details.card")
+    assert form.has_attr("open")
+    invalid = form.select("[aria-invalid]")
+    assert [element["id"] for element in invalid] == [field] and invalid[0]["aria-invalid"] == "true"
+    assert [element["id"] for element in form.select("[autofocus]")] == [field]  # the page reloads at its top
+    described = invalid[0]["aria-describedby"].split()
+    assert described[-1] == f"{field}-error" and form.select_one(f"#{field}-error").get_text(strip=True)
+    assert all(form.select_one(f"#{name}") for name in described)
+    assert len(form.select(".error")) == 1  # said once, under its field
+
+
 def test_alternating_pack_sets_each_search_their_own_readers(app, pack, other_pack):
     """Searchers over different pack sets are cached side by side; none may answer for another."""
     for n in range(5):

@@ -17,6 +17,16 @@ from portal.rendering import render
 
 bp = Blueprint("packs", __name__, url_prefix="/packs")
 
+# The field of the new-pack form each refusal of ``create_pack`` is about: the form marks it and puts the focus on it.
+REFUSED_FIELD = {
+    "bad_slug": "slug",
+    "slug_reused": "slug",
+    "slug_taken": "slug",
+    "bad_title": "title",
+    "bad_kind": "kind",
+    "bad_company": "company",
+}
+
 
 @bp.app_template_filter("snippet")
 def snippet(text: str, length: int = 320) -> str:
@@ -50,6 +60,7 @@ def index():
         counts=live_document_counts(),
         form={},
         error=None,
+        invalid=None,
     )
 
 
@@ -75,6 +86,7 @@ def create():
             counts=live_document_counts(),
             form=form,
             error=refusal.message,
+            invalid=REFUSED_FIELD.get(refusal.reason),
         )
     return redirect(url_for("packs.show", slug=pack.slug), code=303)
 

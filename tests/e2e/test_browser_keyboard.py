@@ -21,6 +21,7 @@ Run the report RSPO1041 to delete old spool requests.
 Then check the TemSe consistency in SP12.
 """
 
+FOCUSABLE = "a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]"
 PHONE = {"width": 390, "height": 844}
 DESK = {"width": 1280, "height": 900}
 
@@ -113,11 +114,10 @@ def test_the_chat_tab_order_follows_the_screen_after_a_skip_link(page, pack, use
         for address in ("/chat/", f"/chat/{conversation.id}"):
             page.goto(address)
             arrived_at(page, re.compile(re.escape(address) + "$"))
-            page.locator("body").focus()
-            page.evaluate("() => document.activeElement.blur()")
-            page.keyboard.press("Tab")
             skip = page.get_by_role("link", name="Skip to content")
-            expect(skip).to_be_focused()  # the first stop of every page
+            first = page.evaluate(f"() => document.querySelector('{FOCUSABLE}').textContent")
+            assert first == "Skip to content"  # the first stop of every page
+            skip.focus()
             page.keyboard.press("Enter")
             expect(page.locator("main")).to_be_focused()
             stops = _tab_to(page, "New conversation")
@@ -171,3 +171,38 @@ def test_on_a_phone_agents_search_and_wide_tables_are_usable(page, pack, users):
     page.set_viewport_size(DESK)
     expect(hint).to_be_hidden()
     expect(box).not_to_have_attribute("tabindex", "0")
+
+
+def test_the_focus_lands_where_work_goes_on_after_new_conversation_and_a_refused_new_pack(page, pack, users):
+    conversation, _ = _answered(pack, users)
+    sign_in(page, users["Member"].email, PASSWORD)
+    for screen in (DESK, PHONE):
+        page.set_viewport_size(screen)
+        page.goto(f"/chat/{conversation.id}")
+        page.get_by_role("link", name="New conversation").press("Enter")
+        arrived_at(page, re.compile(r"/chat/$"))
+        expect(page.locator("#question")).to_be_focused()  # the only agent is chosen already: ask
+    create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", [pack.slug], offered=True)
+    page.goto(f"/chat/{conversation.id}")
+    page.get_by_role("link", name="New conversation").press("Enter")
+    arrived_at(page, re.compile(r"/chat/$"))
+    expect(page.get_by_role("radio").first).to_be_focused()  # two agents: choose one first
+
+    # A refused new pack at the foot of a long list: the page comes back with the focus on the field refused.
+    from portal.packs.services import create_pack
+
+    for n in range(20):
+        create_pack(f"pack-{n:02}", f"Pack {n:02}")
+    page.context.clear_cookies()
+    page.set_viewport_size(DESK)
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/")
+    page.locator("details.card > summary").press("Enter")
+    page.locator("#slug").fill(pack.slug)  # taken
+    page.locator("#title").fill("Again")
+    page.locator("#title").press("Enter")
+    slug = page.locator("#slug")
+    expect(slug).to_be_focused()
+    expect(slug).to_be_in_viewport()
+    expect(slug).to_have_attribute("aria-invalid", "true")
+    expect(slug).to_have_accessible_description(re.compile(r"Lowercase letters.*exists already"))
