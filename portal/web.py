@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flask import Blueprint, redirect, url_for
-from flask_login import current_user, login_required
+from flask_login import current_user
 
 from portal import access, numbers, request_text, wording
 from portal.answers.grounding import ANSWER_BASES
@@ -16,8 +16,10 @@ home = Blueprint("home", __name__)
 
 
 @home.route("/")
-@login_required
 def index():
+    if not current_user.is_authenticated:
+        # Someone arriving signs in first; that is no refused page, so no "Please sign in to open that page."
+        return redirect(url_for("auth.login"))
     if access.can(current_user, "packs.read"):
         return redirect(url_for("packs.index"))
     if access.can(current_user, "chat.use"):

@@ -25,6 +25,7 @@
       var name = document.createElement("strong");
       item.className = "outcome refused";
       item.dataset.reason = "too_large";
+      item.dataset.outcome = "refused";
       name.textContent = file.name;
       item.append(name, ": " + form.dataset.notSent.replace("{size}", size));
       outcomes.appendChild(item);
@@ -34,6 +35,7 @@
       var chosen = Array.prototype.slice.call(input.files);
       if (!chosen.length || !window.XMLHttpRequest) { return; }
       event.preventDefault();
+      var earlier = outcomes.children.length;  // the lines of this batch come after these
       function tooLarge(f) { return f.size > limit; }
       var files = chosen.filter(function (f) { return !tooLarge(f); });
       chosen.filter(tooLarge).forEach(keepBack);
@@ -45,11 +47,11 @@
 
       function next(index) {
         if (index >= files.length) {
-          label.textContent = "Done: " + files.length + " file" + (files.length === 1 ? "" : "s") + " sent" +
-            (chosen.length > files.length ? ", " + (chosen.length - files.length) + " kept back." : ".");
+          label.textContent = summary(chosen.length, files.length, Array.prototype.slice.call(outcomes.children, earlier));
           bar.value = 100;
           button.disabled = false;
           input.value = "";
+          label.focus();  // the button was disabled under the focus: it goes to what the upload came to
           return;
         }
         var file = files[index];
@@ -76,7 +78,7 @@
           next(index + 1);
         });
         xhr.addEventListener("error", function () {
-          outcomes.insertAdjacentHTML("beforeend", '<li class="outcome refused"></li>');
+          outcomes.insertAdjacentHTML("beforeend", '<li class="outcome refused" data-outcome="refused"></li>');
           outcomes.lastElementChild.textContent = file.name + ": the upload did not reach the portal (network error). Nothing was stored; try again.";
           next(index + 1);
         });
@@ -84,6 +86,19 @@
       }
       next(0);
     });
+  }
+
+  // "Done: 40 files sent — 18 added, 22 refused.", from the result lines of the batch (_upload_outcomes.html).
+  function summary(chosen, sent, lines) {
+    function count(kind) { return lines.filter(function (line) { return line.dataset.outcome === kind; }).length; }
+    function files(n) { return n + " file" + (n === 1 ? "" : "s"); }
+    var kept = chosen - sent;
+    var parts = [count("added") + " added"];
+    if (count("revised")) { parts.push(count("revised") + " as a new version"); }
+    if (count("unchanged")) { parts.push(count("unchanged") + " unchanged"); }
+    parts.push(count("refused") + " refused");
+    return "Done: " + (kept ? sent + " of " + files(chosen) + " sent (" + kept + " too large to send)" : files(sent) + " sent") +
+      " — " + parts.join(", ") + ".";
   }
 
   function confirmForms() {
@@ -217,6 +232,20 @@
     });
   }
 
+  // The phone's menu (base.html, a <details>) closes on Escape, as a menu does, and the focus goes back to
+  // "Menu". On a wide screen its items sit in the bar and "Menu" is hidden: nothing to close there.
+  function escapeClosesMenu() {
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "Escape" || event.defaultPrevented) { return; }
+      var menu = document.querySelector("details.menu[open]");
+      var summary = menu && menu.querySelector("summary");
+      if (!summary || !summary.getClientRects().length) { return; }
+      var inside = menu.contains(document.activeElement);
+      menu.open = false;
+      if (inside) { summary.focus(); }
+    });
+  }
+
   function focusQuestion(container) {
     var field = container.querySelector("textarea[data-enter-sends]");
     if (field) { field.focus({ preventScroll: true }); }
@@ -227,16 +256,21 @@
     if (turns.length > 1) { turns[turns.length - 1].scrollIntoView({ block: "start" }); }
   }
 
-  // A table wider than a phone, or a document's table wider than its column, scrolls within itself
-  // (cairn.css): it takes the keyboard focus then, so it can be scrolled without a pointer. Only such
-  // tables: elsewhere a table is no tab stop.
+  // A table wider than the screen scrolls within its box (_table_scroll.html), or within itself (a table
+  // outside such a box, or a document's table wider than its column: cairn.css): that takes the keyboard
+  // focus then, so it can be scrolled without a pointer, and the hint above its box says it scrolls. Only
+  // while it scrolls: elsewhere a table is no tab stop.
   function focusableScrollingTables(root) {
-    root.querySelectorAll("table.list, .doc-body.markdown table").forEach(function (table) {
-      if (table.scrollWidth > table.clientWidth + 1) {
-        table.tabIndex = 0;
+    root.querySelectorAll(".table-scroll, table.list, .doc-body.markdown table").forEach(function (box) {
+      if (box.matches(".table-scroll > table")) { return; }
+      var scrolls = box.scrollWidth > box.clientWidth + 1;
+      if (scrolls) {
+        box.tabIndex = 0;
       } else {
-        table.removeAttribute("tabindex");
+        box.removeAttribute("tabindex");
       }
+      var hint = box.previousElementSibling;
+      if (hint && hint.matches(".scroll-hint")) { hint.hidden = !scrolls; }
     });
   }
 
@@ -248,6 +282,7 @@
     enhanceChat();
     announceSwappedStatus();
     keepFocusAcrossSwaps();
+    escapeClosesMenu();
     document.querySelectorAll("form[data-upload-one-by-one]").forEach(enhanceUpload);
     confirmForms();
     scrollToCited();

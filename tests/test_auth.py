@@ -40,6 +40,19 @@ def test_login_redirects_only_to_local_paths(app, users):
     assert response.headers["Location"] == "/packs/"
 
 
+def test_arriving_at_the_home_page_signed_out_is_no_refusal(app, users):
+    client = app.test_client()
+    arriving = client.get("/")
+    assert arriving.status_code == 302 and arriving.headers["Location"] == "/login"
+    assert "Please sign in" not in client.get("/login").get_data(as_text=True)
+    # Any other page asked for names why the sign-in page came, and comes back after it.
+    refused = client.get("/packs/")
+    assert refused.status_code == 302 and refused.headers["Location"] == "/login?next=%2Fpacks%2F"
+    assert "Please sign in to open that page." in client.get("/login").get_data(as_text=True)
+    signed_in = client.post("/login?next=/packs/", data={"email": users["Auditor"].email, "password": PASSWORD})
+    assert signed_in.headers["Location"] == "/packs/"
+
+
 def test_state_changes_need_a_csrf_token(tmp_path):
     app = create_app(
         {"CAIRN_DATA_DIR": str(tmp_path / "csrf"), "SECRET_KEY": "x", "CAIRN_REPAIR_INDEX_ON_START": False}

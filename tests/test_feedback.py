@@ -101,9 +101,17 @@ def test_helpful_with_htmx_swaps_the_widget(answer, client_as, users):
 
 def test_not_helpful_asks_for_reasons_and_a_note(answer, client_as):
     client = client_as("Member")
-    link = _soup(client.get(f"/chat/{answer.conversation_id}")).select_one(f"#rating-{answer.id} a.rate-not-helpful")
-    assert link["href"] == link["hx-get"] == f"/chat/answers/{answer.id}/feedback?rating=not_helpful"
-    form = _soup(client.get(link["href"], headers={"HX-Request": "true"})).select_one("form.not-helpful-form")
+    page = _soup(client.get(f"/chat/{answer.conversation_id}"))
+    button = page.select_one(f"#rating-{answer.id} button.rate-not-helpful")
+    address = f"/chat/answers/{answer.id}/feedback?rating=not_helpful"
+    assert button["hx-get"] == address and button["aria-pressed"] == "false"
+    # Without JavaScript the button sends a GET form of its own, which asks for the same address.
+    plain = page.select_one(f"form#{button['form']}")
+    assert plain["method"] == "get" and plain.find_parent(id=f"rating-{answer.id}") is not None
+    fields = "&".join(f"{field['name']}={field['value']}" for field in plain.select("input"))
+    assert f"{plain['action']}?{fields}" == address
+    assert "Send feedback" in client.get(address).get_data(as_text=True)  # the form's page of its own
+    form = _soup(client.get(address, headers={"HX-Request": "true"})).select_one("form.not-helpful-form")
     assert [i["value"] for i in form.select("input[name=reasons]")] == list(REASONS)
     assert [label.text.strip() for label in form.select("fieldset label")] == [
         "Incorrect",

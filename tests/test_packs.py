@@ -116,6 +116,30 @@ def test_create_pack_form_errors_keep_input(app, client_as, users):
     assert "names the company" in response.get_data(as_text=True)
 
 
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"slug": "Bad Slug", "title": "My title"}, "slug"),
+        ({"slug": "ops", "title": "Again"}, "slug"),
+        ({"slug": "fresh", "title": " "}, "title"),
+        ({"slug": "fresh", "title": "Acme", "kind": "company"}, "company"),
+        ({"slug": "fresh", "title": "Acme", "kind": "neither"}, "kind"),
+    ],
+)
+def test_a_refused_new_pack_marks_its_field_and_puts_the_focus_there(pack, client_as, data, field):
+    response = client_as("PlatformAdmin").post("/packs/", data={"kind": "generic", **data})
+    assert response.status_code == 422
+    form = BeautifulSoup(response.get_data(as_text=True), "html.parser").select_one("details.card")
+    assert form.has_attr("open")
+    invalid = form.select("[aria-invalid]")
+    assert [element["id"] for element in invalid] == [field] and invalid[0]["aria-invalid"] == "true"
+    assert [element["id"] for element in form.select("[autofocus]")] == [field]  # the page reloads at its top
+    described = invalid[0]["aria-describedby"].split()
+    assert described[-1] == f"{field}-error" and form.select_one(f"#{field}-error").get_text(strip=True)
+    assert all(form.select_one(f"#{name}") for name in described)
+    assert len(form.select(".error")) == 1  # said once, under its field
+
+
 def test_alternating_pack_sets_each_search_their_own_readers(app, pack, other_pack):
     """Searchers over different pack sets are cached side by side; none may answer for another."""
     for n in range(5):
@@ -136,3 +160,21 @@ def test_result_sections_leave_out_the_title():
 
     assert section("IDoc runbook > Fix > Queue", "IDoc runbook") == "Fix > Queue"
     assert section("Other > Fix", "IDoc runbook") == "Other > Fix"
+
+
+def test_breadcrumbs_end_in_the_current_page_with_no_separator_after_it(app, pack, client_as):
+    services.upload_file(pack, "transport.md", DOC, None)
+    client = client_as("PlatformAdmin")
+    for address, trail in (
+        ("/packs/ops", ["Packs", pack.title]),
+        ("/packs/ops/documents/transport", ["Packs", pack.title, "Transport import failures"]),
+        ("/packs/ops/edit", ["Packs", pack.title, f"Edit {pack.title}"]),
+    ):
+        crumbs = BeautifulSoup(client.get(address).get_data(as_text=True), "html.parser").select_one(
+            "nav.crumbs[aria-label=Breadcrumb]"
+        )
+        items = crumbs.select("ol > li")
+        assert [item.get_text(strip=True) for item in items] == trail, address
+        assert [item.get("aria-current") for item in items] == [None] * (len(trail) - 1) + ["page"]
+        assert all(item.a for item in items[:-1]) and items[-1].a is None  # links above, this page itself last
+        assert "›" not in crumbs.get_text()  # the separators are the stylesheet's, between items only

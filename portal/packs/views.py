@@ -74,7 +74,7 @@ def _packs_page(form, refusal: Refused | None = None, status: int = 200):
         companies=company_names(),
         form=form,
         error=refusal.message if refusal else None,
-        error_field=REFUSED_FIELD.get(refusal.reason) if refusal else None,
+        invalid=REFUSED_FIELD.get(refusal.reason) if refusal else None,
     )
 
 

@@ -162,7 +162,7 @@ def test_every_page_fits_the_screen_with_sign_out_inside_the_header(
 
 
 @pytest.mark.parametrize("screen", SCREENS)
-def test_the_question_box_comes_first_on_a_phone_and_beside_the_list_on_a_desk(page, pack, users, screen):
+def test_the_question_box_comes_first_on_a_phone_and_left_of_the_list_on_a_desk(page, pack, users, screen):
     documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
     agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True)
     conversation, _ = start_conversation(users["Member"], agent, "How do I delete old spool requests?")
@@ -177,7 +177,7 @@ def test_the_question_box_comes_first_on_a_phone_and_beside_the_list_on_a_desk(p
             assert question["y"] + question["height"] <= conversations["y"], address
             assert question["x"] + question["width"] <= PHONE["width"]
         else:
-            assert conversations["x"] + conversations["width"] <= question["x"], address  # the list on the left
+            assert question["x"] + question["width"] <= conversations["x"], address  # the list on the right
 
 
 def test_the_menu_folds_and_opens_without_javascript_on_a_phone(browser, live_server, users):

@@ -39,7 +39,7 @@ def test_admin_edits_a_pack_then_deletes_it_after_the_confirmation(page, pack, u
     arrived_at(page, re.compile(r"/packs/ops/delete$"))
     page.get_by_role("button", name="Delete the pack and everything in it").click()
     arrived_at(page, re.compile(r"/packs/$"))
-    expect(page.locator(".flashes")).to_contain_text("Deleted the pack Ops runbooks: 2 document(s)")
+    expect(page.locator(".flashes")).to_contain_text("Deleted the pack Ops runbooks: 2 documents, 2 revisions")
     expect(page.locator("table.list")).to_have_count(0)  # no packs left
     response = page.goto("/packs/ops")
     assert response.status == 404

@@ -31,7 +31,7 @@ def test_the_outline_jumps_to_a_section_and_opens_it_alone(page, pack, users):
     documents.upload_file(pack, "install-guide.md", GUIDE.encode(), None)
     sign_in(page, users["Auditor"].email, PASSWORD)
     page.goto("/packs/ops/documents/install-guide")
-    network = page.locator(".doc-body h2", has_text="Network")
+    network = page.locator(".doc-body h3", has_text="Network")  # "##" below the page title's h1
     expect(network).not_to_be_in_viewport()
     page.locator(".outline a.jump", has_text="Network").click()
     expect(page).to_have_url(re.compile(r"#section-3$"))
@@ -43,4 +43,4 @@ def test_the_outline_jumps_to_a_section_and_opens_it_alone(page, pack, users):
     expect(page.locator(".doc-body")).to_have_text(re.compile(r"^\s*Storage\s+Mount the data volume.\s*$"))
     page.get_by_role("link", name="Whole document").click()
     expect(page).to_have_url(re.compile(r"/install-guide#section-4$"))
-    expect(page.locator(".doc-body h2", has_text="Storage")).to_be_in_viewport()
+    expect(page.locator(".doc-body h3", has_text="Storage")).to_be_in_viewport()

@@ -3,8 +3,6 @@ the refusal, and the figures in the viewer."""
 
 from __future__ import annotations
 
-import re
-
 from browser_helpers import sign_in
 from playwright.sync_api import expect
 from test_uploads import pdf_with_figure, word_with_pictures
@@ -24,11 +22,13 @@ def test_word_pdf_and_scanned_pdf_uploads(page, pack, users, tmp_path):
     sign_in(page, users["PlatformAdmin"].email, PASSWORD)
     page.goto("/packs/ops")
     page.set_input_files("#files", [str(word), str(pdf), str(scanned)])
-    page.click("#upload-form button[type=submit]")
+    page.locator("#upload-form button[type=submit]").press("Enter")
     expect(page.locator(".upload-progress")).to_be_visible()
     expect(page.locator("#upload-outcomes .outcome")).to_have_count(3)
     expect(page.locator("#upload-bar")).to_have_attribute("value", "100")
-    expect(page.locator(".upload-label")).to_have_text(re.compile(r"^Done: 3 files"))
+    done = page.locator(".upload-label")
+    expect(done).to_have_text("Done: 3 files sent — 2 added, 1 refused.")
+    expect(done).to_be_focused()  # not the body: the Upload button was disabled under the focus
     refused = page.locator(".outcome.refused")
     expect(refused).to_have_count(1)
     expect(refused).to_contain_text("reading text from images is not supported yet")
@@ -66,7 +66,9 @@ def test_a_file_over_the_limit_is_refused_in_the_browser_and_never_sent(page, pa
     page.goto("/packs/ops")
     page.set_input_files("#files", [str(huge), str(small)])
     page.click("#upload-form button[type=submit]")
-    expect(page.locator(".upload-label")).to_have_text("Done: 1 file sent, 1 kept back.")
+    expect(page.locator(".upload-label")).to_have_text(
+        "Done: 1 of 2 files sent (1 too large to send) — 1 added, 1 refused."
+    )
     refused = page.locator("#upload-outcomes .outcome.refused")
     expect(refused).to_have_text("huge.md: " + limits.not_sent_too_large_message().replace("{size}", "4.1 MB"))
     expect(refused).to_have_attribute("data-reason", "too_large")
@@ -78,7 +80,9 @@ def test_a_file_over_the_limit_is_refused_in_the_browser_and_never_sent(page, pa
     sent.clear()
     page.set_input_files("#files", [str(huge)])
     page.click("#upload-form button[type=submit]")
-    expect(page.locator(".upload-label")).to_have_text("Done: 0 files sent, 1 kept back.")
+    expect(page.locator(".upload-label")).to_have_text(
+        "Done: 0 of 1 file sent (1 too large to send) — 0 added, 1 refused."
+    )
     expect(refused).to_have_count(2)
     assert sent == []
 
