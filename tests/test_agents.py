@@ -118,6 +118,23 @@ def test_a_company_wider_than_its_column_is_refused_in_the_browser_not_a_server_
     assert [c.name for c in Company.select()] == companies
 
 
+def test_a_company_the_form_does_not_offer_is_refused_not_added(app, helper, client_as):
+    """The form chooses among existing companies (one rule with the pack form, portal/companies.py); a crafted
+    name used to add a company nobody set up. Only the command line and the seed add companies."""
+    companies = [c.name for c in Company.select()]
+    builder = client_as("AgentBuilder")
+    created = builder.post("/agents/", data={"slug": "crafted", "name": "Crafted", "mode": "open", "company": "Evil"})
+    saved = builder.post("/agents/helper", data={"name": "Helper", "mode": "open", "company": "Evil", "packs": ["ops"]})
+    for response in (created, saved):
+        assert response.status_code == 422, response.get_data(as_text=True)[-500:]
+        assert "“Evil”, which is no existing company" in unescape(response.get_data(as_text=True))
+    assert [c.name for c in Company.select()] == companies
+    assert Agent.get(Agent.slug == "helper").company_id is None
+    assert not Agent.select().where(Agent.slug == "crafted").exists()
+    cli_runner(app)("agents", "create", "set-up", "--name", "Set up", "--mode", "open", "--company", "Evil")
+    assert Agent.get(Agent.slug == "set-up").company.name == "Evil"
+
+
 def test_duplicate_slug_and_unknown_pack_are_refused(app, helper):
     with pytest.raises(Refused, match="exists already"):
         services.create_agent(None, "helper", "Again", "open")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from peewee import JOIN, IntegrityError
 
+from portal.companies import company_named
 from portal.db import database, locking
 from portal.errors import Refused
 from portal.models import (
@@ -26,7 +27,7 @@ from portal.models import (
     User,
     utcnow,
 )
-from portal.packs.services import SLUG_RE, checked_company_name
+from portal.packs.services import SLUG_RE
 
 MAX_NAME_CHARS = 255
 MAX_INSTRUCTIONS_CHARS = 8_000
@@ -52,9 +53,11 @@ def create_agent(
     *,
     description: str = "",
     offered: bool = False,
+    add_company: bool = False,
 ) -> Agent:
     """Create an agent with its grants (a draft unless ``offered``); refuse a bad slug, name, mode,
-    description or a grant the company rule forbids."""
+    description, a company that does not exist (unless ``add_company``: the command line and the seed)
+    or a grant the company rule forbids."""
     slug = (slug or "").strip()
     if not SLUG_RE.match(slug):
         raise Refused(
@@ -66,7 +69,7 @@ def create_agent(
     with database().atomic():
         if Agent.get_or_none(Agent.slug == slug) is not None:
             raise _slug_taken(slug)
-        company = _company(company_name)
+        company = company_named(company_name, add=add_company)
         packs = _grantable_packs(pack_slugs, company)
         try:
             with database().atomic():
@@ -120,7 +123,7 @@ def update_agent(
     with database().atomic():
         # Locked: a second save at the same moment starts from this one's grants, not the same old ones.
         agent = locking(Agent.select().where(Agent.id == agent.id)).get()
-        company = _company(company_name)
+        company = company_named(company_name)
         packs = _grantable_packs(pack_slugs, company)
         before = _settings(agent)
         old_packs = {p.slug for p in agent.granted_packs()}
@@ -238,10 +241,6 @@ def grantable_packs() -> list[Pack]:
     return list(Pack.live().order_by(Pack.kind.desc(), Pack.title))
 
 
-def company_names() -> list[str]:
-    return [c.name for c in Company.select().order_by(Company.name)]
-
-
 def recent_runs(agent: Agent, limit: int) -> list[Run]:
     return list(Run.select().where(Run.agent == agent).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit))
 
@@ -314,11 +313,6 @@ def _checked_description(description: str) -> str:
 def _check_mode(mode: str) -> None:
     if mode not in GROUNDING_MODES:
         raise Refused("bad_mode", "The grounding mode is open, preferred or required.")
-
-
-def _company(name: str | None) -> Company | None:
-    name = checked_company_name(name or "")
-    return Company.get_or_create(name=name)[0] if name else None
 
 
 def _grantable_packs(pack_slugs, company: Company | None) -> list[Pack]:

@@ -7,6 +7,7 @@ from flask_login import current_user, login_required
 
 from portal import access
 from portal.agents import services
+from portal.companies import company_names
 from portal.errors import NotFound, Refused
 from portal.models import MAX_DESCRIPTION_CHARS, Agent, Run
 from portal.numbers import query_number
@@ -165,7 +166,7 @@ def _form_page(
         "selected_packs": selected_packs,
         "error": error,
         "packs": services.grantable_packs(),
-        "companies": services.company_names(),
+        "companies": company_names(),
         "modes": services.MODE_HELP,
         "max_description_chars": MAX_DESCRIPTION_CHARS,
     }

@@ -6,7 +6,9 @@ import re
 
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from portal.models import ROLES, Company, User
+from portal.companies import company_named
+from portal.errors import Refused
+from portal.models import ROLES, User
 
 MIN_PASSWORD_LENGTH = 8
 PASSWORD_HASH_METHOD = "scrypt"  # werkzeug's default; the test suite swaps in a cheap one for speed
@@ -38,7 +40,10 @@ def create_user(email: str, password: str, roles, company_name: str | None = Non
         raise UserError("A Member belongs to a company: give --company.")
     if User.by_email(email) is not None:
         raise UserError(f"A user {email} exists already.")
-    company = Company.get_or_create(name=company_name.strip())[0] if company_name else None
+    try:
+        company = company_named(company_name, add=True)  # the command line and the seed set people up
+    except Refused as refused:
+        raise UserError(refused.message) from None
     user = User(
         email=email, password_hash=generate_password_hash(password, method=PASSWORD_HASH_METHOD), company=company
     )

@@ -32,7 +32,16 @@ def agents_create(slug, name, mode, company, grants, instructions, description, 
     app_context()
     try:
         agent = create_agent(
-            None, slug, name, mode, company, instructions, grants, description=description, offered=offer
+            None,
+            slug,
+            name,
+            mode,
+            company,
+            instructions,
+            grants,
+            description=description,
+            offered=offer,
+            add_company=True,  # the command line sets a deployment up
         )
     except Refused as refusal:
         fail(refusal.message)

@@ -140,6 +140,7 @@ def _seed_agents(report: SeedReport) -> None:
                 seeded=True,
                 description=entry["description"],
                 offered=True,  # the demo's agents are ready: members see them at once
+                add_company=True,
             )
             report.agents_created.append(entry["slug"])
         elif agent.seeded and (agent.mode != entry["mode"] or not agent.description):

@@ -6,20 +6,13 @@ import re
 
 from peewee import IntegrityError, fn
 
+from portal.companies import company_named
 from portal.db import database
 from portal.errors import NotFound, Refused
-from portal.models import PACK_KINDS, Company, Document, Pack, User
+from portal.models import PACK_KINDS, Document, Pack, User
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
-MAX_TITLE_CHARS = 255  # a pack's title and its company's name: the width of their columns (PostgreSQL enforces it)
-
-
-def checked_company_name(name: str) -> str:
-    """A company's name as stored (a pack's and an agent's form both name one), no wider than its column."""
-    name = name.strip()
-    if len(name) > MAX_TITLE_CHARS:
-        raise Refused("bad_company", f"A company's name has at most {MAX_TITLE_CHARS} characters.")
-    return name
+MAX_TITLE_CHARS = 255  # a pack's title: the width of its column (PostgreSQL enforces it)
 
 
 def _checked_title(title: str) -> str:
@@ -57,8 +50,6 @@ def create_pack(
         raise Refused("bad_company", "A company pack names the company whose material it holds.")
     if kind == "generic" and company_name:
         raise Refused("bad_company", "A generic pack names no company.")
-    if kind == "company":
-        company_name = checked_company_name(company_name)
     with database().atomic():  # the check and the insert together: two admins creating one slug get one pack
         taken = Pack.get_or_none(Pack.slug == slug)
         if taken is not None and taken.is_deleted:
@@ -68,7 +59,7 @@ def create_pack(
             )
         if taken is not None:
             raise _slug_taken(slug)
-        company = _pack_company(company_name, add_company) if kind == "company" else None
+        company = company_named(company_name, add=add_company) if kind == "company" else None
         try:
             with database().atomic():
                 return Pack.create(slug=slug, title=title, kind=kind, company=company, description=description.strip())
@@ -78,19 +69,6 @@ def create_pack(
 
 def _slug_taken(slug: str) -> Refused:
     return Refused("slug_taken", f"A pack {slug!r} exists already.")
-
-
-def _pack_company(name: str, add_company: bool) -> Company:
-    company = Company.get_or_none(Company.name == name)
-    if company is not None:
-        return company
-    if not add_company:
-        raise Refused(
-            "unknown_company",
-            f"The Company field names “{name}”, which is no existing company: choose one of the list. "
-            "Nothing was stored.",
-        )
-    return Company.create(name=name)
 
 
 def edit_pack(actor: User | None, pack: Pack, title: str, description: str) -> Pack:

@@ -6,8 +6,8 @@ from flask import Blueprint, abort, flash, redirect, request, url_for
 from flask_login import current_user, login_required
 
 from portal import access
-from portal.agents.services import company_names
 from portal.answers.references import section_path
+from portal.companies import company_names
 from portal.errors import NotFound, Refused
 from portal.ingest import limits
 from portal.numbers import form_number
