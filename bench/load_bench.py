@@ -210,6 +210,13 @@ def _own_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _stolen_cpu_seconds() -> float:
+    """CPU time the hypervisor gave other guests while this machine's cores wanted it (``steal`` in
+    /proc/stat): on a shared host it is why two runs of the same tree back to back differ."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0.0
+
+
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -516,7 +523,8 @@ def print_phase(name: str, connections: int, result: dict) -> None:
     print(
         f"\n{name}: {connections} connections, {result['seconds']} s, {result['requests']} requests, "
         f"{result['per_second']} requests/s; server CPU {result['server_cpu_seconds']} s, "
-        f"{result['server_cpu_ms_per_request']} ms a request; bench clients' CPU {result['client_cpu_seconds']} s"
+        f"{result['server_cpu_ms_per_request']} ms a request; bench clients' CPU {result['client_cpu_seconds']} s; "
+        f"CPU stolen by the host {result['stolen_cpu_seconds']} s"
     )
     print(f"  {'kind':<18} {'requests':>8} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for kind, row in result["kinds"].items():
@@ -659,6 +667,7 @@ def run(portal: Portal, arguments: argparse.Namespace) -> dict:
     def phase(clients) -> dict:
         recorder = Recorder()
         cpu_before, client_before, started = portal.cpu_seconds(), _own_cpu_seconds(), time.monotonic()
+        stolen_before = _stolen_cpu_seconds()
         until = started + arguments.seconds
         run_threads([lambda client=client: client(recorder, until) for client in clients])
         result = summary(recorder, time.monotonic() - started)
@@ -666,6 +675,7 @@ def run(portal: Portal, arguments: argparse.Namespace) -> dict:
         result["server_cpu_seconds"] = round(cpu, 1)
         result["server_cpu_ms_per_request"] = round(1000 * cpu / max(1, result["requests"]), 1)
         result["client_cpu_seconds"] = round(_own_cpu_seconds() - client_before, 1)
+        result["stolen_cpu_seconds"] = round(_stolen_cpu_seconds() - stolen_before, 1)
         return result
 
     pages = phase(
