@@ -34,6 +34,7 @@ from portal.documents.render import answer_text
 from portal.errors import Refused
 from portal.models import Document, Pack, Passage, Revision, Run, RunReference
 from portal.models.clock import utcnow
+from portal.runs import services as run_services
 from portal.runs.ask import ask, retrieve
 from portal.runs.services import linked_answer
 from portal.search.analysis import content_terms
@@ -614,6 +615,23 @@ def test_run_list_shows_staff_every_run_and_members_their_own(member_run, other_
     client = app.test_client()
     login(client, other_member.email)
     assert _soup(client.get("/runs/")).select("table.runs a") == []
+
+
+@pytest.mark.parametrize("page, status, shown", [("2", 200, 2), ("99", 200, 2), ("0", 404, None), ("two", 404, None)])
+def test_a_run_list_page_past_the_end_is_the_last_and_one_that_is_no_page_a_404(
+    member_run, client_as, monkeypatch, page, status, shown
+):
+    agent = Run.get_by_id(member_run.id).agent
+    runs = [member_run] + [ask(agent, None, "lock entries") for _ in range(2)]
+    monkeypatch.setattr(run_services, "RUNS_PER_PAGE", 2)
+    response = client_as("Auditor").get(f"/runs/?page={page}")
+    assert response.status_code == status
+    if shown:
+        listed = _soup(response)
+        assert f"page {shown} of 2" in listed.select_one("nav.pager").text
+        assert [a["href"] for a in listed.select("table.runs a")] == [f"/runs/{runs[0].id}"]  # the oldest
+        assert listed.select_one("nav.pager a[rel=next]") is None
+        assert listed.select_one("nav.pager a[rel=prev]")["href"] == "/runs/?page=1"
 
 
 def test_run_record_shows_question_answer_markers_warnings_and_sources(corpus, client_as):
