@@ -1118,6 +1118,26 @@ def test_an_image_in_an_answer_is_a_link_labelled_with_its_alt_text_as_in_the_vi
     assert answer_text(answer) == "See the gauge and https://t.test/x.png [1]. Done!"  # excerpts and announcements
 
 
+@pytest.mark.parametrize(
+    "answer, links",
+    [
+        ("[see [1]](https://x.test/) and [2]", [("see [1]", "https://x.test/")]),
+        ("[**Runbook [1]**, page 3](https://wiki.test/r) [2]", [("Runbook [1], page 3", "https://wiki.test/r")]),
+        ("[see [1]][ref] [2]\n\n[ref]: https://x.test/", [("see [1]", "https://x.test/")]),
+        ("![chart [1]](https://t.test/c.png) [2]", [("chart [1]", "https://t.test/c.png")]),  # an image's link
+        ("<https://x.test/[1]> [2]", [("https://x.test/[1]", "https://x.test/%5B1%5D")]),
+    ],
+    ids=["inline", "emphasis", "reference", "image", "autolink"],
+)
+def test_a_marker_in_a_links_text_stays_text_and_links_never_nest(answer, links):
+    """A cited marker inside a link's text was a link inside the link: the HTML parser then cut the outer
+    link short at the marker ("see [" a link, "1" the citation, "]" plain)."""
+    soup = BeautifulSoup(str(linked_answer(answer, [1, 2], "/s")), "html.parser")
+    assert [a for a in soup.select("a") if a.find_parent("a")] == []
+    assert [(a.text, a["href"]) for a in soup.select("a:not(.cite)")] == links
+    assert [(a.text, a["href"]) for a in soup.select("a.cite")] == [("2", "/s#source-2")]  # outside a link
+
+
 def test_a_heading_path_does_not_repeat_the_title():
     assert section_path("INC-1: Stuck > Summary", "INC-1: Stuck") == "Summary"
     assert section_path("INC-1: Stuck", "INC-1: Stuck") == ""
