@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl, urlsplit
+
 from flask import make_response, render_template
 from flask_htmx import HTMX
+from werkzeug.datastructures import MultiDict
 
 htmx = HTMX()
 
@@ -11,6 +14,12 @@ htmx = HTMX()
 def wants_fragment() -> bool:
     """A fragment for HTMX requests, but not for boosted navigation or history restores."""
     return bool(htmx) and not htmx.boosted and not htmx.history_restore_request
+
+
+def shown_args() -> MultiDict:
+    """The query arguments of the address the reader's page shows (htmx sends it as ``HX-Current-URL``), so a
+    fragment can replace what that page shows otherwise than the new one would; empty without the header."""
+    return MultiDict(parse_qsl(urlsplit(htmx.current_url or "").query))
 
 
 def render(page: str, fragment: str | None = None, status: int = 200, **context):

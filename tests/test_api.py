@@ -316,6 +316,55 @@ def test_a_body_of_the_wrong_shape_is_400_naming_the_field(live, body, field_nam
     assert field_named in response.json()["error"]["message"]
 
 
+def test_a_boolean_is_not_a_version(live):
+    """pydantic read ``true`` as version 1 and ``false`` as 0: a stale client's flag overwrote, deleted or created."""
+    path = "/api/v1/packs/ops/documents/flagged"
+    assert live.call("admin", "PUT", path, json={"expected_version": 0, "text": "# F\n\none\n"}).status_code == 201
+    for method, body in (
+        ("PUT", {"expected_version": True, "text": "# F\n\ntwo\n"}),
+        ("DELETE", {"expected_version": True}),
+    ):
+        response = live.call("admin", method, path, json=body)
+        assert (response.status_code, response.json()["error"]["code"]) == (400, "invalid_request"), response.text
+        assert "expected_version" in response.json()["error"]["message"]
+    assert live.call("admin", "GET", path).json()["text"] == "# F\n\none\n"
+    new = live.call("admin", "PUT", path + "-new", json={"expected_version": False, "text": "# New\n"})
+    assert (new.status_code, new.json()["error"]["code"]) == (400, "invalid_request"), new.text
+    assert live.call("admin", "GET", path + "-new").status_code == 404
+
+
+# A whole number in JSON is a JSON integer; in a query string or a multipart form it is ASCII digits
+# (portal/numbers.py), which pydantic alone widened to " 1", "+1", "1_0" and "1.0".
+STRICT = "/api/v1/packs/ops/documents/strict"
+NOT_WHOLE_NUMBERS = [
+    ("json string", "PUT", STRICT, {"json": {"expected_version": "0", "text": "x"}}, "expected_version"),
+    ("json float", "PUT", STRICT, {"json": {"expected_version": 0.0, "text": "x"}}, "expected_version"),
+    ("form true", "PUT", STRICT, {"data": {"expected_version": "true"}}, "expected_version"),
+    ("form sign", "PUT", STRICT, {"data": {"expected_version": "+0"}}, "expected_version"),
+    ("form space", "PUT", STRICT, {"data": {"expected_version": " 0"}}, "expected_version"),
+    ("form underscore", "PUT", STRICT, {"data": {"expected_version": "0_0"}}, "expected_version"),
+    ("form point", "PUT", STRICT, {"data": {"expected_version": "0.0"}}, "expected_version"),
+    ("page", "GET", "/api/v1/packs/ops/documents?page=1_0", {}, "page"),
+    ("per_page", "GET", "/api/v1/packs/ops/documents?per_page=%2B2", {}, "per_page"),
+    ("version", "GET", "/api/v1/packs/ops/documents/runbook?version=1.0", {}, "version"),
+    ("limit", "GET", "/api/v1/search?q=spool&limit=%202", {}, "limit"),
+]
+
+
+@pytest.mark.parametrize(
+    "method, path, request_kwargs, field_named",
+    [n[1:] for n in NOT_WHOLE_NUMBERS],
+    ids=[n[0] for n in NOT_WHOLE_NUMBERS],
+)
+def test_a_whole_number_written_otherwise_is_400_naming_the_field(live, method, path, request_kwargs, field_named):
+    if "data" in request_kwargs:
+        request_kwargs = {**request_kwargs, "files": {"file": ("strict.md", b"# Strict\n", "text/markdown")}}
+    response = live.call("admin", method, path, **request_kwargs)
+    assert (response.status_code, response.json()["error"]["code"]) == (400, "invalid_request"), response.text
+    assert field_named in response.json()["error"]["message"]
+    assert live.call("admin", "GET", STRICT).status_code == 404
+
+
 # (API request, the same file as a browser upload's name, bytes and content type)
 REFUSALS = [
     ("empty", {"json": {"expected_version": 0, "text": " \n\t\n"}}, ("refused.md", b" \n\t\n", "text/markdown")),

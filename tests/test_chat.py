@@ -334,6 +334,21 @@ def test_an_answer_from_the_documents_has_no_evidence_note(chat, client_as):
     assert turn.select_one(".answer a.cite") is not None
 
 
+def test_a_citation_in_a_links_text_stays_text_in_the_chat_answer(app, pack, users, client_as):
+    """A model may cite inside a link's label; the citation there used to be a link inside the link."""
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    conversation, run = start_conversation(users["Member"], agent, QUESTION)
+    assert run.cited == [1]
+    answer = "Clear it as [the runbook [1]](https://wiki.test/spool) says [1]."
+    Run.update(answer=answer).where(Run.id == run.id).execute()  # as a model may write it
+    page = _soup(client_as("Member").get(f"/chat/{conversation.id}"))
+    answer_html = page.select_one(f"#turn-{run.id} .answer")
+    assert [a for a in answer_html.select("a") if a.find_parent("a")] == []
+    assert [a.text for a in answer_html.select("a:not(.cite)")] == ["the runbook [1]"]
+    assert [a["href"] for a in answer_html.select("a.cite")] == [f"/chat/answers/{run.id}/sources#source-1"]
+
+
 def test_with_no_other_agent_the_note_offers_only_rephrasing(app, world, users, client_as):
     app.config["CAIRN_OFFER_SHARED_AGENTS"] = False
     conversation, run = start_conversation(users["Member"], world.acme, NO_EVIDENCE_QUESTION)

@@ -185,6 +185,26 @@ def test_a_library_page_with_htmx_is_the_list_alone(library, client_for, monkeyp
         assert link["hx-get"] == link["href"] and link["hx-target"] == "#library-documents"
 
 
+@pytest.mark.parametrize("shown", ["/library/?page=2", "/library/?q=IDoc&page=3", "/library/", "/library/?q=IDoc"])
+def test_a_search_with_htmx_brings_the_list_back_to_page_one_with_a_pager_keeping_it(
+    library, client_for, monkeypatch, shown
+):
+    monkeypatch.setattr(library_services, "DOCUMENTS_PER_PAGE", 2)
+    response = client_for("Auditor").get(
+        "/library/?q=backlog", headers={"HX-Request": "true", "HX-Current-URL": f"http://localhost{shown}"}
+    )
+    fragment = BeautifulSoup(response.get_data(as_text=True), "html.parser")
+    assert fragment.select(".hit") and fragment.select_one("html, h1, #library-results") is None
+    pagers = fragment.select("nav.pager")
+    assert len(pagers) == 1 and "page 1 of 3" in pagers[0].text
+    assert pagers[0].select_one("a[rel=next]")["href"] == "/library/?q=backlog&page=2"
+    if "page=" in shown:  # the reader sees another page: the whole list goes back to page 1
+        swapped = fragment.select_one("[hx-swap-oob]")
+        assert swapped["hx-swap-oob"] == "innerHTML:#library-documents" and len(_listed(swapped)) == 2
+    else:  # the same documents: only the pager, not the list a screen reader would read again
+        assert pagers[0]["hx-swap-oob"] == "true" and pagers[0]["id"] == "library-pager" and not _listed(fragment)
+
+
 @pytest.mark.parametrize("page, status, shown", [("3", 200, 3), ("99", 200, 3), ("0", 404, None), ("two", 404, None)])
 def test_a_library_page_past_the_end_is_the_last_and_one_that_is_no_page_a_404(
     library, client_for, monkeypatch, page, status, shown

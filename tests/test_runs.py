@@ -34,6 +34,7 @@ from portal.documents.render import answer_text
 from portal.errors import Refused
 from portal.models import Document, Pack, Passage, Revision, Run, RunReference
 from portal.models.clock import utcnow
+from portal.runs import services as run_services
 from portal.runs.ask import ask, retrieve
 from portal.runs.services import linked_answer
 from portal.search.analysis import content_terms
@@ -616,6 +617,23 @@ def test_run_list_shows_staff_every_run_and_members_their_own(member_run, other_
     assert _soup(client.get("/runs/")).select("table.runs a") == []
 
 
+@pytest.mark.parametrize("page, status, shown", [("2", 200, 2), ("99", 200, 2), ("0", 404, None), ("two", 404, None)])
+def test_a_run_list_page_past_the_end_is_the_last_and_one_that_is_no_page_a_404(
+    member_run, client_as, monkeypatch, page, status, shown
+):
+    agent = Run.get_by_id(member_run.id).agent
+    runs = [member_run] + [ask(agent, None, "lock entries") for _ in range(2)]
+    monkeypatch.setattr(run_services, "RUNS_PER_PAGE", 2)
+    response = client_as("Auditor").get(f"/runs/?page={page}")
+    assert response.status_code == status
+    if shown:
+        listed = _soup(response)
+        assert f"page {shown} of 2" in listed.select_one("nav.pager").text
+        assert [a["href"] for a in listed.select("table.runs a")] == [f"/runs/{runs[0].id}"]  # the oldest
+        assert listed.select_one("nav.pager a[rel=next]") is None
+        assert listed.select_one("nav.pager a[rel=prev]")["href"] == "/runs/?page=1"
+
+
 def test_run_record_shows_question_answer_markers_warnings_and_sources(corpus, client_as):
     run = ask(make_agent("preferred"), None, "delete spool requests and stale lock entries")
     page = _soup(client_as("Auditor").get(f"/runs/{run.id}"))
@@ -1098,6 +1116,26 @@ def test_an_image_in_an_answer_is_a_link_labelled_with_its_alt_text_as_in_the_vi
         ("https://t.test/x.png", "https://t.test/x.png", None),
     ]
     assert answer_text(answer) == "See the gauge and https://t.test/x.png [1]. Done!"  # excerpts and announcements
+
+
+@pytest.mark.parametrize(
+    "answer, links",
+    [
+        ("[see [1]](https://x.test/) and [2]", [("see [1]", "https://x.test/")]),
+        ("[**Runbook [1]**, page 3](https://wiki.test/r) [2]", [("Runbook [1], page 3", "https://wiki.test/r")]),
+        ("[see [1]][ref] [2]\n\n[ref]: https://x.test/", [("see [1]", "https://x.test/")]),
+        ("![chart [1]](https://t.test/c.png) [2]", [("chart [1]", "https://t.test/c.png")]),  # an image's link
+        ("<https://x.test/[1]> [2]", [("https://x.test/[1]", "https://x.test/%5B1%5D")]),
+    ],
+    ids=["inline", "emphasis", "reference", "image", "autolink"],
+)
+def test_a_marker_in_a_links_text_stays_text_and_links_never_nest(answer, links):
+    """A cited marker inside a link's text was a link inside the link: the HTML parser then cut the outer
+    link short at the marker ("see [" a link, "1" the citation, "]" plain)."""
+    soup = BeautifulSoup(str(linked_answer(answer, [1, 2], "/s")), "html.parser")
+    assert [a for a in soup.select("a") if a.find_parent("a")] == []
+    assert [(a.text, a["href"]) for a in soup.select("a:not(.cite)")] == links
+    assert [(a.text, a["href"]) for a in soup.select("a.cite")] == [("2", "/s#source-2")]  # outside a link
 
 
 def test_a_heading_path_does_not_repeat_the_title():

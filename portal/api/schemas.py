@@ -9,9 +9,10 @@ request's refusals by the upload, classification or question rules keep their ow
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Literal
+from types import UnionType
+from typing import Annotated, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationInfo, WithJsonSchema, field_validator
 
 from portal.ingest.limits import (
     ACCEPTED_EXTENSIONS,
@@ -22,7 +23,7 @@ from portal.ingest.limits import (
     megabytes,
 )
 from portal.models import DOCUMENT_ID_RE, ROLES, VISIBILITIES
-from portal.numbers import MAX_NUMBER
+from portal.numbers import MAX_NUMBER, parse_number
 from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT
 
 Visibility = Literal[VISIBILITIES]  # type: ignore[valid-type]
@@ -34,15 +35,41 @@ GROUNDING_HELP = (
 )
 
 
+# A whole number is an integer and nothing else: pydantic's lax mode read ``true`` as 1, ``false`` as 0,
+# and ``"1"`` or ``1.0`` as 1 (``TextRequest`` reads the text of a query string or a form first).
+WholeNumber = Annotated[int, Strict()]
 # A version or page number is at most the widest database integer (``portal.numbers``): a larger one
-# reached a query and ended in a 500 instead of a 400 naming it.
-Number = Annotated[int, Field(le=MAX_NUMBER)]
+# reached a query and ended in a 500 instead of a 400 naming it. A field's own smaller ``le`` would lose to
+# this one (pydantic applies the type's last): such a field is a ``WholeNumber`` (``per_page``, ``limit``).
+Number = Annotated[WholeNumber, Field(le=MAX_NUMBER)]
 
 
 class Request(BaseModel):
     """A request shape: unknown fields are an error, not silently ignored."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def _is_whole_number(annotation) -> bool:
+    """Whether a field holds an ``int`` (``Number``, ``WholeNumber``), or else nothing (``| None``)."""
+    kinds = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    return any(getattr(kind, "__origin__", kind) is int for kind in kinds)  # Annotated[int, …] or int
+
+
+class TextRequest(Request):
+    """A request whose values arrive as text (a query string, a multipart form): a whole number in it is
+    written in ASCII digits, ``portal.numbers``'s one rule; pydantic alone read ``" 1"``, ``"+1"`` and ``"1.0"``
+    as 1 and ``"1_0"`` as 10."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def whole_number_in_digits(cls, value, info: ValidationInfo):
+        if not isinstance(value, str) or not _is_whole_number(cls.model_fields[info.field_name].annotation):
+            return value
+        number = parse_number(value)
+        if number is None:
+            raise ValueError(f"must be a whole number from 0 to {MAX_NUMBER:,} written in ASCII digits")
+        return number
 
 
 # --- Path and query parameters ---------------------------------------------------------------
@@ -69,21 +96,21 @@ class AgentPath(Request):
     slug: str = Field(description="The agent's slug.")
 
 
-class DocumentListQuery(Request):
+class DocumentListQuery(TextRequest):
     page: Number = Field(1, ge=1, description="Page number, from 1.")
-    per_page: int = Field(50, ge=1, le=MAX_PER_PAGE, description="Documents per page.")
+    per_page: WholeNumber = Field(50, ge=1, le=MAX_PER_PAGE, description="Documents per page.")
 
 
-class DocumentQuery(Request):
+class DocumentQuery(TextRequest):
     version: Number | None = Field(None, ge=1, description="A retained revision; unset: the current one.")
 
 
-class SearchQuery(Request):
+class SearchQuery(TextRequest):
     q: str = Field(min_length=1, max_length=MAX_SEARCH_CHARS, description="The query, as words (no syntax).")
     pack: list[str] = Field(
         default_factory=list, description="A pack slug to search; repeat for several. None: every pack you read."
     )
-    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="At most this many passages.")
+    limit: WholeNumber = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="At most this many passages.")
 
 
 # --- Request bodies ---------------------------------------------------------------------------
@@ -112,7 +139,7 @@ class DocumentWrite(Request):
     )
 
 
-class DocumentUpload(Request):
+class DocumentUpload(TextRequest):
     """A document as a file (multipart/form-data), read like a browser upload."""
 
     expected_version: ExpectedVersion

@@ -271,7 +271,7 @@ def render_answer(answer: str, cited: set[int], source_url: Callable[[int], str]
             if token.nesting == 1:
                 token.attrSet("class", "answer-heading")
         elif token.type == "inline" and token.children:
-            token.children = [piece for child in token.children for piece in _linked_markers(child, cited, source_url)]
+            token.children = _linked_markers(token.children, cited, source_url)
     body = _ANSWER_MARKDOWN.renderer.render(tokens, _ANSWER_MARKDOWN.options, {})
     return sanitized(body.strip(), _ALLOWED_TAGS - {"img", "h1", "h2", "h3", "h4", "h5", "h6"})
 
@@ -284,7 +284,18 @@ def answer_text(answer: str) -> str:
 _CITE_LINK = Markup('<a class="cite" href="{href}">{text}</a>')
 
 
-def _linked_markers(token: Token, cited: set[int], source_url: Callable[[int], str]) -> list[Token]:
+def _linked_markers(children: list[Token], cited: set[int], source_url: Callable[[int], str]) -> list[Token]:
+    """``children`` with the citation markers of their text linked (``_marker_links``), except in a link's
+    text (a link, an autolink, an image's link): links do not nest, and the HTML parser would cut the outer
+    link short at a citation inside it. There the marker stays text."""
+    result, depth = [], 0
+    for child in children:
+        depth += {"link_open": 1, "link_close": -1}.get(child.type, 0)
+        result += [child] if depth else _marker_links(child, cited, source_url)
+    return result
+
+
+def _marker_links(token: Token, cited: set[int], source_url: Callable[[int], str]) -> list[Token]:
     """A text token split at its citation markers, each marker one token of escaped markup (each cited
     item a link, built with ``Markup.format``); other tokens as they are."""
     if token.type != "text" or "[" not in token.content:

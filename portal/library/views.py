@@ -11,8 +11,8 @@ from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound
 from portal.ingest import limits
 from portal.library import services
-from portal.numbers import query_page
-from portal.rendering import render, wants_fragment
+from portal.numbers import parse_number, query_page
+from portal.rendering import render, shown_args, wants_fragment
 
 bp = Blueprint("library", __name__, url_prefix="/library")
 
@@ -31,11 +31,12 @@ def index():
     results = services.search_library(current_user, query) if query.strip() and not paging else None
     return render(
         "library/index.html",
-        "library/_documents.html" if paging else "library/_results.html",
+        "library/_documents.html" if paging else "library/_search.html",
         listing=listing,
         shelves=services.shelves(listing.items),
         query=query,
         results=results,
+        shown_page=parse_number(shown_args().get("page") or "1"),
     )
 
 

@@ -16,12 +16,15 @@ from portal import access, storage
 from portal.answers.references import grounding_reference
 from portal.documents.render import render_answer
 from portal.models import Document, Figure, Pack, Passage, ReceiptFigure, Revision, Run, RunReference, User
+from portal.paging import ListPage
 
 STATUS_LABELS = {
     "completed": "completed",
     "completed_with_warning": "completed with warning",
     "stopped": "stopped",
 }
+
+RUNS_PER_PAGE = 50  # the run list, a page at a time
 
 
 def forget_document_text(document_pk: int) -> None:
@@ -243,6 +246,11 @@ def run_list(user: User, agent_slug: str = ""):
     if agent_slug:
         query = query.where(Run.agent_slug == agent_slug)
     return query.order_by(Run.created_at.desc(), Run.id.desc())
+
+
+def run_page(user: User, agent_slug: str, page: int) -> ListPage:
+    """Page ``page`` of ``run_list``; past the end, the last page (as the Library and Answer feedback)."""
+    return ListPage(run_list(user, agent_slug), RUNS_PER_PAGE, page)
 
 
 def run_as_json(run: Run) -> dict:

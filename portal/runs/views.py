@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from flask import Blueprint, request
 from flask_login import current_user, login_required
-from playhouse.flask_utils import PaginatedQuery
 
 from portal import access
 from portal.agents.services import all_agents
@@ -16,19 +15,16 @@ from portal.runs import services
 
 bp = Blueprint("runs", __name__, url_prefix="/runs")
 
-RUNS_PER_PAGE = 50
-
 
 @bp.route("/")
 @login_required
 def index():
     agent_slug = request.args.get("agent", "")
-    pagination = PaginatedQuery(services.run_list(current_user, agent_slug), RUNS_PER_PAGE, page=query_page())
+    listing = services.run_page(current_user, agent_slug, query_page())
     agents = all_agents() if access.can(current_user, "agents.read") else []
     return render(
         "runs/index.html",
-        runs=list(pagination.get_object_list()),
-        pagination=pagination,
+        listing=listing,
         agent_slug=agent_slug,
         agents=agents,
         status_labels=services.STATUS_LABELS,

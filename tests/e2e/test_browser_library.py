@@ -96,3 +96,33 @@ def test_the_pager_swaps_the_list_in_place_and_keeps_the_search(browser, live_se
     expect(page.locator(".library-list a")).to_have_text(["Note 1", "Note 2"])
     assert page.evaluate("window.sameDocument") is True
     context.close()
+
+
+def test_a_new_search_starts_the_list_at_page_one_and_its_pager_keeps_the_search(
+    browser, live_server, pack, users, monkeypatch
+):
+    monkeypatch.setattr(library_services, "DOCUMENTS_PER_PAGE", 2)
+    for n in range(1, 6):
+        services.upload_file(pack, f"note-{n}.md", f"# Note {n}\n\nThe IDoc backlog, note {n}.\n".encode(), None)
+    context = browser.new_context(base_url=live_server)
+    page = context.new_page()
+    sign_in(page, users["Auditor"].email, PASSWORD)
+    next_page = page.locator("#library-documents a[rel=next]")
+    # Searching after paging (with no search or another one before), or on the first page (the pager alone
+    # changes: its links kept the old search).
+    for first, paged, then in ((None, True, "IDoc"), ("IDoc", True, "backlog"), ("IDoc", False, "backlog")):
+        page.goto(f"/library/?q={first}" if first else "/library/")
+        if paged:
+            next_page.click()
+            expect(page.locator(".library-list a")).to_have_text(["Note 3", "Note 4"])
+        page.fill("#library-q", then)
+        arrived_at(page, re.compile(rf"/library/\?q={then}$"))
+        expect(page.locator("#library-results .hit")).not_to_have_count(0)
+        expect(page.locator(".library-list a")).to_have_text(["Note 1", "Note 2"])  # a new search: page 1
+        expect(page.locator("#library-documents nav.pager")).to_contain_text("page 1 of 3")
+        expect(next_page).to_have_attribute("href", f"/library/?q={then}&page=2")
+        next_page.click()  # and the pager keeps the new search, in the list and in the address
+        arrived_at(page, re.compile(rf"/library/\?q={then}&page=2$"))
+        expect(page.locator(".library-list a")).to_have_text(["Note 3", "Note 4"])
+        expect(page.locator("#library-results .hit")).not_to_have_count(0)
+    context.close()
