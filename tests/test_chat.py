@@ -47,7 +47,9 @@ def world(app, pack, users):
     return SimpleNamespace(
         shared=create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"], offered=True),
         acme=create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True),
-        globex=create_agent(None, "globex-desk", "Globex desk", "preferred", "Globex", "", ["ops"], offered=True),
+        globex=create_agent(
+            None, "globex-desk", "Globex desk", "preferred", "Globex", "", ["ops"], offered=True, add_company=True
+        ),
         idle=create_agent(None, "acme-idle", "Acme idle", "open", "Acme Test Co", "", [], offered=True),
         figures=figures.document,
     )

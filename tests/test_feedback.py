@@ -57,7 +57,9 @@ def agents(app, pack, other_pack):
     documents.upload_file(pack, "lock-entries.md", LOCKS, None)
     documents.upload_file(other_pack, "certificate-expiry.md", CERTS, None)
     return {
-        "acme": create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True),
+        "acme": create_agent(
+            None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+        ),
         "shared": create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"], offered=True),
     }
 
