@@ -135,8 +135,16 @@ def source_lines(text: str) -> Callable[[list[int]], tuple[int, int]]:
     return lambda line_map: (converted[line_map[0]], converted[line_map[1]])
 
 
-def markdown_blocks(text: str) -> list[Block]:
+# An upload reads its text's blocks twice (its title, then its passages), and a long text of small blocks
+# (400,000 characters of table cells or list items) takes seconds to parse: the last two texts' blocks are
+# kept (tens of MB at worst), as a tuple of frozen blocks that no caller can change.
+@lru_cache(maxsize=2)
+def markdown_blocks(text: str) -> tuple[Block, ...]:
     """The leaf blocks of ``text`` in order, as ``MARKDOWN`` parses it."""
+    return tuple(_blocks(text))
+
+
+def _blocks(text: str) -> list[Block]:
     tokens = _BLOCK_STRUCTURE.parse(text)
     lines = source_lines(text)
     blocks: list[Block] = []
