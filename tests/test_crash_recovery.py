@@ -6,8 +6,8 @@ killed after a random number of its printed lines, several rounds in a row.
 After each kill the next `cairn` command catches up; then every document the
 database holds must be found by a search for its own word, and every file
 under the data folder must belong to a row (and every row's file must exist).
-A single upload, a deletion and describing a document's figures are killed at
-each step of their own, one test each.
+A single upload, a deletion, narrowing who may read a document and describing
+its figures are killed at each step of their own.
 """
 
 from __future__ import annotations
@@ -219,10 +219,16 @@ with app.app_context():
         index._commit = lambda writer, *commit_data: (commit(writer, *commit_data), killed())
     elif step == "deleted, files not removed":
         storage.remove_tree = killed
+    elif step == "access narrowed, index not written":
+        service.index_changes = killed
     pack = Pack.get(Pack.slug == "crash")
+    document = Document.get_or_none(Document.doc_id == os.path.splitext(os.path.basename(path))[0])
     if step.startswith("deleted"):
-        document = Document.get(Document.doc_id == os.path.splitext(os.path.basename(path))[0])
         editing.delete_document(document, document.current_version)
+    elif step.startswith("access"):
+        from portal.documents.readers import ReaderAccess, change_reader_access
+
+        change_reader_access(document, ReaderAccess("staff"), document.current_version, None)
     else:
         with open(path, "rb") as handle:
             services.upload_file(pack, os.path.basename(path), handle.read(), None)
@@ -236,10 +242,13 @@ with app.app_context():
         "committed, index not written",
         "index committed, its pending rows not deleted",
         "deleted, files not removed",
+        "access narrowed, index not written",
     ],
 )
 def test_a_process_killed_at_each_step_of_a_change_leaves_nothing_for_the_next_start_to_miss(env, tmp_path, step):
+    from portal.documents.readers import ReaderAccess
     from portal.documents.services import upload_file
+    from portal.search.service import search_packs
 
     folder = tmp_path / "incoming"
     folder.mkdir()
@@ -248,8 +257,9 @@ def test_a_process_killed_at_each_step_of_a_change_leaves_nothing_for_the_next_s
     create_crash_pack(env)
     with portal_app(env):
         pack = Pack.get(Pack.slug == "crash")
-        for path in [text_file, word_file] if step.startswith("deleted") else [text_file]:
-            assert upload_file(pack, path.name, path.read_bytes(), None).accepted
+        for path in [text_file, word_file] if step.startswith(("deleted", "access")) else [text_file]:
+            shared = ReaderAccess("shared")  # members of every company read it, until the access step narrows it
+            assert upload_file(pack, path.name, path.read_bytes(), None, reader_access=shared).accepted
 
     child = subprocess.run(
         [sys.executable, "-c", KILLED_AT, step, str(word_file)],
@@ -267,7 +277,15 @@ def test_a_process_killed_at_each_step_of_a_change_leaves_nothing_for_the_next_s
     cairn(env, "packs", "list")  # any command catches up at start
 
     stored = check_database_and_index(env, words)
-    assert stored == (2 if step.startswith(("committed", "index committed")) else 1)
+    assert stored == (2 if step.startswith(("committed", "index committed", "access")) else 1)
+    if step.startswith("access"):  # its passages left the partition members search, for the staff one
+        with portal_app(env):
+            pack = Pack.get(Pack.slug == "crash")
+            for partition, found in (("shared", []), ("staff", ["crash-000"])):
+                hits = search_packs(
+                    [pack], words["crash-000"], readable=lambda _slug, p, partition=partition: p == partition
+                )
+                assert [hit.document_id for hit in hits.hits] == found, partition
 
 
 # A child that describes the figures of crash-000.docx (a fake vision model over HTTP answers) and kills
