@@ -6,6 +6,8 @@ killed after a random number of its printed lines, several rounds in a row.
 After each kill the next `cairn` command catches up; then every document the
 database holds must be found by a search for its own word, and every file
 under the data folder must belong to a row (and every row's file must exist).
+A single upload, a deletion, narrowing who may read a document and describing
+its figures are killed at each step of their own.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from fake_openai import FakeOpenAI
 
-from helpers import POSTGRES_URL, empty_postgres
+from helpers import PASSWORD, POSTGRES_URL, empty_postgres
 from portal.models import Pack
 from resources.make_fixtures import add_picture, docx_bytes, image_bytes
 
@@ -216,10 +219,16 @@ with app.app_context():
         index._commit = lambda writer, *commit_data: (commit(writer, *commit_data), killed())
     elif step == "deleted, files not removed":
         storage.remove_tree = killed
+    elif step == "access narrowed, index not written":
+        service.index_changes = killed
     pack = Pack.get(Pack.slug == "crash")
+    document = Document.get_or_none(Document.doc_id == os.path.splitext(os.path.basename(path))[0])
     if step.startswith("deleted"):
-        document = Document.get(Document.doc_id == os.path.splitext(os.path.basename(path))[0])
         editing.delete_document(document, document.current_version)
+    elif step.startswith("access"):
+        from portal.documents.readers import ReaderAccess, change_reader_access
+
+        change_reader_access(document, ReaderAccess("staff"), document.current_version, None)
     else:
         with open(path, "rb") as handle:
             services.upload_file(pack, os.path.basename(path), handle.read(), None)
@@ -233,10 +242,13 @@ with app.app_context():
         "committed, index not written",
         "index committed, its pending rows not deleted",
         "deleted, files not removed",
+        "access narrowed, index not written",
     ],
 )
 def test_a_process_killed_at_each_step_of_a_change_leaves_nothing_for_the_next_start_to_miss(env, tmp_path, step):
+    from portal.documents.readers import ReaderAccess
     from portal.documents.services import upload_file
+    from portal.search.service import search_packs
 
     folder = tmp_path / "incoming"
     folder.mkdir()
@@ -245,8 +257,9 @@ def test_a_process_killed_at_each_step_of_a_change_leaves_nothing_for_the_next_s
     create_crash_pack(env)
     with portal_app(env):
         pack = Pack.get(Pack.slug == "crash")
-        for path in [text_file, word_file] if step.startswith("deleted") else [text_file]:
-            assert upload_file(pack, path.name, path.read_bytes(), None).accepted
+        for path in [text_file, word_file] if step.startswith(("deleted", "access")) else [text_file]:
+            shared = ReaderAccess("shared")  # members of every company read it, until the access step narrows it
+            assert upload_file(pack, path.name, path.read_bytes(), None, reader_access=shared).accepted
 
     child = subprocess.run(
         [sys.executable, "-c", KILLED_AT, step, str(word_file)],
@@ -264,4 +277,103 @@ def test_a_process_killed_at_each_step_of_a_change_leaves_nothing_for_the_next_s
     cairn(env, "packs", "list")  # any command catches up at start
 
     stored = check_database_and_index(env, words)
-    assert stored == (2 if step.startswith(("committed", "index committed")) else 1)
+    assert stored == (2 if step.startswith(("committed", "index committed", "access")) else 1)
+    if step.startswith("access"):  # its passages left the partition members search, for the staff one
+        with portal_app(env):
+            pack = Pack.get(Pack.slug == "crash")
+            for partition, found in (("shared", []), ("staff", ["crash-000"])):
+                hits = search_packs(
+                    [pack], words["crash-000"], readable=lambda _slug, p, partition=partition: p == partition
+                )
+                assert [hit.document_id for hit in hits.hits] == found, partition
+
+
+# A child that describes the figures of crash-000.docx (a fake vision model over HTTP answers) and kills
+# itself with SIGKILL at one exact step.
+DESCRIBE_KILLED_AT = """
+import os, signal, sys
+from portal import create_app
+
+def killed(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+step = sys.argv[1]
+app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
+with app.app_context():
+    from portal.describing import service, vision
+    from portal.documents import editing
+    from portal.models import Document, User
+    from portal.search import service as search_service
+
+    if step == "descriptions committed, index not written":
+        search_service.index_changes = killed
+    elif step == "descriptions committed, job not ended":
+        write = editing.add_figure_descriptions
+        editing.add_figure_descriptions = lambda *args: (write(*args), killed())
+    elif step == "last figure claimed, model not answered":
+        describe = vision.describe
+        vision.describe = lambda client, webp, title, label: (
+            killed() if label.startswith("Chart") else describe(client, webp, title, label)
+        )
+    service.run_to_end(service.start(Document.get(Document.doc_id == "crash-000"), User.get()))
+"""
+DESCRIPTION = "A pressure gauge labelled qzgaugevq."
+
+
+@pytest.mark.parametrize(
+    "step, described",
+    [
+        ("descriptions committed, index not written", 2),
+        ("descriptions committed, job not ended", 2),
+        ("last figure claimed, model not answered", 1),
+    ],
+)
+def test_describing_killed_at_each_step_ends_its_job_with_what_was_described_and_searchable(
+    env, tmp_path, step, described
+):
+    """The job a killed process leaves running ends at its next step (the page asks again): with the revision
+    the process wrote, or one of the descriptions it got; it never describes a figure twice."""
+    from portal.auth.services import create_user
+    from portal.describing import service
+    from portal.documents.services import upload_file
+    from portal.models import DescribeJob, Document
+    from portal.search.service import search_packs
+
+    folder = tmp_path / "incoming"
+    folder.mkdir()
+    words = write_files(folder, count=1)
+    create_crash_pack(env)
+    with portal_app(env):
+        create_user("admin@example.test", PASSWORD, {"PlatformAdmin"})
+        word_file = folder / "crash-000.docx"
+        assert upload_file(Pack.get(Pack.slug == "crash"), word_file.name, word_file.read_bytes(), None).accepted
+
+    with FakeOpenAI() as vision:
+        vision.reply(DESCRIPTION)
+        env = {**env, "CAIRN_VISION_BASE_URL": vision.base_url, "CAIRN_VISION_API_KEY": "k"}
+        env["CAIRN_VISION_MODEL"] = "fake-vision"
+        child = subprocess.run(
+            [sys.executable, "-c", DESCRIBE_KILLED_AT, step],
+            env=env,
+            cwd=WORKTREE,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert child.returncode == -signal.SIGKILL, child.stderr
+        called = len(vision.requests)
+        assert called == described  # the last step's process died at its call, or after it
+
+        cairn(env, "packs", "list")  # any command catches up at start
+        assert check_database_and_index(env, words) == 1
+        with portal_app(env):
+            job = service.step(DescribeJob.get())  # what the job's page asks next
+            assert len(vision.requests) == called  # no figure is described twice
+            assert job.status == "written"
+            assert job.message == f"Version 2 holds {described} of 2 figure descriptions."
+            revision = Document.get(Document.doc_id == "crash-000").current_revision()
+            assert revision.version == 2 and revision.text.count(DESCRIPTION) == described
+            assert service.step(job).status == "written"  # asked once more: nothing changes
+            hits = search_packs([Pack.get(Pack.slug == "crash")], "qzgaugevq").hits
+            assert [hit.document_id for hit in hits] == ["crash-000"]
+    assert check_database_and_index(env, words) == 1

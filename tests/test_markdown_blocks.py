@@ -11,6 +11,8 @@ from bs4 import BeautifulSoup
 
 from portal.answers.units import passage_units, plain
 from portal.documents.render import PassageLines, render_markdown
+from portal.documents.services import upload_file
+from portal.ingest import markdown_blocks as markdown_blocks_module
 from portal.ingest.markdown_blocks import markdown_blocks, quoted_wildcards
 from portal.ingest.passages import split_passages
 
@@ -332,3 +334,17 @@ def test_a_quoted_wildcard_scan_stays_fast_on_hostile_text():
     """Possessive quantifiers: an unclosed quote before 200,000 stars is one linear scan."""
     assert quoted_wildcards('"' + "*" * 200_000) == ()
     assert len(quoted_wildcards('"*" ' * 50_000)) == 50_000
+
+
+def test_an_upload_reads_its_text_into_blocks_once(app, pack, monkeypatch):
+    """Its title and its passages take the same blocks: parsing 400,000 characters of table cells takes
+    seconds, and the upload of a 50,000-column table parsed them twice."""
+    parsed = []
+    parser = markdown_blocks_module._BLOCK_STRUCTURE
+    parse = parser.parse
+    monkeypatch.setattr(parser, "parse", lambda text, env=None: parsed.append(text) or parse(text, env))
+    text = "# Wide\n\nThe gauge.\n\n" + "|a" * 5_000 + "|\n" + "|-" * 5_000 + "|\n" + "|b" * 5_000 + "|\n"
+    outcome = upload_file(pack, "wide.md", text.encode(), None)
+    assert outcome.accepted and outcome.document.title == "Wide"
+    assert parsed.count(text) == 1
+    assert markdown_blocks(text) is markdown_blocks(text)  # the same blocks, which nobody can change

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+import time
 import zipfile
 
 import pytest
@@ -13,11 +15,14 @@ from PIL import Image
 
 from helpers import FIXTURES_DIR, data_snapshot, require_shared_fixtures, upload
 from portal import storage
+from portal.agents.services import create_agent
 from portal.documents import editing, services
 from portal.documents.filenames import download_name
 from portal.models import Document, Figure, Passage, Revision
+from portal.runs.ask import ask
 from resources.make_fixtures import (
     PdfPage,
+    add_hyperlink,
     add_picture,
     docx_bytes,
     image_bytes,
@@ -199,23 +204,46 @@ def _manifest_rows():
         return list(csv.DictReader(handle, delimiter="\t"))
 
 
+# The content type a browser sends with each kind of file.
+BROWSER_TYPES = {
+    ".md": "text/markdown",
+    ".txt": "text/plain",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".doc": "application/msword",
+    ".pdf": "application/pdf",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".webp": "image/webp",
+}
+
+
 @pytest.mark.parametrize("row", _manifest_rows(), ids=lambda row: row["file"] if row else "no-fixtures")
-def test_real_fixture_through_the_whole_pipeline(app, pack, row):
-    """Every real file gets its manifest outcome; a refusal stores nothing at all."""
+def test_real_fixture_through_the_whole_pipeline(app, pack, client_as, row):
+    """Every real file, sent as a browser sends it, gets its manifest outcome: an accepted one opens with its
+    figures in place; a refusal names its reason and stores nothing at all."""
     require_shared_fixtures()
-    data = (FIXTURES_DIR / row["file"]).read_bytes()
+    name = row["file"]
+    data = (FIXTURES_DIR / name).read_bytes()
     before = data_snapshot(app)
-    outcome = services.upload_file(pack, row["file"], data, None)
+    admin = client_as("PlatformAdmin")
+    response = upload(admin, "ops", name, data, BROWSER_TYPES[name[name.rindex(".") :]])
+    line = BeautifulSoup(response.data, "html.parser").select_one("#upload-outcomes .outcome")
     expected = row["expected outcome"]
     if expected == "accept":
-        assert outcome.accepted, outcome.refused and outcome.refused.message
-        figures = Figure.select().where(Figure.revision == outcome.revision).count()
-        assert figures == outcome.images_kept
-        if outcome.revision.original_path:
-            assert storage.read(outcome.revision.original_path) == data
+        assert response.status_code == 200, line.text
+        document = Document.get()
+        revision = document.current_revision()
+        figures = Figure.select().where(Figure.revision == revision).count()
+        assert (f"Images: {figures} kept" in line.text) == bool(figures or revision.images_not_kept), line.text
+        if revision.original_path:
+            assert storage.read(revision.original_path) == data
+        page = admin.get(f"/packs/ops/documents/{document.doc_id}")
+        assert page.status_code == 200
+        assert len(BeautifulSoup(page.data, "html.parser").select(".doc-body .figure img")) == figures
     else:
-        assert not outcome.accepted
-        assert outcome.refused.reason == MANIFEST_REASONS[expected.split(":", 1)[1]]
+        assert response.status_code == 422
+        assert line["data-reason"] == MANIFEST_REASONS[expected.split(":", 1)[1]], line.text
         assert data_snapshot(app) == before
         assert Document.select().count() == 0
 
@@ -520,3 +548,265 @@ def test_a_pdf_title_that_is_only_the_name_of_the_file_it_was_made_from_is_not_u
     assert Document.get(Document.doc_id == "pdfminer_zen_of_python_corrupted").title == (
         "pdfminer zen of python corrupted"
     )
+
+
+# --- Hostile files through the upload route and the API -------------------------------------------
+
+MARK = "zq7"  # in every attribute and element the hostile files hold: none may reach a page as markup
+HOSTILE_MARKDOWN = f"""# Zorblax gauge
+
+Calibrate the zorblax gauge before every shift.
+
+<div hx-get="/packs/ops/documents/victim/delete" hx-trigger="load" id="{MARK}">div</div>
+
+<button hx-post="/{MARK}" hx-vals='{{"expected_version": "1"}}'>{MARK}</button>
+<span hx-on:click="alert('{MARK}')" hx-on::after-request="alert('{MARK}')">span</span>
+<a data-hx-get="/{MARK}" data-hx-trigger="load">a</a> <b hx-get="/{MARK}" hx-trigger="load">bold</b>
+
+<form action="/packs/ops/documents/victim/delete" method="post" id="{MARK}">
+<input name="expected_version" value="1"><button>{MARK}</button></form>
+
+<meta http-equiv="refresh" content="0;url=https://evil.test/{MARK}">
+
+[script](javascript:alert('{MARK}')) [data](data:text/html;base64,PHNjcmlwdD4=) <javascript:alert('{MARK}')>
+[entity](jav&#x61;script:alert('{MARK}')) [reference][r] ![picture](javascript:alert('{MARK}'))
+[title](https://example.test/ok "t\\" hx-get=\\"/{MARK}") <a href="javascript:alert('{MARK}')">raw</a>
+
+[r]: javascript:alert('{MARK}')
+
+<svg onload="alert('{MARK}')"><script>alert('{MARK}')</script></svg>
+<img src=x onerror="alert('{MARK}')"><iframe src="https://evil.test/{MARK}"></iframe>
+<style>body {{ display: none }} /* {MARK} */</style>
+
+| gauge | <span hx-get="/{MARK}">cell</span> |
+| --- | --- |
+| zorblax <script>{MARK}</script> | [x](javascript:{MARK}) |
+"""
+# What a hostile Word or PDF file names itself: its Title paragraph, its alt text, its metadata title.
+HOSTILE_TITLE = f'<script>alert("{MARK}")</script><img src=x onerror=alert(1) hx-get="/{MARK}" hx-trigger="load">'
+_LIVE_TAGS = ("script", "form", "meta", "svg", "iframe", "object", "embed", "input", "button", "style", "base", "link")
+_RUN_TAGS = ("script", "style", "button")  # their text is code, or a control's label
+_TEXT_ATTRIBUTES = ("data-confirm", "title", "alt", "aria-label")
+_BEHAVIOUR = re.compile(r"^(data-)?hx-|^on|^(http-equiv|action|formaction|srcdoc)$")
+
+
+def live_markup(html: str) -> list[str]:
+    """Whatever of a page came from a hostile file as markup: an element, an htmx or event attribute, a script
+    or data link (the page's own controls carry none of the files' mark)."""
+    found = []
+    for element in BeautifulSoup(html, "html.parser").find_all(True):
+        attributes = {name: " ".join(v) if isinstance(v, list) else v for name, v in element.attrs.items()}
+        # A page's own control may name the document as text (its title in a delete confirmation).
+        marked = [name for name, value in attributes.items() if MARK in value and name not in _TEXT_ATTRIBUTES]
+        if element.name in _LIVE_TAGS and (marked or (element.name in _RUN_TAGS and MARK in element.get_text())):
+            found.append(str(element)[:120])
+        for name, value in attributes.items():
+            if _BEHAVIOUR.match(name) and (MARK in value or "victim" in value):
+                found.append(f"<{element.name} {name}={value[:80]!r}>")
+            if name in ("href", "src") and re.match(r"\s*(javascript|data|vbscript):", value, re.I):
+                found.append(f"<{element.name} {name}={value[:80]!r}>")
+    return found
+
+
+def hostile_word_file() -> bytes:
+    def build(document):
+        document.core_properties.title = HOSTILE_TITLE
+        document.add_paragraph(HOSTILE_TITLE, style="Title")
+        document.add_paragraph("Calibrate the zorblax gauge before every shift.")
+        add_picture(document, image_bytes(96, 64), alt=HOSTILE_TITLE)
+        paragraph = document.add_paragraph("Open ")
+        add_hyperlink(paragraph, f"the {MARK} link", f"javascript:alert('{MARK}')")
+
+    return docx_bytes(build)
+
+
+def hostile_pdf_file() -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_title(HOSTILE_TITLE)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    pdf.cell(text="Calibrate the zorblax gauge before every shift.")
+    return bytes(pdf.output())
+
+
+@pytest.fixture
+def api_token(users):
+    from portal.api.tokens import create_token
+
+    return {"Authorization": f"Bearer {create_token(users['PlatformAdmin'], 'uploads')[1]}"}
+
+
+def _send(app, client_as, api_token, way: str, name: str, data: bytes, content_type: str, **form):
+    """``name`` sent the way a browser's form (``upload``) or the API (``api-file``, ``api-json``) sends it."""
+    if way == "upload":
+        return client_as("PlatformAdmin").post(
+            "/packs/ops/documents",
+            data={"files": (io.BytesIO(data), name, content_type), **form},
+            content_type="multipart/form-data",
+        )
+    address = f"/api/v1/packs/ops/documents/{services.document_id_for(name)}"
+    if way == "api-json":
+        body = {"expected_version": 0, "text": data.decode(), "format": "markdown", **form}
+        return app.test_client().put(address, headers=api_token, json=body)
+    return app.test_client().put(
+        address,
+        headers=api_token,
+        data={"expected_version": "0", "file": (io.BytesIO(data), name, content_type), **form},
+        content_type="multipart/form-data",
+    )
+
+
+SECONDS = 10  # for one request of a hostile file; each takes well under this on a loaded machine
+
+
+def _timed(request):
+    started = time.monotonic()
+    response = request()
+    assert response.status_code != 500 and time.monotonic() - started < SECONDS, response.status_code
+    return response
+
+
+@pytest.mark.parametrize(
+    "way, name, make, content_type",
+    [
+        ("upload", "zorblax.md", lambda: HOSTILE_MARKDOWN.encode(), "text/markdown"),
+        ("upload", "zorblax.txt", lambda: HOSTILE_MARKDOWN.encode(), "text/plain"),
+        ("api-json", "zorblax.md", lambda: HOSTILE_MARKDOWN.encode(), None),
+        ("api-file", "zorblax.md", lambda: HOSTILE_MARKDOWN.encode(), "text/markdown"),
+        ("upload", "zorblax.docx", hostile_word_file, DOCX),
+        ("api-file", "zorblax.pdf", hostile_pdf_file, "application/pdf"),
+    ],
+    ids=["markdown", "text", "api-json", "api-markdown", "word", "api-pdf"],
+)
+def test_a_hostile_file_is_stored_as_text_that_no_page_shows_as_markup(
+    app, pack, users, client_as, api_token, way, name, make, content_type
+):
+    """Raw HTML with htmx and event attributes, forms, a refresh, script and data links, SVG with a script,
+    and a Word or PDF file whose own title is HTML: stored, and shown as the text it is everywhere it is read
+    (the staff page, the Library, searches, and a member's cited document)."""
+    victim = services.upload_file(pack, "victim.md", b"# Victim\n\nKeep this document.\n", None).document
+    shared = {"visibility": "shared"}
+    response = _timed(lambda: _send(app, client_as, api_token, way, name, make(), content_type, **shared))
+    assert response.status_code in (200, 201), response.get_data(as_text=True)[:500]
+    assert not live_markup(response.get_data(as_text=True))
+    document = Document.get(Document.doc_id == "zorblax")
+    if name.endswith((".md", ".txt")):
+        assert '<form action="/packs/ops/documents/victim/delete"' in document.current_revision().text
+    else:
+        assert document.title == HOSTILE_TITLE
+
+    agent = create_agent(None, "acme-desk", "Acme desk", "open", "Acme Test Co", "", ["ops"], offered=True)
+    run = ask(agent, users["Member"], "How do I calibrate the zorblax gauge?")
+    n = next(r.n for r in run.references() if r.document_id == "zorblax")
+    admin, member = client_as("PlatformAdmin"), client_as("Member")
+    pages = [
+        (admin, "/packs/ops/documents/zorblax"),
+        (admin, "/packs/ops/documents/zorblax?view=lines"),
+        (admin, "/packs/ops"),
+        (admin, "/packs/ops/search?q=zorblax+gauge"),
+        (admin, f"/runs/{run.id}"),
+        (member, "/library/"),
+        (member, "/library/?q=zorblax+gauge"),
+        (member, "/library/ops/zorblax"),
+        (member, f"/chat/answers/{run.id}/sources"),
+        (member, f"/chat/answers/{run.id}/sources/{n}/document"),
+    ]
+    for client, address in pages:
+        page = _timed(lambda client=client, address=address: client.get(address))
+        assert page.status_code == 200, address
+        html = page.get_data(as_text=True)
+        assert not live_markup(html), (address, live_markup(html))
+        if address.endswith("/zorblax") or address.endswith("/document"):
+            shown = " ".join(BeautifulSoup(html, "html.parser").select_one("article.doc-body").get_text(" ").split())
+            assert "Calibrate the zorblax gauge" in shown
+            if name.endswith(".md"):  # the raw HTML is shown as it is written
+                assert "<form action=" in shown and 'hx-on:click="alert' in shown
+    assert Document.get_by_id(victim.id).deleted_at is None
+
+
+def link_label(size: int) -> bytes:
+    return f"# Label\n\nzorblax\n\n[{'a' * size}](https://example.test/)\n".encode()
+
+
+@pytest.mark.parametrize(
+    "name, make, content_type, reason, said",
+    [
+        ("empty.md", lambda: b"", "text/markdown", "empty", "The document has no text"),
+        ("empty.pdf", lambda: b"", "application/pdf", "empty", "The document has no text"),
+        ("empty.docx", lambda: b"", DOCX, "empty", "The document has no text"),
+        ("empty.png", lambda: b"", "image/png", "empty", "The document has no text"),
+        ("manual.md", pdf_with_figure, "text/markdown", "type_mismatch", "it looks like a PDF file"),
+        ("manual.txt", pdf_with_figure, "application/octet-stream", "type_mismatch", "it looks like a PDF file"),
+        ("archive.docx", lambda: _zip_of({"notes.txt": "zorblax"}), DOCX, "type_mismatch", "a zip archive"),
+        ("picture.docx", lambda: image_bytes(64, 64), DOCX, "type_mismatch", "it looks like a PNG image"),
+        ("drawing.png", lambda: b"<svg onload='alert(1)'></svg>", "image/png", "type_mismatch", "an SVG drawing"),
+        ("notes.md", lambda: b"# Notes\n\nzorblax\n", "text/html", "type_mismatch", "was sent as text/html"),
+        (
+            "label.md",
+            lambda: link_label(1_000_000),
+            "text/markdown",
+            "too_many_chars",
+            "the limit is 400,000 characters",
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) and "/" not in value and " " not in value else None,
+)
+@pytest.mark.parametrize("way", ["upload", "api-file"])
+def test_a_file_that_lies_or_holds_nothing_is_refused_naming_why_and_nothing_is_stored(
+    app, pack, client_as, api_token, way, name, make, content_type, reason, said
+):
+    before = data_snapshot(app)
+    response = _timed(lambda: _send(app, client_as, api_token, way, name, make(), content_type))
+    assert response.status_code == 422
+    if way == "upload":
+        line = BeautifulSoup(response.data, "html.parser").select_one("#upload-outcomes .outcome")
+        assert line["data-reason"] == reason and said in line.text and name in line.text
+    else:
+        assert response.json["error"]["code"] == reason and said in response.json["error"]["message"]
+    assert data_snapshot(app) == before
+
+
+@pytest.mark.parametrize("name", ["....", "....md", ".md", "..", "-_-.md"])
+def test_a_file_name_of_only_dots_is_refused_naming_the_name(app, pack, client_as, name):
+    before = data_snapshot(app)
+    response = upload(client_as("PlatformAdmin"), "ops", name, b"# Notes\n\nzorblax\n")
+    assert response.status_code == 422
+    line = BeautifulSoup(response.data, "html.parser").select_one("#upload-outcomes .outcome")
+    assert line["data-reason"] in ("bad_name", "unsupported_type") and name in line.text
+    assert data_snapshot(app) == before
+
+
+def _zip_of(parts: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for part, text in parts.items():
+            archive.writestr(part, text)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "name, text, shown",
+    [
+        ("nested-list.md", "- " * 10_000 + "deepest item\n", "deepest item"),
+        ("nested-numbers.md", "1. " * 10_000 + "deepest item\n", "deepest item"),
+        ("nested-quotes.md", ">" * 10_000 + " deepest quote\n", "deepest quote"),
+        ("wide-table.md", "|a" * 50_000 + "|\n" + "|-" * 50_000 + "|\n" + "|b" * 50_000 + "|\n", "b b b"),
+        ("long-label.md", f"[{'a' * 390_000}](https://example.test/)\n", "a" * 390_000),
+    ],
+    ids=lambda value: value if isinstance(value, str) and value.endswith(".md") else "",
+)
+def test_extreme_markdown_is_stored_and_shown_whole_within_seconds(app, pack, client_as, name, text, shown):
+    """10,000 levels of nesting, a row of 50,000 cells, a link label of 390,000 characters: each within the
+    400,000-character limit, stored, and read back in seconds, every character on the page."""
+    admin = client_as("PlatformAdmin")
+    text = f"# Extreme\n\nThe zorblax gauge.\n\n{text}"
+    response = _timed(lambda: upload(admin, "ops", name, text.encode()))
+    assert response.status_code == 200, response.get_data(as_text=True)[:500]
+    doc_id = name.removesuffix(".md")
+    page = _timed(lambda: admin.get(f"/packs/ops/documents/{doc_id}"))
+    body = BeautifulSoup(page.data, "html.parser").select_one("article.doc-body").get_text(" ")
+    assert shown in " ".join(body.split())
+    results = _timed(lambda: admin.get("/packs/ops/search?q=zorblax+gauge"))
+    assert f"/packs/ops/documents/{doc_id}" in results.get_data(as_text=True)

@@ -69,15 +69,28 @@ def start(document: Document, user: User) -> DescribeJob:
 
 
 def step(job: DescribeJob) -> DescribeJob:
-    """Describe the job's next figure (one model call); after the last, write the revision."""
+    """Describe the job's next figure (one model call); after the last, write the revision.
+
+    A job still running with every figure taken was left by a request that never ended it (its process
+    was killed during the last call or after writing the revision; or another tab's request is still at
+    its last figure): it ends now, with what was described, and no figure is described twice.
+    """
     with database().atomic():
         claimed = (
             DescribeJob.update(done=DescribeJob.done + 1)
-            .where((DescribeJob.id == job.id) & (DescribeJob.done == job.done) & (DescribeJob.status == "running"))
+            .where(
+                (DescribeJob.id == job.id)
+                & (DescribeJob.done == job.done)
+                & (DescribeJob.done < len(job.figures))
+                & (DescribeJob.status == "running")
+            )
             .execute()
         )
     if not claimed:  # another request took this step, or the job ended
-        return DescribeJob.get_by_id(job.id)
+        fresh = DescribeJob.get_by_id(job.id)
+        if fresh.status == "running" and fresh.done >= len(fresh.figures):
+            return _finish(fresh, stopped_early=False)
+        return fresh
     number = job.figures[job.done]
     note, description, stop = _describe_one(job, number)
     fresh = DescribeJob.get_by_id(job.id)
@@ -173,7 +186,7 @@ def _cap_refusal() -> str:
 
 def _finish(job: DescribeJob, stopped_early: bool) -> DescribeJob:
     descriptions = {int(number): text for number, text in job.descriptions.items()}
-    status, message = "nothing_written", ""
+    status, message, revision = "nothing_written", "", None
     if not descriptions:
         message = "No description was written: no figure got one."
     else:
@@ -181,17 +194,21 @@ def _finish(job: DescribeJob, stopped_early: bool) -> DescribeJob:
         try:
             revision = editing.add_figure_descriptions(document, descriptions, job.base_version, job.user)
         except VersionConflict as conflict:
+            # Written already, by a request that could not end the job (killed) or that ended it first.
+            revision = editing.figure_descriptions_revision(document, descriptions, job.base_version)
             message = (
                 f"The document changed while its figures were described (it is now version {conflict.current}); "
                 "nothing was written. Describe again to describe the new version."
             )
         except Refused as refusal:
             message = f"Nothing was written: {refusal.message}"
-        else:
+        if revision is not None:
             status = "written"
             message = f"Version {revision.version} holds {len(descriptions)} of {len(job.figures)} figure descriptions."
     if stopped_early:
         message += " Describing stopped before the last figure."
-    job.status, job.message, job.finished_at = status, message.strip(), utcnow()
-    job.save(only=[DescribeJob.status, DescribeJob.message, DescribeJob.finished_at])
-    return job
+    # Only a running job ends: one another request ended meanwhile keeps that request's outcome.
+    DescribeJob.update(status=status, message=message.strip(), finished_at=utcnow()).where(
+        (DescribeJob.id == job.id) & (DescribeJob.status == "running")
+    ).execute()
+    return DescribeJob.get_by_id(job.id)

@@ -141,6 +141,20 @@ def add_figure_descriptions(
     return _write_text_revision(document, text, expected_version, user, redacted=document.redacted, carry=current)
 
 
+def figure_descriptions_revision(
+    document: Document, descriptions: dict[int, str], base_version: int
+) -> Revision | None:
+    """The revision ``add_figure_descriptions`` made with ``descriptions`` over ``base_version``, if it made
+    one: the next version, holding exactly that text."""
+    base, written = (
+        Revision.get_or_none((Revision.document == document.id) & (Revision.version == version))
+        for version in (base_version, base_version + 1)
+    )
+    if base is None or written is None:
+        return None
+    return written if written.sha256 == sha256_hex(with_figure_descriptions(base.text, descriptions)) else None
+
+
 def _write_text_revision(
     document: Document,
     text: str,

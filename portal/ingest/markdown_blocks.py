@@ -24,6 +24,8 @@ from functools import lru_cache
 from itertools import accumulate
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
+from markdown_it.rules_block.paragraph import paragraph
 from markdown_it.rules_inline import StateInline
 
 # A quoted word holding ``*`` or ``_`` is a value to type, not emphasis: SAP's wildcard in
@@ -57,9 +59,21 @@ def _quoted_wildcard(state: StateInline, silent: bool) -> bool:
     return True
 
 
+def _too_deep(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+    """A block rule before all others: at the deepest level a list item or quote may still open
+    (``maxNesting`` less the two levels a list and its item take), every block is a paragraph of
+    its lines as written. Past ``maxNesting`` markdown-it drops the rest of the text (to the end of
+    the document, not only of the list), which a hostile file used to hide a passage from every
+    page — the viewer, excerpts, the answerer's units — while search and a model still read it."""
+    if state.level < state.md.options.maxNesting - 2:
+        return False
+    return paragraph(state, start_line, end_line, silent)
+
+
 def _configured() -> MarkdownIt:
     """CommonMark with tables; raw HTML off, so nothing in a document becomes markup: it is text."""
     parser = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    parser.block.ruler.before("table", "too_deep", _too_deep)  # table is the first block rule
     parser.inline.ruler.before("strikethrough", "quoted_wildcard", _quoted_wildcard)
     return parser
 
@@ -121,8 +135,16 @@ def source_lines(text: str) -> Callable[[list[int]], tuple[int, int]]:
     return lambda line_map: (converted[line_map[0]], converted[line_map[1]])
 
 
-def markdown_blocks(text: str) -> list[Block]:
+# An upload reads its text's blocks twice (its title, then its passages), and a long text of small blocks
+# (400,000 characters of table cells or list items) takes seconds to parse: the last two texts' blocks are
+# kept (tens of MB at worst), as a tuple of frozen blocks that no caller can change.
+@lru_cache(maxsize=2)
+def markdown_blocks(text: str) -> tuple[Block, ...]:
     """The leaf blocks of ``text`` in order, as ``MARKDOWN`` parses it."""
+    return tuple(_blocks(text))
+
+
+def _blocks(text: str) -> list[Block]:
     tokens = _BLOCK_STRUCTURE.parse(text)
     lines = source_lines(text)
     blocks: list[Block] = []
