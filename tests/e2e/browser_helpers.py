@@ -25,6 +25,13 @@ def arrived_at(page, url) -> None:
     page.wait_for_load_state("load")
 
 
+def htmx_settled(page) -> None:
+    """No htmx request, swap or settle is under way: new content is wired up. A key pressed on a control an
+    htmx swap has just brought in, before htmx has processed it, does what the control does without
+    JavaScript (a form's plain submit) instead of its htmx request."""
+    expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling")).to_have_count(0)
+
+
 # --- Accessibility (axe-core) and screenshots ---------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parents[2]

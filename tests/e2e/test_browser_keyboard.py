@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from browser_helpers import arrived_at, sign_in
+from browser_helpers import arrived_at, htmx_settled, sign_in
 from playwright.sync_api import expect
 
 from helpers import PASSWORD
@@ -82,6 +82,7 @@ def test_not_helpful_is_a_button_that_space_and_enter_press(page, browser, live_
         assert page.evaluate("scrollY") == scrolled, key  # Space pressed the button, not scrolled the page
         rating.get_by_role("link", name="Cancel").press("Enter")
         expect(reasons).to_be_hidden()
+        htmx_settled(page)  # the buttons the swap brought back are htmx's before the next key
 
     # Without JavaScript the same button opens the reasons form on a page of its own.
     context = browser.new_context(base_url=live_server, java_script_enabled=False)
