@@ -68,7 +68,7 @@ def build(app) -> None:
         pack = create_pack("ops", "Operations", "generic")
         for name, text in RUNBOOKS.items():
             documents.upload_file(pack, name, text.encode(), None)
-        create_agent(None, "desk", "Service desk", "preferred", "Bench Co", "", ["ops"])
+        create_agent(None, "desk", "Service desk", "preferred", "Bench Co", "", ["ops"], add_company=True)
         create_user("member@bench.test", PASSWORD, {"Member"}, "Bench Co")
 
 

@@ -82,8 +82,19 @@ def live(tmp_path_factory):
             }
             create_pack("ops", "Operations")
             create_pack("paged", "Paged")
-            create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme", pack_slugs=["ops"], offered=True)
-            create_agent(None, "globex-desk", "Globex desk", "preferred", "Globex", pack_slugs=["ops"], offered=True)
+            create_agent(
+                None, "acme-desk", "Acme desk", "preferred", "Acme", pack_slugs=["ops"], offered=True, add_company=True
+            )
+            create_agent(
+                None,
+                "globex-desk",
+                "Globex desk",
+                "preferred",
+                "Globex",
+                pack_slugs=["ops"],
+                offered=True,
+                add_company=True,
+            )
             live = Live("", data)
             live.secrets = {who: create_token(user, f"{who} token")[1] for who, user in people.items()}
             revoked, live.secrets["revoked"] = create_token(people["admin"], "revoked token")

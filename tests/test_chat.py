@@ -46,11 +46,15 @@ def world(app, pack, users):
     figures = documents.upload_file(pack, "mixed-images.docx", MIXED_IMAGES_DOCX, None)
     return SimpleNamespace(
         shared=create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"], offered=True),
-        acme=create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True),
+        acme=create_agent(
+            None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+        ),
         globex=create_agent(
             None, "globex-desk", "Globex desk", "preferred", "Globex", "", ["ops"], offered=True, add_company=True
         ),
-        idle=create_agent(None, "acme-idle", "Acme idle", "open", "Acme Test Co", "", [], offered=True),
+        idle=create_agent(
+            None, "acme-idle", "Acme idle", "open", "Acme Test Co", "", [], offered=True, add_company=True
+        ),
         figures=figures.document,
     )
 
@@ -339,7 +343,9 @@ def test_an_answer_from_the_documents_has_no_evidence_note(chat, client_as):
 def test_a_citation_in_a_links_text_stays_text_in_the_chat_answer(app, pack, users, client_as):
     """A model may cite inside a link's label; the citation there used to be a link inside the link."""
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     conversation, run = start_conversation(users["Member"], agent, QUESTION)
     assert run.cited == [1]
     answer = "Clear it as [the runbook [1]](https://wiki.test/spool) says [1]."
@@ -360,7 +366,9 @@ def test_with_no_other_agent_the_note_offers_only_rephrasing(app, world, users, 
 
 
 def test_an_open_agent_answer_without_evidence_is_marked_not_based_on_the_documents(app, world, users, client_as):
-    agent = create_agent(None, "acme-open", "Acme open", "open", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-open", "Acme open", "open", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     with FakeOpenAI() as fake:
         app.config.update(
             CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY="sk-test", CAIRN_MODEL_NAME="fake-gpt"
@@ -379,7 +387,9 @@ def test_an_open_agent_answer_without_evidence_is_marked_not_based_on_the_docume
 
 
 def test_an_open_agent_without_a_model_says_no_evidence(world, users, client_as):
-    agent = create_agent(None, "acme-open", "Acme open", "open", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-open", "Acme open", "open", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     conversation, run = start_conversation(users["Member"], agent, NO_EVIDENCE_QUESTION)
     assert (run.answer, run.answer_basis) == (NO_EVIDENCE_ANSWER, "no_evidence")
     page = _soup(client_as("Member").get(f"/chat/{conversation.id}"))
@@ -620,7 +630,9 @@ def test_the_extractive_answer_keeps_quoted_wildcards(app, pack, users):
         b'# Locks\n\n## Check\n\nOpen SM12 with table name "*" and user "*" to list every lock entry.\n',
         None,
     )
-    agent = create_agent(None, "acme-locks", "Acme locks", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-locks", "Acme locks", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     _, run = start_conversation(users["Member"], agent, "How do I list every lock entry in SM12?")
     assert 'table name "*" and user "*"' in run.answer
 

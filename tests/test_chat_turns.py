@@ -33,7 +33,9 @@ def agent(app, pack):
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
     documents.upload_file(pack, "lock-entries.md", LOCKS, None)
     create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"], offered=True)
-    return create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    return create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
 
 
 def _grow(conversation: Conversation, turns: int) -> list[int]:

@@ -189,7 +189,9 @@ def test_an_upload_overtaken_between_its_checks_and_its_transaction_is_refused(a
 
 def test_twenty_members_rating_their_answers_at_once_all_succeed(app, server, pack):
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     members = [create_user(f"member{n}@example.test", PASSWORD, {"Member"}, "Acme Test Co") for n in range(RATERS)]
     answers = [start_conversation(member, agent, "How do I delete old spool requests?")[1] for member in members]
     sessions = [signed_in(server, member.email) for member in members]
@@ -282,7 +284,9 @@ def test_two_builders_granting_the_same_pack_at_once_both_save(server, admins, p
 def rated_answers(app, pack, users):
     """Not helpful ratings of answers, one per round, each waiting for its regression case."""
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     member = users["Member"]
     return [
         rate_answer(

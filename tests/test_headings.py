@@ -33,7 +33,9 @@ def world(app, pack, users):
     shared = ReaderAccess("shared")
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None, reader_access=shared)
     documents.upload_file(pack, "guide.md", NESTED, None, reader_access=shared)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     _, run = start_conversation(users["Member"], agent, "How do I delete old spool requests?")
     rate_answer(users["Member"], run, "not_helpful", ["incomplete"], "")
     return run

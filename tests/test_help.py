@@ -89,7 +89,9 @@ def test_the_rating_page_explains_every_reason(client_as):
 @pytest.fixture
 def asked(app, pack, users):
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     conversation, _run = start_conversation(users["Member"], agent, "How do I delete old spool requests?")
     return conversation, agent
 

@@ -139,7 +139,7 @@ def test_a_file_over_the_limit_is_refused_naming_the_limit_of_the_constant(small
 def test_the_question_box_shows_the_limit_of_the_constant(small_limits, app, pack, client_as):
     from portal.agents.services import create_agent
 
-    create_agent(None, "helper", "Helper", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    create_agent(None, "helper", "Helper", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True)
     staff = BeautifulSoup(client_as("AgentBuilder").get("/agents/helper/try").data, "html.parser")
     assert staff.select_one("textarea#question")["maxlength"] == "1500"
     member = BeautifulSoup(client_as("Member").get("/chat/").data, "html.parser")

@@ -37,7 +37,9 @@ NOT_NUMBERS = (HUGE, OVER, SUPERSCRIPT, ARABIC, NEGATIVE)
 def world(app, pack, users):
     """A document with figures, a Member's conversation citing it, its Not helpful rating and a case."""
     documents.upload_file(pack, "mixed-images.docx", mixed_images_docx(), None)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     conversation, run = start_conversation(users["Member"], agent, "Which raster formats like PNG are kept?")
     assert run.cited == [1]
     feedback = rate_answer(users["Member"], run, "not_helpful", ["incorrect"], "")

@@ -23,7 +23,9 @@ NUL_TEXT = "before\x00after"
 def world(app, pack, users):
     """A document, a Member's answer citing it and their Not helpful rating."""
     documents.upload_file(pack, "gauge.md", b"# Gauge\n\nCalibrate the zorblax gauge every shift.\n", None)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     conversation, run = start_conversation(users["Member"], agent, "How do I calibrate the zorblax gauge?")
     feedback = rate_answer(users["Member"], run, "not_helpful", ["incorrect"], "")
     return conversation, run, feedback

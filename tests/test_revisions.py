@@ -202,7 +202,9 @@ def _cite(pack, users, reader_access=None):
     """The Member's answer, citing version 1 of the spool runbook (agents reach the pack by grant, whoever
     may read the document directly)."""
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None, reader_access=reader_access)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     _conversation, run = start_conversation(users["Member"], agent, QUESTION)
     assert run.cited == [1] and run.references().first().version == 1
     return SimpleNamespace(run=run, url=f"/chat/answers/{run.id}/sources/1/document")

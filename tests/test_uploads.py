@@ -697,7 +697,9 @@ def test_a_hostile_file_is_stored_as_text_that_no_page_shows_as_markup(
     else:
         assert document.title == HOSTILE_TITLE
 
-    agent = create_agent(None, "acme-desk", "Acme desk", "open", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "open", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     run = ask(agent, users["Member"], "How do I calibrate the zorblax gauge?")
     n = next(r.n for r in run.references() if r.document_id == "zorblax")
     admin, member = client_as("PlatformAdmin"), client_as("Member")

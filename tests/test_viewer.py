@@ -64,7 +64,9 @@ def test_an_image_the_text_names_is_a_link_not_a_request(app, pack, users, clien
     if role == "PlatformAdmin":
         address = "/packs/ops/documents/gauge"
     else:  # a member reads it through a citation of their own answer
-        agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+        agent = create_agent(
+            None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+        )
         run = ask(agent, users["Member"], "What do the gauge notes say about the gauge?")
         address = f"/chat/answers/{run.id}/sources/1/document"
     response = client_as(role).get(address)
@@ -236,7 +238,9 @@ def test_a_hostile_figure_label_stays_text_for_admins_and_cited_members(app, pac
 
     assert_content_is_inert(_soup(admin.get("/packs/ops/documents/zorblax")))
 
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     run = ask(agent, users["Member"], "How do I calibrate the zorblax gauge?")
     n = next(r.n for r in run.references() if r.document_id == "zorblax")
     assert n in run.cited
@@ -258,7 +262,9 @@ def test_every_page_showing_content_marks_it_hx_disable(app, pack, users, client
         hostile_word(),
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     )
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     conversation, run = start_conversation(users["Member"], agent, f"How do I calibrate the zorblax gauge? {PAYLOAD}")
     feedback = rate_answer(users["Member"], run, "not_helpful", ["incorrect"], f"Wrong: {PAYLOAD}")
     triage(users["Auditor"], feedback, "in_review", f"Checking {PAYLOAD}")
@@ -309,7 +315,9 @@ def test_text_nested_past_the_parsers_limit_is_shown_on_every_page(app, pack, us
     body = shown(admin.get("/packs/ops/documents/gauge"), "article.doc-body")[0]
     assert "deep item" in body and HIDDEN in body and "Last words." in body
     assert any(HIDDEN in snippet for snippet in shown(admin.get("/packs/ops/search?q=zorblax+refund"), ".snippet"))
-    agent = create_agent(None, "acme-desk", "Acme desk", "open", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "open", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     run = ask(agent, users["Member"], "Where does the zorblax refund go?")
     assert HIDDEN in run.answer  # the answerer reads the sentence as the viewer shows it
     sources = shown(client_as("Member").get(f"/chat/answers/{run.id}/sources"), ".passage-text")

@@ -44,7 +44,9 @@ def _agents(pack):
     documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
     documents.upload_file(pack, "lock-entries.md", LOCKS.encode(), None)
     return (
-        create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True),
+        create_agent(
+            None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True, add_company=True
+        ),
         create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", [pack.slug], offered=True),
     )
 

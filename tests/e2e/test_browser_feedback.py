@@ -18,7 +18,9 @@ from portal.feedback.services import REASONS, rate_answer
 def _rated_answers(pack, member):
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
     documents.upload_file(pack, "lock-entries.md", LOCKS, None)
-    acme = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True)
+    acme = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True, add_company=True
+    )
     shared = create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", [pack.slug], offered=True)
     for agent, question, reasons in (
         (acme, "How do I delete old spool requests?", ["incorrect"]),

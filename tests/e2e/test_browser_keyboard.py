@@ -61,7 +61,9 @@ def test_escape_closes_the_phone_menu_and_gives_the_focus_back_to_menu(page, use
 def _answered(pack, users):
     """A Member's conversation with one answer."""
     documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True, add_company=True
+    )
     return start_conversation(users["Member"], agent, "How do I delete old spool requests?")
 
 

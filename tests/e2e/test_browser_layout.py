@@ -77,7 +77,9 @@ def _worked_examples(pack, tmp_path) -> Document:
 def _content(pack, tmp_path, users):
     documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
     pdf = _worked_examples(pack, tmp_path)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True, add_company=True
+    )
     conversation, run = start_conversation(users["Member"], agent, "How do I delete old spool requests?")
     feedback = rate_answer(users["Member"], run, "not_helpful", ["incorrect"], "Not the report I use.")
     figure_run = ask(agent, users["PlatformAdmin"], "inbound IDocs by status before and after background processing")
@@ -164,7 +166,9 @@ def test_every_page_fits_the_screen_with_sign_out_inside_the_header(
 @pytest.mark.parametrize("screen", SCREENS)
 def test_the_question_box_comes_first_on_a_phone_and_left_of_the_list_on_a_desk(page, pack, users, screen):
     documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True, add_company=True
+    )
     conversation, _ = start_conversation(users["Member"], agent, "How do I delete old spool requests?")
     page.set_viewport_size(SCREENS[screen])
     sign_in(page, users["Member"].email, PASSWORD)

@@ -29,7 +29,9 @@ def _set_visibility(page, label: str, roles: tuple[str, ...] = ()) -> None:
 
 def test_admin_shares_a_document_the_member_reads_it_and_loses_it_again(browser, live_server, pack, users):
     services.upload_file(pack, "spool-overflow.md", NOTE, users["PlatformAdmin"])
-    agent = create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
     _conversation, run = start_conversation(users["Member"], agent, "How do I delete old spool requests?")
     assert run.cited == [1]
     citation = f"/chat/answers/{run.id}/sources/1/document"

@@ -48,7 +48,9 @@ LOCK_ENTRIES = Path(__file__).resolve().parents[2] / "portal/demo/corpus/sap-ope
 
 def _acme_desk(pack):
     documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
-    return create_agent(None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True)
+    return create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True, add_company=True
+    )
 
 
 def test_a_markdown_answer_reads_formatted_and_its_sources_page_does_not_repeat_the_title(app, page, pack, users):
