@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import time
 import zipfile
 
 import pytest
@@ -658,13 +657,11 @@ def _send(app, client_as, api_token, way: str, name: str, data: bytes, content_t
     )
 
 
-SECONDS = 10  # for one request of a hostile file; each takes well under this on a loaded machine
-
-
-def _timed(request):
-    started = time.monotonic()
+def _answered(request):
+    """The response to ``request``, which is never a server error. How long such files take is measured by
+    a benchmark (docs/performance.md, "The costliest Markdown"), never timed here: a busy machine is no defect."""
     response = request()
-    assert response.status_code != 500 and time.monotonic() - started < SECONDS, response.status_code
+    assert response.status_code != 500, response.get_data(as_text=True)[:500]
     return response
 
 
@@ -688,7 +685,7 @@ def test_a_hostile_file_is_stored_as_text_that_no_page_shows_as_markup(
     (the staff page, the Library, searches, and a member's cited document)."""
     victim = services.upload_file(pack, "victim.md", b"# Victim\n\nKeep this document.\n", None).document
     shared = {"visibility": "shared"}
-    response = _timed(lambda: _send(app, client_as, api_token, way, name, make(), content_type, **shared))
+    response = _answered(lambda: _send(app, client_as, api_token, way, name, make(), content_type, **shared))
     assert response.status_code in (200, 201), response.get_data(as_text=True)[:500]
     assert not live_markup(response.get_data(as_text=True))
     document = Document.get(Document.doc_id == "zorblax")
@@ -716,7 +713,7 @@ def test_a_hostile_file_is_stored_as_text_that_no_page_shows_as_markup(
         (member, f"/chat/answers/{run.id}/sources/{n}/document"),
     ]
     for client, address in pages:
-        page = _timed(lambda client=client, address=address: client.get(address))
+        page = _answered(lambda client=client, address=address: client.get(address))
         assert page.status_code == 200, address
         html = page.get_data(as_text=True)
         assert not live_markup(html), (address, live_markup(html))
@@ -760,7 +757,7 @@ def test_a_file_that_lies_or_holds_nothing_is_refused_naming_why_and_nothing_is_
     app, pack, client_as, api_token, way, name, make, content_type, reason, said
 ):
     before = data_snapshot(app)
-    response = _timed(lambda: _send(app, client_as, api_token, way, name, make(), content_type))
+    response = _answered(lambda: _send(app, client_as, api_token, way, name, make(), content_type))
     assert response.status_code == 422
     if way == "upload":
         line = BeautifulSoup(response.data, "html.parser").select_one("#upload-outcomes .outcome")
@@ -799,16 +796,16 @@ def _zip_of(parts: dict[str, str]) -> bytes:
     ],
     ids=lambda value: value if isinstance(value, str) and value.endswith(".md") else "",
 )
-def test_extreme_markdown_is_stored_and_shown_whole_within_seconds(app, pack, client_as, name, text, shown):
+def test_extreme_markdown_is_stored_and_shown_whole(app, pack, client_as, name, text, shown):
     """10,000 levels of nesting, a row of 50,000 cells, a link label of 390,000 characters: each within the
-    400,000-character limit, stored, and read back in seconds, every character on the page."""
+    400,000-character limit, stored, and read back, every character on the page."""
     admin = client_as("PlatformAdmin")
     text = f"# Extreme\n\nThe zorblax gauge.\n\n{text}"
-    response = _timed(lambda: upload(admin, "ops", name, text.encode()))
+    response = _answered(lambda: upload(admin, "ops", name, text.encode()))
     assert response.status_code == 200, response.get_data(as_text=True)[:500]
     doc_id = name.removesuffix(".md")
-    page = _timed(lambda: admin.get(f"/packs/ops/documents/{doc_id}"))
+    page = _answered(lambda: admin.get(f"/packs/ops/documents/{doc_id}"))
     body = BeautifulSoup(page.data, "html.parser").select_one("article.doc-body").get_text(" ")
     assert shown in " ".join(body.split())
-    results = _timed(lambda: admin.get("/packs/ops/search?q=zorblax+gauge"))
+    results = _answered(lambda: admin.get("/packs/ops/search?q=zorblax+gauge"))
     assert f"/packs/ops/documents/{doc_id}" in results.get_data(as_text=True)
