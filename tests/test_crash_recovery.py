@@ -78,6 +78,14 @@ def cairn(env, *args: str) -> subprocess.CompletedProcess:
     return result
 
 
+def _killed(env: dict, script: str, *args: str) -> None:
+    """Run ``script`` in a child process that kills itself with SIGKILL at the step ``args`` name."""
+    child = subprocess.run(
+        [sys.executable, "-c", script, *args], env=env, cwd=WORKTREE, capture_output=True, text=True, timeout=120
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+
+
 def ingest_until_killed(env, files: list[Path], stores_before_kill: int) -> list[dict]:
     """Run `cairn ingest` and SIGKILL it once it has printed ``stores_before_kill`` new stores.
 
@@ -261,15 +269,7 @@ def test_a_process_killed_at_each_step_of_a_change_leaves_nothing_for_the_next_s
             shared = ReaderAccess("shared")  # members of every company read it, until the access step narrows it
             assert upload_file(pack, path.name, path.read_bytes(), None, reader_access=shared).accepted
 
-    child = subprocess.run(
-        [sys.executable, "-c", KILLED_AT, step, str(word_file)],
-        env=env,
-        cwd=WORKTREE,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert child.returncode == -signal.SIGKILL, child.stderr
+    _killed(env, KILLED_AT, step, str(word_file))
     if step.startswith(("files written", "deleted")):
         files = Path(env["CAIRN_DATA_DIR"]) / "files"
         assert any(path.name.startswith("figure-") for path in files.rglob("*"))  # left behind, for now
@@ -352,15 +352,7 @@ def test_describing_killed_at_each_step_ends_its_job_with_what_was_described_and
         vision.reply(DESCRIPTION)
         env = {**env, "CAIRN_VISION_BASE_URL": vision.base_url, "CAIRN_VISION_API_KEY": "k"}
         env["CAIRN_VISION_MODEL"] = "fake-vision"
-        child = subprocess.run(
-            [sys.executable, "-c", DESCRIBE_KILLED_AT, step],
-            env=env,
-            cwd=WORKTREE,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert child.returncode == -signal.SIGKILL, child.stderr
+        _killed(env, DESCRIBE_KILLED_AT, step)
         called = len(vision.requests)
         assert called == described  # the last step's process died at its call, or after it
 

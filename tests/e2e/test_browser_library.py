@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from browser_helpers import arrived_at, sign_in
 from playwright.sync_api import expect
 
@@ -77,10 +78,15 @@ def test_admin_shares_a_document_the_member_reads_it_and_loses_it_again(browser,
     member_context.close()
 
 
-def test_the_pager_swaps_the_list_in_place_and_keeps_the_search(browser, live_server, pack, users, monkeypatch):
+@pytest.fixture
+def five_notes_two_to_a_page(pack, monkeypatch):
+    """Five notes about an IDoc backlog in a Library of two documents to a page: three pages."""
     monkeypatch.setattr(library_services, "DOCUMENTS_PER_PAGE", 2)
     for n in range(1, 6):
         services.upload_file(pack, f"note-{n}.md", f"# Note {n}\n\nThe IDoc backlog, note {n}.\n".encode(), None)
+
+
+def test_the_pager_swaps_the_list_in_place_and_keeps_the_search(browser, live_server, users, five_notes_two_to_a_page):
     context = browser.new_context(base_url=live_server)
     page = context.new_page()
     sign_in(page, users["Auditor"].email, PASSWORD)
@@ -101,11 +107,8 @@ def test_the_pager_swaps_the_list_in_place_and_keeps_the_search(browser, live_se
 
 
 def test_a_new_search_starts_the_list_at_page_one_and_its_pager_keeps_the_search(
-    browser, live_server, pack, users, monkeypatch
+    browser, live_server, users, five_notes_two_to_a_page
 ):
-    monkeypatch.setattr(library_services, "DOCUMENTS_PER_PAGE", 2)
-    for n in range(1, 6):
-        services.upload_file(pack, f"note-{n}.md", f"# Note {n}\n\nThe IDoc backlog, note {n}.\n".encode(), None)
     context = browser.new_context(base_url=live_server)
     page = context.new_page()
     sign_in(page, users["Auditor"].email, PASSWORD)
