@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from peewee import JOIN, IntegrityError
 
+from portal.audit import audit
 from portal.companies import company_named
 from portal.db import database, locking
 from portal.errors import Refused
@@ -169,21 +170,6 @@ def delete_agent(actor: User | None, agent: Agent) -> None:
         detail = {"slug": agent.slug, "name": agent.name, "packs": [p.slug for p in agent.granted_packs()]}
         audit(actor, "agent.delete", agent, detail)
         Agent.delete().where(Agent.id == agent.id).execute()
-
-
-def audit(actor: User | None, action: str, target, detail: dict) -> AuditLog:
-    """Record who did what to which target (``actor`` None: the command line or the seed).
-
-    ``detail`` also keeps the actor's e-mail, so the entry still says who after the user is gone.
-    """
-    detail = {**detail, "by": actor.email if actor is not None else "command line"}
-    return AuditLog.create(
-        actor=actor.id if actor is not None else None,
-        action=action,
-        target_type=type(target).__name__.lower(),
-        target_id=target.id,
-        detail=detail,
-    )
 
 
 def history(agent: Agent) -> list[AuditLog]:

@@ -14,6 +14,8 @@ import datetime as dt
 import hashlib
 import secrets
 
+from portal.audit import audit
+from portal.db import database
 from portal.errors import NotFound, Refused
 from portal.models import ApiToken, User, utcnow
 from portal.models.tokens import MAX_NAME_CHARS, SHOWN_CHARS
@@ -30,8 +32,6 @@ def _digest(secret: str) -> str:
 
 def create_token(user: User, name: str, actor: User | None = None) -> tuple[ApiToken, str]:
     """A new token for ``user`` named ``name``: the row and the secret, which is never stored or shown again."""
-    from portal.agents.services import audit
-
     name = " ".join((name or "").split())
     if not name:
         raise Refused("bad_token_name", "Give the token a name, such as the system that will use it.")
@@ -42,8 +42,9 @@ def create_token(user: User, name: str, actor: User | None = None) -> tuple[ApiT
     if not user.active:
         raise Refused("inactive_user", f"{user.email} is not active; an API token would not work.")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.create(user=user, name=name, shown=secret[:SHOWN_CHARS], secret_sha256=_digest(secret))
-    audit(actor, "api_token.create", token, {"name": name, "user": user.email})
+    with database().atomic():  # a token and its audit entry stand or fall together
+        token = ApiToken.create(user=user, name=name, shown=secret[:SHOWN_CHARS], secret_sha256=_digest(secret))
+        audit(actor, "api_token.create", token, {"name": name, "user": user.email})
     return token, secret
 
 
@@ -59,15 +60,14 @@ def token_for_revoking(actor: User, token_id: int) -> ApiToken:
 
 def revoke(token: ApiToken, actor: User | None) -> None:
     """Revoke ``token`` at once; revoking it again changes nothing."""
-    from portal.agents.services import audit
-
-    changed = (
-        ApiToken.update(revoked_at=utcnow(), revoked_by=actor.id if actor is not None else None)
-        .where((ApiToken.id == token.id) & ApiToken.revoked_at.is_null())
-        .execute()
-    )
-    if changed:
-        audit(actor, "api_token.revoke", token, {"name": token.name, "user": token.user.email})
+    with database().atomic():
+        changed = (
+            ApiToken.update(revoked_at=utcnow(), revoked_by=actor.id if actor is not None else None)
+            .where((ApiToken.id == token.id) & ApiToken.revoked_at.is_null())
+            .execute()
+        )
+        if changed:
+            audit(actor, "api_token.revoke", token, {"name": token.name, "user": token.user.email})
 
 
 def authenticate(secret: str) -> ApiToken | None:

@@ -8,7 +8,7 @@ in it, and updates the Lucene index after the commit.
 from __future__ import annotations
 
 from portal import storage
-from portal.agents.services import audit
+from portal.audit import audit
 from portal.db import database
 from portal.documents import revisions
 from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from portal import storage
-from portal.agents.services import audit
+from portal.audit import audit
 from portal.db import database
 from portal.documents import revisions
 from portal.errors import Refused

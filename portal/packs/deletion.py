@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from peewee import fn
 
 from portal import storage
+from portal.audit import audit
 from portal.db import database
 from portal.errors import NotFound, Refused
 from portal.models import Agent, AgentGrant, Document, Figure, Pack, Passage, Revision, User, utcnow
@@ -82,8 +83,6 @@ def delete_pack(actor: User | None, pack: Pack, confirmed_generation: int) -> Pa
     ``NotFound`` when it is gone already (another administrator was first); ``Refused``
     (``pack_changed``) when its documents changed since ``confirmed_generation``.
     """
-    from portal.agents.services import audit  # agents import the pack rules
-
     with storage.changing() as files:
         with database().atomic():
             removed = pack_contents(pack)

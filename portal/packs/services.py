@@ -6,6 +6,7 @@ import re
 
 from peewee import IntegrityError, fn
 
+from portal.audit import audit
 from portal.companies import company_named
 from portal.db import database
 from portal.errors import NotFound, Refused
@@ -74,8 +75,6 @@ def _slug_taken(slug: str) -> Refused:
 def edit_pack(actor: User | None, pack: Pack, title: str, description: str) -> Pack:
     """Change a pack's title and description (its slug, kind and company stay: grants and
     citations name them)."""
-    from portal.agents.services import audit  # agents import the slug rule from here
-
     title, description = _checked_title(title), description.strip()
     changed = {
         name: [old, new]
