@@ -290,6 +290,27 @@ def test_a_file_name_with_a_control_character_is_refused_naming_it(app, pack, cl
     assert data_snapshot(app) == before
 
 
+REORDERED = (
+    "# Clean up \u202eedolg\u202c\n\n"
+    "Run \u2066rm -rf /tmp/old\u2069 only on the batch host.\x1b[31m\n\n"
+    "A right-to-left word keeps its mark: \u05e9\u05dc\u05d5\u05dd\u200f.\n"
+)
+
+
+@pytest.mark.parametrize("name", ["reordered.md", "reordered.txt"])
+def test_text_is_stored_and_shown_without_the_controls_that_reorder_it(app, pack, client_as, name):
+    """An override (U+202E) or an isolate (U+2066) makes the viewer show text in another order than it is
+    stored, searched and given to a model ("Trojan Source"); Word and PDF text lost them already, a text
+    file now does too. The marks right-to-left text needs (U+200F) stay."""
+    admin = client_as("PlatformAdmin")
+    assert upload(admin, "ops", name, REORDERED.encode(), "text/plain").status_code == 200
+    stored = Revision.get().text
+    assert not set(stored) & set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\x1b")
+    assert "Run rm -rf /tmp/old only on the batch host.[31m" in stored and "\u200f" in stored
+    page = admin.get(f"/packs/ops/documents/{name.split('.')[0]}").get_data(as_text=True)
+    assert "\u202e" not in page and "\u2066" not in page and "Clean up edolg" in page
+
+
 def test_a_file_name_longer_than_any_file_system_keeps_is_refused(app, pack, client_as):
     """Stored as the revision's original name (255 wide): PostgreSQL answered 500, SQLite kept it."""
     admin = client_as("PlatformAdmin")

@@ -18,9 +18,11 @@ import re
 import unicodedata
 
 from portal.errors import Refused
+from portal.ingest.figures import BIDI_REORDERING
 
-# Unicode's bidirectional controls (marks, embeddings, overrides, isolates).
-BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# Unicode's bidirectional controls: the marks, and the embeddings, overrides and isolates that document text
+# loses at upload (``strip_control_characters``); a name holds none of them.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f" + BIDI_REORDERING)
 FALLBACK_DOWNLOAD_NAME = "download"
 MAX_NAME_CHARS = 255  # the width of revision.original_name, and the longest name file systems keep
 

@@ -17,7 +17,11 @@ MAX_LABEL_CHARS = 200
 NO_ALT_TEXT_LABEL = "image"
 
 _PLACEHOLDER = re.compile(r"( ?)\x00(\d+)\x00")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+# Unicode's bidirectional embeddings, overrides and isolates: they reorder how the text around them is
+# shown, so "rm -rf /tmp/old" can be stored and read as something else ("Trojan Source"). The marks
+# (U+200E, U+200F, U+061C) only place neutral characters, and right-to-left text needs them: they stay.
+BIDI_REORDERING = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_CONTROL = re.compile(rf"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff{BIDI_REORDERING}]")
 
 
 @dataclass
@@ -47,7 +51,9 @@ def placeholder(slot: int) -> str:
 
 
 def strip_control_characters(text: str) -> str:
-    """Drop control characters (keeping tab and newline) from text read out of a file."""
+    """Drop control characters (keeping tab and newline) and the bidirectional controls that reorder text
+    (``BIDI_REORDERING``) from text read out of a file: the text people read is the text that is stored,
+    searched and given to a model."""
     return _CONTROL.sub("", text)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from portal.ingest import limits
-from portal.ingest.figures import ExtractedFigure, assemble, figure_label
+from portal.ingest.figures import ExtractedFigure, assemble, figure_label, strip_control_characters
 from portal.ingest.markers import without_images_line
 from portal.ingest.reader_parent import ReaderResult, run_reader
 from portal.ingest.sniff import describe, sniff
@@ -152,7 +152,8 @@ def _text_encoding(data: bytes) -> tuple[str, int]:
 
 
 def read_text(data: bytes) -> str:
-    """Decode a .md/.txt upload (UTF-8, or UTF-16 with its byte order mark), newlines as \\n."""
+    """Decode a .md/.txt upload (UTF-8, or UTF-16 with its byte order mark), newlines as \\n, without control
+    characters or bidirectional reordering (as the Word and PDF readers give their text)."""
     found = sniff(data)
     if found in BINARY_KINDS and (found != "pdf" or data.startswith(b"%PDF-")):
         raise limits.refuse_bytes_mismatch("a text file", describe(found))
@@ -164,7 +165,7 @@ def read_text(data: bytes) -> str:
     if "\x00" in text:  # UTF-16 without a byte order mark, or a binary file: valid UTF-8, yet not text
         before = text[: text.index("\x00")]
         raise limits.refuse_nul_character(bom + len(before.encode(encoding)))
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = strip_control_characters(text.replace("\r\n", "\n").replace("\r", "\n"))
     if _BLANK.fullmatch(text):
         raise limits.refuse_empty()
     if len(text) > limits.MAX_TEXT_CHARS:
