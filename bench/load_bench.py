@@ -26,7 +26,8 @@ Two phases of ``--seconds`` each, then the server is stopped:
    with htmx, as the chat page does.
 
 Printed: requests/s, p50/p95/p99/max per kind, every answer that was not
-2xx/3xx (and every failed connection), the load average, the resident memory
+2xx/3xx (and every failed connection), the server's and the clients' CPU and
+the CPU the host stole in each phase, the load average, the resident memory
 of each gunicorn process, and whether the targets of issue 17 were met: no
 errors; page kinds p99 under 250 ms in phase 1; chat questions at least 30/s
 with p99 under 1 s in phase 2.
