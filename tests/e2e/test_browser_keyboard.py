@@ -135,8 +135,11 @@ def test_the_chat_tab_order_follows_the_screen_after_a_skip_link(page, pack, use
 
 def test_on_a_phone_agents_search_and_wide_tables_are_usable(page, pack, users):
     documents.upload_file(pack, "spool-overflow-runbook-for-the-output-management-team.md", RUNBOOK.encode(), None)
+    described = "From the runbooks of the output management team: spool, printers, forms and the queues behind them."
     for n in range(8):
-        create_agent(None, f"desk-{n}", f"Desk {n}", "preferred", None, "From the runbooks.", [pack.slug], offered=True)
+        create_agent(
+            None, f"desk-{n}", f"Desk {n}", "preferred", None, "", [pack.slug], offered=True, description=described
+        )
     page.set_viewport_size(PHONE)
     sign_in(page, users["Member"].email, PASSWORD)
     arrived_at(page, re.compile(r"/chat/$"))
@@ -144,11 +147,20 @@ def test_on_a_phone_agents_search_and_wide_tables_are_usable(page, pack, users):
     choices = page.locator(".agent-choices")
     assert choices.evaluate("(box) => box.scrollHeight <= box.clientHeight + 1")
     assert choices.evaluate("(box) => getComputedStyle(box).overflowY") == "visible"
+    # Each description is one line but the focused or chosen agent's (the first has the focus on arrival), so the
+    # list stays short; nothing widens the page.
+    lines = "(text) => Math.round(text.getBoundingClientRect().height / parseFloat(getComputedStyle(text).lineHeight))"
+    descriptions = page.locator(".agent-description")
+    expect(page.get_by_role("radio", name=re.compile("Desk 0"))).to_be_focused()
+    counted = descriptions.evaluate_all(f"(texts) => texts.map({lines})")
+    assert counted[0] > 1 and counted[1:] == [1] * 7, counted
     last = page.get_by_role("radio", name=re.compile("Desk 7"))
     last.focus()
     page.keyboard.press("Space")
     expect(last).to_be_checked()
     expect(last).to_be_in_viewport()
+    assert descriptions.nth(7).evaluate(lines) > 1 and descriptions.nth(0).evaluate(lines) == 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     page.keyboard.press("Tab")
     expect(page.locator("#question")).to_be_focused()
 
