@@ -14,6 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from html import unescape
+from types import SimpleNamespace
 
 import pytest
 import requests
@@ -28,7 +29,20 @@ from portal.documents import editing, revisions
 from portal.documents import services as documents
 from portal.errors import VersionConflict
 from portal.feedback.services import rate_answer
-from portal.models import Agent, AgentGrant, AuditLog, Document, Feedback, Pack, RegressionCase, Revision
+from portal.models import (
+    Agent,
+    AgentGrant,
+    AuditLog,
+    Conversation,
+    Document,
+    Feedback,
+    Pack,
+    RegressionCase,
+    Revision,
+    Run,
+    RunReference,
+)
+from tests.fake_openai import FakeOpenAI
 
 ROUNDS = 5
 RATERS = 20
@@ -381,3 +395,116 @@ def test_a_batch_upload_that_meets_a_held_write_lock_says_so_for_each_file_it_co
         html = page.get_data(as_text=True)
         assert html.count('data-reason="busy"') == 2 and "one.md" in html and "two.md" in html
         assert Document.select().count() == 0
+
+
+# --- A change made while a question is being answered ---------------------------------------------
+# The answer is stored after the model replies (the database is not locked meanwhile), so a change
+# an administrator commits in that time must not break the store, nor be undone by it.
+
+
+@pytest.fixture
+def slow_model(app):
+    """A model that answers only when the test releases it, so a change can be made while it works."""
+    with FakeOpenAI() as fake:
+        app.config.update(
+            CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY="sk-test", CAIRN_MODEL_NAME="fake-gpt"
+        )
+        fake.reply_after(60, "Run RSPO1041 [1].")
+        yield fake
+        app.config["CAIRN_MODEL_BASE_URL"] = None
+
+
+@pytest.fixture
+def asking(app, server, pack, users):
+    """The Member's first chat question to the Acme desk, sent from a thread; the model is called before
+    it returns, so the test changes things while the answer is worked out."""
+    spool = documents.upload_file(pack, "spool-overflow.md", SPOOL, None).document
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
+    member = signed_in(server, users["Member"].email)
+    sent: dict = {}
+
+    def ask(model: FakeOpenAI):
+        thread = threading.Thread(
+            target=lambda: sent.update(
+                response=member.post(
+                    f"{server}/chat/",
+                    data={"agent": agent.slug, "question": "How do I delete old spool requests?"},
+                    allow_redirects=False,
+                )
+            )
+        )
+        thread.start()
+        assert _called(model), "the question never reached the model"
+        return thread
+
+    def answered(model: FakeOpenAI, thread: threading.Thread) -> requests.Response:
+        model.reset()  # releases the held reply
+        thread.join(60)
+        return sent["response"]
+
+    return SimpleNamespace(ask=ask, answered=answered, agent=agent, document=spool, member=member)
+
+
+def _called(model: FakeOpenAI) -> bool:
+    released = threading.Event()
+    for _ in range(600):  # up to a minute: the search and the evidence check come first
+        if model.requests:
+            return True
+        released.wait(0.1)
+    return False
+
+
+def test_an_agent_deleted_while_it_answers_keeps_the_answer_as_its_runs_are_kept(server, admins, slow_model, asking):
+    thread = asking.ask(slow_model)
+    deleted = admins[0].post(f"{server}/agents/{asking.agent.slug}/delete", allow_redirects=False)
+    assert deleted.status_code == 303
+    response = asking.answered(slow_model, thread)
+
+    assert response.status_code == 303, response.text[:500]
+    run = Run.get()
+    assert (run.agent_id, run.agent_slug, run.answer) == (None, "acme-desk", "Run RSPO1041 [1].")
+    conversation = Conversation.get()
+    assert (conversation.agent_id, conversation.agent_slug) == (None, "acme-desk")
+    assert asking.member.get(f"{server}{response.headers['Location']}").status_code == 200
+
+
+def _assert_cited_text_forgotten(server, asking, response):
+    assert response.status_code == 303, response.text[:500]
+    run = Run.get()
+    reference = RunReference.get(RunReference.run == run)
+    assert reference.document_id == "spool-overflow"
+    assert reference.text is None  # as for a receipt stored before the deletion
+    sources = asking.member.get(f"{server}/chat/answers/{run.id}/sources")
+    assert sources.status_code == 200 and "Passage unavailable for this source." in sources.text
+    assert "RSPO1041 to delete old spool" not in sources.text
+    opened = asking.member.get(f"{server}/chat/answers/{run.id}/sources/1/document", allow_redirects=False)
+    assert opened.status_code == 404
+
+
+def test_a_document_deleted_while_an_answer_cites_it_leaves_no_text_in_the_receipt(
+    server, admins, slow_model, asking, pack
+):
+    thread = asking.ask(slow_model)
+    deleted = admins[0].post(
+        f"{server}/packs/{pack.slug}/documents/{asking.document.doc_id}/delete",
+        data={"expected_version": "1"},
+        allow_redirects=False,
+    )
+    assert deleted.status_code == 303 and Document.get_by_id(asking.document.id).is_deleted
+
+    _assert_cited_text_forgotten(server, asking, asking.answered(slow_model, thread))
+
+
+def test_a_pack_deleted_while_an_answer_cites_it_leaves_no_text_in_the_receipt(
+    server, admins, slow_model, asking, pack
+):
+    thread = asking.ask(slow_model)
+    generation = Pack.get_by_id(pack.id).index_generation
+    deleted = admins[0].post(
+        f"{server}/packs/{pack.slug}/delete", data={"generation": str(generation)}, allow_redirects=False
+    )
+    assert deleted.status_code == 303 and Pack.get_by_id(pack.id).is_deleted
+
+    _assert_cited_text_forgotten(server, asking, asking.answered(slow_model, thread))
