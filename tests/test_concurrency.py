@@ -36,6 +36,7 @@ from portal.models import (
     Conversation,
     Document,
     Feedback,
+    FeedbackTriage,
     Pack,
     RegressionCase,
     Revision,
@@ -231,6 +232,49 @@ def test_twenty_members_rating_their_answers_at_once_all_succeed(app, server, pa
         ]
         saved = {f.run_id: f.rating for f in Feedback.select()}
         assert saved == {run.id: form["rating"] for run, form in zip(answers, forms)}
+
+
+TRIAGE_ROUNDS = 30
+REOPENED = "The rating changed after review, so it is new again."
+
+
+def test_a_rating_changed_while_a_reviewer_triages_it_never_undoes_the_triage(server, admins, pack, users):
+    """On PostgreSQL the rating read the row, the triage committed, and the rating's save wrote back the
+    status and reviewer note it had read: the triage vanished from the row though its history kept it
+    (about one round in three). Each round both are sent at once; afterwards the row says what the
+    newest history entry says, and keeps the newest reviewer note."""
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
+    member = users["Member"]
+    run = start_conversation(member, agent, "How do I delete old spool requests?")[1]
+    feedback = rate_answer(member, run, "not_helpful", ["incorrect"])
+    rater = signed_in(server, member.email)
+
+    for round_number in range(TRIAGE_ROUNDS):
+        rating = {"rating": "not_helpful", "reasons": ["incorrect"], "note": f"round {round_number}"}
+        review = {"status": ("resolved", "in_review")[round_number % 2], "reviewer_note": f"r{round_number}"}
+        responses = together(
+            [
+                lambda rating=rating: rater.post(
+                    f"{server}/chat/answers/{run.id}/feedback", data=rating, allow_redirects=False
+                ),
+                lambda review=review: admins[0].post(
+                    f"{server}/feedback/{feedback.id}/triage", data=review, allow_redirects=False
+                ),
+            ]
+        )
+
+        assert [r.status_code for r in responses] == [303, 303], [r.text[:300] for r in responses]
+        stored = Feedback.get_by_id(feedback.id)
+        history = FeedbackTriage.select().where(FeedbackTriage.feedback == feedback).order_by(FeedbackTriage.id.desc())
+        newest_review = history.where(FeedbackTriage.note != REOPENED).first()
+        assert (stored.status, stored.reviewer_note, stored.note) == (
+            history.first().status,
+            newest_review.note,
+            f"round {round_number}",
+        ), round_number
 
 
 # --- The same thing made twice at once (a double click, two people) -----------------------------
