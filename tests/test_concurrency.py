@@ -317,6 +317,35 @@ def test_two_builders_creating_the_same_agent_get_one_agent_and_one_refusal(serv
         assert AgentGrant.select().join(Agent).where(Agent.slug == slug).count() == 1
 
 
+AGENT_CHANGES = {
+    "save": ("", {"name": "Renamed", "mode": "open", "instructions": "", "packs": []}),
+    "offer": ("/offer", {"offered": "1"}),
+    "delete": ("/delete", {}),
+}
+
+
+@pytest.mark.parametrize("change", AGENT_CHANGES)
+def test_an_agent_deleted_while_another_builder_changes_it_is_a_404_never_a_500(server, admins, pack, change):
+    """The second request found the agent, then its service read it again after the deletion committed:
+    ``.get()`` raised a 500, and a second deletion was audited as a deletion of its own."""
+    suffix, form = AGENT_CHANGES[change]
+    for round_number in range(RACE_ROUNDS):
+        slug = f"desk-{round_number}"
+        create_agent(None, slug, "Desk", "preferred", None, "", ["ops"], offered=False)
+        responses = together(
+            [
+                lambda slug=slug: admins[0].post(f"{server}/agents/{slug}/delete", allow_redirects=False),
+                lambda slug=slug: admins[1].post(f"{server}/agents/{slug}{suffix}", data=form, allow_redirects=False),
+            ]
+        )
+
+        codes = [r.status_code for r in responses]
+        assert codes[1] in (303, 404) and 500 not in codes, [r.text[:300] for r in responses]
+        assert codes.count(303) >= 1 and Agent.get_or_none(Agent.slug == slug) is None
+        deletions = [a for a in AuditLog.select().where(AuditLog.action == "agent.delete") if a.detail["slug"] == slug]
+        assert len(deletions) == 1, round_number
+
+
 def test_two_builders_granting_the_same_pack_at_once_both_save(server, admins, pack, other_pack):
     """Each save replaces the grants as its form lists them; on PostgreSQL both inserted the new grant and
     the later one met the unique (agent, pack): a 500. Now the later save starts from the earlier one's grants."""
