@@ -97,9 +97,7 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
                 created_at=now,
             )
         feedback.rating, feedback.reasons, feedback.note, feedback.updated_at = (rating, reasons, note, now)
-        feedback.save(
-            only=[Feedback.rating, Feedback.reasons, Feedback.note, Feedback.updated_at, Feedback.status]
-        )
+        feedback.save(only=[Feedback.rating, Feedback.reasons, Feedback.note, Feedback.updated_at, Feedback.status])
     return feedback
 
 
