@@ -28,7 +28,7 @@ from portal.chat.services import start_conversation
 from portal.documents import editing, revisions
 from portal.documents import services as documents
 from portal.errors import VersionConflict
-from portal.feedback.services import rate_answer
+from portal.feedback.services import rate_answer, triage_history
 from portal.models import (
     Agent,
     AgentGrant,
@@ -36,7 +36,6 @@ from portal.models import (
     Conversation,
     Document,
     Feedback,
-    FeedbackTriage,
     Pack,
     RegressionCase,
     Revision,
@@ -242,7 +241,7 @@ def test_a_rating_changed_while_a_reviewer_triages_it_never_undoes_the_triage(se
     """On PostgreSQL the rating read the row, the triage committed, and the rating's save wrote back the
     status and reviewer note it had read: the triage vanished from the row though its history kept it
     (about one round in three). Each round both are sent at once; afterwards the row says what the
-    newest history entry says, and keeps the newest reviewer note."""
+    newest entry of the history as listed says, and keeps the newest reviewer note."""
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
     agent = create_agent(
         None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
@@ -268,10 +267,10 @@ def test_a_rating_changed_while_a_reviewer_triages_it_never_undoes_the_triage(se
 
         assert [r.status_code for r in responses] == [303, 303], [r.text[:300] for r in responses]
         stored = Feedback.get_by_id(feedback.id)
-        history = FeedbackTriage.select().where(FeedbackTriage.feedback == feedback).order_by(FeedbackTriage.id.desc())
-        newest_review = history.where(FeedbackTriage.note != REOPENED).first()
+        history = triage_history(stored)  # newest first, as the page lists it
+        newest_review = next(entry for entry in history if entry.note != REOPENED)
         assert (stored.status, stored.reviewer_note, stored.note) == (
-            history.first().status,
+            history[0].status,
             newest_review.note,
             f"round {round_number}",
         ), round_number

@@ -64,12 +64,12 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
     A Not helpful rating whose content changes after a reviewer triaged it goes back to "new".
     """
     rating, reasons, note = checked_rating(rating, reasons, note)
-    now = utcnow()
     mine = (Feedback.run == run.id) & (Feedback.user == user.id)
     with database().atomic():
         # Locked until the commit: a reviewer's triage saved meanwhile is read here (and decides whether
         # the rating goes back to "new"), never overwritten with what was read before it.
         feedback = locking(Feedback.select().where(mine)).first()
+        now = utcnow()  # after the wait for the lock: the history lists changes in the order they were made
         if feedback is None:
             try:
                 with database().atomic():
@@ -113,10 +113,13 @@ def triage(actor: User, feedback: Feedback, status: str, note: str | None) -> Fe
     if status not in STATUSES:
         raise Refused("bad_status", f"The status is one of: {', '.join(STATUSES.values())}. Nothing was saved.")
     note = checked_note(note, "A reviewer note")
-    if (feedback.status, feedback.reviewer_note) == (status, note):
-        return feedback
-    now = utcnow()
     with database().atomic():
+        # Locked, as a rating change locks it: each sees the other's commit, and the history's order
+        # (by time) is the order the changes were made in.
+        feedback = locking(Feedback.select().where(Feedback.id == feedback.id)).get()
+        if (feedback.status, feedback.reviewer_note) == (status, note):
+            return feedback
+        now = utcnow()
         feedback.status, feedback.reviewer_note, feedback.reviewed_by, feedback.reviewed_at = (
             status,
             note,
