@@ -129,9 +129,14 @@ def database() -> Database:
     return flask_db.database
 
 
-def locking(query):
+def locking(query, shared: bool = False):
     """``query`` taking its rows' write lock until the transaction ends, so a writer that reads, decides and
     then writes waits for another one doing the same and sees what it wrote: PostgreSQL's ``FOR UPDATE``
     (its READ COMMITTED reads of the second writer see the first one's commit). SQLite needs nothing:
-    every transaction begins IMMEDIATE and holds the whole database (module docstring)."""
-    return query.for_update() if database().for_update else query
+    every transaction begins IMMEDIATE and holds the whole database (module docstring).
+
+    ``shared``: ``FOR SHARE``, for a writer that only needs the rows to stay as read (not changed or
+    deleted) until it commits; several such writers do not wait for each other."""
+    if not database().for_update:
+        return query
+    return query.for_update("FOR SHARE" if shared else True)

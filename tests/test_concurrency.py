@@ -14,6 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from html import unescape
+from types import SimpleNamespace
 
 import pytest
 import requests
@@ -27,8 +28,21 @@ from portal.chat.services import start_conversation
 from portal.documents import editing, revisions
 from portal.documents import services as documents
 from portal.errors import VersionConflict
-from portal.feedback.services import rate_answer
-from portal.models import Agent, AgentGrant, AuditLog, Document, Feedback, Pack, RegressionCase, Revision
+from portal.feedback.services import rate_answer, triage_history
+from portal.models import (
+    Agent,
+    AgentGrant,
+    AuditLog,
+    Conversation,
+    Document,
+    Feedback,
+    Pack,
+    RegressionCase,
+    Revision,
+    Run,
+    RunReference,
+)
+from tests.fake_openai import FakeOpenAI
 
 ROUNDS = 5
 RATERS = 20
@@ -219,6 +233,49 @@ def test_twenty_members_rating_their_answers_at_once_all_succeed(app, server, pa
         assert saved == {run.id: form["rating"] for run, form in zip(answers, forms)}
 
 
+TRIAGE_ROUNDS = 30
+REOPENED = "The rating changed after review, so it is new again."
+
+
+def test_a_rating_changed_while_a_reviewer_triages_it_never_undoes_the_triage(server, admins, pack, users):
+    """On PostgreSQL the rating read the row, the triage committed, and the rating's save wrote back the
+    status and reviewer note it had read: the triage vanished from the row though its history kept it
+    (about one round in three). Each round both are sent at once; afterwards the row says what the
+    newest entry of the history as listed says, and keeps the newest reviewer note."""
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
+    member = users["Member"]
+    run = start_conversation(member, agent, "How do I delete old spool requests?")[1]
+    feedback = rate_answer(member, run, "not_helpful", ["incorrect"])
+    rater = signed_in(server, member.email)
+
+    for round_number in range(TRIAGE_ROUNDS):
+        rating = {"rating": "not_helpful", "reasons": ["incorrect"], "note": f"round {round_number}"}
+        review = {"status": ("resolved", "in_review")[round_number % 2], "reviewer_note": f"r{round_number}"}
+        responses = together(
+            [
+                lambda rating=rating: rater.post(
+                    f"{server}/chat/answers/{run.id}/feedback", data=rating, allow_redirects=False
+                ),
+                lambda review=review: admins[0].post(
+                    f"{server}/feedback/{feedback.id}/triage", data=review, allow_redirects=False
+                ),
+            ]
+        )
+
+        assert [r.status_code for r in responses] == [303, 303], [r.text[:300] for r in responses]
+        stored = Feedback.get_by_id(feedback.id)
+        history = triage_history(stored)  # newest first, as the page lists it
+        newest_review = next(entry for entry in history if entry.note != REOPENED)
+        assert (stored.status, stored.reviewer_note, stored.note) == (
+            history[0].status,
+            newest_review.note,
+            f"round {round_number}",
+        ), round_number
+
+
 # --- The same thing made twice at once (a double click, two people) -----------------------------
 # Without a lock each request checked that nothing stood in its way, then wrote: the later insert
 # answered a 500 (a duplicate key), or both wrote and left what the rules forbid. A window of
@@ -257,6 +314,35 @@ def test_two_builders_creating_the_same_agent_get_one_agent_and_one_refusal(serv
         assert sorted(r.status_code for r in responses) == [303, 422], [r.text[:300] for r in responses]
         assert f"An agent {slug!r} exists already." in unescape(next(r for r in responses if r.status_code == 422).text)
         assert AgentGrant.select().join(Agent).where(Agent.slug == slug).count() == 1
+
+
+AGENT_CHANGES = {
+    "save": ("", {"name": "Renamed", "mode": "open", "instructions": "", "packs": []}),
+    "offer": ("/offer", {"offered": "1"}),
+    "delete": ("/delete", {}),
+}
+
+
+@pytest.mark.parametrize("change", AGENT_CHANGES)
+def test_an_agent_deleted_while_another_builder_changes_it_is_a_404_never_a_500(server, admins, pack, change):
+    """The second request found the agent, then its service read it again after the deletion committed:
+    ``.get()`` raised a 500, and a second deletion was audited as a deletion of its own."""
+    suffix, form = AGENT_CHANGES[change]
+    for round_number in range(RACE_ROUNDS):
+        slug = f"desk-{round_number}"
+        create_agent(None, slug, "Desk", "preferred", None, "", ["ops"], offered=False)
+        responses = together(
+            [
+                lambda slug=slug: admins[0].post(f"{server}/agents/{slug}/delete", allow_redirects=False),
+                lambda slug=slug: admins[1].post(f"{server}/agents/{slug}{suffix}", data=form, allow_redirects=False),
+            ]
+        )
+
+        codes = [r.status_code for r in responses]
+        assert codes[1] in (303, 404) and 500 not in codes, [r.text[:300] for r in responses]
+        assert codes.count(303) >= 1 and Agent.get_or_none(Agent.slug == slug) is None
+        deletions = [a for a in AuditLog.select().where(AuditLog.action == "agent.delete") if a.detail["slug"] == slug]
+        assert len(deletions) == 1, round_number
 
 
 def test_two_builders_granting_the_same_pack_at_once_both_save(server, admins, pack, other_pack):
@@ -381,3 +467,116 @@ def test_a_batch_upload_that_meets_a_held_write_lock_says_so_for_each_file_it_co
         html = page.get_data(as_text=True)
         assert html.count('data-reason="busy"') == 2 and "one.md" in html and "two.md" in html
         assert Document.select().count() == 0
+
+
+# --- A change made while a question is being answered ---------------------------------------------
+# The answer is stored after the model replies (the database is not locked meanwhile), so a change
+# an administrator commits in that time must not break the store, nor be undone by it.
+
+
+@pytest.fixture
+def slow_model(app):
+    """A model that answers only when the test releases it, so a change can be made while it works."""
+    with FakeOpenAI() as fake:
+        app.config.update(
+            CAIRN_MODEL_BASE_URL=fake.base_url, CAIRN_MODEL_API_KEY="sk-test", CAIRN_MODEL_NAME="fake-gpt"
+        )
+        fake.reply_after(60, "Run RSPO1041 [1].")
+        yield fake
+        app.config["CAIRN_MODEL_BASE_URL"] = None
+
+
+@pytest.fixture
+def asking(app, server, pack, users):
+    """The Member's first chat question to the Acme desk, sent from a thread; the model is called before
+    it returns, so the test changes things while the answer is worked out."""
+    spool = documents.upload_file(pack, "spool-overflow.md", SPOOL, None).document
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
+    member = signed_in(server, users["Member"].email)
+    sent: dict = {}
+
+    def ask(model: FakeOpenAI):
+        thread = threading.Thread(
+            target=lambda: sent.update(
+                response=member.post(
+                    f"{server}/chat/",
+                    data={"agent": agent.slug, "question": "How do I delete old spool requests?"},
+                    allow_redirects=False,
+                )
+            )
+        )
+        thread.start()
+        assert _called(model), "the question never reached the model"
+        return thread
+
+    def answered(model: FakeOpenAI, thread: threading.Thread) -> requests.Response:
+        model.reset()  # releases the held reply
+        thread.join(60)
+        return sent["response"]
+
+    return SimpleNamespace(ask=ask, answered=answered, agent=agent, document=spool, member=member)
+
+
+def _called(model: FakeOpenAI) -> bool:
+    released = threading.Event()
+    for _ in range(600):  # up to a minute: the search and the evidence check come first
+        if model.requests:
+            return True
+        released.wait(0.1)
+    return False
+
+
+def test_an_agent_deleted_while_it_answers_keeps_the_answer_as_its_runs_are_kept(server, admins, slow_model, asking):
+    thread = asking.ask(slow_model)
+    deleted = admins[0].post(f"{server}/agents/{asking.agent.slug}/delete", allow_redirects=False)
+    assert deleted.status_code == 303
+    response = asking.answered(slow_model, thread)
+
+    assert response.status_code == 303, response.text[:500]
+    run = Run.get()
+    assert (run.agent_id, run.agent_slug, run.answer) == (None, "acme-desk", "Run RSPO1041 [1].")
+    conversation = Conversation.get()
+    assert (conversation.agent_id, conversation.agent_slug) == (None, "acme-desk")
+    assert asking.member.get(f"{server}{response.headers['Location']}").status_code == 200
+
+
+def _assert_cited_text_forgotten(server, asking, response):
+    assert response.status_code == 303, response.text[:500]
+    run = Run.get()
+    reference = RunReference.get(RunReference.run == run)
+    assert reference.document_id == "spool-overflow"
+    assert reference.text is None  # as for a receipt stored before the deletion
+    sources = asking.member.get(f"{server}/chat/answers/{run.id}/sources")
+    assert sources.status_code == 200 and "Passage unavailable for this source." in sources.text
+    assert "RSPO1041 to delete old spool" not in sources.text
+    opened = asking.member.get(f"{server}/chat/answers/{run.id}/sources/1/document", allow_redirects=False)
+    assert opened.status_code == 404
+
+
+def test_a_document_deleted_while_an_answer_cites_it_leaves_no_text_in_the_receipt(
+    server, admins, slow_model, asking, pack
+):
+    thread = asking.ask(slow_model)
+    deleted = admins[0].post(
+        f"{server}/packs/{pack.slug}/documents/{asking.document.doc_id}/delete",
+        data={"expected_version": "1"},
+        allow_redirects=False,
+    )
+    assert deleted.status_code == 303 and Document.get_by_id(asking.document.id).is_deleted
+
+    _assert_cited_text_forgotten(server, asking, asking.answered(slow_model, thread))
+
+
+def test_a_pack_deleted_while_an_answer_cites_it_leaves_no_text_in_the_receipt(
+    server, admins, slow_model, asking, pack
+):
+    thread = asking.ask(slow_model)
+    generation = Pack.get_by_id(pack.id).index_generation
+    deleted = admins[0].post(
+        f"{server}/packs/{pack.slug}/delete", data={"generation": str(generation)}, allow_redirects=False
+    )
+    assert deleted.status_code == 303 and Pack.get_by_id(pack.id).is_deleted
+
+    _assert_cited_text_forgotten(server, asking, asking.answered(slow_model, thread))

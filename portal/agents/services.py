@@ -15,7 +15,7 @@ from peewee import JOIN, IntegrityError
 from portal.audit import audit
 from portal.companies import company_named
 from portal.db import database, locking
-from portal.errors import Refused
+from portal.errors import NotFound, Refused
 from portal.models import (
     GROUNDING_MODES,
     MAX_DESCRIPTION_CHARS,
@@ -123,7 +123,7 @@ def update_agent(
     _check_mode(mode)
     with database().atomic():
         # Locked: a second save at the same moment starts from this one's grants, not the same old ones.
-        agent = locking(Agent.select().where(Agent.id == agent.id)).get()
+        agent = _locked(agent)
         company = company_named(company_name)
         packs = _grantable_packs(pack_slugs, company)
         before = _settings(agent)
@@ -156,10 +156,9 @@ def set_offered(actor: User | None, agent: Agent, offered: bool) -> Agent:
     """Offer the agent to members (its company's, or every company's when it serves none) or take it
     back to a draft; audited. Conversations with a withdrawn agent stay readable but cannot go on."""
     with database().atomic():
-        changed = Agent.update(offered=offered, updated_at=utcnow()).where(
-            (Agent.id == agent.id) & (Agent.offered != offered)
-        )
-        if changed.execute():
+        agent = _locked(agent)
+        if agent.offered != offered:
+            Agent.update(offered=offered, updated_at=utcnow()).where(Agent.id == agent.id).execute()
             audit(actor, "agent.offer" if offered else "agent.withdraw", agent, {"slug": agent.slug})
     return Agent.get_by_id(agent.id)
 
@@ -167,9 +166,19 @@ def set_offered(actor: User | None, agent: Agent, offered: bool) -> Agent:
 def delete_agent(actor: User | None, agent: Agent) -> None:
     """Delete an agent and its grants; its runs stay, naming it by the slug and name they kept."""
     with database().atomic():
+        agent = _locked(agent)
         detail = {"slug": agent.slug, "name": agent.name, "packs": [p.slug for p in agent.granted_packs()]}
         audit(actor, "agent.delete", agent, detail)
         Agent.delete().where(Agent.id == agent.id).execute()
+
+
+def _locked(agent: Agent) -> Agent:
+    """The agent's row, locked until the change's transaction ends; ``NotFound`` when another administrator
+    deleted it after this request found it (the 404 the request would get a moment later), never a 500."""
+    locked = locking(Agent.select().where(Agent.id == agent.id)).first()
+    if locked is None:
+        raise NotFound(agent.slug)
+    return locked
 
 
 def history(agent: Agent) -> list[AuditLog]:

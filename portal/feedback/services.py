@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from peewee import IntegrityError
 
-from portal.db import database
+from portal.db import database, locking
 from portal.errors import Refused
 from portal.models import Feedback, FeedbackTriage, Run, User, utcnow
 
@@ -64,9 +64,12 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
     A Not helpful rating whose content changes after a reviewer triaged it goes back to "new".
     """
     rating, reasons, note = checked_rating(rating, reasons, note)
-    now = utcnow()
+    mine = (Feedback.run == run.id) & (Feedback.user == user.id)
     with database().atomic():
-        feedback = Feedback.get_or_none((Feedback.run == run.id) & (Feedback.user == user.id))
+        # Locked until the commit: a reviewer's triage saved meanwhile is read here (and decides whether
+        # the rating goes back to "new"), never overwritten with what was read before it.
+        feedback = locking(Feedback.select().where(mine)).first()
+        now = utcnow()  # after the wait for the lock: the history lists changes in the order they were made
         if feedback is None:
             try:
                 with database().atomic():
@@ -80,7 +83,7 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
                         updated_at=now,
                     )
             except IntegrityError:  # the same person rated in another request a moment ago
-                feedback = Feedback.get((Feedback.run == run.id) & (Feedback.user == user.id))
+                feedback = locking(Feedback.select().where(mine)).get()
         if (feedback.rating, feedback.reasons, feedback.note) == (rating, reasons, note):
             return feedback
         if rating == "not_helpful" and feedback.status != "new":
@@ -94,7 +97,7 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
                 created_at=now,
             )
         feedback.rating, feedback.reasons, feedback.note, feedback.updated_at = (rating, reasons, note, now)
-        feedback.save()
+        feedback.save(only=[Feedback.rating, Feedback.reasons, Feedback.note, Feedback.updated_at, Feedback.status])
     return feedback
 
 
@@ -110,10 +113,13 @@ def triage(actor: User, feedback: Feedback, status: str, note: str | None) -> Fe
     if status not in STATUSES:
         raise Refused("bad_status", f"The status is one of: {', '.join(STATUSES.values())}. Nothing was saved.")
     note = checked_note(note, "A reviewer note")
-    if (feedback.status, feedback.reviewer_note) == (status, note):
-        return feedback
-    now = utcnow()
     with database().atomic():
+        # Locked, as a rating change locks it: each sees the other's commit, and the history's order
+        # (by time) is the order the changes were made in.
+        feedback = locking(Feedback.select().where(Feedback.id == feedback.id)).get()
+        if (feedback.status, feedback.reviewer_note) == (status, note):
+            return feedback
+        now = utcnow()
         feedback.status, feedback.reviewer_note, feedback.reviewed_by, feedback.reviewed_at = (
             status,
             note,

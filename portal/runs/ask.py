@@ -23,11 +23,12 @@ from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
 from portal.config import ANSWER_MODEL
-from portal.db import database
+from portal.db import database, locking
 from portal.errors import Refused
 from portal.ingest.limits import MAX_QUESTION_CHARS
 from portal.ingest.markers import figure_markers
-from portal.models import Agent, Conversation, Figure, Pack, Run, RunReference, User, utcnow
+from portal.models import Agent, Conversation, Document, Figure, Pack, Run, RunReference, User, utcnow
+from portal.runs.services import forget_documents_text
 from portal.search.analysis import TermCache, question_terms
 from portal.search.hits import SearchHit
 from portal.search.service import search_packs
@@ -141,14 +142,18 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
     outcome = answered.outcome
     now = utcnow()
     with database().atomic():
+        # Deleted while it answered: the run is stored as its runs are kept, naming it by slug and name.
+        stored_agent = agent if _still_exists(agent) else None
         if conversation is not None:
+            if stored_agent is None:
+                conversation.agent = None
             if conversation.id is None:
                 conversation.created_at = now
             conversation.updated_at = now
             conversation.save()
         run = Run.create(
             created_at=now,
-            agent=agent,
+            agent=stored_agent,
             agent_slug=agent.slug,
             agent_name=agent.name,
             user=user,
@@ -168,7 +173,29 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
         rows = [_receipt_row(run, item) for item in answered.issued]
         if rows:
             RunReference.insert_many(rows).execute()
+            deleted = _deleted_meanwhile({row["document_pk"] for row in rows})
+            if deleted:  # the deletion already forgot the receipts it found; this one was not stored yet
+                forget_documents_text(deleted)
     return run
+
+
+def _still_exists(agent: Agent) -> bool:
+    """Whether ``agent`` is still stored, read in the receipt's transaction and kept so until it commits:
+    a deletion committed while the model answered would make the run's reference to it fail."""
+    return locking(Agent.select(Agent.id).where(Agent.id == agent.id), shared=True).first() is not None
+
+
+def _deleted_meanwhile(document_pks: set[int]) -> list[int]:
+    """Of the documents a receipt cites, those deleted (alone or with their pack) since they were searched.
+
+    The live ones stay so until the receipt commits (``FOR SHARE`` on PostgreSQL, the write lock on
+    SQLite), so a deletion either came first and is seen here, or comes after and forgets this receipt too.
+    """
+    live = locking(
+        Document.select(Document.id).where(Document.id.in_(document_pks) & Document.deleted_at.is_null()),
+        shared=True,
+    )
+    return sorted(document_pks - {pk for (pk,) in live.tuples()})
 
 
 def _issue(hits: list[SearchHit]) -> list[_Issued]:
