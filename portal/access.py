@@ -16,6 +16,10 @@ from flask import current_app
 
 from portal.errors import NotFound
 from portal.models import (
+    ADMIN,
+    BUILDER,
+    MEMBER,
+    STAFF_ROLES,
     Agent,
     AgentGrant,
     Conversation,
@@ -32,8 +36,7 @@ from portal.search.hits import SearchResults
 from portal.search.schema import partition_class
 from portal.search.service import DEFAULT_LIMIT, search_packs
 
-ADMIN, BUILDER, AUDITOR, MEMBER = "PlatformAdmin", "AgentBuilder", "Auditor", "Member"
-STAFF = frozenset({ADMIN, BUILDER, AUDITOR})
+STAFF = STAFF_ROLES
 
 # Every action and the roles that may take it; a user may if they hold any of them.
 ACTIONS: dict[str, frozenset[str]] = {

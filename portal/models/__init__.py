@@ -23,7 +23,17 @@ from portal.models.packs import (
     PendingIndexUpdate,
     Revision,
 )
-from portal.models.people import ROLES, STAFF_ROLES, Company, User, new_session_token
+from portal.models.people import (
+    ADMIN,
+    AUDITOR,
+    BUILDER,
+    MEMBER,
+    ROLES,
+    STAFF_ROLES,
+    Company,
+    User,
+    new_session_token,
+)
 from portal.models.runs import RUN_STATUSES, Conversation, ReceiptFigure, Run, RunReference
 from portal.models.tokens import ApiToken
 
@@ -52,11 +62,15 @@ ALL_MODELS = (
 )
 
 __all__ = [
+    "ADMIN",
     "ALL_MODELS",
+    "AUDITOR",
+    "BUILDER",
     "ApiToken",
     "DOCUMENT_ID_RE",
     "GROUNDING_MODES",
     "MAX_DESCRIPTION_CHARS",
+    "MEMBER",
     "PACK_KINDS",
     "REVISIONS_KEPT",
     "ROLES",
