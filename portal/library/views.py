@@ -64,7 +64,7 @@ def document(slug: str, doc_id: str):
         body=body,
         view=view,
         cited=highlighted,
-        can_download=bool(revision.original_path) and access.may_download_from_library(current_user, document),
+        can_download=access.may_download_from_library(current_user, document, revision),
     )
 
 
@@ -84,6 +84,6 @@ def figure(slug: str, doc_id: str, version: int, number: int):
 def original(slug: str, doc_id: str):
     document = access.library_document_for(current_user, slug, doc_id)
     revision = document.current_revision()
-    if revision is None or not revision.original_path or not access.may_download_from_library(current_user, document):
+    if not access.may_download_from_library(current_user, document, revision):
         raise NotFound(doc_id)
     return send_original(revision)
