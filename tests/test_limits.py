@@ -152,3 +152,40 @@ def test_templates_get_every_limit(app):
 
     with app.test_request_context():
         assert render_template_string("{{ limits.text_chars.label }} {{ limits.pdf_pages.value }}") == "400,000 300"
+
+
+# A form field's length or pattern written out by hand: it must come from the constant the service refuses by.
+FIELD_WRITTEN_IN_TEMPLATE = re.compile(r'maxlength="[0-9]|pattern="[^"{]*\{[0-9]')
+
+
+def test_no_form_writes_a_field_length_or_pattern_by_hand():
+    assert FIELD_WRITTEN_IN_TEMPLATE.search('<input name="slug" pattern="[a-z0-9][a-z0-9\\-]{0,79}" maxlength="80">')
+    assert not FIELD_WRITTEN_IN_TEMPLATE.search('<input pattern="{{ slug_pattern }}" maxlength="{{ field_chars.id }}">')
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in (ROOT / "templates").rglob("*.html")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if FIELD_WRITTEN_IN_TEMPLATE.search(line)
+    ]
+    assert not found, "read these from the constants (field_chars, slug_pattern in portal/web.py):\n" + "\n".join(found)
+
+
+def test_the_forms_fields_are_as_long_as_the_services_allow(app, pack, client_as):
+    from portal.agents import services as agents
+    from portal.models import MAX_ID_CHARS, MAX_TITLE_CHARS
+    from portal.models.tokens import MAX_NAME_CHARS as MAX_TOKEN_NAME_CHARS
+    from portal.packs.services import SLUG_PATTERN, SLUG_RE
+
+    assert SLUG_RE.match("a" * MAX_ID_CHARS) and not SLUG_RE.match("a" * (MAX_ID_CHARS + 1))
+    form = BeautifulSoup(client_as("PlatformAdmin").get("/agents/new").data, "html.parser")
+    assert form.select_one("#slug")["pattern"] == SLUG_PATTERN
+    assert form.select_one("#slug")["maxlength"] == str(MAX_ID_CHARS)
+    assert form.select_one("#name")["maxlength"] == str(agents.MAX_NAME_CHARS)
+    assert form.select_one("#instructions")["maxlength"] == str(agents.MAX_INSTRUCTIONS_CHARS)
+    packs = BeautifulSoup(client_as("PlatformAdmin").get("/packs/").data, "html.parser")
+    assert packs.select_one("#slug")["pattern"] == SLUG_PATTERN
+    account = BeautifulSoup(client_as("Member").get("/account/").data, "html.parser")
+    assert account.select_one("#token-name")["maxlength"] == str(MAX_TOKEN_NAME_CHARS)
+    upload(client_as("PlatformAdmin"), "ops", "note.md", b"# Note\n\nText.\n")
+    edit = BeautifulSoup(client_as("PlatformAdmin").get("/packs/ops/documents/note/edit").data, "html.parser")
+    assert edit.select_one("#title")["maxlength"] == str(MAX_TITLE_CHARS)

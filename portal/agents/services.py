@@ -28,7 +28,7 @@ from portal.models import (
     User,
     utcnow,
 )
-from portal.packs.services import SLUG_RE
+from portal.packs.services import SLUG_RE, SLUG_RULE
 
 MAX_NAME_CHARS = 255
 MAX_INSTRUCTIONS_CHARS = 8_000
@@ -61,9 +61,7 @@ def create_agent(
     or a grant the company rule forbids."""
     slug = (slug or "").strip()
     if not SLUG_RE.match(slug):
-        raise Refused(
-            "bad_slug", "An agent slug has 1–80 lowercase letters, digits and hyphens, starting with a letter or digit."
-        )
+        raise Refused("bad_slug", f"An agent slug has {SLUG_RULE}.")
     name, instructions = _checked_name(name), _checked_instructions(instructions)
     description = _checked_description(description)
     _check_mode(mode)

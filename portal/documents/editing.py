@@ -18,12 +18,11 @@ from portal.ingest import limits
 from portal.ingest.classify import classify, refuse_if_not_allowed
 from portal.ingest.markers import with_figure_descriptions
 from portal.ingest.passages import split_passages
-from portal.models import Document, Revision, User, utcnow
+from portal.models import MAX_TITLE_CHARS, Document, Revision, User, utcnow
 from portal.runs.services import forget_document_text
 from portal.search import service as search_service
 
 EDITABLE_KINDS = frozenset({"markdown", "text"})
-MAX_TITLE_CHARS = 255
 
 
 def edit_document(
@@ -58,7 +57,8 @@ def edit_document(
 
 
 def checked_title(title: str, doc_id: str) -> str:
-    """A title on one line, 1–255 characters, classified like an upload's (a credential in it is redacted)."""
+    """A title on one line of at most MAX_TITLE_CHARS characters, classified like an upload's (a credential
+    in it is redacted)."""
     title = " ".join((title or "").split())
     if not title:
         raise Refused("bad_title", "A document needs a title.")

@@ -12,7 +12,10 @@ from portal.models.clock import utcnow
 from portal.models.describing import DescribeJob
 from portal.models.feedback import Feedback, FeedbackTriage, RegressionCase
 from portal.models.packs import (
+    DOCUMENT_ID_PATTERN,
     DOCUMENT_ID_RE,
+    MAX_ID_CHARS,
+    MAX_TITLE_CHARS,
     PACK_KINDS,
     REVISIONS_KEPT,
     VISIBILITIES,
@@ -67,9 +70,12 @@ __all__ = [
     "AUDITOR",
     "BUILDER",
     "ApiToken",
+    "DOCUMENT_ID_PATTERN",
     "DOCUMENT_ID_RE",
     "GROUNDING_MODES",
     "MAX_DESCRIPTION_CHARS",
+    "MAX_ID_CHARS",
+    "MAX_TITLE_CHARS",
     "MEMBER",
     "PACK_KINDS",
     "REVISIONS_KEPT",
