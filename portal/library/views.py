@@ -11,7 +11,7 @@ from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound
 from portal.ingest import limits
 from portal.library import services
-from portal.numbers import parse_number, query_page
+from portal.numbers import parse_number, query_number, query_page
 from portal.rendering import render, shown_args, wants_fragment
 
 bp = Blueprint("library", __name__, url_prefix="/library")
@@ -46,7 +46,7 @@ def document(slug: str, doc_id: str):
     document = access.library_document_for(current_user, slug, doc_id)
     revision = document.current_revision()
     passages = viewer.passages_of(revision)
-    passage_id = request.args.get("passage", type=int)
+    passage_id = query_number("passage")
     highlighted = next((p for p in passages if p.id == passage_id), None)
     view = viewer.chosen_view(request.args.get("view"))
     body = viewer.document_body(
