@@ -12,6 +12,7 @@ from bs4 import BeautifulSoup
 
 from helpers import upload
 from portal.documents import services
+from portal.errors import Refused
 from portal.ingest import limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -189,3 +190,35 @@ def test_the_forms_fields_are_as_long_as_the_services_allow(app, pack, client_as
     upload(client_as("PlatformAdmin"), "ops", "note.md", b"# Note\n\nText.\n")
     edit = BeautifulSoup(client_as("PlatformAdmin").get("/packs/ops/documents/note/edit").data, "html.parser")
     assert edit.select_one("#title")["maxlength"] == str(MAX_TITLE_CHARS)
+
+
+def _too_long_checks():
+    """Every check of a typed text's length: (what it refuses, its limit, the call with a text)."""
+    from portal import companies
+    from portal.agents import services as agents
+    from portal.documents import editing
+    from portal.feedback import services as feedback
+    from portal.models import MAX_TITLE_CHARS
+    from portal.packs import services as packs
+    from portal.runs import ask
+
+    return [
+        ("A company's name", companies.MAX_NAME_CHARS, companies.checked_name),
+        ("An agent's name", agents.MAX_NAME_CHARS, agents._checked_name),
+        ("The instructions text", agents.MAX_INSTRUCTIONS_CHARS, agents._checked_instructions),
+        ("A description", agents.MAX_DESCRIPTION_CHARS, agents._checked_description),
+        ("A note", feedback.MAX_NOTE_CHARS, feedback.checked_note),
+        ("A pack's title", MAX_TITLE_CHARS, packs._checked_title),
+        ("A question", limits.MAX_QUESTION_CHARS, ask.checked_question),
+        ("A title", MAX_TITLE_CHARS, lambda text: editing.checked_title(text, "note")),
+    ]
+
+
+def test_every_text_over_its_length_is_refused_in_one_wording(app):
+    for what, limit, check in _too_long_checks():
+        assert check("w" * limit) == "w" * limit, what
+        with pytest.raises(Refused) as refused:
+            check("w" * (limit + 1))
+        assert refused.value.message.startswith(
+            f"{what} has at most {limit:,} characters; this one has {limit + 1:,}."
+        ), refused.value.message

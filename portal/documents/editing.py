@@ -13,7 +13,7 @@ from portal.db import database
 from portal.documents import revisions
 from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
 from portal.documents.services import classification_policy, sha256_hex
-from portal.errors import Refused, VersionConflict
+from portal.errors import Refused, VersionConflict, too_long
 from portal.ingest import limits
 from portal.ingest.classify import classify, refuse_if_not_allowed
 from portal.ingest.markers import with_figure_descriptions
@@ -63,7 +63,7 @@ def checked_title(title: str, doc_id: str) -> str:
     if not title:
         raise Refused("bad_title", "A document needs a title.")
     if len(title) > MAX_TITLE_CHARS:
-        raise Refused("bad_title", f"A title has at most {MAX_TITLE_CHARS} characters; this one has {len(title)}.")
+        raise too_long("bad_title", "A title", MAX_TITLE_CHARS, len(title))
     verdict = classify("", title, doc_id, classification_policy())
     refuse_if_not_allowed(verdict)
     return verdict.redacted_title if verdict.decision == "redact" else title

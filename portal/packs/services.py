@@ -9,7 +9,7 @@ from peewee import IntegrityError, fn
 from portal.audit import audit
 from portal.companies import company_named
 from portal.db import database
-from portal.errors import NotFound, Refused
+from portal.errors import NotFound, Refused, too_long
 from portal.models import MAX_ID_CHARS, MAX_TITLE_CHARS, PACK_KINDS, Document, Pack, User
 
 # A pack's or an agent's slug; the forms' ``pattern`` attribute is this too (``\-``: valid in its v-mode).
@@ -23,9 +23,7 @@ def _checked_title(title: str) -> str:
     if not title:
         raise Refused("bad_title", "A pack needs a title.")
     if len(title) > MAX_TITLE_CHARS:
-        raise Refused(
-            "bad_title", f"A pack's title has at most {MAX_TITLE_CHARS} characters; this one has {len(title):,}."
-        )
+        raise too_long("bad_title", "A pack's title", MAX_TITLE_CHARS, len(title))
     return title
 
 
