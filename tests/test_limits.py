@@ -222,3 +222,14 @@ def test_every_text_over_its_length_is_refused_in_one_wording(app):
         assert refused.value.message.startswith(
             f"{what} has at most {limit:,} characters; this one has {limit + 1:,}."
         ), refused.value.message
+
+
+@pytest.mark.parametrize("address", ["/library/?q={}", "/packs/ops/search?q={}", "/packs/ops?q={}"])
+def test_a_search_over_its_limit_is_refused_alike_wherever_it_is_typed(app, pack, client_as, address):
+    """The pack page itself (``/packs/ops?q=``, the address a search without JavaScript lands on) searched
+    with a text of any length; its htmx search and the Library refused one over the limit."""
+    client = client_as("Auditor")
+    assert client.get(address.format("w" * limits.MAX_SEARCH_CHARS)).status_code == 200
+    response = client.get(address.format("w" * (limits.MAX_SEARCH_CHARS + 1)))
+    assert response.status_code == 400
+    assert limits.search_too_long_message() in response.get_data(as_text=True)
