@@ -16,6 +16,10 @@ from flask import current_app
 
 from portal.errors import NotFound
 from portal.models import (
+    ADMIN,
+    BUILDER,
+    MEMBER,
+    STAFF_ROLES,
     Agent,
     AgentGrant,
     Conversation,
@@ -32,8 +36,7 @@ from portal.search.hits import SearchResults
 from portal.search.schema import partition_class
 from portal.search.service import DEFAULT_LIMIT, search_packs
 
-ADMIN, BUILDER, AUDITOR, MEMBER = "PlatformAdmin", "AgentBuilder", "Auditor", "Member"
-STAFF = frozenset({ADMIN, BUILDER, AUDITOR})
+STAFF = STAFF_ROLES
 
 # Every action and the roles that may take it; a user may if they hold any of them.
 ACTIONS: dict[str, frozenset[str]] = {
@@ -212,18 +215,23 @@ def library_document_for(user: User, slug: str, doc_id: str) -> Document:
     return document
 
 
-def may_download_from_library(user: User, document: Document) -> bool:
-    """The original from the Library: a PlatformAdmin's as on the staff page; a reader's own, as a member
-    may (SPEC 2 visibility, never redacted). Read-only staff download from no page, as on the staff page."""
-    if not may_read_document(user, document):
+# --- Originals: one rule per door, asked by the page that offers the download and the address that sends it
+
+
+def staff_may_download(user: User, revision: Revision) -> bool:
+    """The original of a revision on the staff document page (``revision_for`` passed): administration only."""
+    return bool(revision.original_path) and can(user, "documents.write")
+
+
+def may_download_from_library(user: User, document: Document, revision: Revision | None) -> bool:
+    """The current revision's original from the Library: a PlatformAdmin's as on the staff page; a reader's
+    own, as a member may (SPEC 2 visibility, never redacted). Read-only staff download from no page, as on
+    the staff page."""
+    if not _is_current_original(document, revision) or not may_read_document(user, document):
         return False
     if can(user, "documents.write"):
         return True
-    return (
-        not document.redacted
-        and MEMBER in user.roles
-        and _member_class_admits(user, document.pack, document.visibility, document.reader_roles)
-    )
+    return MEMBER in user.roles and member_may_download(user, document, revision)
 
 
 def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT) -> SearchResults:
@@ -381,11 +389,17 @@ def cited_revision_for_member(document: Document, version: int) -> Revision | No
     return revision if revision is not None and member_role_admitted(revision) else None
 
 
-def member_may_download(user: User, document: Document) -> bool:
-    """SPEC 2 reader visibility: ``shared`` for every member, ``company`` for the pack's company; ``staff`` never."""
-    if document.redacted:
+def member_may_download(user: User, document: Document, revision: Revision | None) -> bool:
+    """The current revision's original, by SPEC 2 reader visibility: ``shared`` for every member, ``company``
+    for the pack's company; ``staff`` and redacted never. An older revision's redaction and visibility are
+    its own, so its original is never sent."""
+    if not _is_current_original(document, revision) or document.redacted:
         return False
     return _member_class_admits(user, document.pack, document.visibility, document.reader_roles)
+
+
+def _is_current_original(document: Document, revision: Revision | None) -> bool:
+    return revision is not None and revision.version == document.current_version and bool(revision.original_path)
 
 
 def feedback_for(user: User, feedback_id: int):

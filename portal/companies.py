@@ -10,7 +10,7 @@ from __future__ import annotations
 from peewee import IntegrityError
 
 from portal.db import database
-from portal.errors import Refused
+from portal.errors import Refused, too_long
 from portal.models import Company
 
 MAX_NAME_CHARS = 255  # the width of the column (PostgreSQL enforces it)
@@ -20,7 +20,7 @@ def checked_name(name: str | None) -> str:
     """A company's name as stored: trimmed, no wider than its column ("" for none)."""
     name = (name or "").strip()
     if len(name) > MAX_NAME_CHARS:
-        raise Refused("bad_company", f"A company's name has at most {MAX_NAME_CHARS} characters.")
+        raise too_long("bad_company", "A company's name", MAX_NAME_CHARS, len(name))
     return name
 
 

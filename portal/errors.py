@@ -18,6 +18,12 @@ class Refused(CairnError):
         self.message = message
 
 
+def too_long(reason: str, what: str, limit: int, length: int, then: str = "") -> Refused:
+    """Typed text over its length limit, worded once for every field: "A title has at most 255 characters;
+    this one has 300." ``what`` is the sentence's subject ("A pack's title"); ``then`` follows it."""
+    return Refused(reason, f"{what} has at most {limit:,} characters; this one has {length:,}.{then}")
+
+
 class VersionConflict(CairnError):
     """A write was based on a version that is no longer current."""
 

@@ -8,6 +8,8 @@ address holding one names nothing: the 404 of a missing page. A query parameter,
 JSON value holding one is a 400 that names it; nothing is read further, nothing changes. (An
 uploaded file's own bytes are content, read by ``ingest.formats``, which refuses a NUL there as
 ``encoding``.)
+
+A search typed into a page's ``?q=`` is read by ``query_search``, the one place its length is checked.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from flask import request
 from werkzeug.exceptions import BadRequest
 
 from portal.errors import NotFound
+from portal.ingest import limits
 
 NUL = "\x00"
 
@@ -26,6 +29,14 @@ def init_app(app) -> None:
     """Check every request before its view; register after the upload's body limit and the CSRF check,
     which read the form first."""
     app.before_request(refuse_nul_characters)
+
+
+def query_search(name: str = "q") -> str:
+    """The search typed into the query string ("" for none); a 400 naming the limit when it is longer."""
+    query = request.args.get(name, "")
+    if len(query) > limits.MAX_SEARCH_CHARS:
+        raise BadRequest(limits.search_too_long_message())
+    return query
 
 
 def refuse_nul_characters() -> None:

@@ -34,6 +34,7 @@ def healthz():
 
 def init_app(app) -> None:
     from portal.account.views import bp as account_bp
+    from portal.agents.services import MAX_INSTRUCTIONS_CHARS, MAX_NAME_CHARS
     from portal.agents.views import bp as agents_bp
     from portal.chat.views import bp as chat_bp
     from portal.describing.views import bp as describing_bp
@@ -43,7 +44,9 @@ def init_app(app) -> None:
     from portal.feedback.views import bp as feedback_bp
     from portal.help.views import bp as help_bp
     from portal.library.views import bp as library_bp
-    from portal.models import ROLES
+    from portal.models import MAX_ID_CHARS, MAX_TITLE_CHARS, ROLES
+    from portal.models.tokens import MAX_NAME_CHARS as MAX_TOKEN_NAME_CHARS
+    from portal.packs.services import SLUG_PATTERN
     from portal.packs.views import bp as packs_bp
     from portal.runs.views import bp as runs_bp
 
@@ -75,6 +78,15 @@ def init_app(app) -> None:
             "accepted_extensions": limits.ACCEPTED_EXTENSIONS,
             "reader_visibilities": VISIBILITY_LABELS,  # the "Who may read" fields of documents/_reader_access_fields
             "reader_role_choices": ROLES,
+            # A form field's length and pattern, as the service that refuses a longer one reads them.
+            "field_chars": {
+                "id": MAX_ID_CHARS,
+                "title": MAX_TITLE_CHARS,
+                "agent_name": MAX_NAME_CHARS,
+                "instructions": MAX_INSTRUCTIONS_CHARS,
+                "token_name": MAX_TOKEN_NAME_CHARS,
+            },
+            "slug_pattern": SLUG_PATTERN,
             "htmx_src": url_for("static", filename=f"vendor/htmx-{HTMX_VERSION}.min.js"),
         }
 

@@ -1,6 +1,8 @@
-"""How pages write a count of things: "1 document", "3 documents", "0 revisions" — never "document(s)"."""
+"""How pages write a count of things ("1 document", "3 documents", never "document(s)") and a moment."""
 
 from __future__ import annotations
+
+import datetime as dt
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
@@ -8,5 +10,17 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
+def when(moment: dt.datetime) -> str:
+    """A stored moment (UTC, naive) as every page writes it: "2026-12-01 09:30"; the page says "UTC"."""
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def when_to_the_second(moment: dt.datetime) -> str:
+    """The same to the second, for a history whose entries may fall in one minute: "2026-12-01 09:30:05"."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
 def init_app(app) -> None:
     app.add_template_filter(counted)
+    app.add_template_filter(when)
+    app.add_template_filter(when_to_the_second)

@@ -225,11 +225,17 @@ def _answers(user) -> dict[str, bool]:
                 visibility=visibility,
                 redacted=redacted,
                 pack=NS(company_id=pack_company),
+                current_version=2,
             )
+            current = NS(version=2, original_path="original.docx")
             row[
                 f"member_may_download {visibility} redacted={redacted} pack_company={pack_company} "
                 f"reader_roles={'+'.join(roles)}"
-            ] = access.member_may_download(user, document)
+            ] = access.member_may_download(user, document, current)
+            # Only the current revision's original, and only one that was kept: never an older one's.
+            older = NS(version=1, original_path="original.docx")
+            assert not access.member_may_download(user, document, older)
+            assert not access.member_may_download(user, document, NS(version=2, original_path=None))
     return row
 
 

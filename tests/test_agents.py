@@ -103,9 +103,10 @@ def test_a_company_wider_than_its_column_is_refused_in_the_browser_not_a_server_
     ):
         response = client_as("AgentBuilder").post("/agents/", data=form)
         assert response.status_code == 422, response.get_data(as_text=True)[-500:]
-        assert "A company's name has at most 255 characters." in unescape(response.get_data(as_text=True))
+        refusal = "A company's name has at most 255 characters; this one has 256."
+        assert refusal in unescape(response.get_data(as_text=True))
     assert (Agent.select().count(), [c.name for c in Company.select()]) == (0, companies)
-    with pytest.raises(Refused, match="A company's name has at most 255 characters."):
+    with pytest.raises(Refused, match="A company's name has at most 255 characters; this one has 256."):
         services.update_agent(
             None,
             services.create_agent(None, "narrow", "Narrow", "open"),

@@ -559,10 +559,29 @@ def test_the_original_is_offered_only_when_reader_visibility_allows(chat, client
         assert response.status_code == 404
 
 
+def test_the_original_sent_is_the_current_revisions_the_one_the_page_offers(chat, client_as, pack):
+    """The cited revision (version 1, visibility "staff") is not downloadable; after a shared version 2
+    the page offers version 2's original, and the address sends that one, never version 1's."""
+    from portal.documents.readers import ReaderAccess
+    from resources.make_fixtures import docx_bytes
+
+    version_2 = docx_bytes(lambda d: d.add_paragraph("Raster PNG, JPEG and GIF pictures are kept, version 2."))
+    documents.upload_file(pack, "mixed-images.docx", version_2, None, reader_access=ReaderAccess("shared"))
+    client = client_as("Member")
+    url = f"/chat/answers/{chat.figure_run.id}/sources/1/document"
+    cited_page = _soup(client.get(url))
+    assert "version 1 of 2" in cited_page.select_one(".cited-revision").text
+    assert "Download the original" not in [a.text for a in cited_page.select(".toolbar a")]
+    current_page = _soup(client.get(url + "?version=2"))
+    link = next(a for a in current_page.select(".toolbar a") if a.text == "Download the original")
+    assert client.get(link["href"]).data == version_2
+    assert client.get(url + "/original").data != MIXED_IMAGES_DOCX  # the cited version 1 is never sent
+
+
 def test_a_redacted_document_offers_no_download(app, world, users):
     document = Document.get(Document.doc_id == "mixed-images")
     document.visibility, document.redacted = "shared", True
-    assert not access.member_may_download(users["Member"], document)
+    assert not access.member_may_download(users["Member"], document, document.current_revision())
 
 
 def test_another_members_citation_does_not_open_for_me(chat, client_for):

@@ -12,6 +12,7 @@ from bs4 import BeautifulSoup
 
 from helpers import upload
 from portal.documents import services
+from portal.errors import Refused
 from portal.ingest import limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,3 +153,83 @@ def test_templates_get_every_limit(app):
 
     with app.test_request_context():
         assert render_template_string("{{ limits.text_chars.label }} {{ limits.pdf_pages.value }}") == "400,000 300"
+
+
+# A form field's length or pattern written out by hand: it must come from the constant the service refuses by.
+FIELD_WRITTEN_IN_TEMPLATE = re.compile(r'maxlength="[0-9]|pattern="[^"{]*\{[0-9]')
+
+
+def test_no_form_writes_a_field_length_or_pattern_by_hand():
+    assert FIELD_WRITTEN_IN_TEMPLATE.search('<input name="slug" pattern="[a-z0-9][a-z0-9\\-]{0,79}" maxlength="80">')
+    assert not FIELD_WRITTEN_IN_TEMPLATE.search('<input pattern="{{ slug_pattern }}" maxlength="{{ field_chars.id }}">')
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in (ROOT / "templates").rglob("*.html")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if FIELD_WRITTEN_IN_TEMPLATE.search(line)
+    ]
+    assert not found, "read these from the constants (field_chars, slug_pattern in portal/web.py):\n" + "\n".join(found)
+
+
+def test_the_forms_fields_are_as_long_as_the_services_allow(app, pack, client_as):
+    from portal.agents import services as agents
+    from portal.models import MAX_ID_CHARS, MAX_TITLE_CHARS
+    from portal.models.tokens import MAX_NAME_CHARS as MAX_TOKEN_NAME_CHARS
+    from portal.packs.services import SLUG_PATTERN, SLUG_RE
+
+    assert SLUG_RE.match("a" * MAX_ID_CHARS) and not SLUG_RE.match("a" * (MAX_ID_CHARS + 1))
+    form = BeautifulSoup(client_as("PlatformAdmin").get("/agents/new").data, "html.parser")
+    assert form.select_one("#slug")["pattern"] == SLUG_PATTERN
+    assert form.select_one("#slug")["maxlength"] == str(MAX_ID_CHARS)
+    assert form.select_one("#name")["maxlength"] == str(agents.MAX_NAME_CHARS)
+    assert form.select_one("#instructions")["maxlength"] == str(agents.MAX_INSTRUCTIONS_CHARS)
+    packs = BeautifulSoup(client_as("PlatformAdmin").get("/packs/").data, "html.parser")
+    assert packs.select_one("#slug")["pattern"] == SLUG_PATTERN
+    account = BeautifulSoup(client_as("Member").get("/account/").data, "html.parser")
+    assert account.select_one("#token-name")["maxlength"] == str(MAX_TOKEN_NAME_CHARS)
+    upload(client_as("PlatformAdmin"), "ops", "note.md", b"# Note\n\nText.\n")
+    edit = BeautifulSoup(client_as("PlatformAdmin").get("/packs/ops/documents/note/edit").data, "html.parser")
+    assert edit.select_one("#title")["maxlength"] == str(MAX_TITLE_CHARS)
+
+
+def _too_long_checks():
+    """Every check of a typed text's length: (what it refuses, its limit, the call with a text)."""
+    from portal import companies
+    from portal.agents import services as agents
+    from portal.documents import editing
+    from portal.feedback import services as feedback
+    from portal.models import MAX_TITLE_CHARS
+    from portal.packs import services as packs
+    from portal.runs import ask
+
+    return [
+        ("A company's name", companies.MAX_NAME_CHARS, companies.checked_name),
+        ("An agent's name", agents.MAX_NAME_CHARS, agents._checked_name),
+        ("The instructions text", agents.MAX_INSTRUCTIONS_CHARS, agents._checked_instructions),
+        ("A description", agents.MAX_DESCRIPTION_CHARS, agents._checked_description),
+        ("A note", feedback.MAX_NOTE_CHARS, feedback.checked_note),
+        ("A pack's title", MAX_TITLE_CHARS, packs._checked_title),
+        ("A question", limits.MAX_QUESTION_CHARS, ask.checked_question),
+        ("A title", MAX_TITLE_CHARS, lambda text: editing.checked_title(text, "note")),
+    ]
+
+
+def test_every_text_over_its_length_is_refused_in_one_wording(app):
+    for what, limit, check in _too_long_checks():
+        assert check("w" * limit) == "w" * limit, what
+        with pytest.raises(Refused) as refused:
+            check("w" * (limit + 1))
+        assert refused.value.message.startswith(
+            f"{what} has at most {limit:,} characters; this one has {limit + 1:,}."
+        ), refused.value.message
+
+
+@pytest.mark.parametrize("address", ["/library/?q={}", "/packs/ops/search?q={}", "/packs/ops?q={}"])
+def test_a_search_over_its_limit_is_refused_alike_wherever_it_is_typed(app, pack, client_as, address):
+    """The pack page itself (``/packs/ops?q=``, the address a search without JavaScript lands on) searched
+    with a text of any length; its htmx search and the Library refused one over the limit."""
+    client = client_as("Auditor")
+    assert client.get(address.format("w" * limits.MAX_SEARCH_CHARS)).status_code == 200
+    response = client.get(address.format("w" * (limits.MAX_SEARCH_CHARS + 1)))
+    assert response.status_code == 400
+    assert limits.search_too_long_message() in response.get_data(as_text=True)

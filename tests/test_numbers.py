@@ -120,6 +120,7 @@ QUERY_IDS = [
     ("Auditor", "/packs/ops/documents/mixed-images?run={}&ref=1"),
     ("Auditor", "/packs/ops/documents/mixed-images?run={run}&ref={}"),
     ("Auditor", "/agents/acme-desk/try?run={}"),
+    ("Auditor", "/library/ops/mixed-images?passage={}"),
 ]
 
 
@@ -132,6 +133,21 @@ def test_an_id_in_the_query_that_names_nothing_is_ignored_like_a_missing_one(wor
         response = client.get(_address(template, value, world))
         assert response.status_code == 200, value
         assert response.get_data(as_text=True) == missing.get_data(as_text=True), value
+
+
+@pytest.mark.parametrize("page", ["/packs/ops/documents/mixed-images", "/library/ops/mixed-images"])
+def test_a_real_passage_id_written_with_a_sign_or_other_digits_names_nothing(world, client_as, page):
+    """The Library read ``?passage=`` with int(), which takes "+5", " 5" and "٥": one rule (numbers.py) for both."""
+    from portal.models import Passage, Revision
+
+    passage = Passage.select().join(Revision).join(Document).where(Document.doc_id == "mixed-images").first()
+    digits = str(passage.id)
+    client = client_as("Auditor")
+    plain = client.get(f"{page}?passage=999999").get_data(as_text=True)
+    assert 'class="cited' in client.get(f"{page}?passage={digits}").get_data(as_text=True)
+    arabic = "".join(chr(0x0660 + int(d)) for d in digits)
+    for written in ("+" + digits, " " + digits, arabic):
+        assert client.get(page, query_string={"passage": written}).get_data(as_text=True) == plain, written
 
 
 PAGED = [("Auditor", "/runs/?page={}"), ("Member", "/runs/?page={}"), ("Auditor", "/feedback/?page={}")]

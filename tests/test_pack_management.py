@@ -97,7 +97,7 @@ def test_a_title_or_company_wider_than_its_column_is_refused_not_a_server_error(
     created = admin.post("/packs/", data={"slug": "wide", "title": "t" * 256, "kind": "generic"})
     company = admin.post("/packs/", data={"slug": "wide", "title": "Wide", "kind": "company", "company": "c" * 256})
     assert (created.status_code, company.status_code) == (422, 422)
-    assert "A company's name has at most 255 characters." in _soup(company).select_one(".error").text
+    assert "A company's name has at most 255 characters; this one has 256." in _soup(company).select_one(".error").text
     assert [p.slug for p in Pack.select()] == ["ops"] and Pack.get(Pack.slug == "ops").title == "Operations"
     assert admin.post("/packs/ops/edit", data={"title": "t" * 255, "description": "x"}).status_code == 303
 

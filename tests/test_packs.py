@@ -30,6 +30,22 @@ def test_search_fragment_and_full_page(app, pack, client_as):
     assert "<html" in restore.get_data(as_text=True)
 
 
+def test_a_hit_is_written_alike_on_the_pack_page_and_in_the_library(app, pack, client_as):
+    """One partial (templates/_search_results.html) for both: the pack page wrote the score to 2 decimals,
+    the Library to 4, for the same hit of the same reader."""
+    services.upload_file(pack, "transport.md", DOC, None)
+    client = client_as("Auditor")
+
+    def lines(address):
+        page = BeautifulSoup(client.get(address, headers={"HX-Request": "true"}).data, "html.parser")
+        return [(hit.select_one(".hit-title").text, hit.select_one(".muted").get_text()) for hit in page.select(".hit")]
+
+    in_pack, in_library = lines("/packs/ops/search?q=import+log"), lines("/library/?q=import+log")
+    assert in_pack and [(title, f"Operations · {line}") for title, line in in_pack] == in_library
+    score = BeautifulSoup(client.get("/packs/ops/search?q=import+log").data, "html.parser").select_one(".score")
+    assert len(score.text.split(".")[1]) == 4
+
+
 def test_no_matching_term_says_no_evidence_found_with_a_hint(app, pack, client_as):
     services.upload_file(pack, "transport.md", DOC, None)
     body = (

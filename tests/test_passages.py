@@ -368,3 +368,10 @@ def test_kind_is_normalised_and_target_is_checked():
     assert split_passages("# A\n\nb\n", ".MD")[0].heading_path == "A"
     with pytest.raises(ValueError, match="at least"):
         split_passages("text", "md", target=10)
+
+
+def test_line_breaks_are_exactly_those_str_splitlines_breaks_at():
+    """Passages, the viewer and the PDF view count lines by one LINE_BREAKS; it must be Python's own list."""
+    from portal.ingest.markdown_blocks import LINE_BREAKS
+
+    assert set(LINE_BREAKS) == {c for c in map(chr, range(0x110000)) if len(f"a{c}b".splitlines()) == 2}

@@ -15,7 +15,7 @@ from peewee import JOIN, IntegrityError
 from portal.audit import audit
 from portal.companies import company_named
 from portal.db import database, locking
-from portal.errors import NotFound, Refused
+from portal.errors import NotFound, Refused, too_long
 from portal.models import (
     GROUNDING_MODES,
     MAX_DESCRIPTION_CHARS,
@@ -28,7 +28,7 @@ from portal.models import (
     User,
     utcnow,
 )
-from portal.packs.services import SLUG_RE
+from portal.packs.services import SLUG_RE, SLUG_RULE
 
 MAX_NAME_CHARS = 255
 MAX_INSTRUCTIONS_CHARS = 8_000
@@ -61,9 +61,7 @@ def create_agent(
     or a grant the company rule forbids."""
     slug = (slug or "").strip()
     if not SLUG_RE.match(slug):
-        raise Refused(
-            "bad_slug", "An agent slug has 1–80 lowercase letters, digits and hyphens, starting with a letter or digit."
-        )
+        raise Refused("bad_slug", f"An agent slug has {SLUG_RULE}.")
     name, instructions = _checked_name(name), _checked_instructions(instructions)
     description = _checked_description(description)
     _check_mode(mode)
@@ -281,27 +279,21 @@ def _checked_name(name: str) -> str:
     if not name:
         raise Refused("bad_name", "An agent needs a name.")
     if len(name) > MAX_NAME_CHARS:
-        raise Refused("bad_name", f"An agent's name has at most {MAX_NAME_CHARS} characters.")
+        raise too_long("bad_name", "An agent's name", MAX_NAME_CHARS, len(name))
     return name
 
 
 def _checked_instructions(instructions: str) -> str:
     instructions = (instructions or "").replace("\r\n", "\n").strip()
     if len(instructions) > MAX_INSTRUCTIONS_CHARS:
-        raise Refused(
-            "instructions_too_long",
-            f"Instructions have at most {MAX_INSTRUCTIONS_CHARS:,} characters; these have {len(instructions):,}.",
-        )
+        raise too_long("instructions_too_long", "The instructions text", MAX_INSTRUCTIONS_CHARS, len(instructions))
     return instructions
 
 
 def _checked_description(description: str) -> str:
     description = " ".join((description or "").split())
     if len(description) > MAX_DESCRIPTION_CHARS:
-        raise Refused(
-            "description_too_long",
-            f"A description has at most {MAX_DESCRIPTION_CHARS} characters; this one has {len(description)}.",
-        )
+        raise too_long("description_too_long", "A description", MAX_DESCRIPTION_CHARS, len(description))
     return description
 
 

@@ -33,8 +33,9 @@ from portal.answers.extractive import (
     format_extractive,
 )
 from portal.answers.model_client import ChatClient, ModelError
-from portal.answers.prompt import MODES, build_messages, says_cannot_answer
+from portal.answers.prompt import build_messages, says_cannot_answer
 from portal.answers.references import Reference
+from portal.models.agents import GROUNDING_MODES
 
 EXTRACTIVE = "extractive"
 
@@ -75,7 +76,7 @@ def fallback_warning(error: ModelError) -> str:
 class Outcome:
     """What a run records: status, the answer shown, cited numbers, warnings, timings (ms)."""
 
-    status: str  # "completed" | "completed_with_warning" | "stopped"
+    status: str  # one of portal.models.RUN_STATUSES
     answer: str
     cited: list[int]
     warnings: list[str]
@@ -124,7 +125,7 @@ def answer_question(
     ``tokenize`` and ``weights`` (each question term's idf in the searched packs)
     are passed to the extractive answerer (the search analyzer in production).
     """
-    if mode not in MODES:
+    if mode not in GROUNDING_MODES:
         raise ValueError(f"unknown grounding mode {mode!r}")
     run = _Run()
     issued = [] if no_evidence else list(references)

@@ -10,6 +10,7 @@ pass itself off as another reference either.
 import re
 
 from portal.answers.references import Reference, label
+from portal.models.agents import GROUNDING_MODES
 
 EVIDENCE_OPEN = "<<<UNTRUSTED EVIDENCE>>>"
 EVIDENCE_CLOSE = "<<<END OF UNTRUSTED EVIDENCE>>>"
@@ -17,8 +18,6 @@ EVIDENCE_CLOSE = "<<<END OF UNTRUSTED EVIDENCE>>>"
 # Anything that could be read as either delimiter, whatever the case, spacing or
 # number of angle brackets.
 _DELIMITER_LIKE = re.compile(r"<+(\s*(?:end\s+of\s+)?untrusted\s+evidence\s*)>+", re.IGNORECASE)
-
-MODES = ("open", "preferred", "required")
 
 # The one sentence a model is told to reply with when the references do not answer the
 # question; ``says_cannot_answer`` recognises it, and the run then says "no evidence".
@@ -99,7 +98,7 @@ def evidence_block(references: list[Reference]) -> str:
 
 def build_messages(instructions: str, mode: str, question: str, references: list[Reference]) -> list[dict]:
     """System message (instructions, grounding rules, evidence), then the question as the user."""
-    if mode not in MODES:
+    if mode not in GROUNDING_MODES:
         raise ValueError(f"unknown grounding mode {mode!r}")
     numbers = ", ".join(f"[{ref.n}]" for ref in references) or "none"
     rules = _OPEN_WITHOUT_REFERENCES if mode == "open" and not references else _MODE_RULES[mode]

@@ -4,6 +4,8 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from portal.models.packs import DOCUMENT_ID_PATTERN
+
 
 @dataclass(frozen=True)
 class Reference:
@@ -67,7 +69,7 @@ def label(ref: Reference) -> str:
 # revision's full text (UTF-8) and the passage's 1-based, inclusive line range in it. Written
 # by ``grounding_reference`` and read by ``parse_grounding_reference``, nowhere else.
 GROUNDING_RE = re.compile(
-    r"document:(?P<document_id>[A-Za-z0-9][A-Za-z0-9._-]{0,79})@(?P<version>[1-9][0-9]*)"
+    rf"document:(?P<document_id>{DOCUMENT_ID_PATTERN})@(?P<version>[1-9][0-9]*)"
     r"#(?P<sha256>[0-9a-f]{64}):L(?P<line_start>[1-9][0-9]*)-L(?P<line_end>[1-9][0-9]*)"
 )
 

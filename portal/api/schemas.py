@@ -22,7 +22,7 @@ from portal.ingest.limits import (
     MAX_TEXT_CHARS,
     megabytes,
 )
-from portal.models import DOCUMENT_ID_RE, ROLES, VISIBILITIES
+from portal.models import DOCUMENT_ID_RE, MAX_ID_CHARS, ROLES, RUN_STATUSES, VISIBILITIES
 from portal.numbers import MAX_NUMBER, parse_number
 from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -81,9 +81,10 @@ class PackPath(Request):
 
 class DocumentPath(PackPath):
     doc_id: str = Field(
-        max_length=80,
+        max_length=MAX_ID_CHARS,
         pattern=DOCUMENT_ID_RE.pattern,
-        description="The document id: 1–80 letters, digits, `.`, `_`, `-`, starting with a letter or digit.",
+        description=f"The document id: 1–{MAX_ID_CHARS} letters, digits, `.`, `_`, `-`, "
+        "starting with a letter or digit.",
     )
 
 
@@ -318,7 +319,7 @@ class RunOut(BaseModel):
     run_id: int
     agent: str
     mode: str
-    status: Literal["completed", "completed_with_warning", "stopped"]
+    status: Literal[RUN_STATUSES]  # type: ignore[valid-type]
     warnings: list[str]
     answer: str
     answer_basis: str

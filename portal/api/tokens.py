@@ -16,7 +16,7 @@ import secrets
 
 from portal.audit import audit
 from portal.db import database
-from portal.errors import NotFound, Refused
+from portal.errors import NotFound, Refused, too_long
 from portal.models import ApiToken, User, utcnow
 from portal.models.tokens import MAX_NAME_CHARS, SHOWN_CHARS
 
@@ -36,9 +36,7 @@ def create_token(user: User, name: str, actor: User | None = None) -> tuple[ApiT
     if not name:
         raise Refused("bad_token_name", "Give the token a name, such as the system that will use it.")
     if len(name) > MAX_NAME_CHARS:
-        raise Refused(
-            "bad_token_name", f"A token name is at most {MAX_NAME_CHARS} characters; this one has {len(name)}."
-        )
+        raise too_long("bad_token_name", "A token name", MAX_NAME_CHARS, len(name))
     if not user.active:
         raise Refused("inactive_user", f"{user.email} is not active; an API token would not work.")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)

@@ -8,7 +8,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from portal.companies import company_named
 from portal.errors import Refused
-from portal.models import ROLES, User
+from portal.models import MEMBER, ROLES, User
 
 MIN_PASSWORD_LENGTH = 8
 PASSWORD_HASH_METHOD = "scrypt"  # werkzeug's default; the test suite swaps in a cheap one for speed
@@ -36,7 +36,7 @@ def create_user(email: str, password: str, roles, company_name: str | None = Non
     unknown = roles - set(ROLES)
     if unknown or not roles:
         raise UserError(f"Roles must be among {', '.join(ROLES)}.")
-    if "Member" in roles and not company_name:
+    if MEMBER in roles and not company_name:
         raise UserError("A Member belongs to a company: give --company.")
     if User.by_email(email) is not None:
         raise UserError(f"A user {email} exists already.")

@@ -210,10 +210,7 @@ def document(run_id: int, n: int):
         run=cited.run,
         body=body,
         view=view,
-        # Only the current revision's original: an older one's redaction and visibility are its own.
-        can_download=cited.revision.version == cited.document.current_version
-        and bool(cited.revision.original_path)
-        and access.member_may_download(current_user, cited.document),
+        can_download=access.member_may_download(current_user, cited.document, cited.revision),
         revisions_kept=REVISIONS_KEPT,
     )
 
@@ -232,8 +229,9 @@ def figure(run_id: int, n: int, number: int):
 @bp.route("/answers/<int:run_id>/sources/<int:n>/document/original")
 @login_required
 def original(run_id: int, n: int):
-    """The original file, only when the document's reader visibility lets this member read it directly."""
-    cited = services.cited_document(current_user, run_id, n)
-    if not cited.revision.original_path or not access.member_may_download(current_user, cited.document):
+    """The current revision's original, only when the document's reader visibility lets this member read it
+    directly (the cited revision, when older, is not: without ``?version=`` it is the one chosen)."""
+    cited = services.cited_document(current_user, run_id, n, query_number("version"))
+    if not access.member_may_download(current_user, cited.document, cited.revision):
         raise NotFound(n)
     return send_original(cited.revision)

@@ -19,7 +19,7 @@ def init():
     from portal import repair_indexes_at_start
     from portal.auth.services import UserError, create_user
     from portal.migrate import migrate
-    from portal.models import User
+    from portal.models import ADMIN, User
 
     app = app_context(repair=False)
     ran = migrate(app.config["DATABASE"])
@@ -28,10 +28,10 @@ def init():
     email, password = app.config["CAIRN_ADMIN_EMAIL"], app.config["CAIRN_ADMIN_PASSWORD"]
     if email and password and User.by_email(email) is None:
         try:
-            create_user(email, password, {"PlatformAdmin"})
+            create_user(email, password, {ADMIN})
         except UserError as error:
             fail(str(error))
-        click.echo(f"created PlatformAdmin {email}")
+        click.echo(f"created {ADMIN} {email}")
 
 
 DEFAULT_WORKERS = 2

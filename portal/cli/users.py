@@ -7,6 +7,7 @@ import sys
 import click
 
 from portal.cli.support import app_context, fail
+from portal.models import ROLES
 
 
 @click.group()
@@ -21,7 +22,7 @@ def users():
     "roles",
     multiple=True,
     required=True,
-    type=click.Choice(["PlatformAdmin", "AgentBuilder", "Auditor", "Member"]),
+    type=click.Choice(ROLES),
     help="Repeat for several.",
 )
 @click.option("--company", default=None, help="Company of a Member.")

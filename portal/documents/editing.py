@@ -13,17 +13,16 @@ from portal.db import database
 from portal.documents import revisions
 from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
 from portal.documents.services import classification_policy, sha256_hex
-from portal.errors import Refused, VersionConflict
+from portal.errors import Refused, VersionConflict, too_long
 from portal.ingest import limits
 from portal.ingest.classify import classify, refuse_if_not_allowed
 from portal.ingest.markers import with_figure_descriptions
 from portal.ingest.passages import split_passages
-from portal.models import Document, Revision, User, utcnow
+from portal.models import MAX_TITLE_CHARS, Document, Revision, User, utcnow
 from portal.runs.services import forget_document_text
 from portal.search import service as search_service
 
 EDITABLE_KINDS = frozenset({"markdown", "text"})
-MAX_TITLE_CHARS = 255
 
 
 def edit_document(
@@ -58,12 +57,13 @@ def edit_document(
 
 
 def checked_title(title: str, doc_id: str) -> str:
-    """A title on one line, 1–255 characters, classified like an upload's (a credential in it is redacted)."""
+    """A title on one line of at most MAX_TITLE_CHARS characters, classified like an upload's (a credential
+    in it is redacted)."""
     title = " ".join((title or "").split())
     if not title:
         raise Refused("bad_title", "A document needs a title.")
     if len(title) > MAX_TITLE_CHARS:
-        raise Refused("bad_title", f"A title has at most {MAX_TITLE_CHARS} characters; this one has {len(title)}.")
+        raise too_long("bad_title", "A title", MAX_TITLE_CHARS, len(title))
     verdict = classify("", title, doc_id, classification_policy())
     refuse_if_not_allowed(verdict)
     return verdict.redacted_title if verdict.decision == "redact" else title

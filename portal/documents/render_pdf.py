@@ -18,9 +18,8 @@ from __future__ import annotations
 from markupsafe import Markup, escape
 
 from portal.documents.render import SECTION_ANCHOR, FigureLookup, PassageLines, figure_html, sanitized
+from portal.ingest.markdown_blocks import LINE_BREAKS
 from portal.ingest.markers import figure_marker_matches, is_page_line, only_figure_markers
-
-_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines' breaks, as passages count lines
 
 
 def render_pdf_text(
@@ -49,7 +48,7 @@ def render_pdf_text(
 
     position = 0
     for number, raw in enumerate(text.splitlines(keepends=True), start=1):
-        start, content = position, raw.rstrip(_LINE_BREAKS)
+        start, content = position, raw.rstrip(LINE_BREAKS)
         position += len(raw)
         if not content.strip():
             end_paragraph()

@@ -36,7 +36,7 @@ from portal.ingest.formats import Extracted, read_upload
 from portal.ingest.markdown_blocks import heading_title, markdown_blocks
 from portal.ingest.markers import replace_figure_markers, without_images_line
 from portal.ingest.passages import split_passages
-from portal.models import DOCUMENT_ID_RE, Document, Pack, Revision, User, utcnow
+from portal.models import DOCUMENT_ID_RE, MAX_ID_CHARS, Document, Pack, Revision, User, utcnow
 from portal.search import service as search_service
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 def document_id_for(filename: str) -> str:
     """The document id a file name maps to (its stem, reduced to the id alphabet)."""
     stem = PurePath(filename).stem.strip().lower()
-    cleaned = re.sub(r"[^a-z0-9._-]+", "-", stem).strip("-._")[:80].rstrip("-._")
+    cleaned = re.sub(r"[^a-z0-9._-]+", "-", stem).strip("-._")[:MAX_ID_CHARS].rstrip("-._")
     if not DOCUMENT_ID_RE.match(cleaned):
         raise Refused("bad_name", f"The file name {filename!r} has no letters or digits to name the document by.")
     return cleaned
@@ -54,7 +54,8 @@ def document_id_for(filename: str) -> str:
 def refuse_if_bad_document_id(doc_id: str) -> None:
     if not DOCUMENT_ID_RE.match(doc_id):
         raise Refused(
-            "bad_name", "A document id has 1–80 letters, digits, '.', '_' or '-', starting with a letter or digit."
+            "bad_name",
+            f"A document id has 1–{MAX_ID_CHARS} letters, digits, '.', '_' or '-', starting with a letter or digit.",
         )
 
 

@@ -229,7 +229,7 @@ def original(slug: str, doc_id: str):
     pack = access.pack_for(current_user, slug)
     document = access.document_for(current_user, pack, doc_id)
     revision = access.revision_for(current_user, document, query_number("version"))
-    if not access.can(current_user, "documents.write") or not revision.original_path:
+    if not access.staff_may_download(current_user, revision):
         raise NotFound(doc_id)
     return send_original(revision)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from peewee import IntegrityError
 
 from portal.db import database, locking
-from portal.errors import Refused
+from portal.errors import Refused, too_long
 from portal.models import Feedback, FeedbackTriage, Run, User, utcnow
 
 RATINGS = {"helpful": "Helpful", "not_helpful": "Not helpful"}
@@ -32,10 +32,7 @@ REOPENED_NOTE = "The rating changed after review, so it is new again."
 def checked_note(note: str | None, what: str = "A note") -> str:
     note = (note or "").replace("\r\n", "\n").strip()
     if len(note) > MAX_NOTE_CHARS:
-        raise Refused(
-            "note_too_long",
-            f"{what} is at most {MAX_NOTE_CHARS:,} characters; this one has {len(note):,}. Nothing was saved.",
-        )
+        raise too_long("note_too_long", what, MAX_NOTE_CHARS, len(note), " Nothing was saved.")
     return note
 
 

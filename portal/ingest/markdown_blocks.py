@@ -89,7 +89,10 @@ ANSWER_MARKDOWN.options["breaks"] = True
 _BLOCK_STRUCTURE = _configured().disable(["inline", "text_join"])
 
 _MARKDOWN_IT_BREAK = re.compile(r"\r\n?|\n")
-_OTHER_LINE_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# What ends a line: the characters ``str.splitlines`` breaks at. Passages count their line ranges by them, and
+# the viewer and the PDF view number lines by the same, so a cited range marks the same lines everywhere.
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_OTHER_LINE_BREAKS = re.compile("[" + LINE_BREAKS.replace("\n", "").replace("\r", "") + "]")  # markdown-it's are \r, \n
 _LIST_OPEN = {"bullet_list_open": False, "ordered_list_open": True}
 _CLOSE = frozenset({"blockquote_close", "bullet_list_close", "ordered_list_close", "list_item_close"})
 

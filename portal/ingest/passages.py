@@ -48,7 +48,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
-from portal.ingest.markdown_blocks import markdown_blocks
+from portal.ingest.markdown_blocks import LINE_BREAKS, markdown_blocks
 from portal.ingest.markers import figure_marker_spans, page_line, page_number, starts_page
 
 MARKDOWN_KINDS = frozenset({"md", "markdown", "docx"})
@@ -58,7 +58,6 @@ MIN_TARGET = 40
 _SENTENCE_END = re.compile(r"[.?!][\"'”’)\]]*\s+|[。！？][”’」』）]*\s*")
 _WHITESPACE = re.compile(r"\s+")
 _NON_SPACE = re.compile(r"\S")
-_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _ZWJ = "\u200d"
 _REGIONAL_INDICATOR = re.compile("[\U0001f1e6-\U0001f1ff]")
 _REGIONAL_INDICATORS_BEFORE = re.compile("[\U0001f1e6-\U0001f1ff]+\\Z")
@@ -121,7 +120,7 @@ class _Document:
         self.cap = target * 3 // 2
         lines = text.splitlines(keepends=True)
         self.line_starts = [0, *accumulate(map(len, lines))][:-1]
-        self.contents = [line.rstrip(_LINE_BREAKS) for line in lines]
+        self.contents = [line.rstrip(LINE_BREAKS) for line in lines]
         self.blank = [not content.strip() for content in self.contents]
         self.line_cuts = self.line_starts[1:]
         self.paragraph_cuts = [

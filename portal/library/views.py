@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, request, url_for
+from flask import Blueprint, request, url_for
 from flask_login import current_user, login_required
 
 from portal import access
 from portal.documents import viewer
 from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound
-from portal.ingest import limits
 from portal.library import services
-from portal.numbers import parse_number, query_page
+from portal.numbers import parse_number, query_number, query_page
 from portal.rendering import render, shown_args, wants_fragment
+from portal.request_text import query_search
 
 bp = Blueprint("library", __name__, url_prefix="/library")
 
@@ -22,9 +22,7 @@ bp = Blueprint("library", __name__, url_prefix="/library")
 def index():
     if not access.can(current_user, "library.read"):
         raise NotFound("library")
-    query = request.args.get("q", "")
-    if len(query) > limits.MAX_SEARCH_CHARS:
-        abort(400, limits.search_too_long_message())
+    query = query_search()
     listing = services.library_page(current_user, query_page())
     # A pager link names its page: htmx then swaps the list alone, and the search results stay as shown.
     paging = "page" in request.args and wants_fragment()
@@ -46,7 +44,7 @@ def document(slug: str, doc_id: str):
     document = access.library_document_for(current_user, slug, doc_id)
     revision = document.current_revision()
     passages = viewer.passages_of(revision)
-    passage_id = request.args.get("passage", type=int)
+    passage_id = query_number("passage")
     highlighted = next((p for p in passages if p.id == passage_id), None)
     view = viewer.chosen_view(request.args.get("view"))
     body = viewer.document_body(
@@ -64,7 +62,7 @@ def document(slug: str, doc_id: str):
         body=body,
         view=view,
         cited=highlighted,
-        can_download=bool(revision.original_path) and access.may_download_from_library(current_user, document),
+        can_download=access.may_download_from_library(current_user, document, revision),
     )
 
 
@@ -84,6 +82,6 @@ def figure(slug: str, doc_id: str, version: int, number: int):
 def original(slug: str, doc_id: str):
     document = access.library_document_for(current_user, slug, doc_id)
     revision = document.current_revision()
-    if revision is None or not revision.original_path or not access.may_download_from_library(current_user, document):
+    if not access.may_download_from_library(current_user, document, revision):
         raise NotFound(doc_id)
     return send_original(revision)

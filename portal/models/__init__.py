@@ -12,7 +12,10 @@ from portal.models.clock import utcnow
 from portal.models.describing import DescribeJob
 from portal.models.feedback import Feedback, FeedbackTriage, RegressionCase
 from portal.models.packs import (
+    DOCUMENT_ID_PATTERN,
     DOCUMENT_ID_RE,
+    MAX_ID_CHARS,
+    MAX_TITLE_CHARS,
     PACK_KINDS,
     REVISIONS_KEPT,
     VISIBILITIES,
@@ -23,7 +26,17 @@ from portal.models.packs import (
     PendingIndexUpdate,
     Revision,
 )
-from portal.models.people import ROLES, STAFF_ROLES, Company, User, new_session_token
+from portal.models.people import (
+    ADMIN,
+    AUDITOR,
+    BUILDER,
+    MEMBER,
+    ROLES,
+    STAFF_ROLES,
+    Company,
+    User,
+    new_session_token,
+)
 from portal.models.runs import RUN_STATUSES, Conversation, ReceiptFigure, Run, RunReference
 from portal.models.tokens import ApiToken
 
@@ -52,11 +65,18 @@ ALL_MODELS = (
 )
 
 __all__ = [
+    "ADMIN",
     "ALL_MODELS",
+    "AUDITOR",
+    "BUILDER",
     "ApiToken",
+    "DOCUMENT_ID_PATTERN",
     "DOCUMENT_ID_RE",
     "GROUNDING_MODES",
     "MAX_DESCRIPTION_CHARS",
+    "MAX_ID_CHARS",
+    "MAX_TITLE_CHARS",
+    "MEMBER",
     "PACK_KINDS",
     "REVISIONS_KEPT",
     "ROLES",

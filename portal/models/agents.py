@@ -6,7 +6,7 @@ from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, Inte
 
 from portal.db import BaseModel, JSONTextField
 from portal.models.clock import utcnow
-from portal.models.packs import Pack
+from portal.models.packs import MAX_ID_CHARS, Pack
 from portal.models.people import Company, User
 
 GROUNDING_MODES = ("open", "preferred", "required")
@@ -14,7 +14,7 @@ MAX_DESCRIPTION_CHARS = 300
 
 
 class Agent(BaseModel):
-    slug = CharField(max_length=80, unique=True)
+    slug = CharField(max_length=MAX_ID_CHARS, unique=True)
     name = CharField()
     company = ForeignKeyField(Company, null=True, backref="agents", on_delete="RESTRICT")
     instructions = TextField(default="")

@@ -7,6 +7,7 @@ from peewee import CharField, DateTimeField, ForeignKeyField, IntegerField, Text
 from portal.db import BaseModel, JSONTextField
 from portal.models.agents import Agent
 from portal.models.clock import utcnow
+from portal.models.packs import MAX_ID_CHARS
 from portal.models.people import User
 from portal.models.runs import Run
 
@@ -59,12 +60,12 @@ class RegressionCase(BaseModel):
 
     feedback = ForeignKeyField(Feedback, null=True, backref="regression_cases", on_delete="SET NULL")
     agent = ForeignKeyField(Agent, null=True, backref="regression_cases", on_delete="SET NULL")
-    agent_slug = CharField(max_length=80)
+    agent_slug = CharField(max_length=MAX_ID_CHARS)
     question = TextField()
     kind = CharField(max_length=16, default="expected_source")
     pack_slug = CharField(null=True)
     document_pk = IntegerField(null=True)
-    document_id = CharField(max_length=80, null=True)
+    document_id = CharField(max_length=MAX_ID_CHARS, null=True)
     document_title = CharField(null=True)
     passage_id = IntegerField(null=True)
     passage_version = IntegerField(null=True)

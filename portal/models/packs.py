@@ -14,12 +14,17 @@ PACK_KINDS = ("generic", "company")
 VISIBILITIES = ("staff", "shared", "company")
 REVISIONS_KEPT = 10
 
-DOCUMENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
+# A document id and a pack or agent slug have at most this many characters: their patterns, columns and
+# refusal messages all read it.
+MAX_ID_CHARS = 80
+DOCUMENT_ID_PATTERN = rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_ID_CHARS - 1}}}"  # unanchored: grounding references embed it
+DOCUMENT_ID_RE = re.compile(f"^{DOCUMENT_ID_PATTERN}$")
+MAX_TITLE_CHARS = 255  # a pack's or a document's title: the width of its column (PostgreSQL enforces it)
 
 
 class Pack(BaseModel):
     slug = CharField(unique=True)
-    title = CharField()
+    title = CharField(max_length=MAX_TITLE_CHARS)
     description = TextField(default="")
     kind = CharField(default="generic")
     company = ForeignKeyField(Company, null=True, backref="packs", on_delete="RESTRICT")
@@ -49,8 +54,8 @@ class Pack(BaseModel):
 
 class Document(BaseModel):
     pack = ForeignKeyField(Pack, backref="documents", on_delete="CASCADE", index=False)
-    doc_id = CharField(max_length=80)
-    title = CharField()
+    doc_id = CharField(max_length=MAX_ID_CHARS)
+    title = CharField(max_length=MAX_TITLE_CHARS)
     kind = CharField(default="markdown")  # markdown | text | docx | pdf | image
     current_version = IntegerField(default=0)
     visibility = CharField(default="staff")
@@ -153,7 +158,7 @@ class PendingIndexUpdate(BaseModel):
     """
 
     pack = ForeignKeyField(Pack, backref="pending_index_updates", on_delete="CASCADE", index=False)
-    doc_id = CharField(max_length=80)
+    doc_id = CharField(max_length=MAX_ID_CHARS)
     generation = IntegerField()
 
     class Meta:

@@ -10,8 +10,10 @@ from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField
 from portal.db import BaseModel, JSONTextField
 from portal.models.clock import utcnow
 
-ROLES = ("PlatformAdmin", "AgentBuilder", "Auditor", "Member")
-STAFF_ROLES = frozenset({"PlatformAdmin", "AgentBuilder", "Auditor"})
+# Every role, named once: access rules (portal/access.py), forms, the API and the command line read these.
+ADMIN, BUILDER, AUDITOR, MEMBER = "PlatformAdmin", "AgentBuilder", "Auditor", "Member"
+ROLES = (ADMIN, BUILDER, AUDITOR, MEMBER)
+STAFF_ROLES = frozenset({ADMIN, BUILDER, AUDITOR})
 
 
 def new_session_token() -> str:
@@ -61,13 +63,6 @@ class User(UserMixin, BaseModel):
         if unknown:
             raise ValueError(f"unknown role(s): {', '.join(sorted(unknown))}")
         self.role_names = [r for r in ROLES if r in set(value)]
-
-    def has_role(self, role: str) -> bool:
-        return role in self.roles
-
-    @property
-    def is_staff(self) -> bool:
-        return bool(self.roles & STAFF_ROLES)
 
     @property
     def is_active(self) -> bool:  # flask-login

@@ -7,6 +7,7 @@ from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, Inte
 from portal.db import BaseModel, JSONTextField
 from portal.models.agents import Agent
 from portal.models.clock import utcnow
+from portal.models.packs import MAX_ID_CHARS
 from portal.models.people import User
 
 RUN_STATUSES = ("completed", "completed_with_warning", "stopped")
@@ -17,7 +18,7 @@ class Conversation(BaseModel):
 
     user = ForeignKeyField(User, backref="conversations", on_delete="CASCADE", index=False)
     agent = ForeignKeyField(Agent, null=True, backref="conversations", on_delete="SET NULL")
-    agent_slug = CharField(max_length=80)  # kept: the conversation outlives the agent
+    agent_slug = CharField(max_length=MAX_ID_CHARS)  # kept: the conversation outlives the agent
     agent_name = CharField()
     title = CharField()
     created_at = DateTimeField(default=utcnow)
@@ -37,7 +38,7 @@ class Run(BaseModel):
     """One question put to an agent, with its answer; ``RunReference`` rows are its receipt."""
 
     agent = ForeignKeyField(Agent, null=True, backref="runs", on_delete="SET NULL")
-    agent_slug = CharField(max_length=80)  # kept: the run outlives the agent
+    agent_slug = CharField(max_length=MAX_ID_CHARS)  # kept: the run outlives the agent
     agent_name = CharField()
     user = ForeignKeyField(User, null=True, backref="runs", on_delete="SET NULL")
     question = TextField()
@@ -83,7 +84,7 @@ class RunReference(BaseModel):
     pack_slug = CharField()
     pack_title = CharField()
     document_pk = IntegerField(index=True)
-    document_id = CharField(max_length=80)
+    document_id = CharField(max_length=MAX_ID_CHARS)
     document_title = CharField()
     version = IntegerField()
     page = IntegerField(null=True)

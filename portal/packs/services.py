@@ -9,11 +9,13 @@ from peewee import IntegrityError, fn
 from portal.audit import audit
 from portal.companies import company_named
 from portal.db import database
-from portal.errors import NotFound, Refused
-from portal.models import PACK_KINDS, Document, Pack, User
+from portal.errors import NotFound, Refused, too_long
+from portal.models import MAX_ID_CHARS, MAX_TITLE_CHARS, PACK_KINDS, Document, Pack, User
 
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
-MAX_TITLE_CHARS = 255  # a pack's title: the width of its column (PostgreSQL enforces it)
+# A pack's or an agent's slug; the forms' ``pattern`` attribute is this too (``\-``: valid in its v-mode).
+SLUG_PATTERN = rf"[a-z0-9][a-z0-9\-]{{0,{MAX_ID_CHARS - 1}}}"
+SLUG_RE = re.compile(f"^{SLUG_PATTERN}$")
+SLUG_RULE = f"1–{MAX_ID_CHARS} lowercase letters, digits and hyphens, starting with a letter or digit"
 
 
 def _checked_title(title: str) -> str:
@@ -21,9 +23,7 @@ def _checked_title(title: str) -> str:
     if not title:
         raise Refused("bad_title", "A pack needs a title.")
     if len(title) > MAX_TITLE_CHARS:
-        raise Refused(
-            "bad_title", f"A pack's title has at most {MAX_TITLE_CHARS} characters; this one has {len(title):,}."
-        )
+        raise too_long("bad_title", "A pack's title", MAX_TITLE_CHARS, len(title))
     return title
 
 
@@ -41,9 +41,7 @@ def create_pack(
     name typed into it never adds a company."""
     slug = slug.strip()
     if not SLUG_RE.match(slug):
-        raise Refused(
-            "bad_slug", "A pack slug has 1–80 lowercase letters, digits and hyphens, starting with a letter or digit."
-        )
+        raise Refused("bad_slug", f"A pack slug has {SLUG_RULE}.")
     title = _checked_title(title)
     if kind not in PACK_KINDS:
         raise Refused("bad_kind", "A pack is either generic or company.")

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, request, url_for
+from flask import Blueprint, flash, redirect, request, url_for
 from flask_login import current_user, login_required
 
 from portal import access
 from portal.answers.references import section_path
 from portal.companies import company_names
 from portal.errors import NotFound, Refused
-from portal.ingest import limits
 from portal.numbers import form_number
 from portal.packs.deletion import delete_pack, pack_contents
 from portal.packs.services import create_pack, edit_pack, live_document_counts
 from portal.rendering import render
+from portal.request_text import query_search
 from portal.wording import counted
 
 bp = Blueprint("packs", __name__, url_prefix="/packs")
@@ -81,17 +81,14 @@ def _packs_page(form, refusal: Refused | None = None, status: int = 200):
 @bp.route("/<slug>")
 @login_required
 def show(slug: str):
-    return pack_page(access.pack_for(current_user, slug), request.args.get("q", ""))
+    return pack_page(access.pack_for(current_user, slug), query_search())
 
 
 @bp.route("/<slug>/search")
 @login_required
 def search(slug: str):
     pack = access.pack_for(current_user, slug)
-    query = request.args.get("q", "")
-    if len(query) > limits.MAX_SEARCH_CHARS:
-        abort(400, limits.search_too_long_message())
-    return pack_page(pack, query, "packs/_results.html")
+    return pack_page(pack, query_search(), "packs/_results.html")
 
 
 def pack_page(pack, query: str = "", fragment: str | None = None, outcomes: list | None = None, status: int = 200):

@@ -24,8 +24,8 @@ from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
 from portal.config import ANSWER_MODEL
 from portal.db import database, locking
-from portal.errors import Refused
-from portal.ingest.limits import MAX_QUESTION_CHARS
+from portal.errors import Refused, too_long
+from portal.ingest import limits
 from portal.ingest.markers import figure_markers
 from portal.models import Agent, Conversation, Document, Figure, Pack, Run, RunReference, User, utcnow
 from portal.runs.services import forget_documents_text
@@ -40,11 +40,8 @@ def checked_question(question: str) -> str:
     question = (question or "").strip()
     if not question:
         raise Refused("empty_question", "Ask a question: the text was empty.")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise Refused(
-            "question_too_long",
-            f"A question is at most {MAX_QUESTION_CHARS:,} characters; this one has {len(question):,}.",
-        )
+    if len(question) > limits.MAX_QUESTION_CHARS:  # read at each call, as the page's maxlength is
+        raise too_long("question_too_long", "A question", limits.MAX_QUESTION_CHARS, len(question))
     return question
 
 

@@ -15,14 +15,21 @@ from peewee import JOIN
 from portal import access, storage
 from portal.answers.references import grounding_reference
 from portal.documents.render import render_answer
-from portal.models import Document, Figure, Pack, Passage, ReceiptFigure, Revision, Run, RunReference, User
+from portal.models import (
+    RUN_STATUSES,
+    Document,
+    Figure,
+    Pack,
+    Passage,
+    ReceiptFigure,
+    Revision,
+    Run,
+    RunReference,
+    User,
+)
 from portal.paging import ListPage
 
-STATUS_LABELS = {
-    "completed": "completed",
-    "completed_with_warning": "completed with warning",
-    "stopped": "stopped",
-}
+STATUS_LABELS = {status: status.replace("_", " ") for status in RUN_STATUSES}  # "completed with warning"
 
 RUNS_PER_PAGE = 50  # the run list, a page at a time
 
