@@ -1,4 +1,6 @@
-"""Text sent to the portal holds no NUL character: one rule for addresses, query strings, forms and JSON.
+"""Text sent to the portal: one rule for addresses, query strings, forms and JSON.
+
+Two rules: no NUL character, and no bidirectional reordering control.
 
 PostgreSQL cannot hold U+0000 in text (psycopg2 refuses such a value before sending it), so a
 NUL typed into a title, a question or a note — or one in an address or a query parameter that
@@ -9,6 +11,13 @@ JSON value holding one is a 400 that names it; nothing is read further, nothing 
 uploaded file's own bytes are content, read by ``ingest.formats``, which refuses a NUL there as
 ``encoding``.)
 
+Every value (and name) of a query string, a form and a JSON body loses the bidirectional
+reordering controls (``portal.bidi``) before any view reads it, as uploaded text does: a question,
+a title or a note holding U+202E would be stored as one thing and shown as another, and would
+reorder the rest of each line that lists it. They are dropped rather than refused: chat programs
+put isolates around names that people paste. A password is compared as typed and never shown: it
+keeps them. Uploaded files are content, with their own rule.
+
 A search typed into a page's ``?q=`` is read by ``query_search``, the one place its length is checked.
 """
 
@@ -16,19 +25,57 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from flask import request
+from flask import Request, request
+from werkzeug.datastructures import ImmutableMultiDict, iter_multi_items
 from werkzeug.exceptions import BadRequest
 
+from portal.bidi import without_reordering
 from portal.errors import NotFound
 from portal.ingest import limits
 
 NUL = "\x00"
 
 
+KEPT_AS_TYPED = frozenset({"password"})  # compared with what was set, never shown
+
+
 def init_app(app) -> None:
-    """Check every request before its view; register after the upload's body limit and the CSRF check,
-    which read the form first."""
+    """Read every request's text through ``SentRequest`` and check it before its view; register after the
+    upload's body limit and the CSRF check, which read the form first."""
+    app.request_class = SentRequest
     app.before_request(refuse_nul_characters)
+
+
+class SentText(ImmutableMultiDict):
+    """A query string's or a form's values (and names) without the bidirectional reordering controls;
+    uploaded files and the fields in ``KEPT_AS_TYPED`` as sent."""
+
+    def __init__(self, mapping=None):
+        super().__init__(
+            (_shown(name), value if name in KEPT_AS_TYPED else _shown(value))
+            for name, value in iter_multi_items(mapping or ())
+        )
+
+
+class SentRequest(Request):
+    parameter_storage_class = SentText
+
+    def get_json(self, force: bool = False, silent: bool = False, cache: bool = True):
+        return sent_value(super().get_json(force=force, silent=silent, cache=cache))
+
+
+def _shown(value):
+    return without_reordering(value) if isinstance(value, str) else value
+
+
+def sent_value(value):
+    """A parsed JSON value with every string's (and key's) reordering controls dropped, but the password's:
+    for bodies read by ``get_json`` and the API's shapes, which parse the body themselves."""
+    if isinstance(value, dict):
+        return {_shown(key): item if key in KEPT_AS_TYPED else sent_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [sent_value(item) for item in value]
+    return _shown(value)
 
 
 def query_search(name: str = "q") -> str:

@@ -7,14 +7,19 @@ other value is a 400 naming where it was, and nothing changes.
 
 from __future__ import annotations
 
+import urllib.parse
+
 import pytest
 
+from helpers import login
 from portal.agents.services import create_agent
 from portal.api.tokens import create_token
+from portal.auth.services import create_user
+from portal.bidi import BIDI_REORDERING
 from portal.chat.services import start_conversation
 from portal.documents import services as documents
 from portal.feedback.services import rate_answer
-from portal.models import AuditLog, Conversation, Document, Feedback, Pack, Run
+from portal.models import Agent, AuditLog, Conversation, Document, Feedback, Pack, Revision, Run
 
 NUL_TEXT = "before\x00after"
 
@@ -129,3 +134,104 @@ def test_the_api_names_a_nul_in_its_query_and_body_and_stores_nothing(world, app
         client.post("/api/v1/agents/acme-desk/ask", json={"question": "zorblax gauge?"}, headers=headers).status_code
         == 200
     )
+
+
+# --- Bidirectional reordering controls (portal/bidi.py) ------------------------------------------------
+
+# "Clean up" then an override that shows the rest of its line backwards: stored as written, read as
+# "Clean up golden" followed by whatever the page lists after it, reversed.
+REORDERED = "Clean up \u202enedlog\u202c and \u2066isolated\u2069"
+AS_STORED = "Clean up nedlog and isolated"
+
+SENT_FORMS = [
+    (
+        "PlatformAdmin",
+        "/packs/",
+        {"slug": "bidi", "title": REORDERED, "kind": "generic"},
+        lambda w: _pack("bidi").title,
+    ),
+    (
+        "PlatformAdmin",
+        "/packs/ops/edit",
+        {"title": "Operations", "description": REORDERED},
+        lambda w: _pack("ops").description,
+    ),
+    (
+        "PlatformAdmin",
+        "/packs/ops/documents/gauge/edit",
+        {"title": REORDERED, "text": f"# Gauge\n\n{REORDERED}\n", "expected_version": "1"},
+        lambda w: (Document.get(Document.doc_id == "gauge").title, _current_text("gauge")),
+    ),
+    (
+        "AgentBuilder",
+        "/agents/",
+        {"slug": "bidi-agent", "name": REORDERED, "mode": "open"},
+        lambda w: Agent.get(Agent.slug == "bidi-agent").name,
+    ),
+    ("Member", "/chat/", {"agent": "acme-desk", "question": REORDERED}, lambda w: _newest_run().question),
+    ("Member", "/chat/{conversation}", {"question": REORDERED}, lambda w: _newest_run().question),
+    (
+        "Member",
+        "/chat/answers/{run}/feedback",
+        {"rating": "not_helpful", "reasons": "other", "note": REORDERED},
+        lambda w: Feedback.get_by_id(w[2].id).note,
+    ),
+    (
+        "Auditor",
+        "/feedback/{feedback}/triage",
+        {"status": "in_review", "reviewer_note": REORDERED},
+        lambda w: Feedback.get_by_id(w[2].id).reviewer_note,
+    ),
+]
+
+
+def _pack(slug):
+    return Pack.get(Pack.slug == slug)
+
+
+def _current_text(doc_id):
+    document = Document.get(Document.doc_id == doc_id)
+    return Revision.get((Revision.document == document) & (Revision.version == document.current_version)).text
+
+
+def _newest_run():
+    return Run.select().order_by(Run.id.desc()).get()
+
+
+@pytest.mark.parametrize(
+    "who, address, form, stored",
+    SENT_FORMS,
+    ids=[f"{f[1]} {next(k for k, v in f[2].items() if REORDERED in v)}" for f in SENT_FORMS],
+)
+def test_a_form_fields_bidirectional_reordering_controls_are_never_stored(world, client_as, who, address, form, stored):
+    conversation, run, feedback = world
+    response = client_as(who).post(
+        address.format(conversation=conversation.id, run=run.id, feedback=feedback.id), data=form
+    )
+    assert response.status_code < 400, response.get_data(as_text=True)[:500]
+    value = stored(world)
+    for text in value if isinstance(value, tuple) else (value,):
+        assert "Clean up nedlog and isolated" in text and not any(c in text for c in BIDI_REORDERING), repr(text)
+
+
+def test_a_query_string_and_an_api_body_lose_them_too_and_a_password_keeps_them(world, app, users, client_as):
+    page = client_as("Auditor").get("/library/?q=" + urllib.parse.quote("zorblax \u202egauge"))
+    assert page.status_code == 200
+    shown = page.get_data(as_text=True)
+    assert 'value="zorblax gauge"' in shown and "\u202e" not in shown
+
+    headers = {"Authorization": f"Bearer {create_token(users['PlatformAdmin'], 'bidi')[1]}"}
+    client = client_as(None)
+    asked = client.post("/api/v1/agents/acme-desk/ask", json={"question": REORDERED}, headers=headers)
+    assert asked.status_code == 200 and _newest_run().question == AS_STORED
+    written = client.put(
+        "/api/v1/packs/ops/documents/gauge",
+        json={"expected_version": 1, "text": f"# Gauge\n\n{REORDERED}\n"},
+        headers=headers,
+    )
+    assert written.status_code == 200 and AS_STORED in _current_text("gauge")
+
+    # A password is compared as typed: one set with an isolate in it still signs in, and only as typed.
+    create_user("rtl@example.test", "pass \u2067word\u2069 long enough", {"Member"}, "Acme Test Co")
+    assert login(app.test_client(), "rtl@example.test", "pass \u2067word\u2069 long enough").status_code == 302
+    assert login(app.test_client(), "rtl@example.test", "pass word long enough").status_code != 302

@@ -24,6 +24,7 @@ from portal.ingest.limits import (
 )
 from portal.models import DOCUMENT_ID_RE, MAX_ID_CHARS, ROLES, RUN_STATUSES, VISIBILITIES
 from portal.numbers import MAX_NUMBER, parse_number
+from portal.request_text import sent_value
 from portal.search.service import DEFAULT_LIMIT, MAX_LIMIT
 
 Visibility = Literal[VISIBILITIES]  # type: ignore[valid-type]
@@ -45,9 +46,15 @@ Number = Annotated[WholeNumber, Field(le=MAX_NUMBER)]
 
 
 class Request(BaseModel):
-    """A request shape: unknown fields are an error, not silently ignored."""
+    """A request shape: unknown fields are an error, not silently ignored; text loses the bidirectional
+    reordering controls, as every text sent to the portal does (``portal.request_text``)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def without_reordering(cls, value):
+        return sent_value(value)
 
 
 def _is_whole_number(annotation) -> bool:

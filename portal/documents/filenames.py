@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from portal.bidi import BIDI_REORDERING
 from portal.errors import Refused
-from portal.ingest.figures import BIDI_REORDERING
 
 # Unicode's bidirectional controls: the marks, and the embeddings, overrides and isolates that document text
 # loses at upload (``strip_control_characters``); a name holds none of them.

@@ -11,16 +11,13 @@ cannot collide with it.
 import re
 from dataclasses import dataclass, field
 
+from portal.bidi import BIDI_REORDERING
 from portal.ingest.markers import figure_marker, images_line
 
 MAX_LABEL_CHARS = 200
 NO_ALT_TEXT_LABEL = "image"
 
 _PLACEHOLDER = re.compile(r"( ?)\x00(\d+)\x00")
-# Unicode's bidirectional embeddings, overrides and isolates: they reorder how the text around them is
-# shown, so "rm -rf /tmp/old" can be stored and read as something else ("Trojan Source"). The marks
-# (U+200E, U+200F, U+061C) only place neutral characters, and right-to-left text needs them: they stay.
-BIDI_REORDERING = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _CONTROL = re.compile(rf"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff{BIDI_REORDERING}]")
 
 
