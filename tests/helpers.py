@@ -248,3 +248,15 @@ def serve_in_thread(app):
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
     thread.join(5)
+
+
+def template_lines_matching(pattern: re.Pattern) -> list[str]:
+    """Every line of the templates that ``pattern`` finds, as ``path:number: line`` (for the tests that keep
+    a fact out of the templates, where only its owner may write it)."""
+    templates = Path(__file__).resolve().parent.parent / "templates"
+    return [
+        f"{path.relative_to(templates.parent)}:{number}: {line.strip()}"
+        for path in sorted(templates.rglob("*.html"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import upload
+from helpers import template_lines_matching, upload
 from portal.documents import services
 from portal.errors import Refused
 from portal.ingest import limits
@@ -162,12 +162,7 @@ FIELD_WRITTEN_IN_TEMPLATE = re.compile(r'maxlength="[0-9]|pattern="[^"{]*\{[0-9]
 def test_no_form_writes_a_field_length_or_pattern_by_hand():
     assert FIELD_WRITTEN_IN_TEMPLATE.search('<input name="slug" pattern="[a-z0-9][a-z0-9\\-]{0,79}" maxlength="80">')
     assert not FIELD_WRITTEN_IN_TEMPLATE.search('<input pattern="{{ slug_pattern }}" maxlength="{{ field_chars.id }}">')
-    found = [
-        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
-        for path in (ROOT / "templates").rglob("*.html")
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if FIELD_WRITTEN_IN_TEMPLATE.search(line)
-    ]
+    found = template_lines_matching(FIELD_WRITTEN_IN_TEMPLATE)
     assert not found, "read these from the constants (field_chars, slug_pattern in portal/web.py):\n" + "\n".join(found)
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from pathlib import Path
 
 from flask import render_template_string
 
+from helpers import template_lines_matching
 from portal.wording import counted, when, when_to_the_second
 
-ROOT = Path(__file__).resolve().parent.parent
 # A date with its time written out in a template instead of through ``|when`` / ``|when_to_the_second``.
 DATE_FORMAT_IN_TEMPLATE = re.compile(r"strftime\(['\"]%Y")
 
@@ -29,10 +28,5 @@ def test_templates_write_a_moment_through_the_filters(app):
             "2026-12-01 09:30 · 2026-12-01 09:30:05"
         )
     assert DATE_FORMAT_IN_TEMPLATE.search("{{ run.created_at.strftime('%Y-%m-%d %H:%M') }}")
-    found = [
-        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
-        for path in (ROOT / "templates").rglob("*.html")
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if DATE_FORMAT_IN_TEMPLATE.search(line)
-    ]
+    found = template_lines_matching(DATE_FORMAT_IN_TEMPLATE)
     assert not found, "write these with |when or |when_to_the_second (portal/wording.py):\n" + "\n".join(found)
