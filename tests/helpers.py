@@ -260,3 +260,31 @@ def template_lines_matching(pattern: re.Pattern) -> list[str]:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if pattern.search(line)
     ]
+
+
+@contextmanager
+def audit_log_refusing_writes(db, action: str | None = None):
+    """The database refuses every new audit entry (of ``action`` only, if given) with a trigger, as a full disk
+    or a lost connection would: what the change wrote with it must be rolled back."""
+    only = f"NEW.action = '{action}'" if action else "TRUE"
+    if POSTGRES_URL:
+        db.execute_sql(
+            "CREATE FUNCTION refuse_audit() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'audit log full'; END; "
+            "$$ LANGUAGE plpgsql"
+        )
+        db.execute_sql(
+            f"CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log FOR EACH ROW WHEN ({only}) "
+            "EXECUTE FUNCTION refuse_audit()"
+        )
+        undo = ("DROP TRIGGER refuse_audit ON audit_log", "DROP FUNCTION refuse_audit()")
+    else:
+        db.execute_sql(
+            f"CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log WHEN {only} "
+            "BEGIN SELECT RAISE(ABORT, 'audit log full'); END"
+        )
+        undo = ("DROP TRIGGER refuse_audit",)
+    try:
+        yield
+    finally:
+        for statement in undo:
+            db.execute_sql(statement)

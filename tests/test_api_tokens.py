@@ -4,13 +4,12 @@ revoked by their owner or a PlatformAdmin; and the API page. (The API itself: te
 from __future__ import annotations
 
 import hashlib
-from contextlib import contextmanager
 
 import peewee
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import POSTGRES_URL, cli_runner
+from helpers import audit_log_refusing_writes, cli_runner
 from portal.api.tokens import ApiToken, authenticate, create_token, revoke
 from portal.auth.services import create_user
 from portal.errors import Refused
@@ -118,36 +117,12 @@ def test_deleting_a_user_deletes_their_tokens(app, users):
     assert ApiToken.select().count() == 0
 
 
-@contextmanager
-def _audit_log_refusing_writes(db):
-    """The database refuses every new audit entry (a trigger), as a full disk or a lost connection would."""
-    if POSTGRES_URL:
-        db.execute_sql(
-            "CREATE FUNCTION refuse_audit() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'audit log full'; END; "
-            "$$ LANGUAGE plpgsql"
-        )
-        db.execute_sql(
-            "CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION refuse_audit()"
-        )
-        undo = ("DROP TRIGGER refuse_audit ON audit_log", "DROP FUNCTION refuse_audit()")
-    else:
-        db.execute_sql(
-            "CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'audit log full'); END"
-        )
-        undo = ("DROP TRIGGER refuse_audit",)
-    try:
-        yield
-    finally:
-        for statement in undo:
-            db.execute_sql(statement)
-
-
 def test_a_token_whose_audit_entry_cannot_be_written_is_neither_made_nor_revoked(app, users):
     """A token and its audit entry stand or fall together: no working token, and no revocation, that the log
     does not show."""
     admin = users["PlatformAdmin"]
     kept, kept_secret = create_token(admin, "kept")
-    with _audit_log_refusing_writes(app.config["DATABASE"]):
+    with audit_log_refusing_writes(app.config["DATABASE"]):
         with pytest.raises(peewee.DatabaseError):
             create_token(admin, "unlogged")
         with pytest.raises(peewee.DatabaseError):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import peewee
 import pytest
 
-from helpers import data_snapshot, upload
+from helpers import audit_log_refusing_writes, data_snapshot, upload
 from portal.documents import editing, services
+from portal.documents.readers import ReaderAccess
 from portal.errors import Refused, VersionConflict
-from portal.models import REVISIONS_KEPT, Document, Passage, Revision
+from portal.models import REVISIONS_KEPT, AuditLog, Document, Passage, Revision
 from portal.search.service import search_packs
 
 RUNBOOK = b"""# IDoc backlog runbook
@@ -124,6 +126,28 @@ def test_edit_page_conflict_message(app, pack, client_as):
     )
     assert stale.status_code == 409
     assert "now at version 2" in stale.get_data(as_text=True)
+
+
+def test_a_new_title_and_who_may_read_are_saved_together_or_not_at_all(app, pack, users):
+    """The edit page's title and reader access are one change: when the title's part fails (here its audit
+    entry, as a full disk or a conflicting save between two transactions would), who may read is not changed
+    either. Saved in two transactions, the page reported a failure while the access change stood."""
+    services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None)
+    document = Document.get(Document.doc_id == "idoc-backlog")
+    before = data_snapshot(app)
+    with audit_log_refusing_writes(app.config["DATABASE"], "document.retitle"):
+        with pytest.raises(peewee.DatabaseError):
+            editing.edit_document(document, 1, users["PlatformAdmin"], "IDoc backlog", None, ReaderAccess("shared", ()))
+    assert data_snapshot(app) == before
+    unchanged = Document.get_by_id(document.id)
+    assert (unchanged.title, unchanged.visibility, unchanged.current_version) == (document.title, "staff", 1)
+
+    editing.edit_document(document, 1, users["PlatformAdmin"], "IDoc backlog", None, ReaderAccess("shared", ()))
+    saved = Document.get_by_id(document.id)
+    assert (saved.title, saved.visibility, saved.current_version) == ("IDoc backlog", "shared", 2)
+    assert saved.title_by_hand
+    actions = [entry.action for entry in AuditLog.select().order_by(AuditLog.id)]
+    assert actions[-2:] == ["document.reader_access", "document.retitle"]
 
 
 def test_refused_edit_text_is_kept_in_the_form(app, pack, client_as):

@@ -47,13 +47,10 @@ def edit_document(
     access_changed = reader_access is not None and reader_access.fields() != access_fields(document)
     if title == document.title and not access_changed:
         raise Refused("unchanged", "Nothing was changed: the title, the text and who may read it are as they are.")
-    revision = None
     if access_changed:
-        document = change_reader_access(document, reader_access, expected_version, user)
-        revision, expected_version = document.current_revision(), document.current_version
-    if title != document.title:
-        retitle(document, title, expected_version, user)
-    return revision
+        return change_reader_access(document, reader_access, expected_version, user, title=title).current_revision()
+    retitle(document, title, expected_version, user)
+    return None
 
 
 def checked_title(title: str, doc_id: str) -> str:

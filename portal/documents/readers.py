@@ -42,13 +42,20 @@ class ReaderAccess:
 
 
 def change_reader_access(
-    document: Document, reader_access: ReaderAccess, expected_version: int, user: User | None
+    document: Document,
+    reader_access: ReaderAccess,
+    expected_version: int,
+    user: User | None,
+    title: str | None = None,
 ) -> Document:
     """Change who may read ``document`` directly, if it is still at ``expected_version``; the fresh row.
 
     The change is a revision of its own (the same text, files and figures) and an
     audit entry, in one transaction; its passages move to the index partition of
-    the new access class after the commit (pending index work until then).
+    the new access class after the commit (pending index work until then). A new
+    ``title`` (the edit page changes both at once) is saved in the same transaction:
+    saved apart, a conflict on the second left the first saved and the page said
+    nothing was.
     """
     if reader_access.fields() == access_fields(document):
         raise Refused("unchanged", "Who may read it is unchanged; no new revision was made.")
@@ -58,7 +65,10 @@ def change_reader_access(
             fresh = revisions.live_at_version(document, expected_version)
             version = revisions.claim_next_version(fresh, expected_version)
             revisions.copy_revision(files, fresh, fresh.current_revision(), version, user)
-            set_reader_access(user, fresh, reader_access, version, updated_at=utcnow())
+            retitled = {"title": title, "title_by_hand": True} if title not in (None, fresh.title) else {}
+            set_reader_access(user, fresh, reader_access, version, updated_at=utcnow(), **retitled)
+            if retitled:
+                audit(user, "document.retitle", fresh, {"version": version, "from": fresh.title, "to": title})
             revisions.stamp_reader_access(fresh.id)  # the new revision keeps who may read it (older revisions)
             purged = revisions.purge_old_revisions(fresh, version, files)
             search_service.record_index_change(pack.id, fresh.doc_id)
