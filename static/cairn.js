@@ -136,10 +136,11 @@
     }, { once: true });
   }
 
-  // A refusal (422) carries a message to show in place, like a success does.
+  // A refusal (422) or a conflict (409: it changed while you read it) carries a message to show in place,
+  // like a success does.
   function swapRefusals() {
     document.body.addEventListener("htmx:beforeSwap", function (event) {
-      if (event.detail.xhr.status === 422) {
+      if (event.detail.xhr.status === 422 || event.detail.xhr.status === 409) {
         event.detail.shouldSwap = true;
         event.detail.isError = false;
       }

@@ -557,6 +557,35 @@ def test_the_status_line_names_who_set_it_last_and_a_save_shows_the_rating_as_it
     assert refused.select_one("#triage .error") and refused.select_one("#feedback-detail[hx-swap-oob]")
 
 
+def test_a_triage_applies_to_what_the_reviewer_read_and_never_to_a_change_made_meanwhile(not_helpful, client_as, users):
+    """The member rates again, or another reviewer saves, between a reviewer opening the item and saving:
+    the save is a 409 that shows the item as it is now, keeps what the reviewer chose and wrote, and saves
+    nothing; saved again from that page, it applies."""
+    address = f"/feedback/{not_helpful.id}/triage"
+    reviewer, other = client_as("Auditor"), client_as("AgentBuilder")
+    seen = _soup(reviewer.get(f"/feedback/{not_helpful.id}")).select_one("#triage input[name=seen]")["value"]
+    other_seen = _soup(other.get(f"/feedback/{not_helpful.id}")).select_one("#triage input[name=seen]")["value"]
+    services.rate_answer(users["Member"], not_helpful.run, "not_helpful", ["incomplete"], "Still missing a step.")
+
+    mine = {"status": "resolved", "reviewer_note": "Fixed the runbook.", "seen": seen}
+    conflict = reviewer.post(address, data=mine, headers={"HX-Request": "true"})
+    assert conflict.status_code == 409
+    page = _soup(conflict)
+    assert "changed while you were reviewing it" in page.select_one("#triage .error").text
+    assert page.select_one("#feedback-detail .feedback-note").text == "Still missing a step."  # as it is now
+    assert page.select_one("#reviewer-note").text == "Fixed the runbook."  # what they wrote is kept
+    assert page.select_one("#triage-status option[selected]")["value"] == "resolved"
+    assert (Feedback.get_by_id(not_helpful.id).status, FeedbackTriage.select().count()) == ("new", 0)
+
+    fresh = page.select_one("#triage input[name=seen]")["value"]
+    assert reviewer.post(address, data={**mine, "seen": fresh}).status_code == 303
+    assert Feedback.get_by_id(not_helpful.id).status == "resolved"
+    # The other reviewer opened the item before both changes: their save would undo a triage they never saw.
+    stale = other.post(address, data={"status": "wont_fix", "reviewer_note": "", "seen": other_seen})
+    assert stale.status_code == 409 and "changed while you were reviewing it" in stale.get_data(as_text=True)
+    assert Feedback.get_by_id(not_helpful.id).status == "resolved"
+
+
 # --- who may review ----------------------------------------------------------------------------
 
 WHO = ("PlatformAdmin", "AgentBuilder", "Auditor", "Member", "colleague", "other company", None)

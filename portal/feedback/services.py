@@ -6,6 +6,9 @@ the CSV export (``review.py``) and the tests read them from here.
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from peewee import IntegrityError
 
 from portal.db import database, locking
@@ -24,6 +27,10 @@ REASONS = {
 STATUSES = {"new": "new", "in_review": "in review", "resolved": "resolved", "wont_fix": "won't fix"}
 MAX_NOTE_CHARS = 2_000
 REOPENED_NOTE = "The rating changed after review, so it is new again."
+CHANGED_MESSAGE = (
+    "This feedback changed while you were reviewing it: the member changed their rating, or another reviewer "
+    "saved a triage. Nothing was saved. Read it again above; what you chose and wrote is kept below."
+)
 
 
 # --- Rating an answer -------------------------------------------------------------------
@@ -105,8 +112,19 @@ def rating_of(user: User, run: Run) -> Feedback | None:
 # --- Triage ---------------------------------------------------------------------------------
 
 
-def triage(actor: User, feedback: Feedback, status: str, note: str | None) -> Feedback:
-    """Set the status and reviewer note; every change is kept in the history with who and when."""
+def seen_state(feedback: Feedback) -> str:
+    """What a reviewer is shown of ``feedback`` (the rating, its reasons and note, the triage), as a digest the
+    triage form sends back: a triage applies to what the reviewer read, not to what changed meanwhile."""
+    shown = [feedback.rating, feedback.reasons, feedback.note, feedback.status, feedback.reviewer_note]
+    return hashlib.sha256(json.dumps(shown).encode()).hexdigest()[:16]
+
+
+def triage(actor: User, feedback: Feedback, status: str, note: str | None, seen: str | None = None) -> Feedback:
+    """Set the status and reviewer note; every change is kept in the history with who and when.
+
+    ``seen``: the ``seen_state`` the reviewer's page showed; when the feedback changed since (the member
+    rated again, another reviewer triaged), nothing is saved (``Refused`` "changed").
+    """
     if status not in STATUSES:
         raise Refused("bad_status", f"The status is one of: {', '.join(STATUSES.values())}. Nothing was saved.")
     note = checked_note(note, "A reviewer note")
@@ -114,6 +132,8 @@ def triage(actor: User, feedback: Feedback, status: str, note: str | None) -> Fe
         # Locked, as a rating change locks it: each sees the other's commit, and the history's order
         # (by time) is the order the changes were made in.
         feedback = locking(Feedback.select().where(Feedback.id == feedback.id)).get()
+        if seen is not None and seen != seen_state(feedback):
+            raise Refused("changed", CHANGED_MESSAGE)
         if (feedback.status, feedback.reviewer_note) == (status, note):
             return feedback
         now = utcnow()

@@ -141,11 +141,17 @@ def show(feedback_id: int):
 @login_required
 def update_triage(feedback_id: int):
     feedback = access.feedback_for(current_user, feedback_id)
+    form = request.form
     try:
-        services.triage(current_user, feedback, request.form.get("status", ""), request.form.get("reviewer_note"))
+        services.triage(current_user, feedback, form.get("status", ""), form.get("reviewer_note"), form.get("seen"))
     except Refused as refusal:
+        changed = refusal.reason == "changed"  # shown as it is now, with what the reviewer chose kept
         return _item_page(
-            feedback, "feedback/_triaged.html", triage_error=refusal.message, triage_form=request.form, status=422
+            Feedback.get_by_id(feedback.id) if changed else feedback,
+            "feedback/_triaged.html",
+            triage_error=refusal.message,
+            triage_form=form,
+            status=409 if changed else 422,
         )
     if not wants_fragment():
         flash("Triage saved.")
@@ -204,6 +210,7 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
         "run": run,
         "answer_html": linked_answer(run.answer, run.cited, url_for("runs.show", run_id=run.id)),
         "history": services.triage_history(feedback),
+        "seen": services.seen_state(feedback),
         "reopened_note": services.REOPENED_NOTE,
         "cases": cases,
         "case_passages": regressions.passages_of(cases),
