@@ -167,9 +167,21 @@ def readable_revisions(user: User, document: Document) -> list[Revision]:
     return [r for r in kept.order_by(Revision.version.desc()) if revision_readable(user, r)]
 
 
-def readable_documents(user: User, pack: Pack) -> list[Document]:
-    """The pack's live documents that ``user`` may open (the pack page's list)."""
-    return [d for d in pack.live_documents() if staff_role_admitted(user, d)]
+def readable_documents(user: User, pack: Pack):
+    """The pack's live documents that ``user`` may open on the staff pages, by title, as a query (the pack
+    page's list and the API's, read a page at a time).
+
+    ``reader_roles_admit_staff`` decides each set of reader roles the pack's live documents have, as
+    ``staff_role_admitted`` decides one document; the query admits exactly the sets it allows.
+    """
+    live = pack.live_documents().order_by(Document.title, Document.doc_id)
+    role_sets = {tuple(roles) for (roles,) in live.select(Document.reader_role_names).order_by().distinct().tuples()}
+    admitted = [
+        Document.reader_role_names.is_exactly(list(roles))
+        for roles in role_sets
+        if reader_roles_admit_staff(user, frozenset(roles))
+    ]
+    return live.where(reduce(operator.or_, admitted) if admitted else False)
 
 
 def library_documents(user: User):

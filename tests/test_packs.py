@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from bs4 import BeautifulSoup
 
@@ -194,3 +196,46 @@ def test_breadcrumbs_end_in_the_current_page_with_no_separator_after_it(app, pac
         assert [item.get("aria-current") for item in items] == [None] * (len(trail) - 1) + ["page"]
         assert all(item.a for item in items[:-1]) and items[-1].a is None  # links above, this page itself last
         assert "›" not in crumbs.get_text()  # the separators are the stylesheet's, between items only
+
+
+def test_the_pack_page_lists_its_documents_a_page_at_a_time_and_an_upload_answers_with_one_page(
+    app, pack, client_as, users
+):
+    """A pack of thousands of documents cost every view of its page, every search without JavaScript and every
+    upload's answer (which shows the list again) the whole list; now one page of it."""
+    from portal.packs.services import DOCUMENTS_PER_PAGE
+
+    extra = 10
+    for n in range(DOCUMENTS_PER_PAGE + extra):
+        services.upload_file(pack, f"note-{n:03d}.md", f"# Note {n:03d}\n\nCheck spool queue {n}.\n".encode(), None)
+    client = client_as("PlatformAdmin")
+
+    first = BeautifulSoup(client.get("/packs/ops").get_data(as_text=True), "html.parser")
+    section = first.select_one("section#documents")
+    assert section.select_one("#docs-heading").text == f"Documents ({DOCUMENTS_PER_PAGE + extra})"
+    assert len(section.select("#document-list tbody tr")) == DOCUMENTS_PER_PAGE
+    assert section.select_one("tbody tr a").text == "Note 000"
+    following = section.select_one(".pager a[rel=next]")
+    assert following["href"] == following["hx-get"] == "/packs/ops?page=2"
+    assert (following["hx-target"], following["hx-swap"]) == ("#documents", "outerHTML")
+
+    swapped = client.get("/packs/ops?page=2", headers={"HX-Request": "true"}).get_data(as_text=True)
+    assert "<html" not in swapped and swapped.lstrip().startswith('<section id="documents"')
+    rows = BeautifulSoup(swapped, "html.parser").select("#document-list tbody tr a")
+    assert [a.text for a in rows] == [f"Note {n:03d}" for n in range(DOCUMENTS_PER_PAGE, DOCUMENTS_PER_PAGE + extra)]
+
+    # Without JavaScript a search lands on the whole page: its results, and a pager that keeps the search.
+    searched = BeautifulSoup(client.get("/packs/ops?q=spool&page=2").get_data(as_text=True), "html.parser")
+    assert searched.select(".hit") and len(searched.select("#document-list tbody tr")) == extra
+    assert searched.select_one("#documents .pager a[rel=prev]")["href"] == "/packs/ops?q=spool&page=1"
+
+    uploaded = client.post(
+        "/packs/ops/documents",
+        data={"files": (io.BytesIO(b"# Note new\n\nMore.\n"), "note-new.md")},
+        headers={"HX-Request": "true"},
+        content_type="multipart/form-data",
+    )
+    answer = BeautifulSoup(uploaded.get_data(as_text=True), "html.parser")
+    listed = answer.select_one("section#documents[hx-swap-oob]")
+    assert listed.select_one("#docs-heading").text == f"Documents ({DOCUMENTS_PER_PAGE + extra + 1})"
+    assert len(listed.select("#document-list tbody tr")) == DOCUMENTS_PER_PAGE

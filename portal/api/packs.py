@@ -53,17 +53,17 @@ def list_packs(user: User):
 )
 def list_documents(user: User, slug: str, query: s.DocumentListQuery):
     pack = access.pack_for(user, slug)
-    documents = sorted(access.readable_documents(user, pack), key=lambda d: (d.title, d.doc_id))
-    start = (query.page - 1) * query.per_page
-    shown = documents[start : start + query.per_page]
-    more = start + query.per_page < len(documents)
+    documents = access.readable_documents(user, pack)
+    total = documents.count()
+    shown = list(documents.paginate(query.page, query.per_page))
+    more = query.page * query.per_page < total
     return json_response(
         s.DocumentPage,
         {
             "pack": pack.slug,
             "page": query.page,
             "per_page": query.per_page,
-            "total": len(documents),
+            "total": total,
             "documents": [_summary(d) for d in shown],
             "next": url_for("api.list_documents", slug=pack.slug, page=query.page + 1, per_page=query.per_page)
             if more

@@ -6,15 +6,18 @@ import re
 
 from peewee import IntegrityError, fn
 
+from portal import access
 from portal.audit import audit
 from portal.companies import company_named
 from portal.db import database
 from portal.errors import NotFound, Refused, too_long
 from portal.models import MAX_ID_CHARS, MAX_TITLE_CHARS, PACK_KINDS, Document, Pack, User
+from portal.paging import ListPage
 
 # A pack's or an agent's slug; the forms' ``pattern`` attribute is this too (``\-``: valid in its v-mode).
 SLUG_PATTERN = rf"[a-z0-9][a-z0-9\-]{{0,{MAX_ID_CHARS - 1}}}"
 SLUG_RE = re.compile(f"^{SLUG_PATTERN}$")
+DOCUMENTS_PER_PAGE = 50  # a pack page lists its documents a page at a time, as the Library does
 SLUG_RULE = f"1–{MAX_ID_CHARS} lowercase letters, digits and hyphens, starting with a letter or digit"
 
 
@@ -117,3 +120,9 @@ def packs_as_json(packs) -> list[dict]:
         }
         for p in packs
     ]
+
+
+def documents_page(user: User, pack: Pack, page: int) -> ListPage:
+    """Page ``page`` of the pack's documents ``user`` may open, by title; past the end, the last page. A pack of
+    thousands of documents costs its page (and each upload's answer, which shows the list again) one page."""
+    return ListPage(access.readable_documents(user, pack), DOCUMENTS_PER_PAGE, page)

@@ -9,10 +9,10 @@ from portal import access
 from portal.answers.references import section_path
 from portal.companies import company_names
 from portal.errors import NotFound, Refused
-from portal.numbers import form_number
+from portal.numbers import form_number, query_page
 from portal.packs.deletion import delete_pack, pack_contents
-from portal.packs.services import create_pack, edit_pack, live_document_counts
-from portal.rendering import render
+from portal.packs.services import create_pack, documents_page, edit_pack, live_document_counts
+from portal.rendering import render, wants_fragment
 from portal.request_text import query_search
 from portal.wording import counted
 
@@ -78,10 +78,15 @@ def _packs_page(form, refusal: Refused | None = None, status: int = 200):
     )
 
 
+DOCUMENT_LIST = "documents/_documents.html"
+
+
 @bp.route("/<slug>")
 @login_required
 def show(slug: str):
-    return pack_page(access.pack_for(current_user, slug), query_search())
+    # A pager link names its page: htmx then swaps the document list alone, and search results stay as shown.
+    paging = "page" in request.args and wants_fragment()
+    return pack_page(access.pack_for(current_user, slug), query_search(), DOCUMENT_LIST if paging else None)
 
 
 @bp.route("/<slug>/search")
@@ -94,14 +99,15 @@ def search(slug: str):
 def pack_page(pack, query: str = "", fragment: str | None = None, outcomes: list | None = None, status: int = 200):
     """The pack's page with the documents the reader may read, for a query its search results, after an
     upload its outcomes; ``fragment``: what htmx swaps in instead (a search's results, an upload's outcomes)."""
-    results = access.search_for_reader(current_user, [pack], query) if query.strip() else None
+    searching = query.strip() and fragment != DOCUMENT_LIST
+    results = access.search_for_reader(current_user, [pack], query) if searching else None
     return render(
         "packs/show.html",
         fragment,
         status=status,
         pack=pack,
         outcomes=outcomes or [],
-        documents=access.readable_documents(current_user, pack),
+        documents=documents_page(current_user, pack, query_page()),
         query=query,
         results=results,
     )
