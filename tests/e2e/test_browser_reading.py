@@ -111,6 +111,11 @@ def test_a_reviewer_sees_the_members_new_reasons_and_who_reopened_the_item(page,
     page.evaluate("window.notReloaded = true")
     page.fill("#reviewer-note", "Looking again.")
     page.click("#triage >> text=Save triage")
+    # Saved over a change the reviewer had not seen: nothing is saved, the item shows as it is now.
+    expect(page.locator("#triage .error")).to_contain_text("changed while you were reviewing it")
+    expect(page.locator("#feedback-detail .reason-list")).to_have_text("Incomplete")
+    expect(page.locator("#reviewer-note")).to_have_value("Looking again.")
+    page.click("#triage >> text=Save triage")
     expect(page.locator("#triage .flash")).to_be_visible()
     expect(page.locator("#feedback-detail .reason-list")).to_have_text("Incomplete")
     expect(page.locator("#feedback-detail .feedback-note")).to_have_text("It skips the TemSe check.")
