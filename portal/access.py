@@ -36,24 +36,22 @@ from portal.search.hits import SearchResults
 from portal.search.schema import partition_class
 from portal.search.service import DEFAULT_LIMIT, search_packs
 
-STAFF = STAFF_ROLES
-
 # Every action and the roles that may take it; a user may if they hold any of them.
 ACTIONS: dict[str, frozenset[str]] = {
-    "packs.read": STAFF,
+    "packs.read": STAFF_ROLES,
     "documents.write": frozenset({ADMIN}),
     # Describing figures calls a paid vision model: administration.
     "documents.describe": frozenset({ADMIN}),
     # SPEC 2: a document's reader roles narrow reading to exact role matches; these roles bypass them.
     "documents.bypass_reader_roles": frozenset({ADMIN}),
     # The Library: every document the user may read directly (SPEC 2), whatever their roles grant.
-    "library.read": STAFF | {MEMBER},
-    "agents.read": STAFF,
+    "library.read": STAFF_ROLES | {MEMBER},
+    "agents.read": STAFF_ROLES,
     "agents.configure": frozenset({ADMIN, BUILDER}),
-    "agents.try": STAFF,
-    "runs.see_all": STAFF,
+    "agents.try": STAFF_ROLES,
+    "runs.see_all": STAFF_ROLES,
     "chat.use": frozenset({MEMBER}),
-    "feedback.review": STAFF,
+    "feedback.review": STAFF_ROLES,
     # Reviewers triage and record cases; removing someone else's case is administration.
     "cases.remove_any": frozenset({ADMIN}),
     # Everyone revokes their own API tokens; revoking another user's is administration.
