@@ -11,15 +11,23 @@ committed in between (the busy timeout does not cover that case); an immediate
 one reads what the previous writer committed, so a compare-and-set loses with a
 clear conflict instead. PostgreSQL needs nothing of the kind: its row locks make
 the compare-and-set wait and re-check.
+
+Writers queue for that lock outside SQLite (``_WriterTurn``): SQLite's own busy
+handler polls with sleeps growing to 100 ms and serves no one in order, so under
+load a chat turn waited up to 2 s for a lock held a few milliseconds at a time
+(docs/performance.md, "Waiting for SQLite's write lock").
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import threading
+import time
 from pathlib import Path
 
-from peewee import OP, SQL, Database, Expression, NodeList, TextField, Value
+from peewee import OP, SQL, Database, Expression, NodeList, OperationalError, TextField, Value
 from playhouse.db_url import connect as connect_url
 from playhouse.flask_utils import FlaskDB
 from playhouse.pool import PooledSqliteDatabase
@@ -80,8 +88,60 @@ SQLITE_PRAGMAS = {
 SQLITE_CONNECTION_REUSE_S = 300  # a pooled connection is closed once this old (a fresh one starts clean)
 
 
+# A writer waiting for another process's turn looks again this often (SQLite's handler sleeps up to 100 ms).
+_TURN_POLL_S = 0.001
+
+
+class _WriterTurn:
+    """One writing transaction at a time across the processes sharing a database file, in turn.
+
+    The threads of a process queue on a lock (woken as soon as it is free); the one at the head
+    then takes an ``flock`` on a file beside the database, which the kernel drops if the process
+    dies, so a killed writer never leaves it held. Waiting is bounded by the busy timeout, after
+    which the transaction fails as SQLite's would ("database is locked": ``is_busy``).
+    """
+
+    def __init__(self, path: Path, timeout_s: float):
+        self._path = path
+        self._timeout_s = timeout_s
+        self._threads = threading.Lock()
+        self._fd: int | None = None
+        self._held = threading.local()
+
+    def held(self) -> bool:
+        return getattr(self._held, "value", False)
+
+    def take(self) -> None:
+        deadline = time.monotonic() + self._timeout_s
+        if not self._threads.acquire(timeout=self._timeout_s):
+            raise OperationalError("database is locked (another writer of this process held it too long)")
+        try:
+            if self._fd is None:
+                self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+            while True:
+                try:
+                    fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise OperationalError("database is locked (another process held it too long)") from None
+                    time.sleep(_TURN_POLL_S)
+        except BaseException:
+            self._threads.release()
+            raise
+        self._held.value = True
+
+    def give_back(self) -> None:
+        if not self.held():
+            return
+        self._held.value = False
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self._threads.release()
+
+
 class _ImmediateSqliteDatabase(PooledSqliteDatabase):
-    """SQLite whose transactions begin IMMEDIATE unless told otherwise (see the module docstring).
+    """SQLite whose transactions begin IMMEDIATE unless told otherwise, each in its writer's turn
+    (see the module docstring).
 
     Peewee 4 also takes ``lock_type`` in the constructor; overriding ``begin`` works on 3.x too.
     Pooled: FlaskDB opens a connection for every request and closes it after; opening one (and
@@ -89,8 +149,46 @@ class _ImmediateSqliteDatabase(PooledSqliteDatabase):
     connection goes back to the pool (any transaction left open rolled back) for the next request.
     """
 
+    def __init__(self, database, *args, **kwargs):
+        super().__init__(database, *args, **kwargs)
+        timeout_s = kwargs.get("pragmas", {}).get("busy_timeout", 5_000) / 1000
+        self.writer_turn = _WriterTurn(Path(f"{database}-writer.lock"), timeout_s)
+
     def begin(self, lock_type=None):
-        super().begin(lock_type or "IMMEDIATE")
+        lock_type = lock_type or "IMMEDIATE"
+        if lock_type.upper() == "DEFERRED":  # a reader's transaction takes no write lock: no turn either
+            return super().begin(lock_type)
+        self.writer_turn.take()
+        try:
+            super().begin(lock_type)
+        except BaseException:
+            self.writer_turn.give_back()
+            raise
+
+    def commit(self):
+        try:
+            return super().commit()
+        finally:
+            self._give_back_when_ended()
+
+    def rollback(self):
+        try:
+            return super().rollback()
+        finally:
+            self._give_back_when_ended()
+
+    def _close(self, conn, close_conn=False):
+        # A connection given back (or closed) with its transaction open is rolled back on the way:
+        # this thread's turn ends with it.
+        try:
+            return super()._close(conn, close_conn)
+        finally:
+            self.writer_turn.give_back()
+
+    def _give_back_when_ended(self) -> None:
+        conn = self._state.conn
+        if conn is None or not conn.in_transaction:
+            self.writer_turn.give_back()
 
 
 def open_database(url: str) -> Database:

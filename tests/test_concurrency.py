@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 import requests
+from peewee import OperationalError
 
 from helpers import PASSWORD, POSTGRES_URL, SPOOL, migrated_app, serve_in_thread, signed_in_client
 from portal import db
@@ -580,3 +581,112 @@ def test_a_pack_deleted_while_an_answer_cites_it_leaves_no_text_in_the_receipt(
     assert deleted.status_code == 303 and Pack.get_by_id(pack.id).is_deleted
 
     _assert_cited_text_forgotten(server, asking, asking.answered(slow_model, thread))
+
+
+# --- Writers taking turns (SQLite) ---------------------------------------------------------------
+# Every writing transaction waits for its turn outside SQLite (portal.db._WriterTurn). A turn must end
+# with its transaction however that ends, and never outlive the process holding it.
+
+_HOLD_A_TURN = """
+import sys, time
+from portal.db import open_database
+database = open_database(sys.argv[1])
+database.begin()
+database.execute_sql("INSERT INTO t (v) VALUES ('killed')")
+print("holding", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.fixture
+def scratch_database(tmp_path, monkeypatch):
+    if POSTGRES_URL:
+        pytest.skip("SQLite's write lock; PostgreSQL's row locks wait")
+
+    def open_scratch(busy_timeout_ms: int = 10_000):
+        monkeypatch.setitem(db.SQLITE_PRAGMAS, "busy_timeout", busy_timeout_ms)
+        database = db.open_database(f"sqlite:///{tmp_path / 'turns.db'}")
+        database.execute_sql("CREATE TABLE IF NOT EXISTS t (v TEXT)")
+        return database
+
+    return open_scratch
+
+
+def _write_in_thread(database, value: str) -> Callable[[], BaseException | None]:
+    """Write ``value`` in a transaction of a new thread; the returned call waits for it and gives its error."""
+    outcome: list[BaseException | None] = []
+
+    def write():
+        try:
+            with database.atomic():
+                database.execute_sql("INSERT INTO t (v) VALUES (?)", (value,))
+            outcome.append(None)
+        except BaseException as error:  # noqa: BLE001 - handed to the test to assert on
+            outcome.append(error)
+        finally:
+            database.close()
+
+    thread = threading.Thread(target=write)
+    thread.start()
+
+    def result():
+        thread.join()
+        return outcome[0]
+
+    return result
+
+
+def _values(database) -> list[str]:
+    return sorted(v for (v,) in database.execute_sql("SELECT v FROM t").fetchall())
+
+
+def test_a_writer_killed_in_its_turn_gives_the_turn_back_and_keeps_nothing(scratch_database, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    database = scratch_database()
+    with subprocess.Popen(
+        [sys.executable, "-c", _HOLD_A_TURN, f"sqlite:///{tmp_path / 'turns.db'}"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    ) as holder:
+        try:
+            assert holder.stdout.readline().strip() == "holding"
+            waiting = _write_in_thread(database, "after")
+            os.kill(holder.pid, signal.SIGKILL)
+            holder.wait()
+            assert waiting() is None
+        finally:
+            holder.kill()
+    assert _values(database) == ["after"]
+
+
+def test_a_turn_ends_with_its_transaction_however_it_ends(scratch_database):
+    database = scratch_database(busy_timeout_ms=10_000)
+    with database.atomic():
+        database.execute_sql("INSERT INTO t (v) VALUES ('committed')")
+    assert not database.writer_turn.held() and _write_in_thread(database, "after commit")() is None
+
+    with pytest.raises(RuntimeError):
+        with database.atomic():
+            database.execute_sql("INSERT INTO t (v) VALUES ('rolled back')")
+            raise RuntimeError("the change fails half way")
+    assert not database.writer_turn.held() and _write_in_thread(database, "after rollback")() is None
+
+    database.begin()  # a connection given back to the pool with its transaction still open
+    database.execute_sql("INSERT INTO t (v) VALUES ('left open')")
+    database.close()
+    assert not database.writer_turn.held() and _write_in_thread(database, "after close")() is None
+    assert _values(database) == ["after close", "after commit", "after rollback", "committed"]
+
+
+def test_a_turn_held_past_the_busy_timeout_is_the_busy_error(scratch_database):
+    database = scratch_database(busy_timeout_ms=50)
+    with database.atomic():
+        database.execute_sql("INSERT INTO t (v) VALUES ('first')")
+        error = _write_in_thread(database, "second")()
+    assert isinstance(error, OperationalError) and db.is_busy(error)
+    assert _values(database) == ["first"]
