@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import json
 import re
+import sys
+import unicodedata
 
 import pytest
 
@@ -123,6 +125,41 @@ def test_each_detector_finds_and_redacts_exactly_the_secret(rule, secret, templa
     assert rule in {f.rule for f in result.findings}
     assert result.redacted_text == template.format(s=MARK)
     assert any(text[f.start : f.end] == secret for f in result.findings if f.rule == rule)
+
+
+INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"]
+
+
+@pytest.mark.parametrize("invisible", INVISIBLE)
+@pytest.mark.parametrize(("rule", "secret", "template"), DETECTOR_CASES)
+def test_a_secret_split_by_an_invisible_character_is_still_found_and_redacted_whole(rule, secret, template, invisible):
+    # A reader's copy would show the secret whole; the split must not hide it from the detectors.
+    split = secret[: len(secret) // 2] + invisible + secret[len(secret) // 2 :]
+    text = template.format(s=split)
+    result = classify(text, "Notes", "notes.md")
+    assert result.decision == "redact"
+    assert rule in {f.rule for f in result.findings}
+    assert result.redacted_text == template.format(s=MARK)
+    assert any(text[f.start : f.end] == split for f in result.findings if f.rule == rule)
+
+
+@pytest.mark.parametrize("invisible", INVISIBLE)
+def test_a_key_split_by_an_invisible_character_in_a_title_or_file_name_is_redacted(invisible):
+    split = AWS_KEY_ID[:4] + invisible + AWS_KEY_ID[4:]
+    result = classify("Plain text.", f"Keys {split}", f"keys-{split}.md")
+    assert (result.redacted_title, result.redacted_filename) == (f"Keys {MARK}", f"keys-{MARK}.md")
+
+
+def test_the_invisible_characters_are_exactly_unicodes_format_characters():
+    from portal.ingest.classify import _INVISIBLE
+
+    everything = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    assert set(_INVISIBLE.findall(everything)) == {c for c in everything if unicodedata.category(c) == "Cf"}
+
+
+def test_invisible_characters_around_a_secret_stay_outside_its_marker():
+    text = f"id \u200b{AWS_KEY_ID}\u200b end"
+    assert classify(text, "t", "f.md").redacted_text == f"id \u200b{MARK}\u200b end"
 
 
 def test_the_fake_secrets_fixture_is_redacted_and_its_prose_survives():

@@ -7,6 +7,12 @@ switched off. Redaction replaces each finding by ``[REDACTED:credential]``;
 overlapping or touching findings become one marker, and a private-key block is
 one finding from its BEGIN line to its END line.
 
+Invisible format characters (zero-width space and joiners, word joiner,
+byte-order mark, soft hyphen, bidi controls: Unicode category Cf) do not hide a
+credential: a reader sees ``AKIA\u200bIOSF…`` whole, so each field is also
+scanned with them taken out, and what is found there is redacted in the field
+as written.
+
 Built-in rules (all ``redact`` by default; ``Policy.from_config`` overrides):
 ``cloud_access_key``, ``private_key``, ``bearer_token``, ``api_token``,
 ``connection_string_password``, ``password_assignment``, ``jwt``.
@@ -16,6 +22,7 @@ The detectors are in ``portal/ingest/credentials.py``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -145,7 +152,7 @@ def classify(text: str, title: str, filename: str, policy: Policy | None = None)
         if rule.decision == "allow":
             continue
         for field in FIELDS:
-            for start, end in rule.detector(values[field]):
+            for start, end in _detect(rule.detector, values[field]):
                 findings.add(Finding(rule.name, start, end, field))
     ordered = sorted(findings, key=lambda f: (FIELDS.index(f.field), f.start, f.end, f.rule))
     rules = {rule.name: rule for rule in policy.rules}
@@ -166,6 +173,27 @@ def classify(text: str, title: str, filename: str, policy: Policy | None = None)
         redacted_filename=redacted["filename"],
         deciding_kinds=tuple(kinds),
     )
+
+
+# Unicode's format characters (category Cf) as of Python 3.11's tables, written out because
+# building the class from unicodedata takes 0.4 s at import; tests/test_classify.py checks it.
+_INVISIBLE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
+
+
+def _detect(detector: Detector, value: str) -> set[Span]:
+    """``detector``'s spans in ``value`` and in ``value`` without its invisible characters, the
+    latter mapped back onto ``value`` (a span covers the invisible characters inside it)."""
+    spans = set(detector(value))
+    if not _INVISIBLE.search(value):
+        return spans
+    kept = [i for i, char in enumerate(value) if not _INVISIBLE.match(char)]
+    visible = "".join(value[i] for i in kept)
+    spans.update((kept[start], kept[end - 1] + 1) for start, end in detector(visible) if end > start)
+    return spans
 
 
 def redact(value: str, spans: Iterable[Span]) -> str:
