@@ -1044,6 +1044,12 @@ Resolution targets: P1 4 hours, P2 8 hours, P3 72 hours.
 ## Landscape
 
 The kernel of K4P was updated in the downtime of 2026-03-14; the MES partner number is TWMES01.
+KBP got a HANA revision update; host tfs-kbp-app02 was added. The restart checklist is at version 1.5.
+
+## Rehearsals
+
+The KBP rehearsal on 25 April must finish with return code 0 or 4.
+The K4P rehearsal on 11 April finished with return code 4.
 
 ## Monitoring thresholds
 
@@ -1070,6 +1076,12 @@ The tickets of February are reviewed in a document of their own.
         ("Which kernel patch level did K4P get in the March downtime?", False),  # the noun, but no level given
         ("What was updated on K4P in the downtime of 14 March?", True),  # a month also names its ISO dates
         ("What is the warning threshold for LBWQ?", True),  # the noun is the heading of the table
+        # P4 is named (its row counts incidents), but the hours are given for P1 to P3 only
+        ("How many hours does the team have to resolve a P4 incident?", False),
+        ("Which HANA revision did KBP get?", False),  # after the noun, its clause names a host, not a revision
+        ("Which version is the restart checklist at?", True),
+        ("Did the KBP rehearsal on 25 April finish with return code 0?", False),  # only what it must do
+        ("Did the K4P rehearsal on 11 April finish with return code 4?", True),
     ],
 )
 def test_a_question_asking_for_a_value_needs_a_unit_that_gives_one(corpus, question, evidence):

@@ -15,18 +15,22 @@ naming the months the question names, must hold a value of the kind asked for:
   the asker's own, and does not decide);
 - **a value named by a noun it is written after** ("which kernel patch level",
   "which version", "what is the password of …"): a token shaped like a value —
-  with digits or an identifier — within a few words after that noun ("patch
-  level 200", "version 1.4", a table row "Version: 1.4; …"); so the noun
-  alone, as in "the HANA revision update", is not an answer to
-  "which HANA revision";
+  with digits or an identifier — within a few words after that noun and in its
+  clause ("patch level 200", "version 1.4", a table row "Version: 1.4; …"); so
+  the noun alone, as in "the HANA revision update; app03 retired", is not an
+  answer to "which HANA revision";
 - **a value of its own shape** (a phone number, an e-mail address): a text holding
   one (``SHAPED_VALUES``), in a passage that covers the question well enough
   (``portal.answers.evidence``).
 
 Nouns whose values are words (a status, a name, a result) are left out: only a
-value's shape can be checked without understanding the sentence. A question of
-several parts ("…, and which program?") is not checked this way: each part may be
-answered by a different passage. The rules are general; they were calibrated on
+value's shape can be checked without understanding the sentence. When the
+question names identifiers, the unit (with its context) must name one of them.
+A question of several parts ("…, and which program?") is not checked this way:
+each part may be answered by a different passage.
+
+A question whether something happened ("Did … finish with return code 0?") is
+not answered by units that only say what is to happen (``planned``). The rules are general; they were calibrated on
 the tuning half of the demo question set (docs/retrieval-quality.md).
 """
 
@@ -60,6 +64,26 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str], bool]]] = {
         lambda text: re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text) is not None,
     ),
 }
+
+# --- a past outcome, and a plan ---------------------------------------------------------
+
+# "Did …?", "Was … closed?", "Has … been …?": a question whether something happened.
+_PAST_OUTCOME = re.compile(r"^\W*(?:did|was|were|has|have|had)\b", re.IGNORECASE)
+# A unit saying what is to happen: a modal of the future or of an obligation, or a plan.
+_PLAN = re.compile(
+    r"\b(?:will|shall|must|(?:is|are) (?:planned|scheduled|due|to be|to)|planned for|scheduled for)\b", re.IGNORECASE
+)
+
+
+def asks_past_outcome(question: str) -> bool:
+    """Whether ``question`` asks whether something happened (a yes or no about the past)."""
+    return _PAST_OUTCOME.search(question) is not None
+
+
+def planned(text: str) -> bool:
+    """Whether ``text`` speaks of what is to happen rather than of what happened."""
+    return _PLAN.search(text) is not None
+
 
 # --- counts and named values ----------------------------------------------------------------
 
@@ -182,12 +206,17 @@ def _same_noun(word: str, noun: str) -> bool:
 def holds_named_value(unit: Unit, noun: str, named: set[str]) -> bool:
     """Whether ``unit`` has a value (not one the question names) within a few words after ``noun``. A
     table row reads "Version: 1.3; Date: …", so a column named by the noun counts too."""
-    tokens = [m.group() for m in _TOKEN.finditer(unit.text)]
-    for i, token in enumerate(tokens):
-        if _same_noun(token, noun):
-            if any(_is_value(t) and t.casefold() not in named for t in tokens[i + 1 : i + 1 + NAMED_VALUE_WINDOW]):
+    for match in _TOKEN.finditer(unit.text):
+        if _same_noun(match.group(), noun):
+            # the value stands in the noun's clause: "HANA revision update; app03 retired" names none
+            clause = _CLAUSE_END.split(unit.text[match.end() :], maxsplit=1)[0]
+            following = _TOKEN.findall(clause)[:NAMED_VALUE_WINDOW]
+            if any(_is_value(t) and t.casefold() not in named for t in following):
                 return True
     return False
+
+
+_CLAUSE_END = re.compile(r"[;!?\n]|\.(?!\w)")
 
 
 def holds_count(unit: Unit, counted: set[str], named: set[str], tokenize: Tokenizer) -> bool:
@@ -198,19 +227,27 @@ def holds_count(unit: Unit, counted: set[str], named: set[str], tokenize: Tokeni
 
 
 def answered(
-    question: str, asked: AskedValue, units: Iterable[Unit], tokenize: Tokenizer, in_packs: Callable[[str], bool]
+    question: str,
+    asked: AskedValue,
+    units: Iterable[Unit],
+    tokenize: Tokenizer,
+    in_packs: Callable[[str], bool],
+    about: Callable[[str], bool] = lambda text: True,
 ) -> bool:
     """Whether one of ``units``, in a passage naming the months the question names, holds the value
     ``asked`` for. ``in_packs(term)`` says whether an analysed term occurs in the searched packs.
 
-    The question's identifiers are checked passage by passage already (``evidence``): a unit need not
-    repeat the incident number its digest is about.
+    ``about(text)`` says whether a unit, read with its context, is about what the question names: the
+    evidence check asks for one of the question's identifiers there, so "P1 4 hours, P2 8 hours" does
+    not give the hours of P4, while a digest's title names the incident its sentences are about.
     """
     named = {m.group().casefold() for m in _TOKEN.finditer(question)}
     counted = {t for t in tokenize(asked.phrase) if in_packs(t)} if asked.kind == "count" else set()
     asked_months = months(question)
     for unit in units:
         if not all(names_month(unit.passage, month) for month in asked_months):
+            continue
+        if not about(f"{unit.context}\n{unit.text}"):
             continue
         if asked.kind in ("count", "quantity") and holds_count(unit, counted, named, tokenize):
             return True

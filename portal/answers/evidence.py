@@ -29,8 +29,13 @@ the terms in its text, heading path or title. There is evidence when
   this corpus's; an ISO date is not a phone number;
 - a question asking for a count or for a value named by its noun ("how many
   hours …", "which patch level …") is answered only when one unit of the issued
-  passages gives such a value, in a passage naming the months the question names
-  (``portal.answers.asked``).
+  passages gives such a value, in a passage naming the months the question names,
+  the unit with its context naming the question's identifiers ("P1 4 hours, P2
+  8 hours" does not answer for P4; ``portal.answers.asked``);
+- a question whether something happened ("Did the rehearsal finish with return
+  code 0?", "Was PRB-2026-007 closed …?") is not answered when the units closest
+  to it (``CLOSEST_UNITS``) only say what is to happen ("must finish", "will
+  confirm"): the result of something planned is not in the documents.
 
 The thresholds were
 calibrated on the tuning half of the demo question set; the distributions are
@@ -63,6 +68,9 @@ MIN_JOINED_COVERAGE = 0.15
 MAX_JOINED = 3
 # ... and for each identifier the question names, a passage naming it must cover this share.
 MIN_ANCHORED_COVERAGE = 0.3
+# A question about a past outcome is answered when one of the units covering at least this share of the
+# best unit's weight states something other than a plan.
+CLOSEST_UNITS = 0.9
 
 Tokenizer = Callable[[str], list[str]]
 
@@ -259,7 +267,8 @@ def choose(
     issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
     unanswered = ""
     value = asked_values.asked_value(question)
-    if issued and value is not None:
+    past_outcome = asked_values.asks_past_outcome(question)
+    if issued and (value is not None or past_outcome):
         units = [
             asked_values.Unit(
                 unit.text,
@@ -269,8 +278,17 @@ def choose(
             for i in issued
             for unit in passage_units(hits[i].text)
         ]
-        if not asked_values.answered(question, value, units, tokenize, lambda term: doc_freqs.get(term, 0) > 0):
+        if value is not None and not asked_values.answered(
+            question,
+            value,
+            units,
+            tokenize,
+            lambda term: doc_freqs.get(term, 0) > 0,
+            about=lambda text: not runs or any(all(names(text, token) for token in run) for run in runs),
+        ):
             unanswered, evidence, issued = value.phrase, False, []
+        elif past_outcome and _only_planned(units, weights, tokenize):
+            unanswered, evidence, issued = "the outcome", False, []
     return Choice(
         evidence,
         issued,
@@ -284,6 +302,16 @@ def choose(
         uncovered=uncovered,
         weights=weights,
     )
+
+
+def _only_planned(units: list[asked_values.Unit], weights: dict[str, float], tokenize: Tokenizer) -> bool:
+    """Whether the units closest to the question (by the weight of its terms they cover, with their
+    context) all speak of what is to happen: "the rehearsal must finish with return code 0" does
+    not say whether it did."""
+    shares = [math.fsum(weights[t] for t in set(tokenize(f"{u.context} {u.text}")) & weights.keys()) for u in units]
+    best = max(shares, default=0.0)
+    closest = [u for u, share in zip(units, shares) if share >= CLOSEST_UNITS * best]
+    return bool(closest) and all(asked_values.planned(u.text) for u in closest)
 
 
 def _joined_share(covered: list[set[str]], weights: dict[str, float], total: float) -> float:
