@@ -76,6 +76,28 @@ def test_load_questions_names_the_question_it_refuses(tmp_path):
         load_questions(path)
 
 
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (json.dumps([{**ANSWERABLE, "kind": "yesno"}]), "has unknown kind 'yesno'"),
+        ('[{"id": "a",', "not JSON (Expecting property name"),
+        (json.dumps({"questions": [ANSWERABLE]}), "a JSON list of objects"),
+        (b"\xff\xfe[]", "not UTF-8 text"),
+    ],
+)
+def test_cairn_eval_names_what_is_wrong_with_a_question_file(tmp_path, content, message):
+    from click.testing import CliRunner
+
+    from portal.cli.evaluate import evaluate
+
+    path = tmp_path / "questions.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    result = CliRunner().invoke(evaluate, ["--questions", str(path), "--no-cranfield", "--no-regressions"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: {path}: ") and message in result.output
+    assert "Traceback" not in result.output
+
+
 def test_cairn_eval_on_a_small_corpus(tmp_path):
     # PYTHONPATH: the subprocess runs this checkout's code, whatever the installed package points at
     env = {

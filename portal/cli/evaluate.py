@@ -42,14 +42,19 @@ def evaluate(
     """Retrieval and answer quality: Recall@8 and nDCG@10 of a question set, its answers through `ask`
     (key fact stated, expected document cited, "no evidence" right and wrong, p95 latency), Cranfield
     next to plain Lucene, and the regression cases recorded from answer feedback."""
+    from portal.cli.support import fail
+    from portal.evaluation.questions import QuestionSetError
     from portal.evaluation.runner import run_evaluation
 
-    report = run_evaluation(
-        Path(questions_path) if questions_path else None,
-        current,
-        None if no_cranfield else (Path(cranfield_dir) if cranfield_dir else "default"),
-        regressions=not no_regressions,
-        only_regressions=regressions_only,
-        split=split,
-    )
+    try:
+        report = run_evaluation(
+            Path(questions_path) if questions_path else None,
+            current,
+            None if no_cranfield else (Path(cranfield_dir) if cranfield_dir else "default"),
+            regressions=not no_regressions,
+            only_regressions=regressions_only,
+            split=split,
+        )
+    except QuestionSetError as error:
+        fail(str(error))
     click.echo(json.dumps(report.as_json()) if as_json else report.as_text(details))

@@ -122,12 +122,23 @@ def question_problem(question: dict) -> str | None:
     return None
 
 
+class QuestionSetError(ValueError):
+    """A question file that cannot be evaluated; the message names the file and what is wrong."""
+
+
 def load_questions(path: Path) -> list[dict]:
-    questions = json.loads(Path(path).read_text())
+    try:
+        questions = json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise QuestionSetError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise QuestionSetError(f"{path}: not JSON ({error.msg} at line {error.lineno})") from None
+    if not isinstance(questions, list) or not all(isinstance(q, dict) for q in questions):
+        raise QuestionSetError(f"{path}: a question set is a JSON list of objects, one a question")
     for question in questions:
         problem = question_problem(question)
         if problem:
-            raise ValueError(f"question {question.get('id', '?')} {problem}")
+            raise QuestionSetError(f"{path}: question {question.get('id', '?')} {problem}")
     return questions
 
 
