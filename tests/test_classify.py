@@ -392,3 +392,49 @@ def test_an_aws_key_pair_in_a_word_file_is_redacted_before_anything_is_stored(ap
     assert AWS_SECRET not in stored.text and AWS_KEY_ID not in stored.text
     assert f"secret is {MARK}" in stored.text and f"key = {MARK}" in stored.text
     assert stored.original_path is None  # the Word file itself still holds the secret: not kept
+
+
+# A short password setting: its marker is 13 characters longer than the value it replaces.
+SHORT_SETTING = "a_pwd=abcd1234"
+
+
+def test_a_title_that_redaction_lengthens_still_fits_its_column(app, pack):
+    """A heading of 254 characters fits the title's column; redacting the short password in it made it 267,
+    which PostgreSQL refused (a 500) and SQLite stored past the limit. It is cut, never inside a marker."""
+    from portal.documents.services import upload_file
+    from portal.models import MAX_TITLE_CHARS, Document
+
+    heading = "T" * (MAX_TITLE_CHARS - len(SHORT_SETTING) - 1) + SHORT_SETTING
+    outcome = upload_file(pack, "long-title.md", f"# {heading}\n\nThe text.\n".encode(), None)
+
+    assert outcome.accepted and outcome.document.redacted
+    title = Document.get_by_id(outcome.document.id).title
+    assert len(title) <= MAX_TITLE_CHARS
+    assert "abcd1234" not in title and "[REDACTED" not in title  # the marker did not fit: it went whole
+
+
+def test_a_file_name_that_redaction_lengthens_still_fits_its_column(app, pack):
+    from portal.documents.filenames import MAX_NAME_CHARS
+    from portal.documents.services import upload_file
+    from portal.models import Revision
+
+    name = f"{AWS_KEY_ID} " + "c" * (MAX_NAME_CHARS - len(AWS_KEY_ID) - 5) + ".txt"  # 255; its marker is one longer
+    outcome = upload_file(pack, name, b"Plain text.", None)
+
+    assert outcome.accepted and outcome.document.redacted
+    stored = Revision.get_by_id(outcome.revision.id).original_name
+    assert len(stored) <= MAX_NAME_CHARS and stored.startswith(f"{MARK} c") and stored.endswith("c.txt")
+
+
+def test_a_title_typed_that_redaction_lengthens_still_fits_its_column(app, pack):
+    from portal.documents import editing
+    from portal.documents.services import upload_file
+    from portal.models import MAX_TITLE_CHARS, Document
+
+    document = upload_file(pack, "notes.md", b"# Notes\n\nThe text.\n", None).document
+    typed = f"{AWS_KEY_ID} " + "T" * (MAX_TITLE_CHARS - len(AWS_KEY_ID) - 1)  # 255; its marker is one longer
+
+    editing.edit_document(document, document.current_version, None, typed)
+
+    title = Document.get_by_id(document.id).title
+    assert len(title) <= MAX_TITLE_CHARS and title.startswith(f"{MARK} TTT")

@@ -12,7 +12,7 @@ from portal.audit import audit
 from portal.db import database
 from portal.documents import revisions
 from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
-from portal.documents.services import classification_policy, sha256_hex
+from portal.documents.services import classification_policy, fitted_title, sha256_hex
 from portal.errors import Refused, VersionConflict, too_long
 from portal.ingest import limits
 from portal.ingest.classify import classify, refuse_if_not_allowed
@@ -63,7 +63,7 @@ def checked_title(title: str, doc_id: str) -> str:
         raise too_long("bad_title", "A title", MAX_TITLE_CHARS, len(title))
     verdict = classify("", title, doc_id, classification_policy())
     refuse_if_not_allowed(verdict)
-    return verdict.redacted_title if verdict.decision == "redact" else title
+    return fitted_title(verdict.redacted_title) if verdict.decision == "redact" else title
 
 
 def retitle(document: Document, title: str, expected_version: int, user: User | None) -> None:

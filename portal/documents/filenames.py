@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from pathlib import PurePath
 
 from portal.bidi import BIDI_REORDERING
 from portal.errors import Refused
+from portal.ingest.classify import cut_redacted
 
 # Unicode's bidirectional controls: the marks, and the embeddings, overrides and isolates that document text
 # loses at upload (``strip_control_characters``); a name holds none of them.
@@ -55,6 +57,15 @@ def upload_name(name: str) -> str:
             "Rename the file and upload it again.",
         )
     return name
+
+
+def fitted_name(name: str) -> str:
+    """A name that passed ``upload_name`` and was then redacted, cut back to ``MAX_NAME_CHARS`` with its
+    extension kept: a redaction marker can be longer than the credential it replaces."""
+    if len(name) <= MAX_NAME_CHARS:
+        return name
+    suffix = PurePath(name).suffix
+    return cut_redacted(name[: len(name) - len(suffix)], MAX_NAME_CHARS - len(suffix)) + suffix
 
 
 def shown_name(name: str) -> str:

@@ -26,17 +26,17 @@ from peewee import Case, IntegrityError
 from portal import storage
 from portal.db import database
 from portal.documents import revisions
-from portal.documents.filenames import shown_name, upload_name
+from portal.documents.filenames import fitted_name, shown_name, upload_name
 from portal.documents.outcomes import REDACTED_FIGURE, Redaction, UploadOutcome
 from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
-from portal.ingest.classify import Classification, Policy, classify, refuse_if_not_allowed
+from portal.ingest.classify import Classification, Policy, classify, cut_redacted, refuse_if_not_allowed
 from portal.ingest.formats import Extracted, read_upload
 from portal.ingest.markdown_blocks import heading_title, markdown_blocks
 from portal.ingest.markers import replace_figure_markers, without_images_line
 from portal.ingest.passages import split_passages
-from portal.models import DOCUMENT_ID_RE, MAX_ID_CHARS, Document, Pack, Revision, User, utcnow
+from portal.models import DOCUMENT_ID_RE, MAX_ID_CHARS, MAX_TITLE_CHARS, Document, Pack, Revision, User, utcnow
 from portal.search import service as search_service
 
 log = logging.getLogger(__name__)
@@ -63,16 +63,22 @@ def title_for(filename: str, text: str, kind: str, own_title: str = "") -> str:
     """The file's own title (PDF metadata), a Markdown or Word document's first level-1 heading,
     else the file name's stem."""
     if own_title:
-        return own_title[:255]
+        return fitted_title(own_title)
     if kind in ("markdown", "docx"):
         # as the viewer reads it: "Title" underlined with "===" counts, a "#" line in a code block does not
         for block in markdown_blocks(text):
             if block.kind == "heading" and block.level == 1 and block.depth == 0:
                 title = heading_title(block.text).strip()
                 if title:
-                    return title[:255]
+                    return fitted_title(title)
     stem = PurePath(filename).stem
-    return (re.sub(r"[_]+", " ", stem).strip() or stem)[:255]
+    return fitted_title(re.sub(r"[_]+", " ", stem).strip() or stem)
+
+
+def fitted_title(title: str) -> str:
+    """A title cut to ``MAX_TITLE_CHARS``, the width of its column (PostgreSQL refuses more): a heading or a
+    file name may be longer, and so may a title once a credential in it is redacted."""
+    return cut_redacted(title, MAX_TITLE_CHARS)
 
 
 def sha256_hex(data: bytes | str) -> str:
@@ -146,7 +152,7 @@ def _upload(pack, filename, data, user, content_type, expected_version, doc_id, 
                 "The document id or file name looks like a credential; choose another one. Nothing was stored.",
             )
         extracted, redaction = _redact(extracted, verdict)
-        title, filename = verdict.redacted_title, verdict.redacted_filename
+        title, filename = fitted_title(verdict.redacted_title), fitted_name(verdict.redacted_filename)
     doc_id = doc_id or document_id_for(filename)
     incoming = _Incoming(filename, content_type, title, extracted, redaction is not None, user)
     outcome = _store(pack, doc_id, incoming, expected_version, reader_access, sync)

@@ -206,6 +206,20 @@ def redact(value: str, spans: Iterable[Span]) -> str:
     return "".join(parts)
 
 
+def cut_redacted(value: str, limit: int) -> str:
+    """``value`` cut to at most ``limit`` characters, never inside a redaction marker (one the cut would split
+    goes whole). Redaction can lengthen a value: ``pwd=abcd1234`` becomes ``pwd=[REDACTED:credential]``, so a
+    title or file name that fitted its column before it may not after."""
+    if len(value) <= limit:
+        return value
+    end = limit
+    for marker in re.finditer(re.escape(REDACTION_MARKER), value):
+        if marker.start() < limit < marker.end():
+            end = marker.start()
+            break
+    return value[:end].rstrip()
+
+
 def refuse_if_not_allowed(classification: Classification) -> None:
     """Raise ``Refused`` for block and review_required; the message names kinds, never secrets."""
     kinds = ", ".join(classification.deciding_kinds)
