@@ -104,20 +104,29 @@ class _WriterTurn:
     def __init__(self, path: Path, timeout_s: float):
         self._path = path
         self._timeout_s = timeout_s
+        self._in_this_process()
+
+    def _in_this_process(self) -> None:
+        """Start afresh in a new process. A forked child must not share the parent's open lock file: an
+        ``flock`` belongs to the open file, so both would hold the turn at once. Nor may it inherit a
+        thread lock that another thread of the parent held at the fork."""
+        self._pid = os.getpid()
         self._threads = threading.Lock()
         self._fd: int | None = None
         self._held = threading.local()
 
     def held(self) -> bool:
-        return getattr(self._held, "value", False)
+        return self._pid == os.getpid() and getattr(self._held, "value", False)
 
     def take(self) -> None:
+        if self._pid != os.getpid():
+            self._in_this_process()
         deadline = time.monotonic() + self._timeout_s
         if not self._threads.acquire(timeout=self._timeout_s):
             raise OperationalError("database is locked (another writer of this process held it too long)")
         try:
             if self._fd is None:
-                self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+                self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             while True:
                 try:
                     fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -664,6 +664,39 @@ def test_a_writer_killed_in_its_turn_gives_the_turn_back_and_keeps_nothing(scrat
     assert _values(database) == ["after"]
 
 
+def test_a_forked_child_waits_for_its_parents_turn(scratch_database):
+    import os
+
+    database = scratch_database(busy_timeout_ms=300)
+    with database.atomic():  # the parent has opened its lock file
+        database.execute_sql("INSERT INTO t (v) VALUES ('parent')")
+    ready_r, ready_w = os.pipe()
+    told_r, told_w = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child, which reports through the pipe and exits
+        outcome = b"?"
+        try:
+            os.read(ready_r, 1)  # the parent holds its turn now
+            try:
+                database.writer_turn.take()
+                outcome = b"T"  # took the turn the parent holds
+            except OperationalError:
+                outcome = b"W"  # waited, then was told the database is busy
+        finally:
+            os.write(told_w, outcome)
+            os._exit(0)
+    try:
+        database.writer_turn.take()
+        try:
+            os.write(ready_w, b"1")
+            told = os.read(told_r, 1)
+        finally:
+            database.writer_turn.give_back()
+    finally:
+        os.waitpid(child, 0)
+    assert told == b"W"
+
+
 def test_a_turn_ends_with_its_transaction_however_it_ends(scratch_database):
     database = scratch_database(busy_timeout_ms=10_000)
     with database.atomic():
