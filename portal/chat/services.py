@@ -14,6 +14,7 @@ from markupsafe import Markup
 from peewee import Tuple
 
 from portal import access
+from portal.db import KeptSelect
 from portal.documents.viewer import passages_of
 from portal.errors import NotFound
 from portal.models import Agent, Conversation, Document, Feedback, Passage, Revision, Run, RunReference, User
@@ -27,16 +28,25 @@ TURNS_PER_PAGE = 50  # the latest turns a conversation shows; "Show earlier" loa
 
 
 def offered_agents(user: User) -> list[Agent]:
-    return list(access.agents_offered_to(user).order_by(Agent.name))
+    return access.offered_agents_by_name(user)
 
 
 def conversations_of(user: User, limit: int | None = None) -> list[Conversation]:
-    query = (
+    """The member's conversations, latest first; the first ``limit`` of them for the sidebar of every chat page."""
+    if limit is not None:
+        return _latest_conversations.rows(user.id, limit)
+    return list(_conversations_latest_first(user.id))
+
+
+def _conversations_latest_first(user_id: int):
+    return (
         Conversation.select()
-        .where(Conversation.user == user.id)
+        .where(Conversation.user == user_id)
         .order_by(Conversation.updated_at.desc(), Conversation.id.desc())
     )
-    return list(query.limit(limit) if limit else query)
+
+
+_latest_conversations = KeptSelect(lambda user_id, limit: _conversations_latest_first(user_id).limit(limit))
 
 
 def conversation_title(question: str) -> str:
@@ -95,16 +105,24 @@ def turn_page(user: User, conversation: Conversation, sources_url, before: int |
     own rows however long the conversation is, and turns asked meanwhile do not shift older pages.
     ``sources_url(run)`` is where an answer's markers point.
     """
-    query = conversation.turns(newest_first=True)
-    if before is not None:
+    if before is None:
+        runs = _latest_turns.rows(conversation.id, TURNS_PER_PAGE + 1)
+    else:
         cursor = Run.get_or_none((Run.id == before) & (Run.conversation == conversation.id))
         if cursor is None:
             raise NotFound(before)
+        query = conversation.turns(newest_first=True)
         query = query.where(Tuple(Run.created_at, Run.id) < Tuple(cursor.created_at, cursor.id))
-    runs = list(query.limit(TURNS_PER_PAGE + 1))
+        runs = list(query.limit(TURNS_PER_PAGE + 1))
     shown = runs[:TURNS_PER_PAGE][::-1]
     earlier = shown[0].id if len(runs) > TURNS_PER_PAGE else None
     return TurnPage(_turns(user, shown, sources_url), before, earlier)
+
+
+# Each conversation page shows its latest turns.
+_latest_turns = KeptSelect(
+    lambda conversation_id, limit: Conversation(id=conversation_id).turns(newest_first=True).limit(limit)
+)
 
 
 def new_turn(run: Run, sources_url) -> Turn:

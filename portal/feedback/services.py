@@ -11,7 +11,7 @@ import json
 
 from peewee import IntegrityError
 
-from portal.db import database, locking
+from portal.db import KeptSelect, database, locking
 from portal.errors import Refused, too_long
 from portal.models import Feedback, FeedbackTriage, Run, User, utcnow
 
@@ -106,7 +106,13 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
 
 
 def rating_of(user: User, run: Run) -> Feedback | None:
-    return Feedback.get_or_none((Feedback.run == run.id) & (Feedback.user == user.id))
+    return _rating.first(run.id, user.id)
+
+
+# The rating widget of each source page and rating answer.
+_rating = KeptSelect(
+    lambda run_id, user_id: Feedback.select().where((Feedback.run == run_id) & (Feedback.user == user_id))
+)
 
 
 # --- Triage ---------------------------------------------------------------------------------

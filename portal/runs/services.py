@@ -14,6 +14,7 @@ from peewee import JOIN
 
 from portal import access, storage
 from portal.answers.references import grounding_reference
+from portal.db import KeptSelect
 from portal.documents.render import render_answer
 from portal.models import (
     RUN_STATUSES,
@@ -138,9 +139,13 @@ def reference_grounding(ref: RunReference) -> str | None:
     return grounding_reference(ref.document_id, ref.version, ref.sha256, ref.line_start, ref.line_end)
 
 
+# Each source page reads its answer's receipt.
+_receipt = KeptSelect(lambda run_id: Run(id=run_id).references())
+
+
 def run_sources(run: Run, user: User) -> list[Source]:
     """The run's receipt as shown to ``user``: text, figures, and how to open each document now."""
-    references = list(run.references())
+    references = _receipt.rows(run.id)
     cited = set(run.cited)
     documents = (
         {
