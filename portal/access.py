@@ -267,6 +267,8 @@ def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT)
         return may_read(user, by_slug[slug], visibility, roles)
 
     results = search_packs(list(by_slug.values()), query, limit, readable=readable)
+    if not results.hits:  # nothing to check against the database
+        return results
     documents = (
         Document.select(Document.id, Document.visibility, Document.reader_role_names, Pack.id, Pack.company)
         .join(Pack)
