@@ -421,8 +421,10 @@ def cited_document_for_member(user: User, run_id: int, n: int):
 
 
 _reference = KeptSelect(lambda run, n: RunReference.select().where((RunReference.run == run) & (RunReference.n == n)))
-_live_document = KeptSelect(
-    lambda document_pk: Document.select().where((Document.id == document_pk) & Document.deleted_at.is_null())
+_live_document = KeptSelect(  # with its pack, which the cited document's page shows
+    lambda document_pk: (
+        Document.select(Document, Pack).join(Pack).where((Document.id == document_pk) & Document.deleted_at.is_null())
+    )
 )
 
 
