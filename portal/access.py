@@ -182,13 +182,19 @@ def readable_documents(user: User, pack: Pack):
     ``staff_role_admitted`` decides one document; the query admits exactly the sets it allows.
     """
     live = pack.live_documents().order_by(Document.title, Document.doc_id)
-    role_sets = {tuple(roles) for (roles,) in live.select(Document.reader_role_names).order_by().distinct().tuples()}
+    role_sets = {tuple(roles) for (roles,) in _reader_role_sets.rows(pack.id)}
     admitted = [
         Document.reader_role_names.is_exactly(list(roles))
         for roles in role_sets
         if reader_roles_admit_staff(user, frozenset(roles))
     ]
     return live.where(reduce(operator.or_, admitted) if admitted else False)
+
+
+# Asked by every view and search of a pack page.
+_reader_role_sets = KeptSelect(
+    lambda pack_id: Pack(id=pack_id).live_documents().select(Document.reader_role_names).order_by().distinct().tuples()
+)
 
 
 def library_documents(user: User):
