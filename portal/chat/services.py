@@ -132,13 +132,20 @@ def new_turn(run: Run, sources_url) -> Turn:
 
 def cursor_showing(run: Run) -> int | None:
     """The ``before`` of a page that shows the turn ``run``; None when it is among the latest turns."""
-    newer = list(
-        run.conversation.turns()
-        .select(Run.id)
-        .where(Tuple(Run.created_at, Run.id) > Tuple(run.created_at, run.id))
-        .limit(TURNS_PER_PAGE)
-    )
+    newer = _newer_turns.rows(run.conversation_id, run.created_at, run.id, TURNS_PER_PAGE)
     return newer[0].id if len(newer) == TURNS_PER_PAGE else None
+
+
+# Each source page links back to its answer's turn.
+_newer_turns = KeptSelect(
+    lambda conversation_id, created_at, run_id, limit: (
+        Conversation(id=conversation_id)
+        .turns()
+        .select(Run.id)
+        .where(Tuple(Run.created_at, Run.id) > Tuple(created_at, run_id))
+        .limit(limit)
+    )
+)
 
 
 def _turns(user: User, runs: list[Run], sources_url) -> list[Turn]:
