@@ -150,14 +150,27 @@ _newer_turns = KeptSelect(
 
 def _turns(user: User, runs: list[Run], sources_url) -> list[Turn]:
     ratings = (
-        {
-            f.run_id: f
-            for f in Feedback.select().where((Feedback.user == user.id) & Feedback.run.in_([r.id for r in runs]))
-        }
+        {f.run_id: f for f in _ratings_in_conversation.rows(user.id, runs[0].conversation_id, *_id_range(runs))}
         if runs
         else {}
     )
     return [Turn(run, linked_answer(run.answer, run.cited, sources_url(run)), ratings.get(run.id)) for run in runs]
+
+
+def _id_range(runs: list[Run]) -> tuple[int, int]:
+    ids = [r.id for r in runs]
+    return min(ids), max(ids)
+
+
+# The member's ratings of a page of turns: by the range of their ids within the conversation, not by a list
+# of them, so the SQL has one shape and is written once (a rating in the range but not on the page is unused).
+_ratings_in_conversation = KeptSelect(
+    lambda user_id, conversation_id, low, high: (
+        Feedback.select()
+        .join(Run, on=(Feedback.run == Run.id))
+        .where((Feedback.user == user_id) & (Run.conversation == conversation_id) & Feedback.run.between(low, high))
+    )
+)
 
 
 # --- An answer's source page and the documents it cited ------------------------------
