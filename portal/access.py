@@ -14,7 +14,7 @@ from functools import reduce
 
 from flask import current_app
 
-from portal.db import KeptSelect
+from portal.db import KeptSelect, KeptSelectIn
 from portal.errors import NotFound
 from portal.models import (
     ADMIN,
@@ -275,11 +275,7 @@ def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT)
     results = search_packs(list(by_slug.values()), query, limit, readable=readable)
     if not results.hits:  # nothing to check against the database
         return results
-    documents = (
-        Document.select(Document.id, Document.visibility, Document.reader_role_names, Pack.id, Pack.company)
-        .join(Pack)
-        .where(Document.id.in_([h.document_pk for h in results.hits]))
-    )
+    documents = _hit_documents.rows(sorted({h.document_pk for h in results.hits}))
     readable_pks = {d.id for d in documents if may_read_document(user, d)}
     hits = [h for h in results.hits if h.document_pk in readable_pks]
     if len(hits) == len(results.hits):
@@ -292,6 +288,17 @@ def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT)
         total_matches=max(results.total_matches - dropped, len(hits)),
         total_is_exact=results.total_is_exact,
     )
+
+
+# The access columns of a search's documents, with their packs; SQL kept for each number of documents (at most
+# the search's limit).
+_hit_documents = KeptSelectIn(
+    lambda pks: (
+        Document.select(Document.id, Document.visibility, Document.reader_role_names, Pack.id, Pack.company)
+        .join(Pack)
+        .where(Document.id.in_(pks))
+    )
+)
 
 
 # --- Agents and runs ------------------------------------------------------------

@@ -262,12 +262,13 @@ class KeptSelect:
     that takes 0.3–0.7 ms, thirty times what SQLite needs to answer it, and a page makes several
     (docs/performance.md, "Fewer SQL writes a page"). ``build`` takes one placeholder per value and
     returns the select; each call runs the kept text with its own values and gives rows as the select
-    itself would (models, joined models, tuples). Values are scalars: an ``IN`` list changes the shape.
+    itself would (models, joined models, tuples). Values are scalars: an ``IN`` list changes the shape
+    (``KeptSelectIn``). ``arity``: the number of values, when ``build`` takes them as ``*values``.
     """
 
-    def __init__(self, build: Callable[..., Node]):
+    def __init__(self, build: Callable[..., Node], arity: int | None = None):
         self._build = build
-        self._arity = len(inspect.signature(build).parameters)
+        self._arity = len(inspect.signature(build).parameters) if arity is None else arity
         self._kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # database -> (select, sql, params)
 
     def rows(self, *values) -> list:
@@ -288,6 +289,26 @@ class KeptSelect:
         """The first row, or None; ``build`` limits the select to one row when more could match."""
         rows = self.rows(*values)
         return rows[0] if rows else None
+
+
+class KeptSelectIn:
+    """A select whose one varying part is an ``IN`` list (the hits of a search), kept as a ``KeptSelect`` for
+    each length of the list: callers bound the length (a search's limit), and with it the SQL texts kept."""
+
+    def __init__(self, build: Callable[[list], Node]):
+        self._build = build
+        self._by_length: dict[int, KeptSelect] = {}
+
+    def rows(self, values) -> list:
+        values = list(values)
+        if not values:  # peewee writes an empty IN as "0 = 1": no rows
+            return []
+        kept = self._by_length.get(len(values))
+        if kept is None:
+            kept = self._by_length.setdefault(
+                len(values), KeptSelect(lambda *placeholders: self._build(list(placeholders)), arity=len(values))
+            )
+        return kept.rows(*values)
 
 
 def locking(query, shared: bool = False):

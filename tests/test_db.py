@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import migrated_app
-from portal.db import KeptSelect
+from portal.db import KeptSelect, KeptSelectIn
 from portal.models import Company, User
 
 
@@ -60,3 +60,12 @@ def test_a_kept_select_takes_exactly_its_values(app):
         by_email.rows()
     with pytest.raises(TypeError):
         by_email.rows("a@example.test", "b@example.test")
+
+
+def test_a_kept_select_with_an_in_list_gives_the_rows_of_each_list_and_none_for_an_empty_one(app, users):
+    by_ids = KeptSelectIn(lambda ids: User.select().where(User.id.in_(ids)).order_by(User.id))
+    ids = sorted(u.id for u in users.values())
+    for wanted in (ids[:1], ids[1:3], ids, [ids[0], -1], [str(ids[0])]):
+        assert [u.id for u in by_ids.rows(wanted)] == [u.id for u in User.select().where(User.id.in_(wanted))]
+    assert by_ids.rows([]) == []
+    assert by_ids.rows(iter(ids[:2])) == by_ids.rows(ids[:2])  # any iterable
