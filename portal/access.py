@@ -14,6 +14,7 @@ from functools import reduce
 
 from flask import current_app
 
+from portal.db import KeptSelect, KeptSelectIn
 from portal.errors import NotFound
 from portal.models import (
     ADMIN,
@@ -78,10 +79,13 @@ def readable_packs(user: User):
 def pack_for(user: User, slug: str, action: str = "packs.read") -> Pack:
     """The pack, if ``user`` may read packs and take ``action`` (e.g. "documents.write") in it."""
     allowed = can(user, "packs.read") and can(user, action)
-    pack = Pack.live().where(Pack.slug == slug).first() if allowed else None
+    pack = _live_pack.first(slug) if allowed else None
     if pack is None:
         raise NotFound(slug)
     return pack
+
+
+_live_pack = KeptSelect(lambda slug: Pack.live().where(Pack.slug == slug).limit(1))
 
 
 def staff_role_admitted(user: User, document: Document) -> bool:
@@ -146,10 +150,15 @@ def revision_readable(user: User, revision: Revision) -> bool:
 def revision_for(user: User, document: Document, version: int | None) -> Revision:
     """Revision ``version`` (None: the current one) of a document ``user`` reads, if it is kept and readable."""
     version = document.current_version if version is None else version
-    revision = Revision.get_or_none((Revision.document == document) & (Revision.version == version))
+    revision = _revision.first(document, version)
     if revision is None or not revision_readable(user, revision):
         raise NotFound(version)
     return revision
+
+
+_revision = KeptSelect(
+    lambda document, version: Revision.select().where((Revision.document == document) & (Revision.version == version))
+)
 
 
 def readable_revisions(user: User, document: Document) -> list[Revision]:
@@ -173,13 +182,19 @@ def readable_documents(user: User, pack: Pack):
     ``staff_role_admitted`` decides one document; the query admits exactly the sets it allows.
     """
     live = pack.live_documents().order_by(Document.title, Document.doc_id)
-    role_sets = {tuple(roles) for (roles,) in live.select(Document.reader_role_names).order_by().distinct().tuples()}
+    role_sets = {tuple(roles) for (roles,) in _reader_role_sets.rows(pack.id)}
     admitted = [
         Document.reader_role_names.is_exactly(list(roles))
         for roles in role_sets
         if reader_roles_admit_staff(user, frozenset(roles))
     ]
     return live.where(reduce(operator.or_, admitted) if admitted else False)
+
+
+# Asked by every view and search of a pack page.
+_reader_role_sets = KeptSelect(
+    lambda pack_id: Pack(id=pack_id).live_documents().select(Document.reader_role_names).order_by().distinct().tuples()
+)
 
 
 def library_documents(user: User):
@@ -258,11 +273,9 @@ def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT)
         return may_read(user, by_slug[slug], visibility, roles)
 
     results = search_packs(list(by_slug.values()), query, limit, readable=readable)
-    documents = (
-        Document.select(Document.id, Document.visibility, Document.reader_role_names, Pack.id, Pack.company)
-        .join(Pack)
-        .where(Document.id.in_([h.document_pk for h in results.hits]))
-    )
+    if not results.hits:  # nothing to check against the database
+        return results
+    documents = _hit_documents.rows(sorted({h.document_pk for h in results.hits}))
     readable_pks = {d.id for d in documents if may_read_document(user, d)}
     hits = [h for h in results.hits if h.document_pk in readable_pks]
     if len(hits) == len(results.hits):
@@ -275,6 +288,17 @@ def search_for_reader(user: User, packs, query: str, limit: int = DEFAULT_LIMIT)
         total_matches=max(results.total_matches - dropped, len(hits)),
         total_is_exact=results.total_is_exact,
     )
+
+
+# The access columns of a search's documents, with their packs; SQL kept for each number of documents (at most
+# the search's limit).
+_hit_documents = KeptSelectIn(
+    lambda pks: (
+        Document.select(Document.id, Document.visibility, Document.reader_role_names, Pack.id, Pack.company)
+        .join(Pack)
+        .where(Document.id.in_(pks))
+    )
+)
 
 
 # --- Agents and runs ------------------------------------------------------------
@@ -334,10 +358,28 @@ def agents_offered_to(user: User):
     """
     if not can(user, "chat.use"):
         return Agent.select().where(False)
-    serves = Agent.company == user.company_id
-    if current_app.config.get("CAIRN_OFFER_SHARED_AGENTS"):
+    return _agents_serving(user.company_id, current_app.config.get("CAIRN_OFFER_SHARED_AGENTS"))
+
+
+def _agents_serving(company_id, shared_too: bool):
+    serves = Agent.company == company_id
+    if shared_too:
         serves = serves | Agent.company.is_null()
     return Agent.select().where(serves & Agent.offered & Agent.id.in_(AgentGrant.select(AgentGrant.agent)))
+
+
+# The chat's agent menu, on every chat page and source page: one kept select per setting of shared agents.
+_agents_by_name = {
+    False: KeptSelect(lambda company_id: _agents_serving(company_id, False).order_by(Agent.name)),
+    True: KeptSelect(lambda company_id: _agents_serving(company_id, True).order_by(Agent.name)),
+}
+
+
+def offered_agents_by_name(user: User) -> list[Agent]:
+    """``agents_offered_to`` as a list by name."""
+    if not can(user, "chat.use"):
+        return []
+    return _agents_by_name[bool(current_app.config.get("CAIRN_OFFER_SHARED_AGENTS"))].rows(user.company_id)
 
 
 def agent_for_chat(user: User, slug: str) -> Agent:
@@ -356,7 +398,7 @@ def agent_for_asking(user: User, slug: str) -> Agent:
 
 
 def conversation_for_member(user: User, conversation_id: int):
-    conversation = Conversation.get_or_none(Conversation.id == conversation_id) if can(user, "chat.use") else None
+    conversation = _conversation.first(conversation_id) if can(user, "chat.use") else None
     if conversation is None or conversation.user_id != user.id:
         raise NotFound(conversation_id)
     return conversation
@@ -364,10 +406,15 @@ def conversation_for_member(user: User, conversation_id: int):
 
 def answer_for_member(user: User, run_id: int) -> Run:
     """A run the member asked: its source page, its cited documents and its rating are theirs alone."""
-    run = Run.get_or_none(Run.id == run_id) if can(user, "chat.use") else None
+    run = _run.first(run_id) if can(user, "chat.use") else None
     if run is None or run.user_id != user.id:
         raise NotFound(run_id)
     return run
+
+
+# A member's own conversation and answers: each chat page, source page, cited document and rating reads one.
+_conversation = KeptSelect(lambda conversation_id: Conversation.select().where(Conversation.id == conversation_id))
+_run = KeptSelect(lambda run_id: Run.select().where(Run.id == run_id))
 
 
 def cited_document_for_member(user: User, run_id: int, n: int):
@@ -377,13 +424,21 @@ def cited_document_for_member(user: User, run_id: int, n: int):
     and only while it exists. A list of reader roles that leaves out Member closes it.
     """
     run = answer_for_member(user, run_id)
-    reference = RunReference.get_or_none((RunReference.run == run) & (RunReference.n == n))
+    reference = _reference.first(run, n)
     if reference is None or n not in run.cited:
         raise NotFound(n)
-    document = Document.get_or_none((Document.id == reference.document_pk) & Document.deleted_at.is_null())
+    document = _live_document.first(reference.document_pk)
     if document is None or not member_role_admitted(document):
         raise NotFound(n)
     return run, reference, document
+
+
+_reference = KeptSelect(lambda run, n: RunReference.select().where((RunReference.run == run) & (RunReference.n == n)))
+_live_document = KeptSelect(  # with its pack, which the cited document's page shows
+    lambda document_pk: (
+        Document.select(Document, Pack).join(Pack).where((Document.id == document_pk) & Document.deleted_at.is_null())
+    )
+)
 
 
 def member_role_admitted(document: Document | Revision) -> bool:
@@ -395,7 +450,7 @@ def member_role_admitted(document: Document | Revision) -> bool:
 def cited_revision_for_member(document: Document, version: int) -> Revision | None:
     """Revision ``version`` of a document a member's answer cited, while it is kept and its own reader
     roles admit members (``cited_document_for_member`` checked the current ones); else None."""
-    revision = Revision.get_or_none((Revision.document == document) & (Revision.version == version))
+    revision = _revision.first(document, version)
     return revision if revision is not None and member_role_admitted(revision) else None
 
 

@@ -14,8 +14,15 @@ class ListPage(PaginatedQuery):
 
     def __init__(self, query, per_page: int, page: int):
         super().__init__(query, per_page, page=page)
-        self.total = query.count()
-        self.items = list(self.get_object_list())
+        asked = super().get_page()
+        self.items = list(query.paginate(asked, per_page))
+        if 0 < len(self.items) < per_page or (asked == 1 and not self.items):
+            # The last page, read: it counts the list, so most lists (one page) need no COUNT query.
+            self.total = (asked - 1) * per_page + len(self.items)
+        else:
+            self.total = query.count()
+            if not self.items:  # past the end: the last page instead
+                self.items = list(self.get_object_list())
 
     def get_page_count(self) -> int:
         return max(1, ceil(self.total / self.paginate_by))

@@ -220,3 +220,21 @@ def test_rating_an_old_answer_without_javascript_returns_to_the_page_that_shows_
     assert page.select_one(f"#turn-{ids[0]} .rating")["data-rating"] == "helpful"
     recent = client.post(f"/chat/answers/{ids[-TURNS_PER_PAGE]}/feedback", data={"rating": "helpful"})
     assert recent.headers["Location"] == f"/chat/{conversation.id}#turn-{ids[-TURNS_PER_PAGE]}"
+
+
+def test_each_turn_shows_its_own_rating_when_conversations_interleave(agent, users, client_as):
+    """A page reads the member's ratings by the range of its turns' ids: another conversation's turns
+    asked in between fall in that range, and their ratings show only on their own page."""
+    member = users["Member"]
+    first, a = start_conversation(member, agent, QUESTION)
+    second, b = start_conversation(member, agent, NEXT_QUESTION)
+    c = continue_conversation(member, first, agent, NEXT_QUESTION)
+    d = continue_conversation(member, second, agent, QUESTION)
+    client = client_as("Member")
+    for run, rating in ((b, "helpful"), (c, "helpful"), (d, "not_helpful")):
+        fields = {"rating": rating, "reasons": ["incomplete"]} if rating == "not_helpful" else {"rating": rating}
+        assert client.post(f"/chat/answers/{run.id}/feedback", data=fields).status_code == 303
+    for conversation, shown in ((first, {a.id: "", c.id: "helpful"}), (second, {b.id: "helpful", d.id: "not_helpful"})):
+        page = _soup(client.get(f"/chat/{conversation.id}"))
+        assert _turn_ids(page) == list(shown)
+        assert {run_id: page.select_one(f"#rating-{run_id}")["data-rating"] for run_id in shown} == shown

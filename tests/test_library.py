@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import io
 
+import peewee
 import pytest
 from bs4 import BeautifulSoup
 
@@ -16,8 +17,9 @@ from portal.documents import services as documents
 from portal.documents.readers import ReaderAccess, change_reader_access
 from portal.library import services as library_services
 from portal.library.services import search_library
-from portal.models import AuditLog, Document, Revision
+from portal.models import AuditLog, Company, Document, Revision
 from portal.packs.services import create_pack
+from portal.paging import ListPage
 from portal.search.service import batched_index_updates, indexes
 from resources.make_fixtures import mixed_images_docx
 
@@ -544,3 +546,25 @@ def test_a_crash_between_partition_commits_is_repaired_by_catching_up(library, u
     member_sees = [h.document_id for h in search_library(users["Member"], "zeppelin").hits]
     assert member_sees == (["moving"] if after == "shared" else [])
     assert indexes().store.generation("ops") == type(pack).get_by_id(pack.id).index_generation
+
+
+@pytest.mark.parametrize("listed", [0, 1, 4, 5, 6, 10, 11])
+def test_a_list_page_shows_and_counts_what_a_count_gives_and_counts_only_a_full_page(app, listed, monkeypatch):
+    """Every listing pages through ``ListPage``: a page that is not full is the last and gives the total
+    itself; a full page, or one past the end (shown as the last), asks for the count."""
+    for n in range(listed):
+        Company.create(name=f"company {n:02d}")
+    query = Company.select().order_by(Company.name)
+    total = query.count()
+    counted = []
+    count = peewee.SelectBase.count
+    monkeypatch.setattr(peewee.SelectBase, "count", lambda self, *a, **k: counted.append(1) or count(self, *a, **k))
+    for asked in range(1, 5):
+        counted.clear()
+        page = ListPage(query, 5, asked)
+        shown = min(asked, max(1, -(-total // 5)))
+        assert (page.total, page.get_page()) == (total, shown)
+        assert [c.name for c in page.items] == [c.name for c in query.paginate(shown, 5)]
+        assert (page.first, page.last) == ((shown - 1) * 5 + 1 if total else 0, min(shown * 5, total))
+        full_or_past_the_end = len(list(query.paginate(asked, 5))) in (0, 5) and not (asked == 1 and total == 0)
+        assert bool(counted) == full_or_past_the_end

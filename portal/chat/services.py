@@ -14,6 +14,7 @@ from markupsafe import Markup
 from peewee import Tuple
 
 from portal import access
+from portal.db import KeptSelect
 from portal.documents.viewer import passages_of
 from portal.errors import NotFound
 from portal.models import Agent, Conversation, Document, Feedback, Passage, Revision, Run, RunReference, User
@@ -27,16 +28,25 @@ TURNS_PER_PAGE = 50  # the latest turns a conversation shows; "Show earlier" loa
 
 
 def offered_agents(user: User) -> list[Agent]:
-    return list(access.agents_offered_to(user).order_by(Agent.name))
+    return access.offered_agents_by_name(user)
 
 
 def conversations_of(user: User, limit: int | None = None) -> list[Conversation]:
-    query = (
+    """The member's conversations, latest first; the first ``limit`` of them for the sidebar of every chat page."""
+    if limit is not None:
+        return _latest_conversations.rows(user.id, limit)
+    return list(_conversations_latest_first(user.id))
+
+
+def _conversations_latest_first(user_id: int):
+    return (
         Conversation.select()
-        .where(Conversation.user == user.id)
+        .where(Conversation.user == user_id)
         .order_by(Conversation.updated_at.desc(), Conversation.id.desc())
     )
-    return list(query.limit(limit) if limit else query)
+
+
+_latest_conversations = KeptSelect(lambda user_id, limit: _conversations_latest_first(user_id).limit(limit))
 
 
 def conversation_title(question: str) -> str:
@@ -95,16 +105,24 @@ def turn_page(user: User, conversation: Conversation, sources_url, before: int |
     own rows however long the conversation is, and turns asked meanwhile do not shift older pages.
     ``sources_url(run)`` is where an answer's markers point.
     """
-    query = conversation.turns(newest_first=True)
-    if before is not None:
+    if before is None:
+        runs = _latest_turns.rows(conversation.id, TURNS_PER_PAGE + 1)
+    else:
         cursor = Run.get_or_none((Run.id == before) & (Run.conversation == conversation.id))
         if cursor is None:
             raise NotFound(before)
+        query = conversation.turns(newest_first=True)
         query = query.where(Tuple(Run.created_at, Run.id) < Tuple(cursor.created_at, cursor.id))
-    runs = list(query.limit(TURNS_PER_PAGE + 1))
+        runs = list(query.limit(TURNS_PER_PAGE + 1))
     shown = runs[:TURNS_PER_PAGE][::-1]
     earlier = shown[0].id if len(runs) > TURNS_PER_PAGE else None
     return TurnPage(_turns(user, shown, sources_url), before, earlier)
+
+
+# Each conversation page shows its latest turns.
+_latest_turns = KeptSelect(
+    lambda conversation_id, limit: Conversation(id=conversation_id).turns(newest_first=True).limit(limit)
+)
 
 
 def new_turn(run: Run, sources_url) -> Turn:
@@ -114,25 +132,45 @@ def new_turn(run: Run, sources_url) -> Turn:
 
 def cursor_showing(run: Run) -> int | None:
     """The ``before`` of a page that shows the turn ``run``; None when it is among the latest turns."""
-    newer = list(
-        run.conversation.turns()
-        .select(Run.id)
-        .where(Tuple(Run.created_at, Run.id) > Tuple(run.created_at, run.id))
-        .limit(TURNS_PER_PAGE)
-    )
+    newer = _newer_turns.rows(run.conversation_id, run.created_at, run.id, TURNS_PER_PAGE)
     return newer[0].id if len(newer) == TURNS_PER_PAGE else None
+
+
+# Each source page links back to its answer's turn.
+_newer_turns = KeptSelect(
+    lambda conversation_id, created_at, run_id, limit: (
+        Conversation(id=conversation_id)
+        .turns()
+        .select(Run.id)
+        .where(Tuple(Run.created_at, Run.id) > Tuple(created_at, run_id))
+        .limit(limit)
+    )
+)
 
 
 def _turns(user: User, runs: list[Run], sources_url) -> list[Turn]:
     ratings = (
-        {
-            f.run_id: f
-            for f in Feedback.select().where((Feedback.user == user.id) & Feedback.run.in_([r.id for r in runs]))
-        }
+        {f.run_id: f for f in _ratings_in_conversation.rows(user.id, runs[0].conversation_id, *_id_range(runs))}
         if runs
         else {}
     )
     return [Turn(run, linked_answer(run.answer, run.cited, sources_url(run)), ratings.get(run.id)) for run in runs]
+
+
+def _id_range(runs: list[Run]) -> tuple[int, int]:
+    ids = [r.id for r in runs]
+    return min(ids), max(ids)
+
+
+# The member's ratings of a page of turns: by the range of their ids within the conversation, not by a list
+# of them, so the SQL has one shape and is written once (a rating in the range but not on the page is unused).
+_ratings_in_conversation = KeptSelect(
+    lambda user_id, conversation_id, low, high: (
+        Feedback.select()
+        .join(Run, on=(Feedback.run == Run.id))
+        .where((Feedback.user == user_id) & (Run.conversation == conversation_id) & Feedback.run.between(low, high))
+    )
+)
 
 
 # --- An answer's source page and the documents it cited ------------------------------

@@ -18,6 +18,7 @@ from functools import lru_cache
 from cachetools import LRUCache
 from markupsafe import Markup
 
+from portal.db import KeptSelect
 from portal.documents.render import FigureImage, PassageLines, numbered_lines, render_markdown
 from portal.documents.render_pdf import render_pdf_text
 from portal.documents.sections import Section, SectionText, outline
@@ -74,7 +75,16 @@ def _outline(revision_id: int, sha256: str, kind: str) -> tuple[Section, ...]:
 
 
 def passages_of(revision: Revision) -> list[Passage]:
-    return list(Passage.select().where(Passage.revision == revision).order_by(Passage.ordinal))
+    return _passages.rows(revision.id)
+
+
+# Every view of a document reads its passages and figures.
+_passages = KeptSelect(
+    lambda revision_id: Passage.select().where(Passage.revision == revision_id).order_by(Passage.ordinal)
+)
+_figure_sizes = KeptSelect(
+    lambda revision_id: Figure.select(Figure.number, Figure.width, Figure.height).where(Figure.revision == revision_id)
+)
 
 
 def document_body(
@@ -162,10 +172,7 @@ def section_body(revision: Revision, shown: SectionText, view: str, figure_url: 
 def _kept_figures(revision: Revision, figure_url: Callable[[int], str]) -> dict[int, FigureImage]:
     """Each kept figure's address and stored size (the page reserves its room), by number; a marker
     naming a figure the revision does not have is not among them."""
-    return {
-        f.number: FigureImage(figure_url(f.number), f.width, f.height)
-        for f in Figure.select(Figure.number, Figure.width, Figure.height).where(Figure.revision == revision)
-    }
+    return {f.number: FigureImage(figure_url(f.number), f.width, f.height) for f in _figure_sizes.rows(revision.id)}
 
 
 def figure_of(revision: Revision, number: int) -> Figure | None:

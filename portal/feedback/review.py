@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from peewee import JOIN
 
+from portal.db import KeptSelect
 from portal.documents.render import answer_text
 from portal.feedback.regressions import case_summary, cases_by_feedback
 from portal.feedback.services import REASONS, STATUSES
@@ -93,17 +94,22 @@ class ReviewPage(ListPage):
 
 def agents_with_feedback() -> list[tuple[str, str]]:
     """(slug, name) of every agent with a Not helpful answer, deleted agents included (runs keep both)."""
-    rows = (
+    names: dict[str, str] = {}
+    for slug, name in _agents_rated_not_helpful.rows():
+        names.setdefault(slug, name)
+    return sorted(names.items(), key=lambda item: item[1].lower())
+
+
+# Every view of the review list offers these agents in its filter.
+_agents_rated_not_helpful = KeptSelect(
+    lambda: (
         Run.select(Run.agent_slug, Run.agent_name)
         .join(Feedback, on=(Feedback.run == Run.id))
         .where(Feedback.rating == "not_helpful")
         .distinct()
         .tuples()
     )
-    names: dict[str, str] = {}
-    for slug, name in rows:
-        names.setdefault(slug, name)
-    return sorted(names.items(), key=lambda item: item[1].lower())
+)
 
 
 # Every visit of a review page renders its 20 answers' Markdown (about a millisecond each); a stored

@@ -11,7 +11,7 @@ import json
 
 from peewee import IntegrityError
 
-from portal.db import database, locking
+from portal.db import KeptSelect, database, locking
 from portal.errors import Refused, too_long
 from portal.models import Feedback, FeedbackTriage, Run, User, utcnow
 
@@ -68,11 +68,10 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
     A Not helpful rating whose content changes after a reviewer triaged it goes back to "new".
     """
     rating, reasons, note = checked_rating(rating, reasons, note)
-    mine = (Feedback.run == run.id) & (Feedback.user == user.id)
     with database().atomic():
         # Locked until the commit: a reviewer's triage saved meanwhile is read here (and decides whether
         # the rating goes back to "new"), never overwritten with what was read before it.
-        feedback = locking(Feedback.select().where(mine)).first()
+        feedback = _rating_locked.first(run.id, user.id)
         now = utcnow()  # after the wait for the lock: the history lists changes in the order they were made
         if feedback is None:
             try:
@@ -87,7 +86,7 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
                         updated_at=now,
                     )
             except IntegrityError:  # the same person rated in another request a moment ago
-                feedback = locking(Feedback.select().where(mine)).get()
+                feedback = locking(_ratings_of(run.id, user.id)).get()
         if (feedback.rating, feedback.reasons, feedback.note) == (rating, reasons, note):
             return feedback
         if rating == "not_helpful" and feedback.status != "new":
@@ -106,7 +105,17 @@ def rate_answer(user: User, run: Run, rating: str, reasons=(), note: str | None 
 
 
 def rating_of(user: User, run: Run) -> Feedback | None:
-    return Feedback.get_or_none((Feedback.run == run.id) & (Feedback.user == user.id))
+    return _rating.first(run.id, user.id)
+
+
+def _ratings_of(run_id: int, user_id: int):
+    """A person's rating of an answer, as a query (there is one at most)."""
+    return Feedback.select().where((Feedback.run == run_id) & (Feedback.user == user_id))
+
+
+# The rating widget of each source page, and each rating saved.
+_rating = KeptSelect(_ratings_of)
+_rating_locked = KeptSelect(lambda run_id, user_id: locking(_ratings_of(run_id, user_id)))
 
 
 # --- Triage ---------------------------------------------------------------------------------

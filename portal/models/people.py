@@ -7,7 +7,7 @@ import secrets
 from flask_login import UserMixin
 from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField
 
-from portal.db import BaseModel, JSONTextField
+from portal.db import BaseModel, JSONTextField, KeptSelect
 from portal.models.clock import utcnow
 
 # Every role, named once: access rules (portal/access.py), forms, the API and the command line read these.
@@ -51,7 +51,7 @@ class User(UserMixin, BaseModel):
 
     @classmethod
     def by_session_token(cls, token: str) -> User | None:
-        return cls.get_or_none(cls.session_token == token) if token else None
+        return _user_by_session_token.first(token) if token else None
 
     @property
     def roles(self) -> frozenset[str]:
@@ -71,3 +71,7 @@ class User(UserMixin, BaseModel):
     @classmethod
     def by_email(cls, email: str) -> User | None:
         return cls.get_or_none(cls.email == email.strip().lower())
+
+
+# Every request signed in looks its user up by the cookie's token.
+_user_by_session_token = KeptSelect(lambda token: User.select().where(User.session_token == token).limit(1))

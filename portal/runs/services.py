@@ -14,6 +14,7 @@ from peewee import JOIN
 
 from portal import access, storage
 from portal.answers.references import grounding_reference
+from portal.db import KeptSelect
 from portal.documents.render import render_answer
 from portal.models import (
     RUN_STATUSES,
@@ -138,20 +139,34 @@ def reference_grounding(ref: RunReference) -> str | None:
     return grounding_reference(ref.document_id, ref.version, ref.sha256, ref.line_start, ref.line_end)
 
 
+# Each source page reads its answer's receipt, the receipt's documents with their packs, and which of the
+# revisions it cites are still kept.
+_receipt = KeptSelect(lambda run_id: Run(id=run_id).references())
+_receipt_documents = KeptSelect(
+    lambda run_id: (
+        Document.select(Document, Pack)
+        .join(Pack)
+        .where(Document.id.in_(RunReference.select(RunReference.document_pk).where(RunReference.run == run_id)))
+    )
+)
+_receipt_revisions_kept = KeptSelect(
+    lambda run_id: (
+        Revision.select(Revision.document, Revision.version)
+        .join(
+            RunReference,
+            on=(RunReference.document_pk == Revision.document) & (RunReference.version == Revision.version),
+        )
+        .where(RunReference.run == run_id)
+        .tuples()
+    )
+)
+
+
 def run_sources(run: Run, user: User) -> list[Source]:
     """The run's receipt as shown to ``user``: text, figures, and how to open each document now."""
-    references = list(run.references())
+    references = _receipt.rows(run.id)
     cited = set(run.cited)
-    documents = (
-        {
-            d.id: d
-            for d in Document.select(Document, Pack)
-            .join(Pack)
-            .where(Document.id.in_({r.document_pk for r in references}))
-        }
-        if references
-        else {}
-    )
+    documents = {d.id: d for d in _receipt_documents.rows(run.id)} if references else {}
     figure_ids = [f["figure_id"] for r in references for f in r.figures if f.get("figure_id")]
     kept_figures = (
         (
@@ -164,15 +179,7 @@ def run_sources(run: Run, user: User) -> list[Source]:
         if figure_ids
         else set()
     )
-    kept_revisions = (
-        set(
-            Revision.select(Revision.document, Revision.version)
-            .where(Revision.document.in_({r.document_pk for r in references}))
-            .tuples()
-        )
-        if references
-        else set()
-    )
+    kept_revisions = set(_receipt_revisions_kept.rows(run.id)) if references else set()
     sources = []
     for ref in references:
         document = documents.get(ref.document_pk)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from flask import current_app
 
+from portal.db import KeptSelectIn
 from portal.errors import NotFound
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
 from portal.search import embedding, jvm
@@ -355,6 +356,20 @@ def index_pending_work() -> list[str]:
     return done
 
 
+# A search's hits as passages, with what a hit carries of their revisions and documents (not the revisions'
+# texts: a whole document for each hit); SQL kept for each number of hits, at most MAX_LIMIT.
+_hit_passages = KeptSelectIn(
+    lambda ids: (
+        Passage.select(
+            Passage, Revision.id, Revision.version, Revision.sha256, Document.id, Document.doc_id, Document.title
+        )
+        .join(Revision)
+        .join(Document)
+        .where(Passage.id.in_(ids))
+    )
+)
+
+
 def search_packs(
     packs: list[Pack],
     query: str,
@@ -389,18 +404,7 @@ def search_packs(
         )
     else:
         result = indexes().searcher.search(list(by_slug), query, limit=limit, terms=terms, readable=readable)
-    rows = {
-        p.id: p
-        for p in (
-            # Not the revisions' texts (a whole document for each hit): only what a hit carries.
-            Passage.select(
-                Passage, Revision.id, Revision.version, Revision.sha256, Document.id, Document.doc_id, Document.title
-            )
-            .join(Revision)
-            .join(Document)
-            .where(Passage.id.in_([h.passage_id for h in result.hits]))
-        )
-    }
+    rows = {p.id: p for p in _hit_passages.rows(h.passage_id for h in result.hits)}
     hits = []
     for hit in result.hits:
         passage = rows.get(hit.passage_id)
