@@ -283,16 +283,16 @@ class KeptSelect:
     def rows(self, *values) -> list:
         if len(values) != self._arity:
             raise TypeError(f"{self._build.__name__} takes {self._arity} values, not {len(values)}")
-        database = flask_db.database
-        database = database.obj if isinstance(database, Proxy) else database
-        kept = self._kept.get(database)
+        db = database()
+        db = db.obj if isinstance(db, Proxy) else db
+        kept = self._kept.get(db)
         if kept is None:
             select = self._build(*(_Parameter(position) for position in range(self._arity)))
-            sql, params = database.get_sql_context().sql(select).query()
-            kept = self._kept[database] = (select, sql, params)
+            sql, params = db.get_sql_context().sql(select).query()
+            kept = self._kept[db] = (select, sql, params)
         select, sql, params = kept
         bound = [p.bind(values) if isinstance(p, _Slot) else p for p in params]
-        return list(select._get_cursor_wrapper(database.execute_sql(sql, bound)))
+        return list(select._get_cursor_wrapper(db.execute_sql(sql, bound)))
 
     def first(self, *values):
         """The first row, or None; ``build`` limits the select to one row when more could match."""

@@ -30,8 +30,9 @@ A question of several parts ("…, and which program?") is not checked this way:
 each part may be answered by a different passage.
 
 A question whether something happened ("Did … finish with return code 0?") is
-not answered by units that only say what is to happen (``planned``). The rules are general; they were calibrated on
-the tuning half of the demo question set (docs/retrieval-quality.md).
+not answered by units that only say what is to happen (``planned``). The rules
+are general; they were calibrated on the tuning half of the demo question set
+(docs/retrieval-quality.md).
 """
 
 from __future__ import annotations
@@ -141,6 +142,8 @@ _SEVERAL_PARTS = re.compile(
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.,][A-Za-z0-9]+)*")
 # How many words after its noun a named value may stand ("patch level of K4P: 200").
 NAMED_VALUE_WINDOW = 4
+# ... and in its clause: up to a semicolon, a line's or a sentence's end (not a decimal point: "version 1.4").
+_CLAUSE_END = re.compile(r"[;!?\n]|\.(?!\w)")
 
 
 @dataclass(frozen=True)
@@ -216,9 +219,6 @@ def holds_named_value(unit: Unit, noun: str, named: set[str]) -> bool:
     return False
 
 
-_CLAUSE_END = re.compile(r"[;!?\n]|\.(?!\w)")
-
-
 def holds_count(unit: Unit, counted: set[str], named: set[str], tokenize: Tokenizer) -> bool:
     """Whether ``unit`` gives a number (not one the question names) and names what is counted."""
     if not any(_is_number(t) and t.casefold() not in named for t in _TOKEN.findall(unit.text)):
@@ -232,7 +232,7 @@ def answered(
     units: Iterable[Unit],
     tokenize: Tokenizer,
     in_packs: Callable[[str], bool],
-    about: Callable[[str], bool] = lambda text: True,
+    about: Callable[[str], bool],
 ) -> bool:
     """Whether one of ``units``, in a passage naming the months the question names, holds the value
     ``asked`` for. ``in_packs(term)`` says whether an analysed term occurs in the searched packs.

@@ -147,12 +147,13 @@ def classify(text: str, title: str, filename: str, policy: Policy | None = None)
     """Scan an upload's text, title and file name together; the strictest finding decides."""
     policy = policy or Policy.default()
     values = {"text": text, "title": title, "filename": filename}
+    visible = {field: _Visible.of(values[field]) for field in FIELDS}
     findings: set[Finding] = set()
     for rule in policy.rules:
         if rule.decision == "allow":
             continue
         for field in FIELDS:
-            for start, end in _detect(rule.detector, values[field]):
+            for start, end in visible[field].detect(rule.detector):
                 findings.add(Finding(rule.name, start, end, field))
     ordered = sorted(findings, key=lambda f: (FIELDS.index(f.field), f.start, f.end, f.rule))
     rules = {rule.name: rule for rule in policy.rules}
@@ -184,16 +185,30 @@ _INVISIBLE = re.compile(
 )
 
 
-def _detect(detector: Detector, value: str) -> set[Span]:
-    """``detector``'s spans in ``value`` and in ``value`` without its invisible characters, the
-    latter mapped back onto ``value`` (a span covers the invisible characters inside it)."""
-    spans = set(detector(value))
-    if not _INVISIBLE.search(value):
+@dataclass(frozen=True, slots=True)
+class _Visible:
+    """A field as written and, when it holds invisible characters, as read without them: ``kept[i]`` is
+    where character ``i`` of ``text`` stands in ``value``."""
+
+    value: str
+    text: str | None = None
+    kept: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, value: str) -> _Visible:
+        if not _INVISIBLE.search(value):
+            return cls(value)
+        kept = tuple(i for i, char in enumerate(value) if not _INVISIBLE.match(char))
+        return cls(value, "".join(value[i] for i in kept), kept)
+
+    def detect(self, detector: Detector) -> set[Span]:
+        """``detector``'s spans in the field as written and in its visible text, the latter mapped back onto
+        the field (a span covers the invisible characters inside it)."""
+        spans = set(detector(self.value))
+        if self.text is not None:
+            found = detector(self.text)
+            spans.update((self.kept[start], self.kept[end - 1] + 1) for start, end in found if end > start)
         return spans
-    kept = [i for i, char in enumerate(value) if not _INVISIBLE.match(char)]
-    visible = "".join(value[i] for i in kept)
-    spans.update((kept[start], kept[end - 1] + 1) for start, end in detector(visible) if end > start)
-    return spans
 
 
 def redact(value: str, spans: Iterable[Span]) -> str:
