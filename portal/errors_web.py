@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import jsonify, request
 from flask_wtf.csrf import CSRFError
-from peewee import OperationalError
+from peewee import DoesNotExist, OperationalError
 from werkzeug.exceptions import BadRequest, MethodNotAllowed, RequestEntityTooLarge
 from werkzeug.exceptions import NotFound as HTTPNotFound
 
@@ -42,6 +42,14 @@ def init_app(app) -> None:
     @app.errorhandler(HTTPNotFound)
     def not_found(_error):
         return _problem(404, "Not found", "There is nothing here, or it is not yours to see.")
+
+    @app.errorhandler(DoesNotExist)
+    def vanished(error: DoesNotExist):
+        """A row this request found was deleted by someone else before it read the row again: what the
+        request would have got a moment later is a 404, never a 500. Logged, for a read that should have
+        kept the row it had."""
+        app.logger.warning("%s %s: a row vanished meanwhile: %s", request.method, request.path, error)
+        return not_found(error)
 
     @app.errorhandler(VersionConflict)
     def version_conflict(error: VersionConflict):

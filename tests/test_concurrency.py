@@ -346,6 +346,23 @@ def test_an_agent_deleted_while_another_builder_changes_it_is_a_404_never_a_500(
         assert len(deletions) == 1, round_number
 
 
+def test_a_row_that_vanished_between_two_reads_of_one_request_answers_404_never_500(app, users, caplog):
+    """Every read again after a commit can meet another person's deletion (``set_offered`` did); whichever
+    one is left answers what the request would have got a moment later, and says so in the log."""
+    agent = create_agent(None, "desk", "Desk", "preferred", None, "", [], offered=False)
+
+    def read_twice():
+        Agent.get_by_id(agent.id)
+        Agent.delete().where(Agent.id == agent.id).execute()  # another person's deletion commits meanwhile
+        return Agent.get_by_id(agent.id).name
+
+    app.add_url_rule("/read-twice", view_func=read_twice)
+    response = app.test_client().get("/read-twice")
+
+    assert response.status_code == 404 and "There is nothing here" in response.text
+    assert "a row vanished meanwhile" in caplog.text
+
+
 def test_two_builders_granting_the_same_pack_at_once_both_save(server, admins, pack, other_pack):
     """Each save replaces the grants as its form lists them; on PostgreSQL both inserted the new grant and
     the later one met the unique (agent, pack): a 500. Now the later save starts from the earlier one's grants."""

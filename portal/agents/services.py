@@ -156,9 +156,12 @@ def set_offered(actor: User | None, agent: Agent, offered: bool) -> Agent:
     with database().atomic():
         agent = _locked(agent)
         if agent.offered != offered:
-            Agent.update(offered=offered, updated_at=utcnow()).where(Agent.id == agent.id).execute()
+            agent.offered, agent.updated_at = offered, utcnow()
+            agent.save(only=[Agent.offered, Agent.updated_at])
             audit(actor, "agent.offer" if offered else "agent.withdraw", agent, {"slug": agent.slug})
-    return Agent.get_by_id(agent.id)
+    # The row as this transaction left it: reading it again after the commit could meet a deletion
+    # that was waiting on the lock (a 500 on PostgreSQL).
+    return agent
 
 
 def delete_agent(actor: User | None, agent: Agent) -> None:
