@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 import unicodedata
+from itertools import takewhile
 
 import pytest
 
@@ -25,7 +26,8 @@ def assert_exact_positions(text: str, passages: list[PassageSpan]) -> None:
         assert passage.ordinal == ordinal
         piece = slice_of(text, passage)
         if passage.text != piece:
-            assert passage.text == f"Page {passage.page}\n" + piece
+            prefix = f"Page {passage.page}\n" if passage.page else repeated_table_header(text, passage)
+            assert passage.text == prefix + piece
         assert piece and not piece[0].isspace() or piece.startswith((" ", "\t"))
         assert piece == piece.rstrip()
         assert passage.line_start == text.count("\n", 0, passage.char_start) + 1
@@ -38,6 +40,15 @@ def assert_exact_positions(text: str, passages: list[PassageSpan]) -> None:
             assert lines[passage.line_start - 1].endswith(piece_lines[0])
             assert lines[passage.line_end - 1].startswith(piece_lines[-1])
             assert piece_lines[1:-1] == lines[passage.line_start : passage.line_end - 1]
+
+
+def repeated_table_header(text: str, passage: PassageSpan) -> str:
+    """The header and delimiter rows of the table the passage starts inside, as they stand above it."""
+    above = text[: passage.char_start].split("\n")[:-1]
+    rows = len(list(takewhile(lambda line: line.startswith("|"), reversed(above))))
+    header = above[len(above) - rows : len(above) - rows + 2]
+    assert rows >= 2 and re.fullmatch(r"\|(-+\|)+", header[1]), "a piece starting inside a table"
+    return "\n".join(header) + "\n"
 
 
 def assert_covers_all_text(text: str, passages: list[PassageSpan], skippable: str = "") -> None:
@@ -64,6 +75,9 @@ def markdown_document(seed: int, sections: int = 30) -> str:
             parts.append(("\n" if rng.random() < 0.3 else " ").join(sentences))
         if rng.random() < 0.3:
             parts.append("```python\n# not a heading\nprint('x')\n```")
+        if rng.random() < 0.3:
+            rows = [" | ".join(rng.choices(words, k=3)) for _ in range(rng.randint(1, 40))]
+            parts.append("\n".join(["| Job | Program | Start |", "|---|---|---|", *(f"| {row} |" for row in rows)]))
     return "\n\n".join(parts) + "\n"
 
 
@@ -270,6 +284,38 @@ def page_ranges(text: str, count: int) -> dict[int, tuple[int, int]]:
     for number in range(2, count + 1):
         starts.append(text.index(f"\nPage {number}\n", starts[-1]) + 1)
     return dict(zip(range(1, count + 1), zip(starts, starts[1:] + [len(text)])))
+
+
+def schedule_table(rows: int, header: str = "| Job | Program / variant | Start |") -> str:
+    return "\n".join(
+        [header, "|---|---|---|", *(f"| Z_JOB_{n:03} | ZTW_PROGRAM_{n:03} / V{n} | Daily {n % 24:02}:00 |" for n in range(rows))]
+    )
+
+
+def test_a_table_cut_in_two_repeats_its_header_before_the_rows_of_every_further_piece():
+    """Rows without their header are cells without names: neither the search nor the answer can tell the
+    program from the start time."""
+    text = f"# Batch schedule\n\nThe jobs of production.\n\n{schedule_table(60)}\n\nAfter the table.\n"
+    passages = split_passages(text, "md", target=300)
+    in_table = [p for p in passages if "Z_JOB_" in p.text]
+    assert len(in_table) >= 4
+    for passage in in_table[1:]:
+        assert passage.text.startswith("| Job | Program / variant | Start |\n|---|---|---|\n| Z_JOB_")
+        assert passage.heading_path == "Batch schedule" and len(passage.text) <= 450
+    assert_exact_positions(text, passages)
+    assert_covers_all_text(text, passages)
+    rows = [line for p in in_table for line in slice_of(text, p).split("\n") if "Z_JOB_" in line]
+    assert len(rows) == 60  # every row once, in the pieces' own text
+
+
+def test_a_header_too_long_to_repeat_or_a_table_in_a_list_is_not_repeated():
+    long_header = "| " + " | ".join(["A header far too long to repeat before every piece of rows"] * 3) + " |"
+    wide = f"# Wide\n\n{schedule_table(60, long_header)}\n"
+    listed = "# Listed\n\n- The schedule:\n\n" + "\n".join("  " + line for line in schedule_table(60).split("\n"))
+    for text in (wide, listed + "\n"):
+        passages = split_passages(text, "md", target=300)
+        assert len(passages) >= 4
+        assert all(p.text == slice_of(text, p) for p in passages)
 
 
 def test_pdf_passages_start_with_their_page_line_and_never_span_pages():

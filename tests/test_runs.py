@@ -125,6 +125,21 @@ def test_at_most_eight_references_and_three_per_document(app, pack, users):
     assert sum(r.document_id == "widget-manual" for r in references) == 3
 
 
+def test_a_row_in_the_second_half_of_a_long_table_is_found_by_its_header_and_answered_with_it(app, pack):
+    """The passage holding the later rows of a table cut in two repeats the header: the search finds the
+    row by the column the question names ("program") and the answer says which cell is which."""
+    rows = "\n".join(f"| Z_JOB_{n:03} | ZTW_PROGRAM_{n:03} / V{n} | Daily {n % 24:02}:00 |" for n in range(80))
+    schedule = f"# Batch schedule\n\n| Job | Program / variant | Start |\n|---|---|---|\n{rows}\n"
+    documents.upload_file(pack, "batch-schedule.md", schedule.encode(), None)
+
+    run = ask(make_agent("preferred"), None, "Which program runs job Z_JOB_071, and when does it start?")
+
+    assert "Job: Z_JOB_071; Program / variant: ZTW_PROGRAM_071 / V71; Start: Daily 23:00" in run.answer
+    cited = next(r for r in run.references() if r.n in run.cited)
+    assert cited.text.startswith("| Job | Program / variant | Start |\n|---|---|---|\n")
+    assert cited.line_start > 5  # a later piece: its lines are the rows', not the header's
+
+
 def test_an_agent_without_grants_finds_no_evidence(corpus):
     run = ask(make_agent("preferred", packs=()), None, EVIDENCE_QUESTION)
     assert run.answer == NO_EVIDENCE_ANSWER and run.references().count() == 0

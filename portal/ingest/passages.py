@@ -25,6 +25,13 @@ Markdown (``md``, ``markdown``, ``docx`` — Word is read into Markdown):
   half its text.
 - A passage that opens with headings records the path those headings
   establish (``# Setup`` / ``## Network`` / body → ``Setup > Network``).
+- A passage that starts on a row of a table cut in two gets the table's
+  header row and delimiter row prepended to its ``text`` (positions stay those
+  of the slice, as for PDF pages below): without them its rows are cells
+  without names, "Z_FI_PAYMENT_RUN_F110 | ZTW_FI_F110_TRIGGER / TF01 | Monday
+  and Thursday 06:00", and neither the search nor the answer knows which cell
+  is the program and which the start. A header longer than a quarter of the
+  target is not repeated (it would crowd out the rows).
 
 PDF (``pdf``): the text is pages, each opening with a line ``Page N``, numbered
 from the first such line on (``Page 1``, then exactly ``Page 2``, …; a body
@@ -45,6 +52,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -69,7 +77,9 @@ class PassageSpan:
     """One passage and where it sits in the revision text.
 
     ``text == document[char_start:char_end]``, except for PDF pieces after the
-    first of a page, whose ``text`` is ``"Page N\\n"`` + that slice.
+    first of a page, whose ``text`` is ``"Page N\\n"`` + that slice, and Markdown
+    pieces that start inside a table, whose ``text`` is its header and delimiter
+    rows + that slice.
     """
 
     ordinal: int
@@ -155,11 +165,14 @@ class _Document:
             e -= 1
         return s, e
 
-    def split_range(self, start: int, end: int, prefix_len: int = 0, floor: int = 0) -> list[tuple[int, int]]:
+    def split_range(
+        self, start: int, end: int, prefix_len: int = 0, floor: int = 0, prefix_at: Callable[[int], str] | None = None
+    ) -> list[tuple[int, int]]:
         """Cut ``[start, end)`` into trimmed pieces of at most ``cap`` characters.
 
         ``prefix_len`` is the length of the text prepended to every piece but the
-        first; ``floor`` is a position the first cut must lie beyond.
+        first; ``prefix_at(s)`` the text prepended to a piece starting at ``s`` (a
+        table's header); ``floor`` is a position the first cut must lie beyond.
         """
         pieces: list[tuple[int, int]] = []
         whole = self.trim(start, end)
@@ -168,7 +181,7 @@ class _Document:
         pos, end = start, whole[1]
         while (trimmed := self.trim(pos, end)) is not None:
             s, e = trimmed
-            overhead = prefix_len if pieces else 0
+            overhead = (prefix_len if pieces else 0) + (len(prefix_at(s)) if prefix_at else 0)
             if e - s + overhead <= self.cap:
                 pieces.append((s, e))
                 break
@@ -254,33 +267,54 @@ def _joins_previous(text: str, pos: int) -> bool:
 
 
 def _markdown_pieces(doc: _Document) -> list[tuple[int, int, str, str, None]]:
-    section_starts, heading_lines, heading_paths = _markdown_structure(doc)
+    section_starts, heading_lines, heading_paths, table_headers = _markdown_structure(doc)
     is_heading = set(heading_lines)
+
+    def header_at(s: int) -> str:
+        """The header of the table whose body row starts at ``s``, repeated before a piece starting there."""
+        line = doc.line_of(s)
+        return table_headers.get(line, "") if doc.line_starts[line] == s else ""
+
     bounds = [doc.line_starts[i] for i in section_starts] + [len(doc.text)]
     pieces = []
     for start, end in zip(bounds, bounds[1:]):
-        for s, e in doc.split_range(start, end):
+        for s, e in doc.split_range(start, end, prefix_at=header_at if table_headers else None):
             line = doc.line_of(s)
             last = doc.line_of(e - 1)
             while line <= last and (line in is_heading or doc.blank[line]):
                 line += 1
             k = bisect_left(heading_lines, line)
-            pieces.append((s, e, "", heading_paths[k - 1] if k else "", None))
+            pieces.append((s, e, header_at(s), heading_paths[k - 1] if k else "", None))
     return pieces
 
 
-def _markdown_structure(doc: _Document) -> tuple[list[int], list[int], list[str]]:
-    """Section start lines, heading lines, and the heading path in force after each heading line.
+def _markdown_structure(doc: _Document) -> tuple[list[int], list[int], list[str], dict[int, str]]:
+    """Section start lines, heading lines, the heading path in force after each heading line, and the
+    header (header row and delimiter row, each with its line break) of the table each body row line
+    belongs to.
 
     The headings are the top-level ones the viewer renders (``markdown_blocks``); a heading
-    inside a block quote or list item is part of that block and starts no section.
+    inside a block quote or list item is part of that block and starts no section. Only top-level
+    tables have their header repeated: a table in a list or quote has its container's marks on
+    every line.
     """
     section_starts = [0]
     heading_lines: list[int] = []
     heading_paths: list[str] = []
+    table_headers: dict[int, str] = {}
+    header = ""
     after_heading = 0  # the line after the last heading
     for block in markdown_blocks(doc.text):
-        if block.kind != "heading" or block.depth:
+        if block.depth:
+            continue
+        if block.kind == "table_header":
+            line = block.line_start  # the delimiter row is the next line, always
+            header = f"{doc.contents[line]}\n{doc.contents[line + 1]}\n"
+            if len(header) > doc.target // 4:
+                header = ""
+        elif block.kind == "table_row" and header:
+            table_headers.update(dict.fromkeys(range(block.line_start, block.line_end), header))
+        if block.kind != "heading":
             continue
         if not all(doc.blank[after_heading : block.line_start]):
             section_starts.append(block.line_start)
@@ -289,7 +323,7 @@ def _markdown_structure(doc: _Document) -> tuple[list[int], list[int], list[str]
             heading_lines.append(line)
             heading_paths.append(path)
         after_heading = block.line_end
-    return section_starts, heading_lines, heading_paths
+    return section_starts, heading_lines, heading_paths, table_headers
 
 
 def pdf_pages(lines: list[str]) -> list[tuple[int, int]]:
