@@ -791,6 +791,19 @@ def test_extractive_reads_table_rows_with_their_header_and_lists_with_their_lead
     )
 
 
+def test_a_list_of_related_documents_is_not_an_answer_though_it_names_the_question_s_words():
+    """Under "Related documents" a line names other documents by their titles: it shares the question's
+    words and says nothing of its own."""
+    incident = make_ref(
+        1,
+        "## Resolution\n\nA transport import with a missing data file cannot be repaired in the target system.\n\n"
+        "## Related documents\n\n- Runbook: transport import failures, missing data files\n",
+    )
+    question = "What does the runbook say about a transport import with a missing data file?"
+    chosen = extractive_sentences(question, [incident], max_sentences=1)
+    assert chosen == [("A transport import with a missing data file cannot be repaired in the target system.", 1)]
+
+
 def test_rows_of_a_table_whose_header_is_in_another_passage_keep_their_order():
     text = "| Z_A | RBDAPP01 | Hourly |\n| Z_B | RSPO1041 | Daily 03:00 |\n| Z_C | SBAL_DELETE | Daily 04:00 |\n"
     assert split_sentences(text) == [

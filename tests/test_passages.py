@@ -288,7 +288,11 @@ def page_ranges(text: str, count: int) -> dict[int, tuple[int, int]]:
 
 def schedule_table(rows: int, header: str = "| Job | Program / variant | Start |") -> str:
     return "\n".join(
-        [header, "|---|---|---|", *(f"| Z_JOB_{n:03} | ZTW_PROGRAM_{n:03} / V{n} | Daily {n % 24:02}:00 |" for n in range(rows))]
+        [
+            header,
+            "|---|---|---|",
+            *(f"| Z_JOB_{n:03} | ZTW_PROGRAM_{n:03} / V{n} | Daily {n % 24:02}:00 |" for n in range(rows)),
+        ]
     )
 
 

@@ -17,7 +17,8 @@ transaction / message → an identifier, how do I → instructions, or the items
 of a list of steps, in order, found by the heading that names the procedure
 as much as by the steps' words), and are chosen to cover every part of the
 question; a unit saying again what a chosen one says (nearly the same terms)
-is left out. When the answer has room, the prose units that follow the best
+is left out; a line under "Related documents" or "See also" counts half (it names other documents by
+their titles). When the answer has room, the prose units that follow the best
 one under its heading complete it (``_continue_best``). The
 answer gives them in passage order (``[n]`` ascending, in order of first use).
 """
@@ -42,6 +43,12 @@ MIN_SHARE_OF_BEST = 0.3
 CONTEXT_WEIGHT = 0.5
 # A table row is evidence but reads worse than a sentence: prose wins a near tie.
 TABLE_ROW_WEIGHT = 0.8
+# A unit under a heading such as "Related documents" or "See also" names other documents: it shares the
+# question's words (their titles) without saying anything of its own, so it counts this much.
+REFERENCES_WEIGHT = 0.5
+_REFERENCES_HEADING = re.compile(
+    r"\s*(related(\s+(documents?|links|pages|reading))?|see\s+also|references|further\s+reading)\s*$", re.I
+)
 # A unit carrying what the question type asks for (a time, a number, an identifier) counts this much more.
 TYPE_BONUS = 0.5
 # A question term already covered by a chosen unit counts this much for the next one: parts not yet
@@ -179,6 +186,8 @@ def extractive_sentences(
             terms = frozenset(tokenize(unit.text))
             context = frozenset(tokenize(f"{around} {unit.heading} {unit.lead_in}")) - terms
             weight = TABLE_ROW_WEIGHT if unit.kind == "row" else 1.0
+            if _REFERENCES_HEADING.match(unit.heading or (ref.heading_path or "").rpartition(" > ")[2]):
+                weight *= REFERENCES_WEIGHT
             if asked and carries(unit.text, asked, named):
                 weight *= 1 + TYPE_BONUS
             candidate = _Candidate(unit, ref.n, (ref_position, unit_position), terms, context, weight)
