@@ -816,6 +816,21 @@ def test_rows_of_a_table_whose_header_is_in_another_passage_keep_their_order():
 # --- the evidence check's names ---------------------------------------------------------
 
 
+def test_the_asking_part_of_a_question_is_its_sentences_ending_with_a_question_mark():
+    from portal.answers.evidence import asking_part
+
+    told = "Release R26.04 broke labels at TW30. Billing is fine! "
+    assert asking_part(told + "What changed in R26.04? Who approved it?") == (
+        "What changed in R26.04? Who approved it?",
+        "Release R26.04 broke labels at TW30. Billing is fine!",
+    )
+    assert asking_part("Which job runs RSPO1041 at TW30?") == ("Which job runs RSPO1041 at TW30?", "")
+    assert asking_part("Tell me the schedule of Z_JOB. It runs at TW30.") == (
+        "Tell me the schedule of Z_JOB. It runs at TW30.",
+        "",
+    )
+
+
 def test_identifiers_a_question_names():
     from portal.answers.evidence import identifier_runs, is_identifier, names
 

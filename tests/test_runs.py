@@ -244,6 +244,28 @@ def test_an_identifier_must_occur_in_a_passage_about_the_question(corpus, questi
     assert retrieval.choice.evidence is evidence
 
 
+@pytest.mark.parametrize(
+    "question, evidence",
+    [
+        # the situation told first names the site, which the runbook does not know; what is asked it answers
+        (
+            "Our label printers at plant TW40 flood the spool. The report RSPO1041 has not run for weeks. "
+            "How do I delete old spool requests?",
+            True,
+        ),
+        # an identifier in the asking sentence must be in the evidence, told or not
+        ("The spool is full at plant TW40. What does report RSPO9999 delete?", False),
+        # told identifiers alone: one of them must be in the evidence
+        ("INC-2026-0427 was reported at plant TW40. How do I delete old spool requests?", False),
+        ("How do I delete old spool requests at plant TW40?", False),
+    ],
+)
+def test_identifiers_the_user_tells_before_asking_are_context_and_one_of_them_must_be_in_the_evidence(
+    corpus, question, evidence
+):
+    assert retrieve(make_agent("preferred"), question).choice.evidence is evidence
+
+
 ON_CALL = b"# On call\n\nAlert the shift lead of plant TW30 on the on-call phone when goods issue fails.\n"
 
 

@@ -19,7 +19,9 @@ the terms in its text, heading path or title. There is evidence when
   transaction codes, job, message and document ids, numbers; adjacent ones as
   one run, "ZTW_EDI 017") occurs verbatim, case aside, in one passage, and a
   passage naming it covers at least ``MIN_ANCHORED_COVERAGE``: a question about
-  INC-2026-0427 is not answered by INC-2026-0412;
+  INC-2026-0427 is not answered by INC-2026-0412. When the user tells the
+  situation before asking, the identifiers of the sentences that do not ask
+  (``asking_part``) are context: one of them must occur in the evidence, not each;
 - no capitalised name inside the question (Poland) is one the packs never use;
 - a question asking for a value of a kind that has a shape of its own (a phone,
   mobile or fax number; an e-mail address: ``asked.SHAPED_VALUES``) is answered only by
@@ -150,6 +152,24 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     return runs
 
 
+def asking_part(question: str) -> tuple[str, str]:
+    """``(asked, told)``: the sentences of ``question`` ending with ``?``, and the others. A user who
+    tells the situation first ("Our label printers at TW30 flood the spool. The cleanup job RSPO1041 has
+    not run. How do I fix a full spool number range?") names where it happens, not what is asked: the
+    identifiers that must be in the evidence are the asking sentences'. A question without a sentence
+    ending in ``?`` is asked whole."""
+    sentences = _sentences(question)
+    asked = [sentence for sentence in sentences if sentence.endswith("?")]
+    if not asked or len(sentences) == 1:
+        return question, ""
+    return " ".join(asked), " ".join(sentence for sentence in sentences if not sentence.endswith("?"))
+
+
+def _sentences(text: str) -> list[str]:
+    """``text`` cut after ``.``, ``!`` or ``?`` where white space follows (not inside R26.04)."""
+    return [part.strip() for part in re.split(r"(?<=[.!?])\s+", text) if part.strip()]
+
+
 def identifiers(question: str) -> list[str]:
     """The identifiers ``question`` names, in order, each once."""
     return [token for run in identifier_runs(question) for token in run]
@@ -225,7 +245,10 @@ def choose(
     def in_packs(token: str) -> bool:
         return any(doc_freqs.get(t, 0) for t in tokenize(token))
 
-    runs = identifier_runs(question, known=in_packs)
+    asking, told = asking_part(question)
+    runs = identifier_runs(asking, known=in_packs)
+    folded = {token.casefold() for run in runs for token in run}
+    context = [run for run in identifier_runs(told, known=in_packs) if run[0].casefold() not in folded]
     unknown = [token for token in _proper_nouns(question) if not in_packs(token)]
     if not total or not hits:
         return Choice(
@@ -233,7 +256,7 @@ def choose(
             weights=weights,
             uncovered=list(weights),
             unknown_names=unknown,
-            missing_identifiers=[" ".join(r) for r in runs],
+            missing_identifiers=[" ".join(r) for r in runs or context],
         )
     texts = [searched_text(hit) for hit in hits]
     _prefetch(tokenize, texts)
@@ -248,6 +271,10 @@ def choose(
         if not holding:
             missing.append(" ".join(run))
         anchored = min(anchored, max(holding, default=0.0))
+    if context and not runs and not any(all(names(text, t) for t in run) for text in texts for run in context):
+        # Named only in what the user told: one of them must be in the evidence, not each, and the
+        # passage naming it need not be about the whole question (the asking sentence is).
+        missing.append(" ".join(context[0]))
     missing_values = []
     for kind, (asked, holds) in asked_values.SHAPED_VALUES.items():
         if asked.search(question):
