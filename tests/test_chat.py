@@ -396,6 +396,28 @@ def test_an_open_agent_without_a_model_says_no_evidence(world, users, client_as)
     assert page.select_one(".no-evidence-answer .answer").text == NO_EVIDENCE_ANSWER
 
 
+def test_a_right_to_left_question_is_shown_in_its_own_direction_wherever_it_appears(world, client_as, users):
+    """``dir="auto"``: an Arabic question is laid out right to left, and the Latin codes in it do not pull
+    it left to right (nor does it reorder what stands around it)."""
+    question = "كيف أحذف طلبات spool القديمة باستخدام RSPO1041؟"
+    conversation, run = start_conversation(users["Member"], world.acme, question)
+    feedback = rate_answer(users["Member"], run, "not_helpful", ["incorrect"], "ليس التقرير الصحيح")
+    member, admin = client_as("Member"), client_as("PlatformAdmin")
+    for client, address, selectors in [
+        (member, f"/chat/{conversation.id}", ["#chat-heading", f"#turn-{run.id} .question", ".conversation-list a"]),
+        (member, f"/chat/answers/{run.id}/sources", [".question"]),
+        (member, "/chat/conversations", ["td.row-question"]),
+        (admin, f"/runs/{run.id}", [".question"]),
+        (admin, "/runs/", ["td.row-question"]),
+        (admin, "/feedback/", [".row-note"]),
+        (admin, f"/feedback/{feedback.id}", [".question", ".feedback-note"]),
+    ]:
+        page = _soup(client.get(address))
+        for selector in selectors:
+            shown = page.select_one(selector)
+            assert shown is not None and shown.get("dir") == "auto", (address, selector)
+
+
 def test_conversation_titles_are_one_line_and_short():
     assert conversation_title("How do I\n  fix it?") == "How do I fix it?"
     title = conversation_title("word " * 40)

@@ -159,15 +159,18 @@ def asking_part(question: str) -> tuple[str, str]:
     identifiers that must be in the evidence are the asking sentences'. A question without a sentence
     ending in ``?`` is asked whole."""
     sentences = _sentences(question)
-    asked = [sentence for sentence in sentences if sentence.endswith("?")]
+    asked = [sentence for sentence in sentences if sentence.endswith(_QUESTION_MARKS)]
     if not asked or len(sentences) == 1:
         return question, ""
-    return " ".join(asked), " ".join(sentence for sentence in sentences if not sentence.endswith("?"))
+    return " ".join(asked), " ".join(sentence for sentence in sentences if not sentence.endswith(_QUESTION_MARKS))
+
+
+_QUESTION_MARKS = ("?", "\uff1f", "\u061f")  # and the full-width and Arabic ones
 
 
 def _sentences(text: str) -> list[str]:
-    """``text`` cut after ``.``, ``!`` or ``?`` where white space follows (not inside R26.04)."""
-    return [part.strip() for part in re.split(r"(?<=[.!?])\s+", text) if part.strip()]
+    """``text`` cut after ``.``, ``!`` or a question mark where white space follows (not inside R26.04)."""
+    return [part.strip() for part in re.split(r"(?<=[.!?\uff1f\u061f])\s+", text) if part.strip()]
 
 
 def identifiers(question: str) -> list[str]:

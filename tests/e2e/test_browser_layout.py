@@ -83,7 +83,11 @@ def _content(pack, tmp_path, users):
     conversation, run = start_conversation(users["Member"], agent, "How do I delete old spool requests?")
     feedback = rate_answer(users["Member"], run, "not_helpful", ["incorrect"], "Not the report I use.")
     figure_run = ask(agent, users["PlatformAdmin"], "inbound IDocs by status before and after background processing")
-    return pdf, agent, conversation, run, feedback, figure_run
+    # A word longer than a phone is wide, in a question, a conversation's title and a reviewer's note.
+    unbroken = "https://example.test/" + "spool" * 60
+    long_conversation, long_run = start_conversation(users["Member"], agent, f"How do I delete {unbroken}?")
+    long_feedback = rate_answer(users["Member"], long_run, "not_helpful", ["incorrect"], unbroken)
+    return pdf, agent, (conversation, long_conversation), run, (feedback, long_feedback), figure_run, long_run
 
 
 def _fits(page, address: str, width: int, role: str) -> None:
@@ -94,6 +98,21 @@ def _fits(page, address: str, width: int, role: str) -> None:
         page.screenshot(path=Path(folder) / f"{width}-{role}-{name}.png", full_page=True)
     assert page.evaluate("document.documentElement.scrollWidth") <= width, (address, page.evaluate(OVERFLOWING, width))
     assert page.evaluate(OVERFLOWING, width) == [], address
+    assert page.evaluate(CRAMPED) == [], address
+
+
+# Controls a person cannot use: a text box narrower than a few words, a button whose label breaks into letters.
+CRAMPED = """() => [...document.querySelectorAll('main input, main select, main textarea, main button')]
+  .filter((e) => {
+    const box = e.getBoundingClientRect();
+    if (!box.width || getComputedStyle(e).visibility === 'hidden') { return false; }
+    if (['hidden', 'checkbox', 'radio'].includes(e.type)) { return false; }
+    return e.tagName === 'BUTTON' ? box.height > 80 : box.width < 100;
+  })
+  .map((e) => {
+    const box = e.getBoundingClientRect();
+    return `${e.tagName.toLowerCase()}#${e.id}.${e.className} ${Math.round(box.width)}x${Math.round(box.height)}`;
+  })"""
 
 
 def _sign_out_inside_the_header(page, width: int) -> None:
@@ -117,7 +136,9 @@ def _sign_out_inside_the_header(page, width: int) -> None:
 def test_every_page_fits_the_screen_with_sign_out_inside_the_header(
     browser, live_server, pack, users, tmp_path, screen
 ):
-    pdf, agent, conversation, run, feedback, figure_run = _content(pack, tmp_path, users)
+    pdf, agent, (conversation, long_conversation), run, feedbacks, figure_run, long_run = _content(
+        pack, tmp_path, users
+    )
     viewport = SCREENS[screen]
     width = viewport["width"]
     context = browser.new_context(base_url=live_server, viewport=viewport)
@@ -137,8 +158,9 @@ def test_every_page_fits_the_screen_with_sign_out_inside_the_header(
         "/runs/",
         f"/runs/{run.id}",
         f"/runs/{figure_run.id}",
+        f"/runs/{long_run.id}",
         "/feedback/",
-        f"/feedback/{feedback.id}",
+        *(f"/feedback/{feedback.id}" for feedback in feedbacks),
         "/account/",
         "/account/api",
         "/help/",
@@ -154,6 +176,7 @@ def test_every_page_fits_the_screen_with_sign_out_inside_the_header(
     for address in (
         "/chat/",
         f"/chat/{conversation.id}",
+        f"/chat/{long_conversation.id}",
         f"/chat/answers/{run.id}/sources",
         f"/chat/answers/{run.id}/sources/1/document",
         "/chat/conversations",
