@@ -307,13 +307,25 @@ def test_a_no_evidence_answer_is_a_note_naming_the_packs_searched_and_the_other_
     assert note.select_one(".answer").text == NO_EVIDENCE_ANSWER
     assert [p.text for p in note.select(".searched-pack")] == ["Operations"]
     assert "rephrasing" in note.select_one(".next-step").text
-    assert [(a.text, a["href"]) for a in note.select(".other-agents a")] == [("Ops helper", "/chat/agents/ops-helper")]
+    [(name, address)] = [(a.text, a["href"]) for a in note.select(".other-agents a")]
+    assert name == "Ops helper" and address.startswith("/chat/agents/ops-helper?question=")
+    # The other agent's page has the question in its box, for the member to send or change.
+    asked_again = _soup(client_as("Member").get(address))
+    assert asked_again.select_one("textarea#question").text == NO_EVIDENCE_QUESTION
+    assert asked_again.select_one("input[name=agent][value=ops-helper]").has_attr("checked")
     assert turn.select("a.cite") == [] and turn.select_one(".answer-sources") is None
     assert turn.select_one(".answer-warning") is None  # the note says it; the warning is in the run record
     assert turn.select_one(".rating") is not None  # it can still be rated
     sources = _soup(client_as("Member").get(f"/chat/answers/{run.id}/sources"))
     assert sources.select_one(".no-evidence-answer .answer").text == NO_EVIDENCE_ANSWER
     assert [a.text for a in sources.select(".no-evidence-answer .other-agents a")] == ["Ops helper"]
+
+
+def test_a_question_too_long_for_an_address_is_not_carried_to_another_agent(world, client_as, users):
+    question = f"{NO_EVIDENCE_QUESTION} " + "كم " * 600
+    conversation, run = start_conversation(users["Member"], world.acme, question)
+    note = _soup(client_as("Member").get(f"/chat/{conversation.id}")).select_one(".no-evidence-answer")
+    assert [a["href"] for a in note.select(".other-agents a")] == ["/chat/agents/ops-helper"]
 
 
 def test_a_long_list_of_other_agents_folds_and_a_short_one_does_not(world, client_as, users):

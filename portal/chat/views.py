@@ -11,6 +11,7 @@ from portal.documents import viewer
 from portal.documents.downloads import send_figure, send_original
 from portal.errors import NotFound, Refused
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, rating_of
+from portal.ingest.limits import MAX_QUESTION_CHARS
 from portal.models import REVISIONS_KEPT, Agent, Conversation, Run
 from portal.numbers import query_number
 from portal.rendering import render, wants_fragment
@@ -34,7 +35,10 @@ def index():
 @bp.route("/agents/<slug>")
 @login_required
 def new(slug: str):
-    return _chat_page(None, chosen=access.agent_for_chat(current_user, slug))
+    """A new conversation with this agent; ``?question=`` fills the question box (a "no evidence" answer's
+    links to the other agents carry the question that found nothing), for the member to send or change."""
+    question = request.args.get("question", "")[:MAX_QUESTION_CHARS]
+    return _chat_page(None, chosen=access.agent_for_chat(current_user, slug), question=question)
 
 
 @bp.route("/", methods=["POST"])
@@ -146,6 +150,18 @@ def _form_action(conversation: Conversation | None) -> str:
 
 def _sources_url(run: Run) -> str:
     return url_for("chat.sources", run_id=run.id)
+
+
+# gunicorn refuses a request line over 4,094 bytes (its default ``limit_request_line``): a question whose
+# address would come near it is not carried, and the member's question box starts empty.
+CARRIED_QUESTION_BYTES = 3_000
+
+
+@bp.app_template_global()
+def ask_another_agent_address(agent: Agent, run: Run) -> str:
+    """The address of a new conversation with ``agent``, its question box holding ``run``'s question."""
+    carried = url_for("chat.new", slug=agent.slug, question=run.question)
+    return carried if len(carried) <= CARRIED_QUESTION_BYTES else url_for("chat.new", slug=agent.slug)
 
 
 @bp.app_template_global()
