@@ -30,10 +30,13 @@ class VersionConflict(CairnError):
     def __init__(self, expected: int, current: int):
         self.expected = expected
         self.current = current
-        super().__init__(
+        # What happened, for a page that goes on to say what the person can do now (the edit page).
+        self.what_happened = (
             f"This document changed while you were working: you edited version "
-            f"{expected}, but it is now at version {current}. Nothing was saved; "
-            "reload to see the current text."
+            f"{expected}, but it is now at version {current}. Nothing was saved"
+        )
+        super().__init__(
+            f"{self.what_happened}; reload to see the current text."
             if current
             else f"This document no longer exists (you edited version {expected}). Nothing was saved."
         )

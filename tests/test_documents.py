@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import peewee
 import pytest
+from bs4 import BeautifulSoup
 
 from helpers import audit_log_refusing_writes, data_snapshot, upload
 from portal.documents import editing, services
@@ -125,7 +126,18 @@ def test_edit_page_conflict_message(app, pack, client_as):
         "/packs/ops/documents/idoc-backlog/edit", data={"text": "# C\n\nother\n", "expected_version": "1"}
     )
     assert stale.status_code == 409
-    assert "now at version 2" in stale.get_data(as_text=True)
+    page = BeautifulSoup(stale.data, "html.parser")
+    assert "now at version 2" in page.select_one(".error").text
+    # What was typed is kept, now based on version 2, with version 2's text beside it to compare ...
+    assert page.select_one("textarea#text").text == "# C\n\nother\n"
+    assert page.select_one("input[name=expected_version]")["value"] == "2"
+    assert page.select_one(".their-version pre").text == "# B\n\nbody\n"
+    # ... so saving again replaces it knowingly instead of failing once more.
+    again = admin.post(
+        "/packs/ops/documents/idoc-backlog/edit", data={"text": "# C\n\nother\n", "expected_version": "2"}
+    )
+    assert again.status_code == 303
+    assert Document.get().current_revision().text == "# C\n\nother\n"
 
 
 def test_a_new_title_and_who_may_read_are_saved_together_or_not_at_all(app, pack, users):

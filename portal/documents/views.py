@@ -136,15 +136,28 @@ def edit(slug: str, doc_id: str):
     expected = form_number("expected_version")
     try:
         saved = editing.edit_document(document, expected, current_user, title, text, reader_access_from_form())
-    except (Refused, VersionConflict) as error:
-        status = 409 if isinstance(error, VersionConflict) else 422
-        message = str(error) if isinstance(error, VersionConflict) else error.message
-        return _edit_page(pack, document, title, text, expected, message, status)
+    except Refused as refusal:
+        return _edit_page(pack, document, title, text, expected, refusal.message, 422)
+    except VersionConflict as conflict:
+        return _conflict_page(pack, document, title, text, conflict)
     flash(f"Saved as version {saved.version}." if saved else "Saved the new title.")
     return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)
 
 
-def _edit_page(pack, document, title, text, expected=None, error=None, status=200):
+def _conflict_page(pack, document, title, text, conflict: VersionConflict):
+    """Someone saved a version meanwhile: what this person typed is kept and now based on that version,
+    with that version's text beside it to compare, so saving again replaces it knowingly (rather than
+    failing again on the same stale version, or losing the typing to a reload)."""
+    current = access.document_for(current_user, pack, document.doc_id)  # a 404 if it was deleted meanwhile
+    theirs = current.current_revision().text if text is not None else None
+    message = (
+        f"{conflict.what_happened}. Your text is kept below, now based on version {current.current_version}: "
+        "compare it with that version's text, then save again to replace it, or cancel."
+    )
+    return _edit_page(pack, current, title, text, current.current_version, message, 409, theirs)
+
+
+def _edit_page(pack, document, title, text, expected=None, error=None, status=200, theirs=None):
     return render(
         "documents/edit.html",
         status=status,
@@ -154,6 +167,7 @@ def _edit_page(pack, document, title, text, expected=None, error=None, status=20
         text=text,
         expected_version=document.current_version if expected is None else expected,
         error=error,
+        theirs=theirs,
     )
 
 
