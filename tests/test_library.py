@@ -10,7 +10,7 @@ import peewee
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import PASSWORD, cli_runner, signed_in_client
+from helpers import PASSWORD, cli_runner, data_snapshot, signed_in_client
 from portal.auth.services import create_user
 from portal.documents import editing
 from portal.documents import services as documents
@@ -29,15 +29,15 @@ DOCUMENTS = [
     ("ops", "shared-note", "shared", ()),
     ("ops", "shared-auditors", "shared", ("Auditor",)),
     ("ops", "shared-members", "shared", ("Member",)),
-    ("ops", "company-in-generic", "company", ()),
+    ("ops", "staff-two", "staff", ()),  # (company visibility in a pack serving no company is refused)
     ("acme", "acme-guide", "company", ()),
     ("globex", "globex-guide", "company", ()),
 ]
 ALL = {doc_id for _, doc_id, _, _ in DOCUMENTS}
 READABLE = {
     "PlatformAdmin": ALL,
-    "AgentBuilder": {"staff-note", "shared-note", "company-in-generic", "acme-guide", "globex-guide"},
-    "Auditor": {"staff-note", "shared-note", "shared-auditors", "company-in-generic", "acme-guide", "globex-guide"},
+    "AgentBuilder": {"staff-note", "shared-note", "staff-two", "acme-guide", "globex-guide"},
+    "Auditor": {"staff-note", "shared-note", "shared-auditors", "staff-two", "acme-guide", "globex-guide"},
     "Member": {"shared-note", "shared-members", "acme-guide"},  # of Acme Test Co
     "Globex member": {"shared-note", "shared-members", "globex-guide"},
     # An Auditor who is also an Acme member reads by either: every document here.
@@ -314,7 +314,7 @@ def test_only_a_platform_admin_changes_who_may_read(library, client_for, role):
 def test_upload_and_edit_set_who_may_read(library, client_for, users):
     admin = client_for("PlatformAdmin")
     response = admin.post(
-        "/packs/ops/documents",
+        "/packs/acme/documents",
         data={
             "files": (io.BytesIO(b"# New\n\nA zeppelin note.\n"), "new-note.md", "text/markdown"),
             "visibility": "company",
@@ -325,14 +325,14 @@ def test_upload_and_edit_set_who_may_read(library, client_for, users):
     new = Document.get(Document.doc_id == "new-note")
     assert (new.visibility, new.reader_role_names) == ("company", ["Auditor", "Member"])
     kept = admin.post(
-        "/packs/ops/documents",
+        "/packs/acme/documents",
         data={"files": (io.BytesIO(b"# New\n\nA zeppelin note, again.\n"), "new-note.md", "text/markdown")},
     )
     assert kept.status_code == 200
     assert Document.get_by_id(new.id).visibility == "company"  # no choice: each keeps its own
 
     edited = admin.post(
-        "/packs/ops/documents/new-note/edit",
+        "/packs/acme/documents/new-note/edit",
         data={"text": "# New\n\nA zeppelin note, again.\n", "expected_version": "2", "visibility": "shared"},
     )
     assert edited.status_code == 303
@@ -343,6 +343,38 @@ def test_upload_and_edit_set_who_may_read(library, client_for, users):
         for e in AuditLog.select().where((AuditLog.target_type == "document") & (AuditLog.target_id == new.id))
     ]
     assert sorted(actions) == [1, 3]
+
+
+def test_company_visibility_in_a_pack_serving_no_company_is_refused_and_not_offered(library, client_for, app):
+    """ "Staff and the members of the pack's company" would be staff only there: stored as something else than
+    the uploader chose, silently."""
+    admin = client_for("PlatformAdmin")
+    before = data_snapshot(app)
+    upload = admin.post(
+        "/packs/ops/documents",
+        data={
+            "files": (io.BytesIO(b"# New\n\nA zeppelin note.\n"), "new-note.md", "text/markdown"),
+            "visibility": "company",
+        },
+    )
+    assert upload.status_code == 422
+    line = BeautifulSoup(upload.data, "html.parser").select_one("#upload-outcomes .outcome")
+    assert line["data-reason"] == "bad_visibility" and "serves no company" in line.text
+    assert data_snapshot(app) == before
+    edit = admin.post(
+        "/packs/ops/documents/staff-note/edit",
+        data={"title": "staff-note", "expected_version": "1", "visibility": "company"},
+    )
+    assert edit.status_code == 422 and "serves no company" in edit.get_data(as_text=True)
+    assert Document.get(Document.doc_id == "staff-note").visibility == "staff"
+
+    def offered(address: str) -> list[str]:
+        page = BeautifulSoup(admin.get(address).data, "html.parser")
+        return [option["value"] for option in page.select("select[name=visibility] option")]
+
+    assert offered("/packs/ops") == ["", "staff", "shared"]
+    assert offered("/packs/acme") == ["", "staff", "shared", "company"]
+    assert offered("/packs/ops/documents/staff-note/edit") == ["staff", "shared"]
 
 
 def test_reader_roles_without_a_visibility_are_refused_not_dropped(library, client_for):
@@ -501,16 +533,12 @@ def test_index_rebuild_and_catch_up_keep_partitions(library, app):
     from portal.search.service import rebuild_all
 
     store = indexes().store
-    assert set(store.partitions("ops")) == {
-        "staff",
-        "shared",
-        "shared-for-Auditor",
-        "shared-for-Member",
-        "company",
-    }
+    assert set(store.partitions("ops")) == {"staff", "shared", "shared-for-Auditor", "shared-for-Member"}
+    assert set(store.partitions("acme")) == {"company", "staff"}
     change_reader_access(Document.get(Document.doc_id == "shared-auditors"), ReaderAccess("shared"), 1, None)
     rebuild_all()
-    assert set(store.partitions("ops")) == {"staff", "shared", "shared-for-Member", "company"}
+    assert set(store.partitions("ops")) == {"staff", "shared", "shared-for-Member"}
+    assert set(store.partitions("acme")) == {"company", "staff"}
     assert store.generation("ops") == library["ops"].__class__.get_by_id(library["ops"].id).index_generation
 
 
@@ -522,7 +550,7 @@ def test_a_crash_between_partition_commits_is_repaired_by_catching_up(library, u
     from portal.search import index as index_module
     from portal.search.service import index_pending_work, search_packs
 
-    pack = library["ops"]
+    pack = library["acme" if "company" in (before, after) else "ops"]  # only a company's pack has "company"
     outcome = documents.upload_file(
         pack, "moving.md", b"# Moving\n\nThe zeppelin moves.\n", None, reader_access=ReaderAccess(before)
     )
@@ -541,11 +569,11 @@ def test_a_crash_between_partition_commits_is_repaired_by_catching_up(library, u
     found = [h.document_id for h in search_packs([pack], "zeppelin").hits]
     assert found in ([], ["moving"])  # in one partition at most: the one losing it committed first
 
-    assert index_pending_work() == ["ops"]
+    assert index_pending_work() == [pack.slug]
     assert [h.document_id for h in search_packs([pack], "zeppelin").hits] == ["moving"]
     member_sees = [h.document_id for h in search_library(users["Member"], "zeppelin").hits]
     assert member_sees == (["moving"] if after == "shared" else [])
-    assert indexes().store.generation("ops") == type(pack).get_by_id(pack.id).index_generation
+    assert indexes().store.generation(pack.slug) == type(pack).get_by_id(pack.id).index_generation
 
 
 @pytest.mark.parametrize("listed", [0, 1, 4, 5, 6, 10, 11])

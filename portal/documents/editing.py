@@ -41,6 +41,8 @@ def edit_document(
     document is no longer at ``expected_version``.
     """
     title = checked_title(title, document.doc_id)
+    if reader_access is not None:
+        reader_access.refuse_if_not_for(document.pack)
     current = document.current_revision()
     if text is not None and (current is None or _normalised(text) != current.text):
         return edit_text(document, text, expected_version, user, title=title, reader_access=reader_access)

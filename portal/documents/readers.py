@@ -36,6 +36,16 @@ class ReaderAccess:
                 "bad_reader_roles", f"Reader roles are among {', '.join(ROLES)}; {', '.join(unknown)} is not one."
             )
 
+    def refuse_if_not_for(self, pack) -> None:
+        """Refuse ``company`` in a pack that serves no company: "staff and the members of the pack's company"
+        would be staff only there, stored as something else than what the uploader chose."""
+        if self.visibility == "company" and pack.company_id is None:
+            raise Refused(
+                "bad_visibility",
+                f"The pack {pack.title} serves no company, so a document in it cannot be visible to "
+                "the members of its company: choose Staff only or Shared. Nothing was stored.",
+            )
+
     def fields(self) -> dict:
         """The document's columns for it (roles in ROLES order, like a user's)."""
         return {"visibility": self.visibility, "reader_role_names": [r for r in ROLES if r in self.reader_roles]}
@@ -60,6 +70,7 @@ def change_reader_access(
     if reader_access.fields() == access_fields(document):
         raise Refused("unchanged", "Who may read it is unchanged; no new revision was made.")
     pack = document.pack
+    reader_access.refuse_if_not_for(pack)
     with storage.changing() as files:
         with database().atomic():
             fresh = revisions.live_at_version(document, expected_version)

@@ -134,6 +134,8 @@ def upload_file(
 
 def _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access, sync) -> UploadOutcome:
     filename = upload_name(filename)
+    if reader_access is not None:
+        reader_access.refuse_if_not_for(pack)
     if len(data) > limits.MAX_FILE_BYTES:
         raise limits.refuse_too_large(len(data))
     if doc_id is None:
