@@ -776,6 +776,9 @@ def test_review_list_and_csv_name_the_regression_cases(reviewed, client_as, user
     regressions.record_regression_case(
         users["Auditor"], reviewed["mid"], Document.get(Document.doc_id == "lock-entries").id
     )
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    passage = Passage.select().where(Passage.revision == spool.current_revision()).first()
+    regressions.record_regression_case(users["Auditor"], reviewed["new"], spool.id, passage.id)
     client = client_as("AgentBuilder")
     items = {int(i["data-feedback"]): i for i in _soup(client.get("/feedback/")).select(".feedback-item")}
     assert items[reviewed["old"].id].select_one(".feedback-cases").text == (
@@ -784,13 +787,16 @@ def test_review_list_and_csv_name_the_regression_cases(reviewed, client_as, user
     assert items[reviewed["mid"].id].select_one(".feedback-cases").text == (
         "Regression case: expected source ops/lock-entries"
     )
-    assert items[reviewed["new"].id].select_one(".feedback-cases") is None
+    # a passage is named by the version it was recorded on, never by its internal id
+    assert items[reviewed["new"].id].select_one(".feedback-cases").text == (
+        "Regression case: expected source ops/spool-overflow (a passage of version 1)"
+    )
     text = client.get("/feedback/export.csv").get_data(as_text=True).lstrip("\ufeff")
     cases = {row["feedback_id"]: row["regression_cases"] for row in csv.DictReader(io.StringIO(text))}
     assert cases == {
         str(reviewed["old"].id): "should have said no evidence",
         str(reviewed["mid"].id): "expected source ops/lock-entries",
-        str(reviewed["new"].id): "",
+        str(reviewed["new"].id): "expected source ops/spool-overflow (a passage of version 1)",
     }
 
 

@@ -104,7 +104,8 @@ def case_summary(case: RegressionCase) -> str:
     """One line for the review list and the CSV: what the case expects."""
     if case.kind == "no_evidence":
         return CASE_KINDS["no_evidence"].lower()
-    passage = f" (passage {case.passage_id})" if case.passage_id is not None else ""
+    # a passage's id means nothing to a reviewer; its version says which text the case was recorded on
+    passage = f" (a passage of version {case.passage_version})" if case.passage_id is not None else ""
     return f"expected source {case.pack_slug}/{case.document_id}{passage}"
 
 
