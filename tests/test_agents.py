@@ -442,6 +442,26 @@ def test_a_new_agent_is_a_draft_until_a_builder_offers_it_and_the_chat_shows_its
     assert not Agent.get(Agent.slug == "desk").offered
 
 
+def test_an_offered_agent_without_a_pack_is_badged_as_not_shown_to_members(app, pack, client_as, users):
+    """Members never see an agent that can only answer "no evidence": the badge says so, not "offered"."""
+    services.create_agent(None, "idle", "Idle", "open", None, "", [], offered=True)
+    for address in ("/agents/", "/agents/idle"):
+        badge = _soup(client_as("AgentBuilder").get(address)).select_one(".badge-draft, .badge-offered")
+        assert badge.text == "offered, not shown: no pack granted", address
+    assert client_as("Member").get("/chat/agents/idle").status_code == 404
+    services.update_agent(
+        None,
+        Agent.get(Agent.slug == "idle"),
+        name="Idle",
+        mode="open",
+        company_name=None,
+        instructions="",
+        pack_slugs=["ops"],
+    )
+    assert _soup(client_as("AgentBuilder").get("/agents/idle")).select_one("h1 .badge-offered").text == "offered"
+    assert client_as("Member").get("/chat/agents/idle").status_code == 200
+
+
 def test_a_description_is_one_short_line(app, pack):
     with pytest.raises(Refused) as refused:
         services.create_agent(None, "desk", "Desk", "open", description="x" * 301)

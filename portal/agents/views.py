@@ -171,6 +171,7 @@ def _form_page(
         "max_description_chars": MAX_DESCRIPTION_CHARS,
     }
     if agent is not None:
+        context["granted_packs"] = [p.slug for p in agent.granted_packs()]  # as saved, whatever the form holds
         context["history"] = [(entry, services.describe_change(entry)) for entry in services.history(agent)]
         context["recent_runs"] = services.recent_runs(agent, RECENT_RUNS)
         context["status_labels"] = runs.STATUS_LABELS
