@@ -434,6 +434,39 @@ def test_two_reviewers_recording_cases_for_one_answer_at_once_keep_the_case_rule
             assert "remove it first" in next(r for r in responses if r.status_code == 422).text
 
 
+@pytest.mark.parametrize("kind", ["expected_source", "no_evidence"])
+def test_a_case_recorded_while_its_agent_is_deleted_is_kept_or_refused_never_a_500(server, admins, pack, users, kind):
+    """The case's agent was read before the case's transaction: a deletion committed in between made the
+    insert's reference to it fail (a 500 on SQLite and PostgreSQL). Now the case is recorded before the
+    deletion (it keeps the agent's slug, as runs do) or refused by name after it."""
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+    member = users["Member"]
+    form = {"kind": kind, "pack": "ops", "doc_id": "spool-overflow"}
+    for round_number in range(RACE_ROUNDS):
+        slug = f"desk-{round_number}"
+        agent = create_agent(
+            None, slug, "Desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+        )
+        run = start_conversation(member, agent, "How do I delete old spool requests?")[1]
+        feedback = rate_answer(member, run, "not_helpful", ["incorrect"])
+        case, deletion = together(
+            [
+                lambda feedback=feedback: admins[0].post(
+                    f"{server}/feedback/{feedback.id}/cases", data=form, allow_redirects=False
+                ),
+                lambda slug=slug: admins[1].post(f"{server}/agents/{slug}/delete", allow_redirects=False),
+            ]
+        )
+
+        assert (case.status_code in (303, 422), deletion.status_code) == (True, 303), case.text[:300]
+        cases = list(RegressionCase.select().where(RegressionCase.feedback == feedback))
+        if case.status_code == 422:
+            assert "was deleted, so there is no agent" in unescape(case.text) and cases == []
+        else:
+            assert [(c.agent_id, c.agent_slug) for c in cases] == [(None, slug)], round_number
+        assert Agent.get_or_none(Agent.slug == slug) is None
+
+
 def test_a_write_lock_held_past_the_busy_timeout_is_a_503_that_says_to_try_again(tmp_path, monkeypatch):
     """Another writer holding SQLite's lock longer than the busy timeout (a loaded machine: seen in the upload
     race above) made "database is locked" a 500, in HTML even for the API. It is a 503 naming the cause."""
