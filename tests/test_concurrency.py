@@ -43,6 +43,7 @@ from portal.models import (
     Run,
     RunReference,
 )
+from portal.packs.services import create_pack
 from tests.fake_openai import FakeOpenAI
 
 ROUNDS = 5
@@ -382,6 +383,34 @@ def test_two_builders_granting_the_same_pack_at_once_both_save(server, admins, p
         assert granted == sorted([pack.slug, other_pack.slug])
         updates = AuditLog.select().where((AuditLog.target_id == agent.id) & (AuditLog.action == "agent.update"))
         assert [entry.detail["granted"] for entry in updates] == [[other_pack.slug]]  # the later save changed nothing
+
+
+@pytest.mark.parametrize("change", ["create", "save"])
+def test_a_pack_deleted_while_a_builder_grants_it_leaves_no_grant_of_a_deleted_pack(server, admins, change):
+    """The agent's save read the pack live, the pack's deletion revoked its grants and committed, then the save
+    inserted its grant (PostgreSQL): the agent kept a grant of a deleted pack, searched by every question.
+    Now the grant comes first (and the deletion revokes it) or the save is refused: no such pack."""
+    create_agent(None, "desk", "Desk", "open", None, "", [])
+    for round_number in range(RACE_ROUNDS):
+        pack = create_pack(f"ops-{round_number}", "Ops", "generic")
+        form = {"name": "Desk", "mode": "open", "packs": [pack.slug]}
+        if change == "create":
+            form["slug"] = f"desk-{round_number}"
+        address = f"{server}/agents/" if change == "create" else f"{server}/agents/desk"
+        saved, deleted = together(
+            [
+                lambda form=form, address=address: admins[0].post(address, data=form, allow_redirects=False),
+                lambda pack=pack: admins[1].post(
+                    f"{server}/packs/{pack.slug}/delete", data={"generation": "0"}, allow_redirects=False
+                ),
+            ]
+        )
+
+        assert (saved.status_code in (303, 422), deleted.status_code) == (True, 303), saved.text[:300]
+        if saved.status_code == 422:
+            assert f"No such pack: {pack.slug}." in saved.text
+        granted = AgentGrant.select().join(Pack).where(Pack.deleted_at.is_null(False))
+        assert [(g.agent.slug, g.pack.slug) for g in granted] == [], round_number
 
 
 @pytest.fixture
