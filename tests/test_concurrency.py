@@ -155,6 +155,50 @@ def test_a_deleted_document_gives_no_version_to_claim(app, pack):
     assert Document.get_by_id(document.id).current_version == 1
 
 
+def test_a_document_deleted_just_after_its_reader_access_changed_answers_the_change_never_a_500(server, users, pack):
+    """An API write of the same text with new reader access is that change alone; its answer read the document
+    and its current revision again after the commit (and after the index update), and a deletion of the new
+    version committed in between: no current revision, a 500 (SQLite and PostgreSQL). The answer is now the
+    change as its transaction left it."""
+    token = create_token(users["PlatformAdmin"], "race")[1]
+    writer, deleter = requests.Session(), requests.Session()
+    for api in (writer, deleter):
+        api.headers["Authorization"] = f"Bearer {token}"
+    text = "# Notes\n\nFirst text.\n"
+
+    def change(address: str, answered: threading.Event) -> requests.Response:
+        try:
+            return writer.put(address, json={"expected_version": 1, "text": text, "visibility": "shared"})
+        finally:
+            answered.set()
+
+    def delete_version_2(address: str, change_answered: threading.Event) -> requests.Response:
+        """Delete version 2 as soon as it is there: asked again after each refusal (version 1 still, or version 2
+        not yet committed when the deletion read it) until the change has answered, so the deletion lands just
+        after the change's commit, rather than nearly always coming first and being refused."""
+        while True:
+            last_time = change_answered.is_set()
+            response = deleter.delete(address, json={"expected_version": 2})
+            if last_time or response.status_code != 409:
+                return response
+
+    for round_number in range(RACE_ROUNDS):
+        doc_id = f"notes-{round_number}"
+        documents.upload_file(pack, f"{doc_id}.md", text.encode(), None)
+        address = f"{server}/api/v1/packs/{pack.slug}/documents/{doc_id}"
+        answered = threading.Event()
+        changed, deleted = together(
+            [
+                lambda address=address, answered=answered: change(address, answered),
+                lambda address=address, answered=answered: delete_version_2(address, answered),
+            ]
+        )
+
+        assert (changed.status_code, deleted.status_code) == (200, 200), changed.text[:300]
+        assert (changed.json()["version"], changed.json()["visibility"]) == (2, "shared")
+        assert Document.get(Document.doc_id == doc_id).is_deleted
+
+
 def test_two_uploads_of_the_same_new_file_make_one_document_never_a_500(server, admins, pack):
     """Overlapping, the later one is refused; one after the other, the later one is version 2."""
     address = f"{server}/packs/{pack.slug}/documents"

@@ -48,7 +48,7 @@ def edit_document(
     if title == document.title and not access_changed:
         raise Refused("unchanged", "Nothing was changed: the title, the text and who may read it are as they are.")
     if access_changed:
-        return change_reader_access(document, reader_access, expected_version, user, title=title).current_revision()
+        return change_reader_access(document, reader_access, expected_version, user, title=title)
     retitle(document, title, expected_version, user)
     return None
 
@@ -114,7 +114,7 @@ def edit_text(
     current = document.current_revision()
     if current and current.sha256 == sha256_hex(text) and reader_access is not None:
         if reader_access.fields() != access_fields(document):
-            return change_reader_access(document, reader_access, expected_version, user).current_revision()
+            return change_reader_access(document, reader_access, expected_version, user)
     return _write_text_revision(
         document,
         text,
