@@ -429,6 +429,28 @@ def test_two_builders_granting_the_same_pack_at_once_both_save(server, admins, p
         assert [entry.detail["granted"] for entry in updates] == [[other_pack.slug]]  # the later save changed nothing
 
 
+def test_two_admins_retitling_one_pack_at_once_leave_an_audit_trail_that_adds_up(server, admins, pack):
+    """Each save audited the change from the title its request had read before its transaction: two saves at
+    once both said "from" the same old title (the later one's "from" was never the title it replaced). Now each
+    save reads the pack locked in its transaction: every entry starts where the one before it ended."""
+    for round_number in range(RACE_ROUNDS):
+        titles = [f"Ops {round_number} by admin {n}" for n in range(2)]
+        responses = together(
+            [
+                lambda session=session, title=title: session.post(
+                    f"{server}/packs/{pack.slug}/edit", data={"title": title, "description": ""}, allow_redirects=False
+                )
+                for session, title in zip(admins, titles)
+            ]
+        )
+
+        assert [r.status_code for r in responses] == [303, 303], [r.text[:300] for r in responses]
+        entries = AuditLog.select().where(AuditLog.action == "pack.update").order_by(AuditLog.id)
+        trail = [entry.detail["changed"]["title"] for entry in entries]
+        assert all(before[1] == after[0] for before, after in zip(trail, trail[1:])), trail
+        assert trail[-1][1] == Pack.get_by_id(pack.id).title
+
+
 @pytest.mark.parametrize("change", ["create", "save"])
 def test_a_pack_deleted_while_a_builder_grants_it_leaves_no_grant_of_a_deleted_pack(server, admins, change):
     """The agent's save read the pack live, the pack's deletion revoked its grants and committed, then the save
