@@ -116,6 +116,31 @@ def test_two_admins_saving_the_same_version_get_one_save_and_one_conflict(server
         assert fresh.current_revision().text == winner
 
 
+def test_two_admins_retitling_one_document_at_once_leave_an_audit_trail_that_adds_up(server, admins, pack):
+    """A new title alone makes no revision, so both saves at the same version are kept (the later one's title
+    stays); each audited its change from the title its request had read before its transaction, so both said
+    "from" the same old title. Now every entry starts where the one before it ended."""
+    text = "# Notes\n\nFirst text.\n"
+    document = documents.upload_file(pack, "notes.md", text.encode(), None).document
+    address = f"{server}/packs/{pack.slug}/documents/{document.doc_id}/edit"
+    for round_number in range(RACE_ROUNDS):
+        titles = [f"Notes {round_number} by admin {n}" for n in range(2)]
+        responses = together(
+            [
+                lambda session=session, title=title: session.post(
+                    address, data={"title": title, "text": text, "expected_version": "1"}, allow_redirects=False
+                )
+                for session, title in zip(admins, titles)
+            ]
+        )
+
+        assert [r.status_code for r in responses] == [303, 303], [r.text[:300] for r in responses]
+        entries = AuditLog.select().where(AuditLog.action == "document.retitle").order_by(AuditLog.id)
+        trail = [(entry.detail["from"], entry.detail["to"]) for entry in entries]
+        assert all(before[1] == after[0] for before, after in zip(trail, trail[1:])), trail
+        assert trail[-1][1] == Document.get_by_id(document.id).title
+
+
 def test_an_edit_and_a_delete_of_the_same_version_leave_one_outcome_whole(server, admins, pack):
     """Either the document is deleted with nothing of it left, or it is live at the edit's version."""
     for round_number in range(ROUNDS):
