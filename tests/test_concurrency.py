@@ -169,6 +169,43 @@ def test_an_edit_and_a_delete_of_the_same_version_leave_one_outcome_whole(server
             assert not fresh.is_deleted and (fresh.current_version, kept) == (2, 2)
 
 
+@pytest.mark.parametrize("change", ["edit", "upload"])
+def test_a_document_changed_while_its_pack_is_deleted_is_one_outcome_never_a_500(server, admins, change):
+    """Either the change comes first (the deletion is refused: the pack changed since its confirmation) or the
+    deletion does (the change is a 404 or a conflict), never a 500, and nothing is left of a deleted pack."""
+    for round_number in range(RACE_ROUNDS):
+        pack = create_pack(f"ops-{round_number}", "Ops", "generic")
+        documents.upload_file(pack, "notes.md", b"# Notes\n\nFirst text.\n", None)
+        generation = Pack.get_by_id(pack.id).index_generation
+        address = f"{server}/packs/{pack.slug}/documents"
+        if change == "edit":
+            send = lambda address=address: admins[0].post(  # noqa: E731
+                f"{address}/notes/edit",
+                data={"text": "# Notes\n\nEdited.\n", "expected_version": "1"},
+                allow_redirects=False,
+            )
+        else:
+            send = lambda address=address: admins[0].post(  # noqa: E731
+                address, files={"files": ("notes.md", b"# Notes\n\nUploaded.\n", "text/markdown")}
+            )
+        changed, deleted = together(
+            [
+                send,
+                lambda pack=pack, generation=generation: admins[1].post(
+                    f"{server}/packs/{pack.slug}/delete", data={"generation": str(generation)}, allow_redirects=False
+                ),
+            ]
+        )
+
+        statuses = (changed.status_code, deleted.status_code)
+        assert 500 not in statuses, [r.text[:300] for r in (changed, deleted)]
+        if Pack.get_by_id(pack.id).is_deleted:
+            assert deleted.status_code == 303 and changed.status_code in (404, 409, 422), statuses
+            assert not Document.select().where((Document.pack == pack) & Document.deleted_at.is_null()).exists()
+        else:
+            assert deleted.status_code == 409 and changed.status_code in (200, 303), statuses
+
+
 def test_a_deleted_document_gives_no_version_to_claim(app, pack):
     """A deletion keeps the version number: the claim itself needs the document live (a PostgreSQL
     writer whose own check ran before the delete committed reaches it)."""
