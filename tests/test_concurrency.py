@@ -20,12 +20,22 @@ import pytest
 import requests
 from peewee import OperationalError
 
-from helpers import PASSWORD, POSTGRES_URL, SPOOL, migrated_app, serve_in_thread, signed_in_client
+from helpers import (
+    FIXTURES_DIR,
+    PASSWORD,
+    POSTGRES_URL,
+    SPOOL,
+    migrated_app,
+    require_shared_fixtures,
+    serve_in_thread,
+    signed_in_client,
+)
 from portal import db
 from portal.agents.services import create_agent
 from portal.api.tokens import create_token
 from portal.auth.services import create_user
 from portal.chat.services import start_conversation
+from portal.describing import service as describing
 from portal.documents import editing, revisions
 from portal.documents import services as documents
 from portal.errors import VersionConflict
@@ -35,6 +45,7 @@ from portal.models import (
     AgentGrant,
     AuditLog,
     Conversation,
+    DescribeJob,
     Document,
     Feedback,
     Pack,
@@ -788,6 +799,74 @@ def test_a_pack_deleted_while_an_answer_cites_it_leaves_no_text_in_the_receipt(
     assert deleted.status_code == 303 and Pack.get_by_id(pack.id).is_deleted
 
     _assert_cited_text_forgotten(server, asking, asking.answered(slow_model, thread))
+
+
+# --- Two requests stepping one describe job (a second tab, a retried step) -------------------------
+
+
+def test_two_steps_of_one_describe_job_ending_together_keep_both_descriptions(app, server, admins, pack, users):
+    """Each step claims its own figure, so both call the vision model. Each then wrote back the job's notes and
+    descriptions as it had read them (the one saving second could drop the other's, paid for and never
+    written), and each step that saw every figure taken wrote the revision: the step of the last figure wrote
+    it without the other figure's description, or both tried and the job said nothing was written beside a
+    revision that was. Now each result is added under the job's lock, and the step adding the last one ends it.
+
+    The second step is sent once the first has claimed its figure (the model holds both calls), and the model
+    answers both at once."""
+    require_shared_fixtures()
+    admin = users["PlatformAdmin"]
+    data = (FIXTURES_DIR / "pandoc_inline_images.docx").read_bytes()
+    word = documents.upload_file(pack, "pandoc_inline_images.docx", data, admin).document
+    with FakeOpenAI() as vision:
+        app.config.update(
+            CAIRN_VISION_BASE_URL=vision.base_url,
+            CAIRN_VISION_API_KEY="vision-key",
+            CAIRN_VISION_MODEL="fake-vision",
+            CAIRN_VISION_TIMEOUT=60.0,
+        )
+        try:
+            for round_number in range(RACE_ROUNDS):
+                job = describing.start(Document.get_by_id(word.id), admin)
+                address = f"{server}/packs/{pack.slug}/documents/{word.doc_id}/describe/jobs/{job.id}"
+                vision.reply_after(60, f"A valve, round {round_number}.")
+                responses: list = [None, None]
+                steps = [
+                    threading.Thread(target=_post_step, args=(session, address, responses, n))
+                    for n, session in enumerate(admins)
+                ]
+                for number, step in enumerate(steps, start=1):
+                    step.start()
+                    assert _asked(vision, number), f"step {number} never reached the model"
+                vision.reset()  # both answers at once
+                for step in steps:
+                    step.join(60)
+
+                assert [r.status_code for r in responses] == [200, 200], [r.text[:300] for r in responses]
+                job = DescribeJob.get_by_id(job.id)
+                assert (job.status, len(job.notes), sorted(job.descriptions)) == ("written", 2, ["1", "2"]), (
+                    job.status,
+                    job.notes,
+                    job.message,
+                )
+                text = Document.get_by_id(word.id).current_revision().text
+                for number in (1, 2):
+                    assert f"Figure {number} description: A valve, round {round_number}." in text, round_number
+        finally:
+            app.config["CAIRN_VISION_BASE_URL"] = None
+
+
+def _post_step(session: requests.Session, address: str, responses: list, n: int) -> None:
+    responses[n] = session.post(address, headers={"HX-Request": "true"}, allow_redirects=False)
+
+
+def _asked(model: FakeOpenAI, calls: int) -> bool:
+    """Whether ``calls`` requests reached the model, waiting up to a minute for them."""
+    waiting = threading.Event()
+    for _ in range(600):
+        if len(model.requests) >= calls:
+            return True
+        waiting.wait(0.1)
+    return False
 
 
 # --- Writers taking turns (SQLite) ---------------------------------------------------------------
