@@ -103,9 +103,16 @@ def fake(fake_server) -> FakeOpenAI:
     fake_server.reset()
 
 
+# The deadline of a client whose fake answers at once (or fails at once): room for a busy machine's round trip,
+# never the thing a test checks. Only the timeout tests give a short one (``DEADLINE_S``), and their fake holds
+# its answer far longer.
+PROMPT_S = 30.0
+DEADLINE_S = 0.3
+
+
 @pytest.fixture
 def chat_client(fake) -> ChatClient:
-    return ChatClient(fake.base_url, API_KEY, "fake-gpt", timeout_s=2)
+    return ChatClient(fake.base_url, API_KEY, "fake-gpt", timeout_s=PROMPT_S)
 
 
 def _normalized(text: str) -> str:
@@ -378,7 +385,9 @@ def test_client_posts_chat_completions_with_bearer_and_no_tools(fake, chat_clien
 )
 def test_client_failures_are_typed_and_never_show_the_key(fake, script, kind, summary):
     script(fake)
-    client = ChatClient(fake.base_url + "/", API_KEY, "fake-gpt", timeout_s=0.3)
+    client = ChatClient(
+        fake.base_url + "/", API_KEY, "fake-gpt", timeout_s=DEADLINE_S if kind == "timeout" else PROMPT_S
+    )
     with pytest.raises(ModelError) as caught:
         client.complete([{"role": "user", "content": "hi"}])
     assert isinstance(caught.value, CairnError)
@@ -473,7 +482,8 @@ FAILURES = [
 @pytest.mark.parametrize("mode", MODES)
 def test_evidence_and_provider_fails_falls_back_to_extractive(mode, script, what_failed, fake, references):
     script(fake)
-    client = ChatClient(fake.base_url, API_KEY, "fake-gpt", timeout_s=0.3)
+    deadline = DEADLINE_S if what_failed.startswith("timeout") else PROMPT_S
+    client = ChatClient(fake.base_url, API_KEY, "fake-gpt", timeout_s=deadline)
     outcome = run(mode, references, client)
     assert outcome.status == "completed_with_warning"
     assert outcome.warnings == [f"model call failed ({what_failed}); answered from the evidence instead"]
@@ -537,7 +547,7 @@ def test_no_evidence_required_stops_before_the_model(fake, chat_client, referenc
 
 def test_no_evidence_open_and_provider_fails(fake, references):
     fake.fail_with_status(500)
-    client = ChatClient(fake.base_url, API_KEY, "fake-gpt", timeout_s=1)
+    client = ChatClient(fake.base_url, API_KEY, "fake-gpt", timeout_s=PROMPT_S)
     outcome = run("open", [], client)
     assert (outcome.status, outcome.answer, outcome.basis) == (
         "completed_with_warning",

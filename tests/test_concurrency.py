@@ -20,12 +20,22 @@ import pytest
 import requests
 from peewee import OperationalError
 
-from helpers import PASSWORD, POSTGRES_URL, SPOOL, migrated_app, serve_in_thread, signed_in_client
+from helpers import (
+    FIXTURES_DIR,
+    PASSWORD,
+    POSTGRES_URL,
+    SPOOL,
+    migrated_app,
+    require_shared_fixtures,
+    serve_in_thread,
+    signed_in_client,
+)
 from portal import db
 from portal.agents.services import create_agent
 from portal.api.tokens import create_token
 from portal.auth.services import create_user
 from portal.chat.services import start_conversation
+from portal.describing import service as describing
 from portal.documents import editing, revisions
 from portal.documents import services as documents
 from portal.errors import VersionConflict
@@ -35,6 +45,7 @@ from portal.models import (
     AgentGrant,
     AuditLog,
     Conversation,
+    DescribeJob,
     Document,
     Feedback,
     Pack,
@@ -43,6 +54,7 @@ from portal.models import (
     Run,
     RunReference,
 )
+from portal.packs.services import create_pack
 from tests.fake_openai import FakeOpenAI
 
 ROUNDS = 5
@@ -115,6 +127,31 @@ def test_two_admins_saving_the_same_version_get_one_save_and_one_conflict(server
         assert fresh.current_revision().text == winner
 
 
+def test_two_admins_retitling_one_document_at_once_leave_an_audit_trail_that_adds_up(server, admins, pack):
+    """A new title alone makes no revision, so both saves at the same version are kept (the later one's title
+    stays); each audited its change from the title its request had read before its transaction, so both said
+    "from" the same old title. Now every entry starts where the one before it ended."""
+    text = "# Notes\n\nFirst text.\n"
+    document = documents.upload_file(pack, "notes.md", text.encode(), None).document
+    address = f"{server}/packs/{pack.slug}/documents/{document.doc_id}/edit"
+    for round_number in range(RACE_ROUNDS):
+        titles = [f"Notes {round_number} by admin {n}" for n in range(2)]
+        responses = together(
+            [
+                lambda session=session, title=title: session.post(
+                    address, data={"title": title, "text": text, "expected_version": "1"}, allow_redirects=False
+                )
+                for session, title in zip(admins, titles)
+            ]
+        )
+
+        assert [r.status_code for r in responses] == [303, 303], [r.text[:300] for r in responses]
+        entries = AuditLog.select().where(AuditLog.action == "document.retitle").order_by(AuditLog.id)
+        trail = [(entry.detail["from"], entry.detail["to"]) for entry in entries]
+        assert all(before[1] == after[0] for before, after in zip(trail, trail[1:])), trail
+        assert trail[-1][1] == Document.get_by_id(document.id).title
+
+
 def test_an_edit_and_a_delete_of_the_same_version_leave_one_outcome_whole(server, admins, pack):
     """Either the document is deleted with nothing of it left, or it is live at the edit's version."""
     for round_number in range(ROUNDS):
@@ -143,6 +180,43 @@ def test_an_edit_and_a_delete_of_the_same_version_leave_one_outcome_whole(server
             assert not fresh.is_deleted and (fresh.current_version, kept) == (2, 2)
 
 
+@pytest.mark.parametrize("change", ["edit", "upload"])
+def test_a_document_changed_while_its_pack_is_deleted_is_one_outcome_never_a_500(server, admins, change):
+    """Either the change comes first (the deletion is refused: the pack changed since its confirmation) or the
+    deletion does (the change is a 404 or a conflict), never a 500, and nothing is left of a deleted pack."""
+    for round_number in range(RACE_ROUNDS):
+        pack = create_pack(f"ops-{round_number}", "Ops", "generic")
+        documents.upload_file(pack, "notes.md", b"# Notes\n\nFirst text.\n", None)
+        generation = Pack.get_by_id(pack.id).index_generation
+        address = f"{server}/packs/{pack.slug}/documents"
+        if change == "edit":
+            send = lambda address=address: admins[0].post(  # noqa: E731
+                f"{address}/notes/edit",
+                data={"text": "# Notes\n\nEdited.\n", "expected_version": "1"},
+                allow_redirects=False,
+            )
+        else:
+            send = lambda address=address: admins[0].post(  # noqa: E731
+                address, files={"files": ("notes.md", b"# Notes\n\nUploaded.\n", "text/markdown")}
+            )
+        changed, deleted = together(
+            [
+                send,
+                lambda pack=pack, generation=generation: admins[1].post(
+                    f"{server}/packs/{pack.slug}/delete", data={"generation": str(generation)}, allow_redirects=False
+                ),
+            ]
+        )
+
+        statuses = (changed.status_code, deleted.status_code)
+        assert 500 not in statuses, [r.text[:300] for r in (changed, deleted)]
+        if Pack.get_by_id(pack.id).is_deleted:
+            assert deleted.status_code == 303 and changed.status_code in (404, 409, 422), statuses
+            assert not Document.select().where((Document.pack == pack) & Document.deleted_at.is_null()).exists()
+        else:
+            assert deleted.status_code == 409 and changed.status_code in (200, 303), statuses
+
+
 def test_a_deleted_document_gives_no_version_to_claim(app, pack):
     """A deletion keeps the version number: the claim itself needs the document live (a PostgreSQL
     writer whose own check ran before the delete committed reaches it)."""
@@ -152,6 +226,50 @@ def test_a_deleted_document_gives_no_version_to_claim(app, pack):
         revisions.claim_next_version(document, 1)
     assert conflict.value.current == 0 and "no longer exists" in str(conflict.value)
     assert Document.get_by_id(document.id).current_version == 1
+
+
+def test_a_document_deleted_just_after_its_reader_access_changed_answers_the_change_never_a_500(server, users, pack):
+    """An API write of the same text with new reader access is that change alone; its answer read the document
+    and its current revision again after the commit (and after the index update), and a deletion of the new
+    version committed in between: no current revision, a 500 (SQLite and PostgreSQL). The answer is now the
+    change as its transaction left it."""
+    token = create_token(users["PlatformAdmin"], "race")[1]
+    writer, deleter = requests.Session(), requests.Session()
+    for api in (writer, deleter):
+        api.headers["Authorization"] = f"Bearer {token}"
+    text = "# Notes\n\nFirst text.\n"
+
+    def change(address: str, answered: threading.Event) -> requests.Response:
+        try:
+            return writer.put(address, json={"expected_version": 1, "text": text, "visibility": "shared"})
+        finally:
+            answered.set()
+
+    def delete_version_2(address: str, change_answered: threading.Event) -> requests.Response:
+        """Delete version 2 as soon as it is there: asked again after each refusal (version 1 still, or version 2
+        not yet committed when the deletion read it) until the change has answered, so the deletion lands just
+        after the change's commit, rather than nearly always coming first and being refused."""
+        while True:
+            last_time = change_answered.is_set()
+            response = deleter.delete(address, json={"expected_version": 2})
+            if last_time or response.status_code != 409:
+                return response
+
+    for round_number in range(RACE_ROUNDS):
+        doc_id = f"notes-{round_number}"
+        documents.upload_file(pack, f"{doc_id}.md", text.encode(), None)
+        address = f"{server}/api/v1/packs/{pack.slug}/documents/{doc_id}"
+        answered = threading.Event()
+        changed, deleted = together(
+            [
+                lambda address=address, answered=answered: change(address, answered),
+                lambda address=address, answered=answered: delete_version_2(address, answered),
+            ]
+        )
+
+        assert (changed.status_code, deleted.status_code) == (200, 200), changed.text[:300]
+        assert (changed.json()["version"], changed.json()["visibility"]) == (2, "shared")
+        assert Document.get(Document.doc_id == doc_id).is_deleted
 
 
 def test_two_uploads_of_the_same_new_file_make_one_document_never_a_500(server, admins, pack):
@@ -384,6 +502,56 @@ def test_two_builders_granting_the_same_pack_at_once_both_save(server, admins, p
         assert [entry.detail["granted"] for entry in updates] == [[other_pack.slug]]  # the later save changed nothing
 
 
+def test_two_admins_retitling_one_pack_at_once_leave_an_audit_trail_that_adds_up(server, admins, pack):
+    """Each save audited the change from the title its request had read before its transaction: two saves at
+    once both said "from" the same old title (the later one's "from" was never the title it replaced). Now each
+    save reads the pack locked in its transaction: every entry starts where the one before it ended."""
+    for round_number in range(RACE_ROUNDS):
+        titles = [f"Ops {round_number} by admin {n}" for n in range(2)]
+        responses = together(
+            [
+                lambda session=session, title=title: session.post(
+                    f"{server}/packs/{pack.slug}/edit", data={"title": title, "description": ""}, allow_redirects=False
+                )
+                for session, title in zip(admins, titles)
+            ]
+        )
+
+        assert [r.status_code for r in responses] == [303, 303], [r.text[:300] for r in responses]
+        entries = AuditLog.select().where(AuditLog.action == "pack.update").order_by(AuditLog.id)
+        trail = [entry.detail["changed"]["title"] for entry in entries]
+        assert all(before[1] == after[0] for before, after in zip(trail, trail[1:])), trail
+        assert trail[-1][1] == Pack.get_by_id(pack.id).title
+
+
+@pytest.mark.parametrize("change", ["create", "save"])
+def test_a_pack_deleted_while_a_builder_grants_it_leaves_no_grant_of_a_deleted_pack(server, admins, change):
+    """The agent's save read the pack live, the pack's deletion revoked its grants and committed, then the save
+    inserted its grant (PostgreSQL): the agent kept a grant of a deleted pack, searched by every question.
+    Now the grant comes first (and the deletion revokes it) or the save is refused: no such pack."""
+    create_agent(None, "desk", "Desk", "open", None, "", [])
+    for round_number in range(RACE_ROUNDS):
+        pack = create_pack(f"ops-{round_number}", "Ops", "generic")
+        form = {"name": "Desk", "mode": "open", "packs": [pack.slug]}
+        if change == "create":
+            form["slug"] = f"desk-{round_number}"
+        address = f"{server}/agents/" if change == "create" else f"{server}/agents/desk"
+        saved, deleted = together(
+            [
+                lambda form=form, address=address: admins[0].post(address, data=form, allow_redirects=False),
+                lambda pack=pack: admins[1].post(
+                    f"{server}/packs/{pack.slug}/delete", data={"generation": "0"}, allow_redirects=False
+                ),
+            ]
+        )
+
+        assert (saved.status_code in (303, 422), deleted.status_code) == (True, 303), saved.text[:300]
+        if saved.status_code == 422:
+            assert f"No such pack: {pack.slug}." in saved.text
+        granted = AgentGrant.select().join(Pack).where(Pack.deleted_at.is_null(False))
+        assert [(g.agent.slug, g.pack.slug) for g in granted] == [], round_number
+
+
 @pytest.fixture
 def rated_answers(app, pack, users):
     """Not helpful ratings of answers, one per round, each waiting for its regression case."""
@@ -432,6 +600,39 @@ def test_two_reviewers_recording_cases_for_one_answer_at_once_keep_the_case_rule
         else:
             assert statuses == [303, 422]
             assert "remove it first" in next(r for r in responses if r.status_code == 422).text
+
+
+@pytest.mark.parametrize("kind", ["expected_source", "no_evidence"])
+def test_a_case_recorded_while_its_agent_is_deleted_is_kept_or_refused_never_a_500(server, admins, pack, users, kind):
+    """The case's agent was read before the case's transaction: a deletion committed in between made the
+    insert's reference to it fail (a 500 on SQLite and PostgreSQL). Now the case is recorded before the
+    deletion (it keeps the agent's slug, as runs do) or refused by name after it."""
+    documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+    member = users["Member"]
+    form = {"kind": kind, "pack": "ops", "doc_id": "spool-overflow"}
+    for round_number in range(RACE_ROUNDS):
+        slug = f"desk-{round_number}"
+        agent = create_agent(
+            None, slug, "Desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+        )
+        run = start_conversation(member, agent, "How do I delete old spool requests?")[1]
+        feedback = rate_answer(member, run, "not_helpful", ["incorrect"])
+        case, deletion = together(
+            [
+                lambda feedback=feedback: admins[0].post(
+                    f"{server}/feedback/{feedback.id}/cases", data=form, allow_redirects=False
+                ),
+                lambda slug=slug: admins[1].post(f"{server}/agents/{slug}/delete", allow_redirects=False),
+            ]
+        )
+
+        assert (case.status_code in (303, 422), deletion.status_code) == (True, 303), case.text[:300]
+        cases = list(RegressionCase.select().where(RegressionCase.feedback == feedback))
+        if case.status_code == 422:
+            assert "was deleted, so there is no agent" in unescape(case.text) and cases == []
+        else:
+            assert [(c.agent_id, c.agent_slug) for c in cases] == [(None, slug)], round_number
+        assert Agent.get_or_none(Agent.slug == slug) is None
 
 
 def test_a_write_lock_held_past_the_busy_timeout_is_a_503_that_says_to_try_again(tmp_path, monkeypatch):
@@ -598,6 +799,74 @@ def test_a_pack_deleted_while_an_answer_cites_it_leaves_no_text_in_the_receipt(
     assert deleted.status_code == 303 and Pack.get_by_id(pack.id).is_deleted
 
     _assert_cited_text_forgotten(server, asking, asking.answered(slow_model, thread))
+
+
+# --- Two requests stepping one describe job (a second tab, a retried step) -------------------------
+
+
+def test_two_steps_of_one_describe_job_ending_together_keep_both_descriptions(app, server, admins, pack, users):
+    """Each step claims its own figure, so both call the vision model. Each then wrote back the job's notes and
+    descriptions as it had read them (the one saving second could drop the other's, paid for and never
+    written), and each step that saw every figure taken wrote the revision: the step of the last figure wrote
+    it without the other figure's description, or both tried and the job said nothing was written beside a
+    revision that was. Now each result is added under the job's lock, and the step adding the last one ends it.
+
+    The second step is sent once the first has claimed its figure (the model holds both calls), and the model
+    answers both at once."""
+    require_shared_fixtures()
+    admin = users["PlatformAdmin"]
+    data = (FIXTURES_DIR / "pandoc_inline_images.docx").read_bytes()
+    word = documents.upload_file(pack, "pandoc_inline_images.docx", data, admin).document
+    with FakeOpenAI() as vision:
+        app.config.update(
+            CAIRN_VISION_BASE_URL=vision.base_url,
+            CAIRN_VISION_API_KEY="vision-key",
+            CAIRN_VISION_MODEL="fake-vision",
+            CAIRN_VISION_TIMEOUT=60.0,
+        )
+        try:
+            for round_number in range(RACE_ROUNDS):
+                job = describing.start(Document.get_by_id(word.id), admin)
+                address = f"{server}/packs/{pack.slug}/documents/{word.doc_id}/describe/jobs/{job.id}"
+                vision.reply_after(60, f"A valve, round {round_number}.")
+                responses: list = [None, None]
+                steps = [
+                    threading.Thread(target=_post_step, args=(session, address, responses, n))
+                    for n, session in enumerate(admins)
+                ]
+                for number, step in enumerate(steps, start=1):
+                    step.start()
+                    assert _asked(vision, number), f"step {number} never reached the model"
+                vision.reset()  # both answers at once
+                for step in steps:
+                    step.join(60)
+
+                assert [r.status_code for r in responses] == [200, 200], [r.text[:300] for r in responses]
+                job = DescribeJob.get_by_id(job.id)
+                assert (job.status, len(job.notes), sorted(job.descriptions)) == ("written", 2, ["1", "2"]), (
+                    job.status,
+                    job.notes,
+                    job.message,
+                )
+                text = Document.get_by_id(word.id).current_revision().text
+                for number in (1, 2):
+                    assert f"Figure {number} description: A valve, round {round_number}." in text, round_number
+        finally:
+            app.config["CAIRN_VISION_BASE_URL"] = None
+
+
+def _post_step(session: requests.Session, address: str, responses: list, n: int) -> None:
+    responses[n] = session.post(address, headers={"HX-Request": "true"}, allow_redirects=False)
+
+
+def _asked(model: FakeOpenAI, calls: int) -> bool:
+    """Whether ``calls`` requests reached the model, waiting up to a minute for them."""
+    waiting = threading.Event()
+    for _ in range(600):
+        if len(model.requests) >= calls:
+            return True
+        waiting.wait(0.1)
+    return False
 
 
 # --- Writers taking turns (SQLite) ---------------------------------------------------------------

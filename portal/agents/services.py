@@ -306,9 +306,13 @@ def _check_mode(mode: str) -> None:
 
 
 def _grantable_packs(pack_slugs, company: Company | None) -> list[Pack]:
-    """The packs named, each checked against the company rule; a missing one is refused by name."""
+    """The packs named, each checked against the company rule; a missing one is refused by name.
+
+    Called in the save's transaction: the packs stay live until it commits (``FOR SHARE``), so a pack's
+    deletion either came first (the pack is missing here) or waits and then revokes the new grant. Read
+    without the lock, a deletion committed meanwhile left the agent a grant of the deleted pack (PostgreSQL)."""
     slugs = sorted({s.strip() for s in pack_slugs if s and s.strip()})
-    packs = {p.slug: p for p in Pack.live().where(Pack.slug.in_(slugs))} if slugs else {}
+    packs = {p.slug: p for p in locking(Pack.live().where(Pack.slug.in_(slugs)), shared=True)} if slugs else {}
     missing = [s for s in slugs if s not in packs]
     if missing:
         raise Refused("unknown_pack", f"No such pack: {', '.join(missing)}.")

@@ -16,7 +16,7 @@ from peewee import fn
 
 from portal import storage
 from portal.answers.model_client import ModelError
-from portal.db import database
+from portal.db import database, locking
 from portal.describing import vision
 from portal.documents import editing
 from portal.documents.services import classification_policy
@@ -93,13 +93,25 @@ def step(job: DescribeJob) -> DescribeJob:
         return fresh
     number = job.figures[job.done]
     note, description, stop = _describe_one(job, number)
-    fresh = DescribeJob.get_by_id(job.id)
-    fresh.notes = [*fresh.notes, note]
-    if description is not None:
-        fresh.descriptions = {**fresh.descriptions, str(number): description}
-    fresh.save(only=[DescribeJob.notes, DescribeJob.descriptions])
-    if stop or fresh.done >= len(fresh.figures):
+    fresh = _add_result(job, number, note, description)
+    # The step adding the last result ends the job, not the step of the last figure: another request's step may
+    # still be describing an earlier one, whose description the revision would go without.
+    if stop or len(fresh.notes) >= len(fresh.figures):
         return _finish(fresh, stopped_early=stop and fresh.done < len(fresh.figures))
+    return fresh
+
+
+def _add_result(job: DescribeJob, number: int, note: str, description: str | None) -> DescribeJob:
+    """Add one step's note (and description) to the job; the job as it then is.
+
+    Under the job row's lock: two requests' steps ending together each wrote back the notes and descriptions
+    as they had read them, and the later save dropped the earlier one's description."""
+    with database().atomic():
+        fresh = locking(DescribeJob.select().where(DescribeJob.id == job.id)).get()
+        fresh.notes = [*fresh.notes, note]
+        if description is not None:
+            fresh.descriptions = {**fresh.descriptions, str(number): description}
+        fresh.save(only=[DescribeJob.notes, DescribeJob.descriptions])
     return fresh
 
 

@@ -50,7 +50,7 @@ def edit_document(
     if title == document.title and not access_changed:
         raise Refused("unchanged", "Nothing was changed: the title, the text and who may read it are as they are.")
     if access_changed:
-        return change_reader_access(document, reader_access, expected_version, user, title=title).current_revision()
+        return change_reader_access(document, reader_access, expected_version, user, title=title)
     retitle(document, title, expected_version, user)
     return None
 
@@ -71,12 +71,16 @@ def checked_title(title: str, doc_id: str) -> str:
 def retitle(document: Document, title: str, expected_version: int, user: User | None) -> None:
     """Give the document a title by hand (kept by later uploads), re-indexing it: titles are searched.
 
-    A title changes no revision, so the audit log is where the change and its author are kept."""
+    A title changes no revision, so the audit log is where the change and its author are kept: "from" is read
+    in the change's transaction (two saves at once both said "from" the title their requests had read)."""
     pack = document.pack
     with database().atomic():
-        revisions.update_at_version(document, expected_version, title=title, title_by_hand=True, updated_at=utcnow())
-        audit(user, "document.retitle", document, {"version": expected_version, "from": document.title, "to": title})
-        search_service.record_index_change(pack.id, document.doc_id)
+        fresh = revisions.live_at_version(document, expected_version)
+        if fresh.title == title:  # another save gave it this title a moment ago: nothing to change or audit
+            return
+        revisions.update_at_version(fresh, expected_version, title=title, title_by_hand=True, updated_at=utcnow())
+        audit(user, "document.retitle", fresh, {"version": expected_version, "from": fresh.title, "to": title})
+        search_service.record_index_change(pack.id, fresh.doc_id)
     search_service.index_changes(pack)
 
 
@@ -116,7 +120,7 @@ def edit_text(
     current = document.current_revision()
     if current and current.sha256 == sha256_hex(text) and reader_access is not None:
         if reader_access.fields() != access_fields(document):
-            return change_reader_access(document, reader_access, expected_version, user).current_revision()
+            return change_reader_access(document, reader_access, expected_version, user)
     return _write_text_revision(
         document,
         text,

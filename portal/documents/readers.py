@@ -9,7 +9,7 @@ from portal.audit import audit
 from portal.db import database
 from portal.documents import revisions
 from portal.errors import Refused
-from portal.models import ROLES, VISIBILITIES, Document, User, utcnow
+from portal.models import ROLES, VISIBILITIES, Document, Revision, User, utcnow
 from portal.search import service as search_service
 
 VISIBILITY_LABELS = (
@@ -57,8 +57,9 @@ def change_reader_access(
     expected_version: int,
     user: User | None,
     title: str | None = None,
-) -> Document:
-    """Change who may read ``document`` directly, if it is still at ``expected_version``; the fresh row.
+) -> Revision:
+    """Change who may read ``document`` directly, if it is still at ``expected_version``; the revision it made,
+    whose ``document`` is the row as this change left it.
 
     The change is a revision of its own (the same text, files and figures) and an
     audit entry, in one transaction; its passages move to the index partition of
@@ -75,7 +76,7 @@ def change_reader_access(
         with database().atomic():
             fresh = revisions.live_at_version(document, expected_version)
             version = revisions.claim_next_version(fresh, expected_version)
-            revisions.copy_revision(files, fresh, fresh.current_revision(), version, user)
+            revision = revisions.copy_revision(files, fresh, fresh.current_revision(), version, user)
             retitled = {"title": title, "title_by_hand": True} if title not in (None, fresh.title) else {}
             set_reader_access(user, fresh, reader_access, version, updated_at=utcnow(), **retitled)
             if retitled:
@@ -83,9 +84,13 @@ def change_reader_access(
             revisions.stamp_reader_access(fresh.id)  # the new revision keeps who may read it (older revisions)
             purged = revisions.purge_old_revisions(fresh, version, files)
             search_service.record_index_change(pack.id, fresh.doc_id)
+            # Read while this change still holds the row: after the commit, a deletion of the new version
+            # waiting on it may come first (no current revision to answer with: a 500 on the API).
+            revision = Revision.get_by_id(revision.id)  # with the reader access stamped on it
+            revision.document = Document.get_by_id(fresh.id)
         revisions.remove_revision_folders(fresh, purged)
     search_service.index_changes(pack)
-    return Document.get_by_id(document.id)
+    return revision
 
 
 def access_fields(document: Document) -> dict:

@@ -9,6 +9,7 @@ inside their own transaction and ``storage.changing()``.
 from __future__ import annotations
 
 from portal import storage
+from portal.db import locking
 from portal.errors import VersionConflict
 from portal.models import REVISIONS_KEPT, Document, Figure, Passage, ReceiptFigure, Revision
 from portal.runs.services import keep_cited_figures
@@ -40,8 +41,11 @@ def update_at_version(document: Document, expected: int, **fields) -> None:
 
 def live_at_version(document: Document, expected: int) -> Document:
     """The document's row as stored now, inside the writer's transaction, if it is still live at version
-    ``expected``; else ``VersionConflict`` (the page the writer changed is stale)."""
-    fresh = Document.get_by_id(document.id)
+    ``expected``; else ``VersionConflict`` (the page the writer changed is stale).
+
+    Locked until the transaction ends: a change that keeps the version (a new title) waits for another one and
+    reads what it wrote, so what it audits as "from" is what it replaced."""
+    fresh = locking(Document.select().where(Document.id == document.id)).get()
     if fresh.is_deleted or fresh.current_version != expected:
         raise _version_conflict(fresh, expected)
     return fresh

@@ -226,8 +226,8 @@ def _store(
                 changed = change_reader_access(existing, reader_access, current_version, incoming.user)
                 return UploadOutcome(
                     filename=filename,
-                    document=changed,
-                    revision=changed.current_revision(),
+                    document=changed.document,
+                    revision=changed,
                     images_kept=len(extracted.figures),
                     images_not_kept=dict(extracted.images_not_kept),
                 )
@@ -253,6 +253,8 @@ def _store(
                 revisions.stamp_reader_access(document.id)
                 if sync is not None:
                     Document.update(**sync.fields(version)).where(Document.id == document.id).execute()
+                # The row as this upload left it: read after the commit, it may be another writer's already.
+                document = Document.get_by_id(document.id)
             revisions.remove_revision_folders(document, purged)
     except VersionConflict as conflict:
         if expected_version is not None:
@@ -261,7 +263,6 @@ def _store(
             raise _refuse_deleted_id(doc_id) from None
         raise _refuse_concurrent_upload(filename, doc_id) from None
     search_service.index_changes(pack)
-    document = Document.get_by_id(document.id)
     return UploadOutcome(
         filename=filename,
         document=document,

@@ -204,7 +204,7 @@ def reader_access(slug: str, doc_id: str):
     except (Refused, VersionConflict) as error:
         flash(str(error) if isinstance(error, VersionConflict) else error.message, "error")
     else:
-        flash(f"Who may read it changed; saved as version {changed.current_version}.")
+        flash(f"Who may read it changed; saved as version {changed.version}.")
     return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)
 
 

@@ -11,7 +11,12 @@ CASE_KINDS = {"expected_source": "Expected source", "no_evidence": "Should have 
 
 
 def _agent_to_check(run: Run) -> Agent:
-    agent = Agent.get_or_none(Agent.id == run.agent_id) if run.agent_id else None
+    """The run's agent, which the case will run against; ``Refused`` when it was deleted.
+
+    Read again in the case's transaction, and kept until it commits (``FOR SHARE`` on PostgreSQL, the write
+    lock on SQLite): a deletion committed after the first read made the case's reference to the agent fail
+    (a 500). A deletion either comes first and is refused here, or waits and leaves the case its slug."""
+    agent = locking(Agent.select().where(Agent.id == run.agent_id), shared=True).first() if run.agent_id else None
     if agent is None:
         raise Refused(
             "agent_deleted",
@@ -36,7 +41,7 @@ def record_regression_case(
     actor: User, feedback: Feedback, document_pk: int, passage_id: int | None = None
 ) -> RegressionCase:
     """Record that the answer's question should have found this document (or this passage of it)."""
-    agent = _agent_to_check(feedback.run)
+    _agent_to_check(feedback.run)  # a deleted agent is the first thing to say (checked again when recording)
     document = Document.get_or_none((Document.id == document_pk) & Document.deleted_at.is_null())
     if document is None:
         raise Refused("no_document", "That document does not exist (any more). Nothing was saved.")
@@ -57,7 +62,6 @@ def record_regression_case(
     return _recorded(
         actor,
         feedback,
-        agent,
         "expected_source",
         (RegressionCase.document_pk == document.id)
         & (RegressionCase.passage_id.is_null() if passage is None else RegressionCase.passage_id == passage.id),
@@ -72,11 +76,10 @@ def record_regression_case(
 
 def record_no_evidence_case(actor: User, feedback: Feedback) -> RegressionCase:
     """Record that nothing in the agent's packs answers the question: its answer should say "no evidence"."""
-    agent = _agent_to_check(feedback.run)
-    return _recorded(actor, feedback, agent, "no_evidence", RegressionCase.kind == "no_evidence")
+    return _recorded(actor, feedback, "no_evidence", RegressionCase.kind == "no_evidence")
 
 
-def _recorded(actor: User, feedback: Feedback, agent: Agent, kind: str, same, **expects) -> RegressionCase:
+def _recorded(actor: User, feedback: Feedback, kind: str, same, **expects) -> RegressionCase:
     """The answer's case that ``same`` matches if there is one (recording twice records once), else a new
     case of ``kind`` with what it ``expects``.
 
@@ -85,6 +88,7 @@ def _recorded(actor: User, feedback: Feedback, agent: Agent, kind: str, same, **
     and "no evidence" could both be stored)."""
     with database().atomic():
         locking(Feedback.select(Feedback.id).where(Feedback.id == feedback.id)).first()
+        agent = _agent_to_check(feedback.run)
         duplicate = RegressionCase.get_or_none((RegressionCase.feedback == feedback) & same)
         if duplicate is not None:
             return duplicate

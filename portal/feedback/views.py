@@ -12,7 +12,7 @@ from portal.feedback import regressions, review, services
 from portal.feedback.forms import read_filters
 from portal.feedback.sorting import DEFAULT_SORT, SORT_COLUMNS
 from portal.ingest import limits
-from portal.models import Feedback, Run, utcnow
+from portal.models import Agent, Feedback, Run, utcnow
 from portal.numbers import form_number, query_page
 from portal.packs.services import all_packs
 from portal.rendering import render, wants_fragment
@@ -194,7 +194,10 @@ def delete_case(feedback_id: int, case_id: int):
 def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 200, **extra):
     """The feedback item; ``?q=`` searches for the source that should have answered (``scope``: agent or all)."""
     run = feedback.run
-    agent_packs = list(run.agent.granted_packs()) if run.agent_id else []
+    # Not ``run.agent``: the run read here may still name an agent deleted since (a case refused for that
+    # reason shows this page), and the page then searches every pack.
+    agent = Agent.get_or_none(Agent.id == run.agent_id) if run.agent_id else None
+    agent_packs = list(agent.granted_packs()) if agent else []
     every_pack = all_packs()
     scope = "all" if request.values.get("scope") == "all" or not agent_packs else "agent"
     query = request.values.get("q")  # a search kept across recording one of its results

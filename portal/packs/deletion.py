@@ -20,7 +20,7 @@ from peewee import fn
 
 from portal import storage
 from portal.audit import audit
-from portal.db import database
+from portal.db import database, locking
 from portal.errors import NotFound, Refused
 from portal.models import Agent, AgentGrant, Document, Figure, Pack, Passage, Revision, User, utcnow
 from portal.runs.services import forget_documents_text
@@ -72,6 +72,15 @@ def pack_contents(pack: Pack) -> PackContents:
     )
 
 
+def _lock_live_documents(pack: Pack) -> None:
+    """Lock the pack's live documents before the pack's own row, in the order every document change takes them:
+    its document, then the pack (its generation). The other way round, a change in between deadlocked with the
+    deletion and PostgreSQL aborted one of them (a 500). Now the deletion waits for the change, and is refused
+    because the pack changed since its confirmation; a change that comes after waits and finds the pack gone."""
+    live = Document.select(Document.id).where((Document.pack == pack) & Document.deleted_at.is_null())
+    list(locking(live.order_by(Document.id)).tuples())
+
+
 def pack_folder(pack: Pack) -> str:
     """Where the pack's files live, relative to the files folder (``documents.revisions`` nests under it)."""
     return f"packs/{pack.id}"
@@ -85,6 +94,7 @@ def delete_pack(actor: User | None, pack: Pack, confirmed_generation: int) -> Pa
     """
     with storage.changing() as files:
         with database().atomic():
+            _lock_live_documents(pack)
             removed = pack_contents(pack)
             marked = (
                 Pack.update(deleted_at=utcnow(), index_generation=Pack.index_generation + 1)

@@ -9,7 +9,7 @@ from peewee import IntegrityError, fn
 from portal import access
 from portal.audit import audit
 from portal.companies import company_named
-from portal.db import database
+from portal.db import database, locking
 from portal.errors import NotFound, Refused, too_long
 from portal.models import MAX_ID_CHARS, MAX_TITLE_CHARS, PACK_KINDS, Document, Pack, User
 from portal.paging import ListPage
@@ -75,23 +75,24 @@ def _slug_taken(slug: str) -> Refused:
 
 def edit_pack(actor: User | None, pack: Pack, title: str, description: str) -> Pack:
     """Change a pack's title and description (its slug, kind and company stay: grants and
-    citations name them)."""
+    citations name them); the row as this change left it."""
     title, description = _checked_title(title), description.strip()
-    changed = {
-        name: [old, new]
-        for name, old, new in (("title", pack.title, title), ("description", pack.description, description))
-        if old != new
-    }
     with database().atomic():
-        if (
-            not Pack.update(title=title, description=description)
-            .where((Pack.id == pack.id) & Pack.deleted_at.is_null())
-            .execute()
-        ):
+        # Locked, and what changed read from it: two saves at once audited their change from the title each
+        # request had read before, so the later one's "from" was never the title it replaced.
+        locked = locking(Pack.select().where((Pack.id == pack.id) & Pack.deleted_at.is_null())).first()
+        if locked is None:
             raise NotFound(pack.slug)  # deleted by someone else meanwhile
+        changed = {
+            name: [old, new]
+            for name, old, new in (("title", locked.title, title), ("description", locked.description, description))
+            if old != new
+        }
         if changed:
-            audit(actor, "pack.update", pack, {"slug": pack.slug, "changed": changed})
-    return Pack.get_by_id(pack.id)
+            locked.title, locked.description = title, description
+            locked.save(only=[Pack.title, Pack.description])
+            audit(actor, "pack.update", locked, {"slug": locked.slug, "changed": changed})
+    return locked
 
 
 def all_packs() -> list[Pack]:

@@ -189,7 +189,11 @@ def _deleted_meanwhile(document_pks: set[int]) -> list[int]:
     SQLite), so a deletion either came first and is seen here, or comes after and forgets this receipt too.
     """
     live = locking(
-        Document.select(Document.id).where(Document.id.in_(document_pks) & Document.deleted_at.is_null()),
+        # By id, the order a pack's deletion locks its documents in (``packs.deletion``): two lockers of several
+        # rows taking them in different orders can deadlock.
+        Document.select(Document.id)
+        .where(Document.id.in_(document_pks) & Document.deleted_at.is_null())
+        .order_by(Document.id),
         shared=True,
     )
     return sorted(document_pks - {pk for (pk,) in live.tuples()})
