@@ -814,6 +814,34 @@ def test_a_list_of_related_documents_is_not_an_answer_though_it_names_the_questi
     assert chosen == [("A transport import with a missing data file cannot be repaired in the target system.", 1)]
 
 
+@pytest.mark.parametrize(
+    "question, asked",
+    [
+        ("Which transaction shows failed tRFC calls?", "identifier"),
+        ("Which program does job Z_FI_PAYMENT_RUN_F110 run?", "identifier"),
+        ("What does transaction SM58 show?", ""),  # the noun names its identifier: it is not asked for
+        ("What is job Z_PP_CONF_IDOC_PROCESS for?", ""),
+    ],
+)
+def test_a_noun_followed_by_the_identifier_it_names_does_not_ask_for_one(question, asked):
+    from portal.answers.question_type import asks
+
+    assert asks(question) == asked
+
+
+def test_the_row_of_the_transaction_a_question_names_answers_what_it_shows():
+    """Every row of the table stood under a title naming SM58; the rows carrying another transaction won as
+    "identifiers asked for" until "transaction SM58" counted as naming one, not asking for one."""
+    queues = make_ref(
+        1,
+        "## Where to look\n\n| Transaction | Shows |\n|---|---|\n| SM58 | Failed tRFC calls |\n"
+        "| SMQ1 | Outbound qRFC queues |\n| SMQ2 | Inbound qRFC queues |\n",
+        document_title="Runbook: Blocked queues (SMQ1, SMQ2, SM58)",
+    )
+    chosen = extractive_sentences("What does transaction SM58 show?", [queues], max_sentences=1)
+    assert chosen == [("Transaction: SM58; Shows: Failed tRFC calls", 1)]
+
+
 def test_rows_of_a_table_whose_header_is_in_another_passage_keep_their_order():
     text = "| Z_A | RBDAPP01 | Hourly |\n| Z_B | RSPO1041 | Daily 03:00 |\n| Z_C | SBAL_DELETE | Daily 04:00 |\n"
     assert split_sentences(text) == [

@@ -76,7 +76,7 @@ def asks(question: str) -> str:
         return "time"
     if _ASKS_NUMBER.search(question):
         return "number"
-    if _ASKS_IDENTIFIER.search(question):
+    if any(not _names_it(question, m.end()) for m in _ASKS_IDENTIFIER.finditer(question)):
         return "identifier"
     if _ASKS_STEPS.search(question):
         return "steps"
@@ -95,6 +95,13 @@ def is_instruction(unit_text: str) -> bool:
     if first in ("never", "don't") or (first == "do" and len(words) > 1 and words[1].casefold() == "not"):
         return True
     return first in _INSTRUCTION_VERBS
+
+
+def _names_it(question: str, end: int) -> bool:
+    """Whether the noun ending at ``end`` is followed by the identifier it names: "What does transaction SM58
+    show?" asks what SM58 shows, not which transaction (a unit naming another one is no better for it)."""
+    following = _IDENTIFIER_TOKEN.match(question, end + 1) if question[end : end + 1] == " " else None
+    return following is not None and _is_identifier(following.group())
 
 
 def carries(unit_text: str, asked: str, named: set[str]) -> bool:
