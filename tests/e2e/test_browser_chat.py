@@ -292,5 +292,6 @@ def test_a_no_evidence_answer_looks_different_and_offers_another_agent_at_390_px
     # The other agent the Member may ask is one tap away.
     other = note.get_by_role("link", name="Ops helper")
     other.click()
-    arrived_at(page, re.compile(r"/chat/agents/ops-helper$"))
+    arrived_at(page, re.compile(r"/chat/agents/ops-helper\?question="))
     expect(page.locator("#question")).to_be_visible()
+    expect(page.locator("#question")).not_to_have_value("")  # the question that found nothing, to send again
