@@ -2,7 +2,7 @@
 
 Run on demand, not in the test suite:
 
-    .venv/bin/python bench/load_bench.py                  # 2 workers x 8 threads, 20 s per phase
+    .venv/bin/python bench/load_bench.py                  # 2 workers x 4 threads, 20 s per phase
     .venv/bin/python bench/load_bench.py --workers 1 --seconds 30
 
 Method: a fresh data folder (temporary unless ``--data-dir``), ``cairn init``,

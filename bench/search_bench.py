@@ -63,6 +63,11 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=20240601)
     parser.add_argument("--data-dir", type=Path, help="keep the indexes here instead of a temporary folder")
     parser.add_argument("--no-vectors", action="store_true", help="index without vectors; time BM25 only")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="--data-dir holds an earlier run's indexes (same --passages, --packs, --seed): only time the searches",
+    )
     return parser.parse_args()
 
 
@@ -79,12 +84,16 @@ def zipf_cumulative_weights(size: int) -> list[float]:
     return list(itertools.accumulate(1.0 / rank**ZIPF_EXPONENT for rank in range(1, size + 1)))
 
 
+def pack_slugs(count: int) -> list[str]:
+    return [f"bench-pack-{n}" for n in range(count)]
+
+
 def make_passages(
     args: argparse.Namespace, vocabulary: list[str], rng: random.Random
 ) -> dict[str, list[IndexedPassage]]:
     """The corpus, grouped by pack; generated before timing so only indexing is measured."""
     cumulative = zipf_cumulative_weights(len(vocabulary))
-    packs: dict[str, list[IndexedPassage]] = {f"bench-pack-{n}": [] for n in range(args.packs)}
+    packs: dict[str, list[IndexedPassage]] = {slug: [] for slug in pack_slugs(args.packs)}
     slugs = list(packs)
     for passage_id in range(1, args.passages + 1):
         document_number = (passage_id - 1) // PASSAGES_PER_DOCUMENT
@@ -215,7 +224,10 @@ def percentile(samples: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def summarize(args, index_seconds: float, incremental_seconds: float, index_bytes: int, timings: dict) -> dict:
+def summarize(
+    args, index_seconds: float | None, incremental_seconds: float | None, index_bytes: int, timings: dict
+) -> dict:
+    """The figures; the indexing ones are None in a ``--reuse`` run, which only searches."""
     def milliseconds(samples):
         return {
             "p50": percentile(samples, 0.5) * 1000,
@@ -230,11 +242,11 @@ def summarize(args, index_seconds: float, incremental_seconds: float, index_byte
         "packs": args.packs,
         "queries": args.queries,
         "rounds": args.rounds,
-        "rebuild_seconds": round(index_seconds, 2),
-        "rebuild_passages_per_second": round(args.passages / index_seconds),
+        "rebuild_seconds": round(index_seconds, 2) if index_seconds else None,
+        "rebuild_passages_per_second": round(args.passages / index_seconds) if index_seconds else None,
         "index_megabytes": round(index_bytes / 1e6, 1),
         "write_batches_of_50_passages_per_second": round(args.incremental / incremental_seconds)
-        if args.incremental
+        if args.incremental and incremental_seconds
         else None,
         "searcher_ms": {k: round(v, 3) for k, v in ours.items()},
         "plain_lucene_ms": {k: round(v, 3) for k, v in baseline.items()},
@@ -253,10 +265,14 @@ def markdown(summary: dict) -> str:
     ours, baseline = summary["searcher_ms"], summary["plain_lucene_ms"]
     return "\n".join(
         [
-            f"{summary['passages']:,} passages in {summary['packs']} packs: rebuild {summary['rebuild_seconds']} s "
-            f"({summary['rebuild_passages_per_second']:,} passages/s); write() in batches of 50: "
-            f"{summary['write_batches_of_50_passages_per_second']} passages/s; "
-            f"indexes {summary['index_megabytes']:,} MB",
+            f"{summary['passages']:,} passages in {summary['packs']} packs: "
+            + (
+                f"rebuild {summary['rebuild_seconds']} s ({summary['rebuild_passages_per_second']:,} passages/s); "
+                f"write() in batches of 50: {summary['write_batches_of_50_passages_per_second']} passages/s; "
+                if summary["rebuild_seconds"]
+                else "indexes of an earlier run (--reuse); "
+            )
+            + f"indexes {summary['index_megabytes']:,} MB",
             "",
             f"| {summary['queries']} queries, best of {summary['rounds']} | p50 ms | p95 ms | mean ms |",
             "|---|---|---|---|",
@@ -285,20 +301,26 @@ def markdown(summary: dict) -> str:
     )
 
 
-def run(args: argparse.Namespace, root: Path) -> dict:
-    rng = random.Random(args.seed)
-    vocabulary = make_vocabulary(args.vocabulary, rng)
+def build(args: argparse.Namespace, root: Path, vocabulary: list[str], rng: random.Random) -> tuple[float, float]:
+    """Index the corpus, then add ``--incremental`` passages as the web server does; their seconds."""
     packs = make_passages(args, vocabulary, rng)
-    queries = make_queries(args.queries + 50, vocabulary, rng)
     store = IndexStore(root, embedder=None if args.no_vectors else embedding.shared_embedder())
     index_seconds = index_corpus(store, packs)
     extra = [
         IndexedPassage(args.passages + n, f"extra-{n // PASSAGES_PER_DOCUMENT}", passage.pack, passage.text)
         for n, passage in enumerate(next(iter(packs.values()))[: args.incremental])
     ]
-    incremental_seconds = index_incrementally(store, extra) if extra else 0.0
+    return index_seconds, index_incrementally(store, extra) if extra else 0.0
+
+
+def run(args: argparse.Namespace, root: Path) -> dict:
+    rng = random.Random(args.seed)
+    vocabulary = make_vocabulary(args.vocabulary, rng)
+    # Queries draw from a generator of their own, so a --reuse run times the same queries as the run that built.
+    queries = make_queries(args.queries + 50, vocabulary, random.Random(args.seed + 1))
+    index_seconds, incremental_seconds = (None, None) if args.reuse else build(args, root, vocabulary, rng)
     index_bytes = folder_bytes(root)
-    slugs = list(packs)
+    slugs = pack_slugs(args.packs)
     searcher, plain = Searcher(root), PlainLucene(root, slugs)
     try:
         time_searches(searcher, plain, slugs, queries[:50], rounds=1, hybrid=not args.no_vectors)

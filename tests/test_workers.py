@@ -201,5 +201,5 @@ def test_cairn_serve_runs_worker_processes_that_each_load_the_app_after_the_fork
     assert result.exit_code == 0, result.output
     [arguments] = started
     assert arguments[arguments.index("--workers") + 1] == workers
-    assert arguments[arguments.index("--threads") + 1] == "8"
+    assert arguments[arguments.index("--threads") + 1] == str(server.DEFAULT_THREADS)
     assert "--preload" not in arguments and arguments[-1] == "app:app"

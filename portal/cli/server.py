@@ -35,7 +35,11 @@ def init():
 
 
 DEFAULT_WORKERS = 2
-DEFAULT_THREADS = 8
+DEFAULT_THREADS = 4
+"""Threads per worker. A request is CPU work under one process's GIL; with more threads than that
+work needs, they take turns mid-request and every page waits longer (bench/load_bench.py at 32
+connections: 4 threads gave a page p99 of 141-188 ms where 8 gave 207-259 ms; docs/performance.md).
+A deployment whose chat waits seconds on a remote model wants more (``--threads``)."""
 
 
 def gunicorn_arguments(
