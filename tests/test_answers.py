@@ -1026,3 +1026,23 @@ def test_the_sentence_after_the_best_one_completes_a_short_answer():
         "What happens to a confirmation rejected with ZTW_PP 031?", [make_ref(1, text)], max_sentences=1
     )
     assert one == "A confirmation for a completed order is rejected with message ZTW_PP 031. [1]"
+
+
+STUCK_JOB_TEXT = """## Resolution
+
+Overrun because of data volume:
+- Confirm with the business owner whether the job may be stopped. Stopping a job in the middle of a posting run is safe only when the program commits in packets or restarts cleanly; read the program documentation first.
+- If it may continue, leave it and inform downstream owners of the delay. If it must stop, cancel it from SM50 ("cancel without core"), then restart it with a narrower variant or in segments.
+
+Waiting on a lock or a statement:
+- Use runbook rb-lock-entries to find the lock owner. Do not delete locks of a running job.
+"""
+
+
+def test_an_item_chosen_alone_and_again_among_its_list_steps_is_stated_once():
+    # found in the browser: "How do I restart a stuck background job?" took the first item on its
+    # own, then its list as the steps, and the answer said the item twice (once with its lead-in)
+    chosen = extractive_sentences("How do I restart a stuck background job?", [make_ref(1, STUCK_JOB_TEXT)])
+    texts = [text for text, _ in chosen]
+    assert sum("Confirm with the business owner" in text for text in texts) == 1, texts
+    assert texts[0].startswith("Overrun because of data volume: Confirm with the business owner")

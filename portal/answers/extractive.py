@@ -278,11 +278,15 @@ def extractive_sentences(
 
     out: list[tuple[str, int]] = []
     led: set[tuple[int, int]] = set()
+    stated: set[tuple[int, int]] = set()  # an item chosen alone may come again among its list's steps
     lead_ins = {(m.order[0], m.unit.lead_in) for c in chosen for m in (c.steps or [c]) if m.unit.kind == "item"}
     for c in chosen:
         if c.unit.kind == "prose" and not c.steps and (c.order[0], c.unit.text) in lead_ins:
             continue  # it is given as the lead-in of its list
         for m in c.steps or [c]:
+            if m.order in stated:
+                continue
+            stated.add(m.order)
             text = m.unit.text
             key = (m.order[0], m.unit.list_id)
             if m.unit.kind == "item" and m.unit.lead_in and key not in led:
