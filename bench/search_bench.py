@@ -228,6 +228,7 @@ def summarize(
     args, index_seconds: float | None, incremental_seconds: float | None, index_bytes: int, timings: dict
 ) -> dict:
     """The figures; the indexing ones are None in a ``--reuse`` run, which only searches."""
+
     def milliseconds(samples):
         return {
             "p50": percentile(samples, 0.5) * 1000,

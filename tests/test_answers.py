@@ -1031,8 +1031,10 @@ def test_the_sentence_after_the_best_one_completes_a_short_answer():
 STUCK_JOB_TEXT = """## Resolution
 
 Overrun because of data volume:
-- Confirm with the business owner whether the job may be stopped. Stopping a job in the middle of a posting run is safe only when the program commits in packets or restarts cleanly; read the program documentation first.
-- If it may continue, leave it and inform downstream owners of the delay. If it must stop, cancel it from SM50 ("cancel without core"), then restart it with a narrower variant or in segments.
+- Confirm with the business owner whether the job may be stopped. Stopping a job in the middle of a
+  posting run is safe only when the program restarts cleanly; read the program documentation first.
+- If it may continue, leave it and inform downstream owners of the delay. If it must stop, cancel it
+  from SM50 ("cancel without core"), then restart it with a narrower variant or in segments.
 
 Waiting on a lock or a statement:
 - Use runbook rb-lock-entries to find the lock owner. Do not delete locks of a running job.
