@@ -1018,6 +1018,7 @@ def test_cli_ask_prints_the_run_as_json(app, tmp_path):
         "answer",
         "answer_basis",
         "searched_packs",
+        "absent_words",
         "references",
         "cited",
         "document_citations",
@@ -1192,3 +1193,46 @@ def test_a_heading_path_does_not_repeat_the_title():
     assert section_path("INC-1: Stuck", "INC-1: Stuck") == ""
     assert section_path("**INC-1:**  Stuck > A > B", "INC-1: Stuck") == "A > B"
     assert section_path("Setup > Network", "Handbook") == "Setup > Network"
+
+
+@pytest.mark.parametrize(
+    "question, absent",
+    [
+        ("How do I delete old spool requests?", []),
+        # a word no passage holds, whatever the rest shares; written as the user wrote it, once
+        ("How do I reset my VPN password for the spool? My vpn is locked.", ["reset", "VPN", "password"]),
+        # an identifier is absent when a part of it is: INC and 2026 occur, 0427 nowhere
+        ("What was the cause of INC-2026-0427?", ["INC-2026-0427"]),
+        # a word is what the user wrote: "Spool" occurs, "Spool-Aufträge" does not
+        ("Wie lösche ich alte Spool-Aufträge?", ["Wie", "lösche", "ich", "alte", "Spool-Aufträge"]),
+    ],
+)
+def test_a_run_records_the_words_of_its_question_no_searched_passage_contains(corpus, question, absent):
+    documents.upload_file(corpus, "goods-issue.md", GOODS_ISSUE, None)
+    run = ask(make_agent("preferred"), None, question)
+    assert run.absent_words == absent
+    assert Run.get_by_id(run.id).absent_words == absent
+    assert run_services.run_as_json(run)["absent_words"] == absent
+
+
+def test_the_answer_names_the_words_no_searched_document_mentions(corpus, client_as):
+    answered = ask(make_agent("preferred"), None, "How do I delete old spool requests over the VPN?")
+    assert answered.answer_basis == "documents" and answered.absent_words == ["VPN"]
+    page = _soup(client_as("Auditor").get(f"/runs/{answered.id}"))
+    assert page.select_one(".absent-words").text == "No document searched mentions VPN."
+    assert [q.text for q in page.select(".absent-word")] == ["VPN"]
+
+    documents.upload_file(corpus, "goods-issue.md", GOODS_ISSUE, None)
+    refused = ask(make_agent("preferred", slug="other-agent"), None, "What was the cause of INC-2026-0427?")
+    assert refused.answer_basis == "no_evidence"
+    note = _soup(client_as("Auditor").get(f"/runs/{refused.id}")).select_one(".no-evidence-answer .absent-words")
+    assert [q.text for q in note.select(".absent-word")] == ["INC-2026-0427"]
+
+    # the user's words are text, never markup
+    hostile = ask(make_agent("preferred", slug="third-agent"), None, 'Is <b hx-get="/x" onclick=alert(1)>VPN</b> down?')
+    page = _soup(client_as("Auditor").get(f"/runs/{hostile.id}"))
+    assert page.select(".answer b, .absent-words b, [hx-get], [onclick]") == []
+    assert "hx-get" in [q.text for q in page.select(".absent-word")]
+
+    nothing_granted = ask(make_agent("required", packs=()), None, "How do I reset the VPN?")
+    assert nothing_granted.absent_words == []

@@ -224,6 +224,7 @@ class Choice:
     missing_values: list[str] = field(default_factory=list)  # kinds of value asked for that no passage holds
     unanswered_value: str = ""  # the count or named value asked for that no unit of the evidence gives
     uncovered: list[str] = field(default_factory=list)  # question terms no candidate contains
+    absent_words: list[str] = field(default_factory=list)  # the question's words no searched passage contains
     weights: dict[str, float] = field(default_factory=dict)
 
 
@@ -248,6 +249,7 @@ def choose(
     def in_packs(token: str) -> bool:
         return any(doc_freqs.get(t, 0) for t in tokenize(token))
 
+    absent = absent_words(question, weights.keys(), doc_freqs, tokenize) if passages else []
     asking, told = asking_part(question)
     runs = identifier_runs(asking, known=in_packs)
     folded = {token.casefold() for run in runs for token in run}
@@ -260,6 +262,7 @@ def choose(
             uncovered=list(weights),
             unknown_names=unknown,
             missing_identifiers=[" ".join(r) for r in runs or context],
+            absent_words=absent,
         )
     texts = [searched_text(hit) for hit in hits]
     _prefetch(tokenize, texts)
@@ -331,7 +334,30 @@ def choose(
         unanswered_value=unanswered,
         uncovered=uncovered,
         weights=weights,
+        absent_words=absent,
     )
+
+
+# A word as the user wrote it, an identifier whole (INC-2026-0427, rdisp/rfc_max_own_used_wp, Straße).
+_WORD = re.compile(r"\w+(?:[\-/.]\w+)*")
+
+
+def absent_words(question: str, looked_up, doc_freqs: dict[str, int], tokenize: Tokenizer) -> list[str]:
+    """The words of ``question`` that no passage of the searched packs contains, as written, each once.
+
+    Shown with the answer, so a user sees at once that "VPN" or "INC-2026-0427" is in no document
+    the agent searched, whatever the passages share with the rest of the question. A word is absent
+    when one of its analyzed terms occurs in no passage: a passage holding the word would hold each
+    of its terms. Only the terms whose statistics were ``looked_up`` (the question's terms) decide;
+    stopwords decide nothing.
+    """
+    words = list(dict.fromkeys(m.group() for m in _WORD.finditer(question)))
+    _prefetch(tokenize, words)
+    absent: dict[str, str] = {}
+    for word in words:
+        if any(t in looked_up and not doc_freqs.get(t, 0) for t in tokenize(word)):
+            absent.setdefault(word.casefold(), word)
+    return list(absent.values())
 
 
 def _only_planned(units: list[asked_values.Unit], weights: dict[str, float], tokenize: Tokenizer) -> bool:

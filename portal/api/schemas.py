@@ -331,6 +331,9 @@ class RunOut(BaseModel):
     answer: str
     answer_basis: str
     searched_packs: list[PackRef]
+    absent_words: list[str] = Field(
+        description="Words of the question that no passage of the searched packs contains, as the user wrote them."
+    )
     references: list[ReferenceOut] = Field(description="Every passage issued to the agent, numbered `[n]`.")
     cited: list[int]
     document_citations: list[CitationOut] = Field(description="The references the answer cites.")

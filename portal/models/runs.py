@@ -1,4 +1,4 @@
-"""Conversations, runs and their receipts (migrations/0002, 0003, 0006, 0019)."""
+"""Conversations, runs and their receipts (migrations/0002, 0003, 0006, 0019, 0020)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ class Run(BaseModel):
     answer_basis = CharField(max_length=16, default="documents")
     # The packs searched ({"slug", "title"}) as they were then: grants and titles change later.
     searched_packs = JSONTextField(default=list)
+    absent_words = JSONTextField(default=list)  # the question's words no searched passage contained (evidence.py)
     # A chat turn is a run; runs asked elsewhere (try page, `cairn ask`) have no conversation.
     conversation = ForeignKeyField(Conversation, null=True, backref="runs", on_delete="SET NULL", index=False)
     created_at = DateTimeField(default=utcnow, index=True)

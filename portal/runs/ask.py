@@ -97,6 +97,7 @@ class Answered:
     issued: list[_Issued]
     searched: list[dict]  # the packs searched, {"slug", "title"}, as they were at the time
     timings: dict[str, float]
+    absent_words: list[str]  # the question's words no searched passage contains
 
 
 def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answered:
@@ -124,7 +125,9 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answer
     timings.update((k, v) for k, v in outcome.timings.items() if k != "total_ms")
     timings["answer_ms"] = outcome.timings.get("total_ms", 0.0)
     timings["total_ms"] = _elapsed_ms(started)
-    return Answered(outcome, issued, [{"slug": p.slug, "title": p.title} for p in packs], timings)
+    return Answered(
+        outcome, issued, [{"slug": p.slug, "title": p.title} for p in packs], timings, retrieval.choice.absent_words
+    )
 
 
 def ask(agent: Agent, user: User | None, question: str, conversation: Conversation | None = None) -> Run:
@@ -165,6 +168,7 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
             cited=outcome.cited,
             answer_basis=outcome.basis,
             searched_packs=answered.searched,
+            absent_words=answered.absent_words,
             conversation=conversation,
         )
         rows = [_receipt_row(run, item) for item in answered.issued]

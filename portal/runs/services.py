@@ -285,6 +285,7 @@ def run_as_json(run: Run) -> dict:
         "answer": run.answer,
         "answer_basis": run.answer_basis,
         "searched_packs": run.searched_packs,
+        "absent_words": run.absent_words,
         "references": [
             {
                 "n": r.n,
