@@ -351,11 +351,14 @@ def absent_words(question: str, looked_up, doc_freqs: dict[str, int], tokenize: 
     of its terms. Only the terms whose statistics were ``looked_up`` (the question's terms) decide;
     stopwords decide nothing.
     """
+    nowhere = {t for t in looked_up if not doc_freqs.get(t, 0)}
+    if not nowhere:  # most questions: no word to look for, and no analysis of each word
+        return []
     words = list(dict.fromkeys(m.group() for m in _WORD.finditer(question)))
     _prefetch(tokenize, words)
     absent: dict[str, str] = {}
     for word in words:
-        if any(t in looked_up and not doc_freqs.get(t, 0) for t in tokenize(word)):
+        if nowhere.intersection(tokenize(word)):
             absent.setdefault(word.casefold(), word)
     return list(absent.values())
 
