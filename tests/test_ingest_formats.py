@@ -276,6 +276,26 @@ def test_word_becomes_markdown_in_document_order():
             assert (image.format, image.size) == ("WEBP", (figure.width, figure.height))
 
 
+def test_word_math_and_link_targets_lose_the_controls_that_reorder_text():
+    """A run's text lost U+202E and the other reordering controls, but an equation's text and a link's
+    target went into the Markdown as the file had them: the viewer's line view and the stored text showed
+    "exe.png" for "gnp.exe". Found by uploading a Word file with an override in an equation and a link."""
+    from docx.oxml import parse_xml
+
+    math = (
+        '<m:oMath xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math">'
+        "<m:r><m:t>x = \u202egnp.exe\u202c</m:t></m:r></m:oMath>"
+    )
+
+    def build(document):
+        paragraph = document.add_paragraph("Solve ")
+        paragraph._p.append(parse_xml(math))
+        add_hyperlink(document.add_paragraph("See "), "the file", "https://example.test/\u202egnp.exe\u202c")
+
+    text = read_upload("math.docx", docx_bytes(build)).text
+    assert text == "Solve x = gnp.exe\n\nSee [the file](https://example.test/gnp.exe)"
+
+
 def test_word_lists_nest_and_tracked_changes_read_as_accepted():
     from docx.oxml import parse_xml
 
