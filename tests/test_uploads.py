@@ -380,6 +380,17 @@ def test_a_file_name_longer_than_any_file_system_keeps_is_refused(app, pack, cli
     assert Document.get(Document.title == "Long").current_revision().original_name == "n" * 252 + ".md"
 
 
+def test_one_name_in_either_unicode_form_is_one_document(app, pack, client_as):
+    """ "Café.md" as Windows and Linux send it (é one character, NFC) and as a Mac's file system names it
+    (e and a combining accent, NFD) is one name: the second upload is the document's next version. It made
+    a second document ("caf" and "cafe") that reads the same in every list. Found by uploading both forms."""
+    admin = client_as("PlatformAdmin")
+    assert upload(admin, "ops", "Caf\u00e9 notes.md", b"# Cafe\n\nFirst.\n").status_code == 200
+    assert upload(admin, "ops", "Cafe\u0301 notes.md", b"# Cafe\n\nSecond.\n").status_code == 200
+    (document,) = Document.select()
+    assert (document.doc_id, document.current_version) == ("caf-notes", 2)
+
+
 def test_a_folder_in_the_file_name_is_dropped(app, pack, client_as):
     response = upload(
         client_as("PlatformAdmin"), "ops", "../reports/2026/restart.pdf", pdf_with_figure(), "application/pdf"
