@@ -77,6 +77,18 @@ def test_other_types_are_refused_by_extension(name):
     assert refusal(name, b"whatever").reason == "unsupported_type"
 
 
+@pytest.mark.parametrize("name, shown", [("notes.md ", "'.md '"), ("plan.pdf\u00a0", "'.pdf\u00a0'")])
+def test_blank_space_after_an_accepted_extension_is_named_as_the_problem(name, shown):
+    """ "notes.md " was refused as "Files of type .md  are not accepted", which reads as though .md were
+    refused. Found by uploading a name ending in a space."""
+    refused = refusal(name, b"# Notes\n\nText.\n")
+    assert refused.reason == "unsupported_type"
+    assert refused.message == (
+        f"The file name ends in {shown}: blank space after the extension. "
+        "Rename the file without it and upload it again."
+    )
+
+
 def test_old_word_files_are_told_to_save_as_docx():
     refused = refusal("minutes.DOC", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 100)
     assert refused.reason == "unsupported_type"
