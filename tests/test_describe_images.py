@@ -193,6 +193,19 @@ def test_a_hostile_description_stays_text(client_as, word, vision):
     assert "(Figure 9: fake)" in page
 
 
+def test_a_description_loses_the_controls_that_file_text_loses(client_as, word, vision):
+    """The model reads a picture someone else made, and may answer with what it shows: a NUL in its answer
+    made PostgreSQL refuse the new revision (a 500), and a U+202E made the description read reversed. It is
+    stored as text read out of a file is. Found by scripting the fake vision model with both."""
+    vision.reply("A label reading \u202egnp.exe\u202c\x00 on a \x1b[31mred\u2066 valve\u2069.")
+    admin = client_as("PlatformAdmin")
+    response = _describe(admin, word)
+    assert response.status_code == 303
+    text = _current(word).text
+    assert "Figure 1 description: A label reading gnp.exe on a (31mred valve." in text
+    assert not set(text) & set("\x00\x1b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def test_the_document_changed_meanwhile_nothing_is_written(client_as, word, vision, users):
     admin = client_as("PlatformAdmin")
     vision.reply("A chart.")

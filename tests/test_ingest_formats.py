@@ -77,6 +77,18 @@ def test_other_types_are_refused_by_extension(name):
     assert refusal(name, b"whatever").reason == "unsupported_type"
 
 
+@pytest.mark.parametrize("name, shown", [("notes.md ", "'.md '"), ("plan.pdf\u00a0", "'.pdf\u00a0'")])
+def test_blank_space_after_an_accepted_extension_is_named_as_the_problem(name, shown):
+    """ "notes.md " was refused as "Files of type .md  are not accepted", which reads as though .md were
+    refused. Found by uploading a name ending in a space."""
+    refused = refusal(name, b"# Notes\n\nText.\n")
+    assert refused.reason == "unsupported_type"
+    assert refused.message == (
+        f"The file name ends in {shown}: blank space after the extension. "
+        "Rename the file without it and upload it again."
+    )
+
+
 def test_old_word_files_are_told_to_save_as_docx():
     refused = refusal("minutes.DOC", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 100)
     assert refused.reason == "unsupported_type"
@@ -274,6 +286,26 @@ def test_word_becomes_markdown_in_document_order():
     for figure in extracted.figures:
         with Image.open(io.BytesIO(figure.webp)) as image:
             assert (image.format, image.size) == ("WEBP", (figure.width, figure.height))
+
+
+def test_word_math_and_link_targets_lose_the_controls_that_reorder_text():
+    """A run's text lost U+202E and the other reordering controls, but an equation's text and a link's
+    target went into the Markdown as the file had them: the viewer's line view and the stored text showed
+    "exe.png" for "gnp.exe". Found by uploading a Word file with an override in an equation and a link."""
+    from docx.oxml import parse_xml
+
+    math = (
+        '<m:oMath xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math">'
+        "<m:r><m:t>x = \u202egnp.exe\u202c</m:t></m:r></m:oMath>"
+    )
+
+    def build(document):
+        paragraph = document.add_paragraph("Solve ")
+        paragraph._p.append(parse_xml(math))
+        add_hyperlink(document.add_paragraph("See "), "the file", "https://example.test/\u202egnp.exe\u202c")
+
+    text = read_upload("math.docx", docx_bytes(build)).text
+    assert text == "Solve x = gnp.exe\n\nSee [the file](https://example.test/gnp.exe)"
 
 
 def test_word_lists_nest_and_tracked_changes_read_as_accepted():

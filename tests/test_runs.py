@@ -477,6 +477,18 @@ def test_timeout_and_malformed_output_fall_back_to_the_extractive_answer(app, co
     assert "RSPO1041" in broken.answer
 
 
+def test_a_model_answer_is_stored_without_a_nul_or_the_controls_that_reorder_it(corpus, fake_model, client_as):
+    """The model answers from passages and a question other people wrote, and may repeat what they hold: a NUL
+    in its answer made PostgreSQL refuse the run (a 500 for the member), and a U+202E made the answer read in
+    another order than it was stored. Found by scripting the fake model's answer with both."""
+    fake_model.reply("Run \u202eRSPO1041\u202c\x00 to delete \u2066old\u2069 spool requests [1].")
+    run = ask(make_agent("required"), None, EVIDENCE_QUESTION)
+    assert run.model == "fake-gpt" and run.cited == [1]
+    assert Run.get_by_id(run.id).answer == "Run RSPO1041 to delete old spool requests [1]."
+    page = client_as("PlatformAdmin").get(f"/runs/{run.id}").get_data(as_text=True)
+    assert not set(page) & set("\x00\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def test_without_a_base_url_no_request_is_made(corpus, fake_model, app):
     app.config["CAIRN_MODEL_BASE_URL"] = None
     run = ask(make_agent("open"), None, EVIDENCE_QUESTION)

@@ -311,6 +311,61 @@ def test_text_is_stored_and_shown_without_the_controls_that_reorder_it(app, pack
     assert "\u202e" not in page and "\u2066" not in page and "Clean up edolg" in page
 
 
+def _pdf_titled(title: str) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_title(title)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    pdf.cell(text="Calibrate the zorblax gauge before every shift.")
+    return bytes(pdf.output())
+
+
+def _word_with_alt_text(alt: str) -> bytes:
+    def build(document):
+        document.add_paragraph("Calibrate the zorblax gauge before every shift.")
+        add_picture(document, image_bytes(96, 64, "PNG"), alt=alt)
+
+    return docx_bytes(build)
+
+
+@pytest.mark.parametrize(
+    "name, make, content_type",
+    [
+        (
+            "titled.pdf",
+            lambda: _pdf_titled("Gauge \u202egnp.exe\u202c manual\x00\x07 \u2066v2\u2069"),
+            "application/pdf",
+        ),
+        (
+            "alt.docx",
+            lambda: _word_with_alt_text("Gauge \u202egnp.exe\u202c dial \u2066v2\u2069"),
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        ),
+    ],
+    ids=["pdf-title", "word-alt-text"],
+)
+def test_a_title_or_alt_text_read_from_a_file_loses_the_controls_that_reorder_it(
+    app, pack, client_as, name, make, content_type
+):
+    """A PDF's own title and a Word picture's alt text are text read out of the file as much as its body is:
+    a right-to-left override there made the title, the figure's label and caption read "exe.png" while
+    "gnp.exe" was stored and searched, and a NUL in a PDF title was stored as it came (PostgreSQL cannot
+    store one: a 500). Found by uploading a PDF whose Info Title and a Word file whose descr held U+202E."""
+    admin = client_as("PlatformAdmin")
+    response = upload(admin, "ops", name, make(), content_type)
+    assert response.status_code == 200, response.get_data(as_text=True)[:500]
+    document = Document.get()
+    revision = document.current_revision()
+    stored = [document.title, revision.text, *[f.label for f in Figure.select()]]
+    controls = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\x00\x07\x1f")
+    assert not any(set(value) & controls for value in stored), stored
+    assert "Gauge gnp.exe" in (document.title if name.endswith(".pdf") else revision.text)
+    page = admin.get(f"/packs/ops/documents/{document.doc_id}").get_data(as_text=True)
+    assert not set(page) & controls
+
+
 def test_a_file_name_longer_than_any_file_system_keeps_is_refused(app, pack, client_as):
     """Stored as the revision's original name (255 wide): PostgreSQL answered 500, SQLite kept it."""
     admin = client_as("PlatformAdmin")
@@ -323,6 +378,17 @@ def test_a_file_name_longer_than_any_file_system_keeps_is_refused(app, pack, cli
     assert data_snapshot(app) == before
     assert upload(admin, "ops", "n" * 252 + ".md", b"# Long\n\nJust fits.\n", "text/markdown").status_code == 200
     assert Document.get(Document.title == "Long").current_revision().original_name == "n" * 252 + ".md"
+
+
+def test_one_name_in_either_unicode_form_is_one_document(app, pack, client_as):
+    """ "Café.md" as Windows and Linux send it (é one character, NFC) and as a Mac's file system names it
+    (e and a combining accent, NFD) is one name: the second upload is the document's next version. It made
+    a second document ("caf" and "cafe") that reads the same in every list. Found by uploading both forms."""
+    admin = client_as("PlatformAdmin")
+    assert upload(admin, "ops", "Caf\u00e9 notes.md", b"# Cafe\n\nFirst.\n").status_code == 200
+    assert upload(admin, "ops", "Cafe\u0301 notes.md", b"# Cafe\n\nSecond.\n").status_code == 200
+    (document,) = Document.select()
+    assert (document.doc_id, document.current_version) == ("caf-notes", 2)
 
 
 def test_a_folder_in_the_file_name_is_dropped(app, pack, client_as):

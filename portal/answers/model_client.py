@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from portal.config import ModelSettings
 from portal.errors import CairnError
+from portal.ingest.figures import strip_control_characters
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 
@@ -166,6 +167,13 @@ class ChatClient:
         except (KeyError, IndexError, TypeError, AttributeError):
             message, content = None, None
         refusal = message.get("refusal") if isinstance(message, dict) else None
+        # The model read passages, pictures and questions other people wrote and may repeat what they hold:
+        # its text is stored like text read out of a file (no NUL, which PostgreSQL cannot store, and none
+        # of the controls that reorder how it is shown).
+        if isinstance(refusal, str):
+            refusal = strip_control_characters(refusal)
+        if isinstance(content, str):
+            content = strip_control_characters(content)
         if isinstance(refusal, str) and refusal.strip() and not (isinstance(content, str) and content.strip()):
             raise ModelError("refused", "the model refused: " + " ".join(refusal.split())[:200])
         if not isinstance(content, str):

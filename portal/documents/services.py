@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -43,8 +44,12 @@ log = logging.getLogger(__name__)
 
 
 def document_id_for(filename: str) -> str:
-    """The document id a file name maps to (its stem, reduced to the id alphabet)."""
-    stem = PurePath(filename).stem.strip().lower()
+    """The document id a file name maps to (its stem, reduced to the id alphabet).
+
+    The name is read in its composed Unicode form (NFC) first: a Mac names "Café" with a combining accent
+    (NFD), other systems with one character, and both are one name, so one document.
+    """
+    stem = PurePath(unicodedata.normalize("NFC", filename)).stem.strip().lower()
     cleaned = re.sub(r"[^a-z0-9._-]+", "-", stem).strip("-._")[:MAX_ID_CHARS].rstrip("-._")
     if not DOCUMENT_ID_RE.match(cleaned):
         raise Refused("bad_name", f"The file name {filename!r} has no letters or digits to name the document by.")

@@ -57,9 +57,10 @@ def strip_control_characters(text: str) -> str:
 def figure_label(alt_text: str | None, fallback: str = NO_ALT_TEXT_LABEL) -> str:
     """A one-line label of at most 200 characters, cut at a word boundary with "…".
 
-    Square brackets become parentheses so the label cannot close its marker early.
+    Square brackets become parentheses so the label cannot close its marker early. Alt text is text read
+    out of the file like its body, so it loses the same controls (``strip_control_characters``).
     """
-    label = " ".join((alt_text or "").split())
+    label = " ".join(strip_control_characters(alt_text or "").split())
     label = label.replace("[", "(").replace("]", ")")
     if not label:
         return fallback

@@ -244,6 +244,13 @@ def refuse_unsupported_type(extension: str) -> Refused:
             "unsupported_type",
             "Old Word files (.doc) are not accepted: open the file in Word, save it as .docx, and upload that.",
         )
+    if extension != extension.rstrip() and extension.rstrip() in ACCEPTED_EXTENSIONS:
+        # "Files of type .md  are not accepted" read as though .md were refused: the space is the problem.
+        return Refused(
+            "unsupported_type",
+            f"The file name ends in '{extension}': blank space after the extension. "
+            "Rename the file without it and upload it again.",
+        )
     what = f"Files of type {extension}" if extension else "Files without an extension"
     return Refused(
         "unsupported_type",

@@ -88,9 +88,10 @@ _PLACEHOLDER_TITLE = re.compile(
 
 
 def _metadata_title(document: pdfium.PdfDocument) -> str:
-    """The Title of the PDF's document information, if it has a usable one."""
+    """The Title of the PDF's document information, if it has a usable one; text read out of the file like
+    its pages, so without the controls they lose (``strip_control_characters``)."""
     try:
-        title = " ".join((document.get_metadata_value("Title") or "").split())
+        title = " ".join(strip_control_characters(document.get_metadata_value("Title") or "").split())
     except Exception:  # metadata is optional; a broken entry must not refuse the file
         return ""
     usable = 2 < len(title) <= 255 and not _PLACEHOLDER_TITLE.search(title)

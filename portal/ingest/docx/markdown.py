@@ -178,7 +178,8 @@ class MarkdownWriter:
                 if content is not None:
                     self.inline(content, pieces, url)
             elif tag in (f"{M}oMath", f"{M}oMathPara"):
-                pieces.append(Piece("".join(t.text or "" for t in child.iter(f"{M}t")), url=url))
+                math = "".join(t.text or "" for t in child.iter(f"{M}t"))
+                pieces.append(Piece(strip_control_characters(math), url=url))
             elif tag == f"{MC}AlternateContent":
                 self.inline(_chosen(child), pieces, url)
 
@@ -223,7 +224,7 @@ class MarkdownWriter:
         relationship = self.relationships.get(hyperlink.get(f"{R}id", ""))
         if relationship is None or not relationship.external:
             return None
-        url = relationship.target.strip()
+        url = strip_control_characters(relationship.target).strip()  # shown as written in the line view
         if not url.lower().startswith(LINK_SCHEMES):
             return None
         return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
