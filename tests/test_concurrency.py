@@ -39,6 +39,7 @@ from portal.describing import service as describing
 from portal.documents import editing, revisions
 from portal.documents import services as documents
 from portal.errors import VersionConflict
+from portal.feedback.regressions import why_unchecked
 from portal.feedback.services import rate_answer, triage_history
 from portal.models import (
     Agent,
@@ -633,6 +634,49 @@ def test_a_case_recorded_while_its_agent_is_deleted_is_kept_or_refused_never_a_5
         else:
             assert [(c.agent_id, c.agent_slug) for c in cases] == [(None, slug)], round_number
         assert Agent.get_or_none(Agent.slug == slug) is None
+
+
+def test_a_case_recorded_while_its_pack_is_deleted_is_kept_as_not_checkable_or_refused_never_a_500(
+    server, admins, users
+):
+    """A reviewer records a document of a pack another administrator deletes at that moment: the case is
+    recorded first (then it says it cannot be checked: the pack was deleted) or refused by name after the
+    deletion; never a 500, and never a case recorded after its pack was gone."""
+    member = users["Member"]
+    for round_number in range(RACE_ROUNDS):
+        pack = create_pack(f"ops-{round_number}", "Ops", "generic")
+        documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
+        agent = create_agent(
+            None, f"desk-{round_number}", "Desk", "preferred", "Acme Test Co", "", [pack.slug], add_company=True
+        )
+        feedback = rate_answer(
+            member,
+            start_conversation(member, agent, "How do I delete old spool requests?")[1],
+            "not_helpful",
+            ["other"],
+        )
+        form = {"kind": "expected_source", "pack": pack.slug, "doc_id": "spool-overflow"}
+        generation = str(Pack.get_by_id(pack.id).index_generation)
+        case, deletion = together(
+            [
+                lambda feedback=feedback, form=form: admins[0].post(
+                    f"{server}/feedback/{feedback.id}/cases", data=form, allow_redirects=False
+                ),
+                lambda pack=pack, generation=generation: admins[1].post(
+                    f"{server}/packs/{pack.slug}/delete", data={"generation": generation}, allow_redirects=False
+                ),
+            ]
+        )
+
+        assert (case.status_code in (303, 422), deletion.status_code) == (True, 303), case.text[:300]
+        cases = list(RegressionCase.select().where(RegressionCase.feedback == feedback))
+        if case.status_code == 422:
+            assert cases == [], round_number
+            assert "Nothing was saved." in unescape(case.text)
+        else:
+            deleted_at = Pack.get_by_id(pack.id).deleted_at
+            assert [c.created_at <= deleted_at for c in cases] == [True], round_number
+            assert why_unchecked(cases[0]) == f"the pack {pack.slug} was deleted"
 
 
 def test_a_write_lock_held_past_the_busy_timeout_is_a_503_that_says_to_try_again(tmp_path, monkeypatch):

@@ -224,7 +224,7 @@ def test_regression_report_counts_both_kinds_of_case():
         "1 answered instead of no evidence, 1 skipped"
     )
     assert "said no evidence" in lines[3] and "ANSWERED (expected no evidence)" in lines[4]
-    assert "→ no evidence" in lines[4] and "skipped (the agent was deleted)" in lines[5]
+    assert "→ no evidence" in lines[4] and "cannot be checked (the agent was deleted)" in lines[5]
 
 
 def test_key_fact_in_the_passages_reads_them_as_the_answerer_copies_them():

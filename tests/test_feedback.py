@@ -27,7 +27,8 @@ from portal.errors import Refused
 from portal.evaluation.regressions import evaluate_regression_cases
 from portal.feedback import regressions, review, services
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, STATUSES
-from portal.models import Document, Feedback, FeedbackTriage, Passage, RegressionCase, Run
+from portal.models import Document, Feedback, FeedbackTriage, Pack, Passage, RegressionCase, Run
+from portal.packs.deletion import delete_pack, pack_contents
 from tests.fake_openai import FakeOpenAI
 
 SPOOL = b"""# Spool overflow runbook
@@ -716,15 +717,35 @@ def test_a_reviewer_finds_and_records_the_expected_passage(not_helpful, client_a
 
 def test_naming_a_document_by_hand_and_removing_a_case(not_helpful, client_as):
     client = client_as("PlatformAdmin")
-    response = client.post(f"/feedback/{not_helpful.id}/cases", data={"pack": "other", "doc_id": "nope"})
+    response = client.post(f"/feedback/{not_helpful.id}/cases", data={"pack": "ops", "doc_id": "nope"})
     assert response.status_code == 422 and "no document 'nope'" in _soup(response).select_one("#cases .error").text
     assert RegressionCase.select().count() == 0
-    response = client.post(f"/feedback/{not_helpful.id}/cases", data={"pack": "other", "doc_id": "certificate-expiry"})
+    response = client.post(f"/feedback/{not_helpful.id}/cases", data={"pack": "ops", "doc_id": "lock-entries"})
     assert response.status_code == 303 and response.headers["Location"].endswith(f"/feedback/{not_helpful.id}#cases")
     case = RegressionCase.get()
-    assert (case.pack_slug, case.document_id, case.passage_id) == ("other", "certificate-expiry", None)
+    assert (case.pack_slug, case.document_id, case.passage_id) == ("ops", "lock-entries", None)
     client.post(f"/feedback/{not_helpful.id}/cases/{case.id}/delete")
     assert RegressionCase.select().count() == 0
+
+
+def test_a_case_names_only_a_pack_its_agent_is_granted(not_helpful, client_as):
+    """A case could name a document of a pack its agent was never granted: `cairn eval` then reported a miss no
+    change of ranking could fix. It is refused by name; the page offers the agent's packs to name, and a search
+    of every pack shows where a hit sits that a case cannot name."""
+    client = client_as("AgentBuilder")
+    response = client.post(f"/feedback/{not_helpful.id}/cases", data={"pack": "other", "doc_id": "certificate-expiry"})
+    assert response.status_code == 422
+    assert _soup(response).select_one("#cases .error").text == (
+        "Acme desk is not granted the pack other, so a case cannot expect its document certificate-expiry: "
+        "grant the pack to the agent first, or name a document of its packs. Nothing was saved."
+    )
+    assert RegressionCase.select().count() == 0
+    page = _soup(client.get(f"/feedback/{not_helpful.id}"))
+    assert [o["value"] for o in page.select("#case-pack option")] == ["ops"]
+    found = _soup(client.get(f"/feedback/{not_helpful.id}?q=certificate+expiry&scope=all"))
+    candidate = next(c for c in found.select(".candidate") if "other/certificate-expiry" in c.text)
+    assert candidate.select_one("form") is None
+    assert candidate.select_one(".not-granted").text == "Acme desk is not granted this pack: a case cannot name it."
 
 
 def test_a_reviewer_records_that_the_answer_should_have_said_no_evidence(not_helpful, client_as, users):
@@ -809,6 +830,18 @@ def test_no_case_without_an_agent(not_helpful, agents, users):
     assert refused.value.reason == "agent_deleted" and RegressionCase.select().count() == 0
 
 
+def _grant(agent, *pack_slugs):
+    update_agent(
+        None,
+        agent,
+        name=agent.name,
+        mode="preferred",
+        company_name="Acme Test Co",
+        instructions="",
+        pack_slugs=list(pack_slugs),
+    )
+
+
 def test_eval_reports_whether_each_expected_document_is_in_the_top_8(not_helpful, agents, users):
     reviewer, member, acme = users["AgentBuilder"], users["Member"], agents["acme"]
     conversation = not_helpful.run.conversation
@@ -822,10 +855,7 @@ def test_eval_reports_whether_each_expected_document_is_in_the_top_8(not_helpful
     spool_passage = Passage.get_by_id(not_helpful.run.references().first().passage_id)
     assert spool_passage.revision.document_id == spool.id
     found = regressions.record_regression_case(reviewer, not_helpful, spool.id, spool_passage.id)
-    certificates = Document.get(Document.doc_id == "certificate-expiry")  # in "other", not granted to the agent
-    missed = regressions.record_regression_case(
-        reviewer, rated("How do I renew an expired SSL client certificate?"), certificates.id
-    )
+    missed = regressions.record_regression_case(reviewer, rated("karaoke antarctica horoscope"), spool.id)
     locks = Document.get(Document.doc_id == "lock-entries")
     gone = regressions.record_regression_case(reviewer, rated("stale lock entries"), locks.id)
     editing.delete_document(locks, 1)
@@ -838,18 +868,52 @@ def test_eval_reports_whether_each_expected_document_is_in_the_top_8(not_helpful
     summary = report.summary()
     assert (summary["cases"], summary["found"], summary["missed"], summary["skipped"]) == (3, 1, 1, 1)
     text = "\n".join(report.as_text())
-    assert "found at 1, passage issued" in text and "MISSED" in text and "other/certificate-expiry" in text
+    assert "found at 1, passage issued" in text and "MISSED" in text and "cannot be checked (the expected" in text
 
-    update_agent(
-        None,
-        acme,
-        name="Acme desk",
-        mode="preferred",
-        company_name="Acme Test Co",
-        instructions="",
-        pack_slugs=["ops", "other"],
-    )  # the fix: grant the pack that holds the answer
-    assert next(o for o in evaluate_regression_cases().outcomes if o.case_id == missed.id).rank == 1
+
+def test_a_case_whose_pack_is_no_longer_granted_or_deleted_says_it_cannot_be_checked(
+    not_helpful, agents, users, client_as
+):
+    """One rule (``regressions.why_unchecked``) for a case whose agent, pack, grant or document went: the
+    review page and the list name it, and `cairn eval` reports it as not checked, never as a miss or a pass."""
+    reviewer, member, acme = users["AgentBuilder"], users["Member"], agents["acme"]
+    _grant(acme, "ops", "other")
+    question = "How do I renew an expired SSL client certificate?"
+    certificates = services.rate_answer(
+        member, continue_conversation(member, not_helpful.run.conversation, acme, question), "not_helpful", ["other"]
+    )
+    revoked = regressions.record_regression_case(
+        reviewer, certificates, Document.get(Document.doc_id == "certificate-expiry").id
+    )
+    in_ops = regressions.record_regression_case(
+        reviewer, not_helpful, Document.get(Document.doc_id == "spool-overflow").id
+    )
+    assert [o.rank for o in evaluate_regression_cases().outcomes] == [1, 1]
+
+    _grant(acme, "ops")  # the grant is removed
+    ops = Pack.get(Pack.slug == "ops")
+    delete_pack(None, ops, pack_contents(ops).generation)  # and the other case's pack deleted
+    report = evaluate_regression_cases()
+    outcomes = {o.case_id: o for o in report.outcomes}
+    assert outcomes[revoked.id].skipped == "the agent is no longer granted the pack other"
+    assert outcomes[in_ops.id].skipped == "the pack ops was deleted"
+    assert all(o.rank is None and not o.passed for o in report.outcomes)
+    assert (report.summary()["skipped"], report.summary()["missed"]) == (2, 0)
+    text = "\n".join(report.as_text())
+    assert "cannot be checked (the agent is no longer granted the pack other)" in text
+
+    client = client_as("Auditor")
+    shown = _soup(client.get(f"/feedback/{certificates.id}")).select_one(f'.case[data-case="{revoked.id}"]')
+    assert shown.select_one(".case-unchecked").text == (
+        "Cannot be checked now: the agent is no longer granted the pack other."
+    )
+    items = {int(i["data-feedback"]): i for i in _soup(client.get("/feedback/")).select(".feedback-item")}
+    assert items[not_helpful.id].select_one(".feedback-cases").text == (
+        "Regression case: expected source ops/spool-overflow (cannot be checked: the pack ops was deleted)"
+    )
+
+    _grant(acme, "other")  # the fix: grant the pack again
+    assert next(o for o in evaluate_regression_cases().outcomes if o.case_id == revoked.id).rank == 1
 
 
 def test_eval_checks_that_should_have_said_no_evidence_cases_now_get_no_evidence(app, not_helpful, agents, users):

@@ -337,6 +337,48 @@ def test_word_lists_nest_and_tracked_changes_read_as_accepted():
     )
 
 
+def test_a_list_in_a_word_table_cell_keeps_its_items_apart_in_the_text_and_the_answerers_row():
+    """A cell's list ran on as one line of words ("- Stop the job - Clear the queue"): each item is now
+    followed by "; " (a numbered one keeps its number), so the table stays one line per row, as Markdown
+    needs, and the answerer's "Header: value" unit reads the items apart."""
+    from portal.answers.units import split_sentences
+    from portal.ingest.markdown_blocks import markdown_blocks
+
+    def build(document):
+        table = document.add_table(rows=2, cols=3)
+        for cell, text in zip(table.rows[0].cells, ("Task", "Steps", "Checks"), strict=True):
+            cell.text = text
+        task, steps, checks = table.rows[1].cells
+        task.text = "Restart the spool"
+        steps.paragraphs[0].text = "In this order:"
+        for step in ("Stop the job", "Clear the queue"):
+            steps.add_paragraph(step, style="List Number")
+        checks.paragraphs[0].text = "Disk space"
+        checks.paragraphs[0].style = document.styles["List Bullet"]
+        checks.add_paragraph("Spool size", style="List Bullet")
+        checks.add_paragraph("Then tell the owner.")
+
+    text = read_upload("restart.docx", docx_bytes(build)).text
+    assert text == (
+        "| Task | Steps | Checks |\n"
+        "| --- | --- | --- |\n"
+        "| Restart the spool | In this order: 1. Stop the job; 2. Clear the queue | Disk space; Spool size; "
+        "Then tell the owner. |"
+    )
+    rows = [b for b in markdown_blocks(text) if b.kind == "table_row"]
+    assert [r.cells for r in rows] == [
+        (
+            "Restart the spool",
+            "In this order: 1. Stop the job; 2. Clear the queue",
+            "Disk space; Spool size; Then tell the owner.",
+        )
+    ]
+    assert split_sentences(text) == [
+        "Task: Restart the spool; Steps: In this order: 1. Stop the job; 2. Clear the queue; "
+        "Checks: Disk space; Spool size; Then tell the owner.",
+    ]
+
+
 def test_long_alt_text_is_cut_at_a_word_boundary():
     label = figure_label(LONG_ALT)
     assert len(label) <= 200 and label.endswith("…")

@@ -21,6 +21,7 @@ from portal.documents import services as documents
 from portal.ingest import limits
 from portal.models import Document, Pack, Revision
 from portal.search.service import search_packs
+from portal.wording import when
 
 FILES = 300
 
@@ -154,13 +155,13 @@ def test_a_changed_file_that_now_fails_a_limit_keeps_the_old_revision(app, pack,
     assert out.splitlines()[-1] == "0 added, 0 updated, 0 unchanged, 0 removed, 2 refused, 0 conflict"
 
 
-def test_a_document_edited_in_the_browser_is_never_overwritten_or_removed_silently(app, pack, tree, run):
+def test_a_document_edited_in_the_browser_is_never_overwritten_or_removed_silently(app, pack, users, tree, run):
     (tree / "edited.md").write_text("# Edited\n\nFrom the folder.\n")
     (tree / "gone.md").write_text("# Gone\n\nFrom the folder.\n")
     (tree / "calm.md").write_text("# Calm\n\nFrom the folder.\n")
     run("sync", "ops", str(tree))
     for doc_id in ("edited", "gone", "calm"):
-        editing.edit_text(_live(pack)[doc_id], f"# {doc_id}\n\nChanged in the browser.\n", 1, None)
+        editing.edit_text(_live(pack)[doc_id], f"# {doc_id}\n\nChanged in the browser.\n", 1, users["PlatformAdmin"])
     (tree / "edited.md").write_text("# Edited\n\nChanged in the folder too.\n")
     (tree / "gone.md").unlink()
     result = run("sync", "ops", str(tree), ok=False)
@@ -174,6 +175,11 @@ def test_a_document_edited_in_the_browser_is_never_overwritten_or_removed_silent
 
     taken = run("sync", "ops", str(tree), "--overwrite-edits").stdout
     assert "edited.md: updated as edited v3" in taken and "gone.md: removed as gone v2" in taken
+    edit = Revision.get((Revision.document == _live(pack)["edited"]) & (Revision.version == 2))
+    assert (  # the line says whose edit it replaced, and where it stays
+        f"edited.md: updated as edited v3 — Version 2 was edited in the browser by platformadmin@example.test on "
+        f"{when(edit.created_at)} UTC; this upload replaced that text. Version 2 stays in the history.\n"
+    ) in taken
     live = _live(pack)
     assert "gone" not in live and "Changed in the folder too." in live["edited"].current_revision().text
     assert "calm.md: unchanged" in taken and "Changed in the browser." in live["calm"].current_revision().text

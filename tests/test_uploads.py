@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import zipfile
 
@@ -12,13 +13,15 @@ import pytest
 from bs4 import BeautifulSoup
 from PIL import Image
 
-from helpers import FIXTURES_DIR, data_snapshot, require_shared_fixtures, upload
+from helpers import FIXTURES_DIR, cli_runner, data_snapshot, require_shared_fixtures, upload
 from portal import storage
 from portal.agents.services import create_agent
 from portal.documents import editing, services
 from portal.documents.filenames import download_name
+from portal.documents.readers import ReaderAccess, change_reader_access
 from portal.models import Document, Figure, Passage, Revision
 from portal.runs.ask import ask
+from portal.wording import when
 from resources.make_fixtures import (
     PdfPage,
     add_hyperlink,
@@ -896,3 +899,76 @@ def test_extreme_markdown_is_stored_and_shown_whole(app, pack, client_as, name, 
     assert shown in " ".join(body.split())
     results = _answered(lambda: admin.get("/packs/ops/search?q=zorblax+gauge"))
     assert f"/packs/ops/documents/{doc_id}" in results.get_data(as_text=True)
+
+
+# --- an upload over text edited in the browser ------------------------------------------------------
+
+
+def _edited_in_the_browser(pack, editor) -> Revision:
+    """notes.md uploaded (v1), its text edited in the browser (v2), then who may read it changed (v3: a copy
+    of v2's text, so the current text is still the browser's)."""
+    services.upload_file(pack, "notes.md", b"# Notes\n\nFrom the file.\n", None)
+    editing.edit_text(Document.get(Document.doc_id == "notes"), "# Notes\n\nFixed in the browser.\n", 1, editor)
+    document = Document.get(Document.doc_id == "notes")
+    change_reader_access(document, ReaderAccess("shared", ()), 2, None)
+    return Revision.get((Revision.document == document) & (Revision.version == 2))
+
+
+def _replaced_sentence(edit: Revision) -> str:
+    return (
+        f"Version 2 was edited in the browser by platformadmin@example.test on {when(edit.created_at)} UTC; "
+        "this upload replaced that text. Version 2 stays in the history."
+    )
+
+
+def test_an_upload_over_text_edited_in_the_browser_says_it_replaced_it_and_where_it_stays(app, pack, users, client_as):
+    """A re-upload replaced the browser's edit without a word (the edit stayed in the history, unannounced).
+    The result line now names the edit (version, who, when), says it was replaced and links the version."""
+    edit = _edited_in_the_browser(pack, users["PlatformAdmin"])
+    response = upload(client_as("PlatformAdmin"), "ops", "notes.md", b"# Notes\n\nFrom the file again.\n")
+    line = _outcomes(response)["notes.md"]
+    assert "(version 4)" in _text(line)
+    replaced = line.select_one(".outcome-replaced-edit")
+    assert _text(replaced) == _replaced_sentence(edit) + " Open version 2"
+    assert replaced.select_one("a")["href"] == "/packs/ops/documents/notes?version=2"
+    document = Document.get(Document.doc_id == "notes")
+    assert "From the file again." in document.current_revision().text
+    assert "Fixed in the browser." in Revision.get((Revision.document == document) & (Revision.version == 2)).text
+
+    again = upload(client_as("PlatformAdmin"), "ops", "notes.md", b"# Notes\n\nA third file.\n")
+    assert _outcomes(again)["notes.md"].select_one(".outcome-replaced-edit") is None  # v4 came from a file
+    unchanged = upload(client_as("PlatformAdmin"), "ops", "notes.md", b"# Notes\n\nA third file.\n")
+    assert _outcomes(unchanged)["notes.md"].select_one(".outcome-replaced-edit") is None
+
+
+def test_the_api_and_cairn_ingest_say_an_upload_replaced_text_edited_in_the_browser(
+    app, pack, users, api_token, tmp_path
+):
+    edit = _edited_in_the_browser(pack, users["PlatformAdmin"])
+    address = "/api/v1/packs/ops/documents/notes"
+    response = app.test_client().put(
+        address, headers=api_token, json={"expected_version": 3, "text": "# Notes\n\nFrom the API.\n"}
+    )
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.get_json()["version"] == 4
+    assert response.get_json()["replaced_browser_edit"] == {
+        "version": 2,
+        "edited_by": "platformadmin@example.test",
+        "edited_at": edit.created_at.isoformat() + "Z",
+        "message": _replaced_sentence(edit),
+    }
+    plain = app.test_client().put(
+        address, headers=api_token, json={"expected_version": 4, "text": "# Notes\n\nAgain from the API.\n"}
+    )
+    assert plain.get_json()["replaced_browser_edit"] is None
+
+    edit = Revision.get_by_id(
+        editing.edit_text(
+            Document.get(Document.doc_id == "notes"), "# Notes\n\nBy hand.\n", 5, users["PlatformAdmin"]
+        ).id
+    )
+    (tmp_path / "notes.md").write_bytes(b"# Notes\n\nFrom cairn ingest.\n")
+    result = cli_runner(app)("ingest", "ops", str(tmp_path / "notes.md"), "--json")
+    line = json.loads(result.stdout)
+    assert line["document"]["version"] == 7
+    assert line["message"] == _replaced_sentence(edit).replace("Version 2", "Version 6")

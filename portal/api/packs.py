@@ -205,6 +205,7 @@ def write_document(user: User, slug: str, doc_id: str, body: s.DocumentWrite | s
             "redacted": document.redacted,
             "images_kept": outcome.images_kept,
             "images_not_kept": outcome.images_not_kept,
+            "replaced_browser_edit": _replaced(outcome.replaced_edit),
         },
         status=201 if outcome.created else 200,
     )
@@ -238,6 +239,17 @@ def _summary(document: Document) -> dict:
         "reader_roles": document.reader_role_names,
         "redacted": document.redacted,
         "updated_at": _utc(document.updated_at),
+    }
+
+
+def _replaced(edit) -> dict | None:
+    if edit is None:
+        return None
+    return {
+        "version": edit.version,
+        "edited_by": edit.edited_by,
+        "edited_at": _utc(edit.edited_at),
+        "message": edit.replaced_summary(),
     }
 
 

@@ -249,6 +249,13 @@ class DocumentOut(BaseModel):
     figures: list[FigureOut]
 
 
+class ReplacedBrowserEdit(BaseModel):
+    version: int = Field(description="The revision whose text was written in the browser; it stays in the history.")
+    edited_by: str | None = Field(description="Its editor's e-mail (null once that user is deleted).")
+    edited_at: dt.datetime
+    message: str
+
+
 class WriteResult(BaseModel):
     pack: str
     id: str
@@ -261,6 +268,9 @@ class WriteResult(BaseModel):
     redacted: bool
     images_kept: int
     images_not_kept: dict[str, int]
+    replaced_browser_edit: ReplacedBrowserEdit | None = Field(
+        None, description="The current text had been edited in the browser and this write replaced it."
+    )
 
 
 class DeleteResult(BaseModel):

@@ -64,11 +64,12 @@ def outcome_json(path: str, outcome) -> dict:
             "document": None,
         }
     revision = outcome.revision
+    message = "unchanged: identical to the current version, no new revision" if outcome.unchanged else None
     return {
         "file": path,
         "status": "accepted",
         "reason": None,
-        "message": "unchanged: identical to the current version, no new revision" if outcome.unchanged else None,
+        "message": outcome.replaced_edit.replaced_summary() if outcome.replaced_edit else message,
         "document": {
             "id": outcome.document.doc_id,
             "version": revision.version,

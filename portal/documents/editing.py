@@ -185,6 +185,7 @@ def _write_text_revision(
                 version=version,
                 text=text,
                 sha256=text_sha,
+                text_by_hand=True,  # an upload replacing it says so (``revisions.text_edited_in_browser``)
                 created_by=user,
                 original_name=current.original_name if current else None,
             )

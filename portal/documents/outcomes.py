@@ -1,7 +1,9 @@
-"""What happened to one uploaded file, and the sentences its result line adds: images, redaction."""
+"""What happened to one uploaded file, and the sentences its result line adds: images, redaction, a browser
+edit it replaced."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 from portal.errors import Refused
@@ -9,6 +11,7 @@ from portal.ingest.classify import REDACTION_MARKER
 from portal.ingest.limits import IMAGE_REASON_TEXT, IMAGE_REASONS
 from portal.ingest.markers import images_summary
 from portal.models import Document, Revision
+from portal.wording import when
 
 # What stands where a figure was in a redacted Word or PDF file's text (SPEC 4).
 REDACTED_FIGURE = "[image not kept: document redacted]"
@@ -38,6 +41,23 @@ class Redaction:
         return " ".join(sentences)
 
 
+@dataclass(frozen=True)
+class BrowserEdit:
+    """The revision whose text was written in the browser (``revisions.text_edited_in_browser``)."""
+
+    version: int
+    edited_by: str | None  # the editor's e-mail; None once that user is deleted
+    edited_at: dt.datetime  # UTC, naive, as stored
+
+    def replaced_summary(self) -> str:
+        """What an upload that replaced this text says (docs/decisions.md: replaced, and said so)."""
+        by = self.edited_by or "a deleted user"
+        return (
+            f"Version {self.version} was edited in the browser by {by} on {when(self.edited_at)} UTC; "
+            f"this upload replaced that text. Version {self.version} stays in the history."
+        )
+
+
 @dataclass
 class UploadOutcome:
     """What happened to one uploaded file."""
@@ -51,6 +71,7 @@ class UploadOutcome:
     images_kept: int = 0
     images_not_kept: dict[str, int] = field(default_factory=dict)
     redaction: Redaction | None = None
+    replaced_edit: BrowserEdit | None = None  # the browser's text this upload replaced as the current one
 
     @property
     def accepted(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from portal import storage
 from portal.db import locking
+from portal.documents.outcomes import BrowserEdit
 from portal.errors import VersionConflict
 from portal.models import REVISIONS_KEPT, Document, Figure, Passage, ReceiptFigure, Revision
 from portal.runs.services import keep_cited_figures
@@ -81,6 +82,7 @@ def copy_revision(files: storage.FileChanges, document: Document, source: Revisi
             text=source.text,
             sha256=source.sha256,
             original_name=source.original_name,
+            text_by_hand=source.text_by_hand,
             created_by=user,
         )
         carry_files(document, source, revision, files)
@@ -90,6 +92,21 @@ def copy_revision(files: storage.FileChanges, document: Document, source: Revisi
         storage.remove_tree(revision_folder(document, version))
         raise
     return Revision.get_by_id(revision.id)
+
+
+def text_edited_in_browser(document: Document, version: int) -> BrowserEdit | None:
+    """The browser edit whose text revision ``version`` holds, if its text was written in the browser: the
+    revision that wrote it (a later copy for a change of who may read holds the same text). None when the
+    text was read from a file. What an upload replacing ``version`` must say (``UploadOutcome.replaced_edit``)."""
+    maker = None
+    newest_first = Revision.select().where((Revision.document == document) & (Revision.version <= version))
+    for revision in newest_first.order_by(Revision.version.desc()):
+        if not revision.text_by_hand or (maker is not None and revision.sha256 != maker.sha256):
+            break
+        maker = revision
+    if maker is None:
+        return None
+    return BrowserEdit(maker.version, maker.created_by.email if maker.created_by_id else None, maker.created_at)
 
 
 def create_passages(revision: Revision, spans) -> None:

@@ -252,6 +252,8 @@ def _store(
                 document, version = _claim_document(
                     pack, existing, doc_id, incoming.title, extracted.kind, current_version
                 )
+                # read at the version this upload claimed from: exactly the text it replaces
+                replaced_edit = revisions.text_edited_in_browser(document, current_version) if existing else None
                 purged, revision = _write_revision(files, document, version, incoming, spans)
                 if reader_access is not None:
                     set_reader_access(incoming.user, document, reader_access, version)
@@ -275,6 +277,7 @@ def _store(
         created=existing is None,
         images_kept=len(extracted.figures),
         images_not_kept=dict(extracted.images_not_kept),
+        replaced_edit=replaced_edit,
     )
 
 

@@ -203,8 +203,10 @@ def _sync_file(pack, source, root, relative, doc_id, existing: Document | None, 
         return line
     line.version = outcome.revision.version
     line.action = "unchanged" if outcome.unchanged else ("updated" if live else "added")
-    if live and existing.sync_path != str(relative):
-        line.message = f"now from {relative} (was {existing.sync_path})"
+    notes = [f"now from {relative} (was {existing.sync_path})"] if live and existing.sync_path != str(relative) else []
+    if outcome.replaced_edit is not None:  # taken with --overwrite-edits
+        notes.append(outcome.replaced_edit.replaced_summary())
+    line.message = "; ".join(notes) or None
     return line
 
 

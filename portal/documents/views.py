@@ -187,7 +187,8 @@ def replace(slug: str, doc_id: str):
     if outcome.unchanged:
         flash(f"Unchanged: the file is identical to version {outcome.revision.version}, so no new revision was made.")
     else:
-        flash(f"Saved as version {outcome.revision.version}.")
+        replaced = f" {outcome.replaced_edit.replaced_summary()}" if outcome.replaced_edit else ""
+        flash(f"Saved as version {outcome.revision.version}.{replaced}")
     return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from portal.answers.grounding import NO_EVIDENCE
+from portal.feedback.regressions import why_unchecked
 from portal.models import Agent, Document, Passage, RegressionCase, Revision
 from portal.runs.ask import REFERENCES_PER_RUN, answer_for, issued_hits
 
@@ -33,7 +34,7 @@ class CaseOutcome:
     rank: int | None = None  # position (1–8) of the first issued passage from the expected document
     passage_issued: bool | None = None  # None: no passage was named, or it is no longer current
     said_no_evidence: bool | None = None  # a "no evidence" case: did the answer say so?
-    skipped: str = ""  # why the case could not run (agent or document gone)
+    skipped: str = ""  # why the case cannot be checked now (``feedback.regressions.why_unchecked``)
 
     @property
     def found(self) -> bool:
@@ -91,7 +92,7 @@ class RegressionReport:
         ]
         for o in self.outcomes:
             if o.skipped:
-                verdict = f"skipped ({o.skipped})"
+                verdict = f"cannot be checked ({o.skipped})"
             elif o.kind == "no_evidence":
                 verdict = "said no evidence" if o.passed else "ANSWERED (expected no evidence)"
             elif o.found:
@@ -111,17 +112,14 @@ def evaluate_regression_cases() -> RegressionReport:
         expected = NO_EVIDENCE_EXPECTED if no_evidence_case else f"{case.pack_slug}/{case.document_id}"
         outcome = CaseOutcome(case.id, case.feedback_id, case.agent_slug, case.question, expected, case.kind)
         report.outcomes.append(outcome)
-        agent = Agent.get_or_none(Agent.id == case.agent_id) if case.agent_id else None
-        if agent is None:
-            outcome.skipped = "the agent was deleted"
+        outcome.skipped = why_unchecked(case) or ""
+        if outcome.skipped:
             continue
+        agent = Agent.get_by_id(case.agent_id)
         if no_evidence_case:
             outcome.said_no_evidence = answer_for(agent, case.question, client=None).outcome.basis == NO_EVIDENCE
             continue
-        document = Document.get_or_none((Document.id == case.document_pk) & Document.deleted_at.is_null())
-        if document is None:
-            outcome.skipped = "the expected document was deleted"
-            continue
+        document = Document.get_by_id(case.document_pk)
         hits = issued_hits(agent, case.question)
         key = (document.pack.slug, document.doc_id)
         outcome.rank = next((n for n, h in enumerate(hits, 1) if (h.pack, h.document_id) == key), None)

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from portal.db import database, locking
 from portal.errors import Refused
-from portal.models import Agent, Document, Feedback, Pack, Passage, RegressionCase, Revision, Run, User
+from portal.models import (
+    Agent,
+    AgentGrant,
+    Document,
+    Feedback,
+    Pack,
+    Passage,
+    RegressionCase,
+    Revision,
+    Run,
+    User,
+)
 
 # What a regression case expects of the agent's answer to its question, now.
 CASE_KINDS = {"expected_source": "Expected source", "no_evidence": "Should have said no evidence"}
@@ -24,6 +35,44 @@ def _agent_to_check(run: Run) -> Agent:
             "this question against. Nothing was saved.",
         )
     return agent
+
+
+def _refuse_unless_granted(agent: Agent, document: Document) -> None:
+    """A case names only a document of a pack its agent is granted: `cairn eval` searches the agent's packs,
+    so any other expectation could never be met. Read in the case's transaction with the document and the
+    grant kept until it commits (``FOR SHARE``): a pack deleted or a grant removed meanwhile is either refused
+    here or waits, and the case then says it cannot be checked (``why_unchecked``)."""
+    fresh = locking(Document.select().where(Document.id == document.id), shared=True).first()
+    if fresh is None or fresh.is_deleted:
+        pack = Pack.get_or_none(Pack.id == document.pack_id)
+        gone = f"its pack {pack.slug} was deleted" if pack is None or pack.is_deleted else "it was deleted"
+        raise Refused("no_document", f"The document {document.doc_id} no longer exists: {gone}. Nothing was saved.")
+    grant = AgentGrant.select().where((AgentGrant.agent == agent) & (AgentGrant.pack == fresh.pack_id))
+    if locking(grant, shared=True).first() is None:
+        raise Refused(
+            "pack_not_granted",
+            f"{agent.name} is not granted the pack {fresh.pack.slug}, so a case cannot expect its document "
+            f"{fresh.doc_id}: grant the pack to the agent first, or name a document of its packs. Nothing was saved.",
+        )
+
+
+def why_unchecked(case: RegressionCase) -> str | None:
+    """Why `cairn eval` cannot check ``case`` now (None: it can): its agent, the pack it names, the agent's
+    grant of that pack or the expected document went since it was recorded. The one rule the review page, the
+    list, the CSV and `cairn eval` read."""
+    agent = Agent.get_or_none(Agent.id == case.agent_id) if case.agent_id else None
+    if agent is None:
+        return "the agent was deleted"
+    if case.kind == "no_evidence":
+        return None
+    document = Document.get_or_none(Document.id == case.document_pk)
+    if document is None or document.pack.is_deleted:
+        return f"the pack {case.pack_slug} was deleted"
+    if document.is_deleted:
+        return "the expected document was deleted"
+    if not AgentGrant.select().where((AgentGrant.agent == agent) & (AgentGrant.pack == document.pack_id)).exists():
+        return f"the agent is no longer granted the pack {case.pack_slug}"
+    return None
 
 
 def _refuse_if_other_kind(feedback: Feedback, kind: str) -> None:
@@ -63,6 +112,7 @@ def record_regression_case(
         actor,
         feedback,
         "expected_source",
+        document,
         (RegressionCase.document_pk == document.id)
         & (RegressionCase.passage_id.is_null() if passage is None else RegressionCase.passage_id == passage.id),
         pack_slug=document.pack.slug,
@@ -76,12 +126,12 @@ def record_regression_case(
 
 def record_no_evidence_case(actor: User, feedback: Feedback) -> RegressionCase:
     """Record that nothing in the agent's packs answers the question: its answer should say "no evidence"."""
-    return _recorded(actor, feedback, "no_evidence", RegressionCase.kind == "no_evidence")
+    return _recorded(actor, feedback, "no_evidence", None, RegressionCase.kind == "no_evidence")
 
 
-def _recorded(actor: User, feedback: Feedback, kind: str, same, **expects) -> RegressionCase:
+def _recorded(actor: User, feedback: Feedback, kind: str, document: Document | None, same, **expects) -> RegressionCase:
     """The answer's case that ``same`` matches if there is one (recording twice records once), else a new
-    case of ``kind`` with what it ``expects``.
+    case of ``kind`` with what it ``expects`` (``document``: the one it names, in a pack its agent is granted).
 
     The answer's feedback row is locked first, so two reviewers recording at once decide one after the
     other: the second sees the first one's case (a double click recorded it twice, and an expected source
@@ -93,6 +143,8 @@ def _recorded(actor: User, feedback: Feedback, kind: str, same, **expects) -> Re
         if duplicate is not None:
             return duplicate
         _refuse_if_other_kind(feedback, kind)
+        if document is not None:
+            _refuse_unless_granted(agent, document)
         return RegressionCase.create(
             feedback=feedback,
             agent=agent,
@@ -106,11 +158,13 @@ def _recorded(actor: User, feedback: Feedback, kind: str, same, **expects) -> Re
 
 def case_summary(case: RegressionCase) -> str:
     """One line for the review list and the CSV: what the case expects."""
+    unchecked = why_unchecked(case)
+    unchecked = f" (cannot be checked: {unchecked})" if unchecked else ""
     if case.kind == "no_evidence":
-        return CASE_KINDS["no_evidence"].lower()
+        return CASE_KINDS["no_evidence"].lower() + unchecked
     # a passage's id means nothing to a reviewer; its version says which text the case was recorded on
     passage = f" (a passage of version {case.passage_version})" if case.passage_id is not None else ""
-    return f"expected source {case.pack_slug}/{case.document_id}{passage}"
+    return f"expected source {case.pack_slug}/{case.document_id}{passage}{unchecked}"
 
 
 def cases_by_feedback(items: list[Feedback]) -> dict[int, list[RegressionCase]]:

@@ -108,6 +108,9 @@ class Revision(BaseModel):
     # revision carries the document's own. Reading an older one needs both (SPEC 2).
     visibility = CharField(default="staff")
     reader_role_names = JSONTextField(column_name="reader_roles", default=list)
+    # Its text was written in the browser (an edit, figure descriptions), not read from a file (migrations/0021);
+    # a copy for a change of who may read keeps its source's. An upload replacing such a text says so.
+    text_by_hand = BooleanField(default=False)
     created_by = ForeignKeyField(User, null=True, backref="revisions", on_delete="SET NULL")
     created_at = DateTimeField(default=utcnow)
 

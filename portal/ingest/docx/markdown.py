@@ -88,9 +88,13 @@ class MarkdownWriter:
         text = _render(pieces).strip()
         if not text:
             return
-        if listed is None or self.in_cell:
+        if self.in_cell:  # a table cell is one line: ``_cell_text`` keeps its items apart
+            marker = listed[0] if listed and listed[0] != "-" else ""
+            self.blocks.append(("item" if listed else "paragraph", f"{marker} {text}".lstrip()))
+            return
+        if listed is None:
             self.list_columns = []
-            self.blocks.append(("paragraph", f"{listed[0]} {text}" if listed else text))
+            self.blocks.append(("paragraph", text))
             return
         marker, level = listed
         if not self.blocks or self.blocks[-1][0] != "item":
@@ -138,8 +142,7 @@ class MarkdownWriter:
                     self.styles, self.numbering, self.relationships, self.pictures, self.counters, in_cell=True
                 )
                 writer.blocks_of(cell)
-                text = " ".join(" ".join(text.split()) for _, text in writer.blocks)
-                cells.append(text.replace("|", "\\|"))
+                cells.append(_cell_text(writer.blocks).replace("|", "\\|"))
                 span = _int_value(cell.find(f"{W}tcPr/{W}gridSpan"), 1)
                 cells.extend([""] * max(0, min(span, 64) - 1))
             rows.append(cells)
@@ -317,6 +320,22 @@ def _int_value(element, default: int) -> int:
         return int(element.get(f"{W}val")) if element is not None else default
     except (TypeError, ValueError):
         return default
+
+
+def _cell_text(blocks: list[tuple[str, str]]) -> str:
+    """A table cell's blocks on the one line a Markdown table row allows: a list item (numbered ones keep their
+    number) ends with "; " unless its text ends a sentence, so items stay apart in the passage and in the
+    answerer's ``Header: value`` unit; paragraphs follow one another with a space."""
+    out = ""
+    previous = None
+    for kind, text in blocks:
+        text = " ".join(text.split())
+        if out:
+            apart = "item" in (kind, previous) and not out.endswith((".", ":", ";", "!", "?"))
+            out += "; " if apart else " "
+        out += text
+        previous = kind
+    return out
 
 
 def _table_row(cells: list[str], width: int) -> str:
