@@ -710,14 +710,7 @@ def hostile_word_file() -> bytes:
 
 
 def hostile_pdf_file() -> bytes:
-    from fpdf import FPDF
-
-    pdf = FPDF()
-    pdf.set_title(HOSTILE_TITLE)
-    pdf.add_page()
-    pdf.set_font("Helvetica", size=10)
-    pdf.cell(text="Calibrate the zorblax gauge before every shift.")
-    return bytes(pdf.output())
+    return _pdf_titled(HOSTILE_TITLE)
 
 
 @pytest.fixture

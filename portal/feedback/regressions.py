@@ -37,6 +37,11 @@ def _agent_to_check(run: Run) -> Agent:
     return agent
 
 
+def _grant(agent: Agent, pack_id: int):
+    """The agent's grant of the pack, as a query: a case may expect only a document of a granted pack."""
+    return AgentGrant.select().where((AgentGrant.agent == agent) & (AgentGrant.pack == pack_id))
+
+
 def _refuse_unless_granted(agent: Agent, document: Document) -> None:
     """A case names only a document of a pack its agent is granted: `cairn eval` searches the agent's packs,
     so any other expectation could never be met. Read in the case's transaction with the document and the
@@ -47,8 +52,7 @@ def _refuse_unless_granted(agent: Agent, document: Document) -> None:
         pack = Pack.get_or_none(Pack.id == document.pack_id)
         gone = f"its pack {pack.slug} was deleted" if pack is None or pack.is_deleted else "it was deleted"
         raise Refused("no_document", f"The document {document.doc_id} no longer exists: {gone}. Nothing was saved.")
-    grant = AgentGrant.select().where((AgentGrant.agent == agent) & (AgentGrant.pack == fresh.pack_id))
-    if locking(grant, shared=True).first() is None:
+    if locking(_grant(agent, fresh.pack_id), shared=True).first() is None:
         raise Refused(
             "pack_not_granted",
             f"{agent.name} is not granted the pack {fresh.pack.slug}, so a case cannot expect its document "
@@ -70,7 +74,7 @@ def why_unchecked(case: RegressionCase) -> str | None:
         return f"the pack {case.pack_slug} was deleted"
     if document.is_deleted:
         return "the expected document was deleted"
-    if not AgentGrant.select().where((AgentGrant.agent == agent) & (AgentGrant.pack == document.pack_id)).exists():
+    if not _grant(agent, document.pack_id).exists():
         return f"the agent is no longer granted the pack {case.pack_slug}"
     return None
 
