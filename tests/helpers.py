@@ -263,6 +263,24 @@ def template_lines_matching(pattern: re.Pattern) -> list[str]:
 
 
 @contextmanager
+def statements_run(db):
+    """Every SQL statement ``db`` runs meanwhile, in order (peewee sends each one through ``execute_sql``): for
+    the tests that keep the queries of a page from growing with what it lists."""
+    run: list[str] = []
+    execute_sql = db.execute_sql
+
+    def recorded(sql, *args, **kwargs):
+        run.append(sql)
+        return execute_sql(sql, *args, **kwargs)
+
+    db.execute_sql = recorded
+    try:
+        yield run
+    finally:
+        del db.execute_sql
+
+
+@contextmanager
 def audit_log_refusing_writes(db, action: str | None = None):
     """The database refuses every new audit entry (of ``action`` only, if given) with a trigger, as a full disk
     or a lost connection would: what the change wrote with it must be rolled back."""

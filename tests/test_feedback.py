@@ -16,7 +16,7 @@ import pytest
 from bs4 import BeautifulSoup
 from peewee import IntegrityError
 
-from helpers import LOCKS, PASSWORD, POSTGRES_URL, signed_in_client
+from helpers import LOCKS, PASSWORD, POSTGRES_URL, signed_in_client, statements_run
 from portal.agents.services import create_agent, delete_agent, update_agent
 from portal.answers.prompt import CANNOT_ANSWER
 from portal.auth.services import create_user
@@ -819,6 +819,51 @@ def test_review_list_and_csv_name_the_regression_cases(reviewed, client_as, user
         str(reviewed["mid"].id): "expected source ops/lock-entries",
         str(reviewed["new"].id): "expected source ops/spool-overflow (a passage of version 1)",
     }
+
+
+def test_the_review_list_reads_its_cases_in_as_many_queries_for_12_answers_as_for_3(app, agents, users, client_as):
+    """Why each case cannot be checked now is read for the whole page at once: the list's queries do not grow
+    with the answers and cases it shows (the rule read up to four a case, twice a case, before)."""
+    reviewer, acme = users["Auditor"], agents["acme"]
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    locks = Document.get(Document.doc_id == "lock-entries")
+    client = client_as("AgentBuilder")
+
+    def queries_to_list(answers: int) -> list[str]:
+        with statements_run(app.config["DATABASE"]) as run:
+            page = _soup(client.get("/feedback/"))
+        assert len(page.select(".feedback-item .feedback-cases")) == answers
+        return run
+
+    # Three answers whose cases cannot be checked now: the document, the agent and the grant went.
+    _grant(acme, "ops", "other")
+    gone = _rated(users, acme, "stale lock entries", ["incorrect"])
+    regressions.record_regression_case(reviewer, gone, locks.id)
+    editing.delete_document(locks, 1)
+    orphan = _rated(users, agents["shared"], "spool requests pile up", ["incomplete"])
+    regressions.record_regression_case(reviewer, orphan, spool.id)
+    delete_agent(None, agents["shared"])
+    revoked = _rated(users, acme, "renew the SSL client certificate", ["other"])
+    regressions.record_regression_case(reviewer, revoked, Document.get(Document.doc_id == "certificate-expiry").id)
+    _grant(acme, "ops")
+    three = queries_to_list(3)
+    shown = _soup(client.get("/feedback/")).select(".feedback-item .feedback-cases")
+    assert sorted(c.text.split("cannot be checked: ")[1] for c in shown) == [
+        "the agent is no longer granted the pack other)",
+        "the agent was deleted)",
+        "the expected document was deleted)",
+    ]
+
+    # Nine more that can: an expected document, one of its passages, "no evidence".
+    passage = Passage.select().where(Passage.revision == spool.current_revision()).first()
+    for n in range(9):
+        rated = _rated(users, acme, f"spool question {n}", ["incorrect"])
+        if n % 3 == 0:
+            regressions.record_no_evidence_case(reviewer, rated)
+        else:
+            regressions.record_regression_case(reviewer, rated, spool.id, passage.id if n % 3 == 2 else None)
+    twelve = queries_to_list(12)
+    assert len(twelve) == len(three), "\n".join(twelve)
 
 
 def test_no_case_without_an_agent(not_helpful, agents, users):

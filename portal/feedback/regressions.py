@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from portal.db import database, locking
 from portal.errors import Refused
 from portal.models import (
@@ -37,9 +39,15 @@ def _agent_to_check(run: Run) -> Agent:
     return agent
 
 
+def _grants(agent_ids: Iterable[int], pack_ids: Iterable[int]):
+    """The grants of any of the packs to any of the agents, as a query: a case may expect only a document of a
+    pack its agent is granted."""
+    return AgentGrant.select().where(AgentGrant.agent.in_(list(agent_ids)) & AgentGrant.pack.in_(list(pack_ids)))
+
+
 def _grant(agent: Agent, pack_id: int):
-    """The agent's grant of the pack, as a query: a case may expect only a document of a granted pack."""
-    return AgentGrant.select().where((AgentGrant.agent == agent) & (AgentGrant.pack == pack_id))
+    """The agent's grant of the pack, as a query."""
+    return _grants([agent.id], [pack_id])
 
 
 def _refuse_unless_granted(agent: Agent, document: Document) -> None:
@@ -60,23 +68,49 @@ def _refuse_unless_granted(agent: Agent, document: Document) -> None:
         )
 
 
-def why_unchecked(case: RegressionCase) -> str | None:
-    """Why `cairn eval` cannot check ``case`` now (None: it can): its agent, the pack it names, the agent's
-    grant of that pack or the expected document went since it was recorded. The one rule the review page, the
-    list, the CSV and `cairn eval` read."""
-    agent = Agent.get_or_none(Agent.id == case.agent_id) if case.agent_id else None
-    if agent is None:
+def unchecked_reasons(cases: Iterable[RegressionCase]) -> dict[int, str | None]:
+    """Why `cairn eval` cannot check each of ``cases`` now, by case id (None: it can): its agent, the pack it
+    names, the agent's grant of that pack or the expected document went since it was recorded. The one rule
+    the review page, the list, the CSV and `cairn eval` read; three queries however many cases (a page's)."""
+    cases = list(cases)
+    agent_ids = {case.agent_id for case in cases if case.agent_id}
+    live_agents = (
+        {agent_id for (agent_id,) in Agent.select(Agent.id).where(Agent.id.in_(agent_ids)).tuples()}
+        if agent_ids
+        else set()
+    )
+    document_pks = {case.document_pk for case in cases if case.agent_id in live_agents and case.kind != "no_evidence"}
+    documents = (
+        {d.id: d for d in Document.select(Document, Pack).join(Pack).where(Document.id.in_(document_pks))}
+        if document_pks
+        else {}
+    )
+    pack_ids = {document.pack_id for document in documents.values()}
+    granted = {(grant.agent_id, grant.pack_id) for grant in _grants(live_agents, pack_ids)} if pack_ids else set()
+    return {case.id: _why_unchecked(case, live_agents, documents, granted) for case in cases}
+
+
+def _why_unchecked(
+    case: RegressionCase, live_agents: set[int], documents: dict[int, Document], granted: set[tuple[int, int]]
+) -> str | None:
+    """``unchecked_reasons``' rule for one case, given what it read for all of them."""
+    if case.agent_id not in live_agents:
         return "the agent was deleted"
     if case.kind == "no_evidence":
         return None
-    document = Document.get_or_none(Document.id == case.document_pk)
+    document = documents.get(case.document_pk)
     if document is None or document.pack.is_deleted:
         return f"the pack {case.pack_slug} was deleted"
     if document.is_deleted:
         return "the expected document was deleted"
-    if not _grant(agent, document.pack_id).exists():
+    if (case.agent_id, document.pack_id) not in granted:
         return f"the agent is no longer granted the pack {case.pack_slug}"
     return None
+
+
+def why_unchecked(case: RegressionCase) -> str | None:
+    """Why `cairn eval` cannot check ``case`` now (None: it can), by ``unchecked_reasons``."""
+    return unchecked_reasons([case])[case.id]
 
 
 def _refuse_if_other_kind(feedback: Feedback, kind: str) -> None:
@@ -160,9 +194,15 @@ def _recorded(actor: User, feedback: Feedback, kind: str, document: Document | N
         )
 
 
-def case_summary(case: RegressionCase) -> str:
-    """One line for the review list and the CSV: what the case expects."""
-    unchecked = why_unchecked(case)
+def case_summaries(cases: Iterable[RegressionCase]) -> dict[int, str]:
+    """One line for each of ``cases`` by case id, for the review list and the CSV: what the case expects, and
+    why it cannot be checked now (the reasons read for all of them at once)."""
+    cases = list(cases)
+    reasons = unchecked_reasons(cases)
+    return {case.id: _case_summary(case, reasons[case.id]) for case in cases}
+
+
+def _case_summary(case: RegressionCase, unchecked: str | None) -> str:
     unchecked = f" (cannot be checked: {unchecked})" if unchecked else ""
     if case.kind == "no_evidence":
         return CASE_KINDS["no_evidence"].lower() + unchecked

@@ -12,7 +12,7 @@ from peewee import JOIN
 
 from portal.db import KeptSelect
 from portal.documents.render import answer_text
-from portal.feedback.regressions import case_summary, cases_by_feedback
+from portal.feedback.regressions import case_summaries, cases_by_feedback
 from portal.feedback.services import REASONS, STATUSES
 from portal.feedback.sorting import DEFAULT_SORT, heading_sort, ordering
 from portal.models import Company, Feedback, Run, User
@@ -152,6 +152,7 @@ def export_csv(filters: ReviewFilters) -> str:
     """Every item matching ``filters`` (not only one page) as CSV, one row per rating."""
     items = list(review_query(filters))
     cases = cases_by_feedback(items)
+    summaries = case_summaries(case for listed in cases.values() for case in listed)
     reviewer_ids = {item.reviewed_by_id for item in items if item.reviewed_by_id}
     reviewers = dict(User.select(User.id, User.email).where(User.id.in_(reviewer_ids)).tuples()) if reviewer_ids else {}
     out = io.StringIO()
@@ -178,7 +179,7 @@ def export_csv(filters: ReviewFilters) -> str:
                     reviewers.get(item.reviewed_by_id, ""),
                     _iso(item.reviewed_at),
                     item.run_id,
-                    "; ".join(case_summary(case) for case in cases.get(item.id, [])),
+                    "; ".join(summaries[case.id] for case in cases.get(item.id, [])),
                 )
             ]
         )

@@ -96,6 +96,7 @@ def index():
     form = read_filters(request.args)
     filters = form.filters()
     results = review.ReviewPage(filters, query_page())
+    cases = regressions.cases_by_feedback(results.items)
     response = render(
         "feedback/index.html",
         "feedback/_results.html",
@@ -106,8 +107,8 @@ def index():
         statuses=services.STATUSES,
         excerpt=review.answer_excerpt,
         reason_labels=review.reason_labels,
-        cases=regressions.cases_by_feedback(results.items),
-        case_summary=regressions.case_summary,
+        cases=cases,
+        case_summaries=regressions.case_summaries(case for listed in cases.values() for case in listed),
         sort_columns=SORT_COLUMNS,
         default_sort=DEFAULT_SORT,
     )
@@ -217,7 +218,7 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
         "reopened_note": services.REOPENED_NOTE,
         "cases": cases,
         "case_passages": regressions.passages_of(cases),
-        "cases_unchecked": {case.id: regressions.why_unchecked(case) for case in cases},
+        "cases_unchecked": regressions.unchecked_reasons(cases),
         "statuses": services.STATUSES,
         "reason_labels": review.reason_labels(feedback),
         "case_kinds": regressions.CASE_KINDS,
