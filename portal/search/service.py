@@ -33,7 +33,7 @@ from pathlib import Path
 
 from flask import current_app
 
-from portal.db import KeptSelectIn
+from portal.db import KeptSelectIn, database
 from portal.errors import NotFound
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
 from portal.search import embedding, jvm
@@ -279,8 +279,9 @@ def _plan(pack_id: int, slug: str, shown: int | None, rebuild: bool) -> IndexUpd
     row_ids = [row.id for row in rows]
 
     def forget_done_work():
-        for start in range(0, len(row_ids), 500):
-            PendingIndexUpdate.delete().where(PendingIndexUpdate.id.in_(row_ids[start : start + 500])).execute()
+        with database().atomic():  # one write, queued in the writers' turn like every other (portal/db.py)
+            for start in range(0, len(row_ids), 500):
+                PendingIndexUpdate.delete().where(PendingIndexUpdate.id.in_(row_ids[start : start + 500])).execute()
 
     explained = (
         shown is not None
