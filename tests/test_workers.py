@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from helpers import POSTGRES_URL
+from portal.documents import services
 from portal.models import Document, Pack, PendingIndexUpdate
 from portal.search.errors import IndexBusy
 from portal.search.index import IndexStore
@@ -77,6 +78,38 @@ LOCK_HOLDER = textwrap.dedent(
         time.sleep(0.01)
     lock.close()
     directory.close()
+    """
+)
+
+
+# A worker restarted after a kill: the app on the shared data folder, ready once its JVM runs; at the go
+# file it runs the start-up catch-up (what ``create_app`` runs in each gunicorn worker, or a command before
+# its work), saying when it reaches the pack's index lock. Its log goes to stderr.
+RESTARTED_WORKER = textwrap.dedent(
+    """
+    import logging, sys, time
+    from pathlib import Path
+    from portal import create_app, repair_indexes_at_start
+    from portal.search import jvm
+    from portal.search.index import IndexStore
+
+    data, name, database_url, check_every_index = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "yes"
+    signals = Path(data).parent
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app = create_app({"CAIRN_DATA_DIR": data, "DATABASE_URL": database_url or None, "SECRET_KEY": "test",
+                      "CAIRN_REPAIR_INDEX_ON_START": False})
+    jvm.start()
+    update = IndexStore.update
+
+    def update_saying_so(store, pack_slug, plan):
+        (signals / f"at-index-{name}").touch()
+        return update(store, pack_slug, plan)
+
+    IndexStore.update = update_saying_so
+    (signals / f"ready-{name}").touch()
+    while not (signals / "go").exists():
+        time.sleep(0.01)
+    repair_indexes_at_start(app, check_every_index=check_every_index)
     """
 )
 
@@ -160,6 +193,66 @@ def test_a_write_waits_for_another_process_holding_the_lock_then_fails_clearly_l
         holder.kill()
     store.write("ops", add=[IndexedPassage(2, "late", "ops", "zeppelin doors")], generation=2)
     assert store.generation("ops") == 2
+
+
+@pytest.mark.usefixtures("java")
+@pytest.mark.parametrize("check_every_index", [True, False], ids=["server start", "command start"])
+def test_two_workers_restarted_at_once_catch_up_pending_work_once_without_a_locked_database(
+    app, pack, other_pack, tmp_path, monkeypatch, check_every_index
+):
+    """Both workers killed mid-upload, one in each pack, and restarted: each catches up both packs at start.
+
+    A third process holds the first pack's index until both workers wait for it, so the one that gets it
+    second starts after the first has indexed the document and deleted its row.
+    """
+    services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook.\n", None)
+    with monkeypatch.context() as patch:  # killed after the upload's commit, before its index write
+        patch.setattr(IndexStore, "update", lambda store, slug, plan: None)
+        services.upload_file(pack, "b.md", b"# B\n\nCertificate expiry in STRUST.\n", None)
+        services.upload_file(other_pack, "c.md", b"# C\n\nLock entries in SM12.\n", None)
+    assert sorted(row.doc_id for row in PendingIndexUpdate.select()) == ["b", "c"]
+    data = app.config["CAIRN_DATA_DIR"]
+    database_url = POSTGRES_URL or app.config["DATABASE_URL"]
+    holder = _start(LOCK_HOLDER, str(Path(data) / "indexes" / "ops"), str(tmp_path))
+    children = [holder]
+    try:
+        _wait_for(tmp_path / "locked", children)
+        every = "yes" if check_every_index else "no"
+        workers = [_start(RESTARTED_WORKER, data, name, database_url, every) for name in ("alpha", "beta")]
+        children += workers
+        for name in ("alpha", "beta"):
+            _wait_for(tmp_path / f"ready-{name}", children)
+        (tmp_path / "go").touch()
+        for name in ("alpha", "beta"):
+            _wait_for(tmp_path / f"at-index-{name}", children)
+        (tmp_path / "release").touch()
+        logs = []
+        for worker in workers:
+            out, err = worker.communicate(timeout=CHILD_DEADLINE_S)
+            assert worker.returncode == 0, err
+            logs.append(err)
+        holder.communicate(timeout=CHILD_DEADLINE_S)
+    finally:
+        for child in children:
+            child.kill()
+
+    for log in logs:
+        assert "Traceback" not in log and "database is locked" not in log and "failed" not in log, log
+    # Each pack was caught up by one of them; the other found nothing left to do there.
+    caught_up = [
+        slug
+        for log in logs
+        for line in log.splitlines()
+        if "search indexes caught up with the database: " in line
+        for slug in line.split(": ", 2)[-1].split(", ")
+    ]
+    assert sorted(caught_up) == ["ops", "other"], logs
+    assert PendingIndexUpdate.select().count() == 0
+    for caught in (pack, other_pack):
+        assert indexes().store.generation(caught.slug) == Pack.get_by_id(caught.id).index_generation
+    assert [hit.document_id for hit in search_packs([pack], "STRUST").hits] == ["b"]
+    assert [hit.document_id for hit in search_packs([pack], "spool").hits] == ["a"]
+    assert [hit.document_id for hit in search_packs([other_pack], "SM12").hits] == ["c"]
 
 
 # A worker installs its signal handlers before it imports the app, whose first search starts the JVM.

@@ -13,6 +13,14 @@ index stamped G shows every change up to G, and a change it may not show still
 has its row: a crash anywhere leaves rows behind, never an index that claims
 more than it has. When the rows do not account for every generation between
 the stamp and G (an index lost, restored or from elsewhere) the pack is rebuilt.
+
+Those reads must be fresh: ``catch_up`` is called with no query of this
+connection still being read. On SQLite a half-read select (a loop over a lazy
+``Pack.select()``) keeps the connection's read snapshot from before the lock was
+taken, so the plan would see rows another process has already indexed and
+deleted, index them again, and its delete would fail at once with "database is
+locked" (SQLite refuses to write from a stale snapshot; the busy timeout does not
+wait for that). The loops over packs here read their packs whole first.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from pathlib import Path
 
 from flask import current_app
 
-from portal.db import KeptSelectIn
+from portal.db import KeptSelectIn, database
 from portal.errors import NotFound
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
 from portal.search import embedding, jvm
@@ -271,8 +279,9 @@ def _plan(pack_id: int, slug: str, shown: int | None, rebuild: bool) -> IndexUpd
     row_ids = [row.id for row in rows]
 
     def forget_done_work():
-        for start in range(0, len(row_ids), 500):
-            PendingIndexUpdate.delete().where(PendingIndexUpdate.id.in_(row_ids[start : start + 500])).execute()
+        with database().atomic():  # one write, queued in the writers' turn like every other (portal/db.py)
+            for start in range(0, len(row_ids), 500):
+                PendingIndexUpdate.delete().where(PendingIndexUpdate.id.in_(row_ids[start : start + 500])).execute()
 
     explained = (
         shown is not None
@@ -322,7 +331,8 @@ def _log_not_embedded(pack: Pack) -> None:
 
 
 def rebuild_all() -> dict[str, int]:
-    return {pack.slug: rebuild_pack(pack) for pack in Pack.live().order_by(Pack.slug)}
+    packs = list(Pack.live().order_by(Pack.slug))  # read whole before catching up (module docstring)
+    return {pack.slug: rebuild_pack(pack) for pack in packs}
 
 
 def repair_indexes() -> list[str]:
@@ -332,7 +342,7 @@ def repair_indexes() -> list[str]:
     hybrid deployment) is rebuilt (``catch_up``): a model upgrade rebuilds every pack once.
     """
     repaired = []
-    for pack in Pack.select().order_by(Pack.slug):
+    for pack in list(Pack.select().order_by(Pack.slug)):  # read whole before catching up (module docstring)
         if pack.is_deleted:
             if pack_index_path(indexes().root, pack.slug).exists():
                 catch_up(pack)  # a deletion interrupted before its index was dropped
@@ -349,8 +359,9 @@ def index_pending_work() -> list[str]:
     work), so every command runs it at start. ``repair_indexes`` also finds lost indexes.
     """
     pack_ids = [row[0] for row in PendingIndexUpdate.select(PendingIndexUpdate.pack).distinct().tuples()]
+    packs = list(Pack.select().where(Pack.id.in_(pack_ids)).order_by(Pack.slug)) if pack_ids else []
     done = []
-    for pack in Pack.select().where(Pack.id.in_(pack_ids)).order_by(Pack.slug) if pack_ids else ():
+    for pack in packs:  # read whole before catching up (module docstring)
         if catch_up(pack) is not None:
             done.append(pack.slug)
     return done
