@@ -24,6 +24,7 @@ from portal.models import Document, Pack, PendingIndexUpdate
 from portal.search.errors import IndexBusy
 from portal.search.index import IndexStore
 from portal.search.schema import IndexedPassage
+from portal.search.service import catch_up as services_catch_up
 from portal.search.service import indexes, search_packs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -296,3 +297,30 @@ def test_cairn_serve_runs_worker_processes_that_each_load_the_app_after_the_fork
     assert arguments[arguments.index("--workers") + 1] == workers
     assert arguments[arguments.index("--threads") + 1] == str(server.DEFAULT_THREADS)
     assert "--preload" not in arguments and arguments[-1] == "app:app"
+
+
+@pytest.mark.usefixtures("java")
+def test_a_catch_up_finding_the_index_busy_leaves_its_work_listed_with_a_warning_not_a_traceback(
+    app, pack, tmp_path, monkeypatch, caplog
+):
+    """Another worker rebuilding a large pack holds its lock past the wait: this one leaves the pack to it."""
+    with monkeypatch.context() as patch:  # killed after the upload's commit, before its index write
+        patch.setattr(IndexStore, "update", lambda store, slug, plan: None)
+        services.upload_file(pack, "b.md", b"# B\n\nCertificate expiry in STRUST.\n", None)
+    holder = _start(LOCK_HOLDER, str(Path(app.config["CAIRN_DATA_DIR"]) / "indexes" / "ops"), str(tmp_path))
+    try:
+        _wait_for(tmp_path / "locked", [holder])
+        monkeypatch.setattr(indexes().store, "lock_timeout", 0.3)
+        with caplog.at_level("WARNING", logger="portal.search.service"):
+            assert services_catch_up(pack) is None
+        (tmp_path / "release").touch()
+        holder.communicate(timeout=CHILD_DEADLINE_S)
+    finally:
+        holder.kill()
+    [record] = [r for r in caplog.records if r.name == "portal.search.service"]
+    assert record.levelname == "WARNING" and record.exc_info is None
+    assert "being written by another process" in record.getMessage() and "stay listed" in record.getMessage()
+    assert [row.doc_id for row in PendingIndexUpdate.select()] == ["b"]
+    monkeypatch.undo()
+    assert services_catch_up(pack) is not None  # the next attempt writes it
+    assert PendingIndexUpdate.select().count() == 0

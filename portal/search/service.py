@@ -37,7 +37,7 @@ from portal.db import KeptSelectIn, database
 from portal.errors import NotFound
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
 from portal.search import embedding, jvm
-from portal.search.errors import ModelMismatch
+from portal.search.errors import IndexBusy, ModelMismatch
 from portal.search.hits import SearchHit, SearchResults
 from portal.search.index import IndexStore, IndexUpdate
 from portal.search.schema import IndexedPassage, pack_index_path, partition_name
@@ -258,6 +258,13 @@ def catch_up(pack: Pack, rebuild: bool = False) -> IndexUpdate | None:
         if change is not None:
             _log_not_embedded(pack)
         return change
+    except IndexBusy as busy:
+        if rebuild:
+            raise
+        # Another process is writing this pack (a worker rebuilding it at start): expected, and it will not
+        # lose the rows, so a warning without a traceback.
+        log.warning("%s Its pending changes stay listed for the next attempt.", busy)
+        return None
     except Exception:
         if rebuild:
             raise
