@@ -22,7 +22,7 @@ from portal.ingest import reader_child as worker
 from portal.ingest import reader_parent as reader_process
 from portal.ingest.figures import assemble, figure_label, placeholder
 from portal.ingest.formats import Extracted, read_upload
-from portal.ingest.markers import images_line
+from portal.ingest.markers import figure_markers, images_line, is_page_line
 from resources.make_fixtures import (
     PdfImage,
     PdfPage,
@@ -645,6 +645,16 @@ def test_markers_are_numbered_in_order_and_unkept_pictures_leave_no_gap():
         "Intro text\n\n[Figure 1: b]\n\n[Figure 2: c]\n\nEnd\n\nImages: 2 kept, 1 not kept (type: 1)"
     )
     assert [f.number for f in assembled.figures] == [1, 2]
+
+
+def test_a_picture_not_kept_never_joins_the_authors_text_into_a_marker():
+    """Removing a picture that was not kept puts its neighbours side by side: what they then spell stays text."""
+    text = f"[Figure {placeholder(0)} 1: typed around a picture] and {placeholder(1)}\n\nPa{placeholder(2)}ge 2"
+    assembled = assemble(text, ["a", "b", "c"], {1: (b"w", 40, 40)}, {0: "type", 2: "type"})
+    assert figure_markers(assembled.text) == [(1, "b")]
+    lines = assembled.text.split("\n")
+    assert lines[0].replace("\u2060", "") == "[Figure 1: typed around a picture] and [Figure 1: b]"
+    assert not is_page_line(lines[2]) and lines[2].replace("\u2060", "") == "Page 2"
 
 
 def test_images_line_lists_reasons_in_the_spec_order():

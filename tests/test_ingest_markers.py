@@ -3,7 +3,6 @@ is read as it always was, each reading as loosely as its caller needs."""
 
 from __future__ import annotations
 
-import html
 import re
 from pathlib import Path
 
@@ -35,10 +34,9 @@ def test_a_written_figure_marker_reads_back_whole_in_every_reading(alt):
     assert markers.without_figure_markers(marker) == ""
     assert markers.only_figure_markers(f"  {marker} {marker} ")
     assert markers.replace_figure_markers(text, "[gone]") == "Before [gone] after.\n[gone]\nEnd"
-    rendered = html.escape(text, quote=True)  # as the Markdown renderer escapes text
-    found = []
-    markers.replace_figure_markers_in_html(rendered, lambda number, shown: found.append((number, shown)) or "")
-    assert [(number, html.unescape(shown)) for number, shown in found] == [(7, label), (7, label)]
+    at = text.index(marker)
+    assert markers.figure_marker_at(text, at) == (at + len(marker), 7, label)
+    assert markers.figure_marker_at(text, at + 1) is None
 
 
 def test_a_label_with_a_closing_bracket_ends_at_the_first_one():
@@ -47,26 +45,22 @@ def test_a_label_with_a_closing_bracket_ends_at_the_first_one():
     assert markers.figure_marker_spans(text) == [(0, 13)]
     assert markers.without_figure_markers(text) == "b] rest"
     assert markers.replace_figure_markers(text, "X") == "Xb] rest"
+    assert markers.figure_marker_at(text, 0) == (13, 2, "a")
     assert not markers.only_figure_markers(text)
 
 
-def test_a_label_across_a_line_break_is_no_marker_in_text_but_is_one_in_rendered_html():
+def test_a_label_across_a_line_break_is_no_marker():
     text = "[Figure 4: line\nbreak]"
     assert markers.figure_markers(text) == []
     assert markers.figure_marker_spans(text) == []
     assert markers.replace_figure_markers(text, "X") == text
-    # a soft line break inside a paragraph stays a newline in the HTML, and the viewer shows the figure
-    shown = markers.replace_figure_markers_in_html(f"<p>{text}</p>", lambda n, label: f"<{n}|{label}>")
-    assert shown == "<p><4|line\nbreak></p>"
+    assert markers.figure_marker_at(text, 0) is None
 
 
-def test_html_in_a_label_is_text_in_the_source_and_a_tag_stops_the_marker_in_html():
+def test_html_in_a_label_is_text():
     text = "[Figure 1: <b>x</b> & y]"
     assert markers.figure_markers(text) == [(1, "<b>x</b> & y")]
-    escaped = markers.replace_figure_markers_in_html(html.escape(text), lambda n, label: f"{n}:{label}")
-    assert escaped == "1:&lt;b&gt;x&lt;/b&gt; &amp; y"  # the caller unescapes, then escapes again
-    tagged = "<p>[Figure 1: a <em>b</em>]</p>"  # emphasis inside a typed label: rendered, not a figure
-    assert markers.replace_figure_markers_in_html(tagged, lambda n, label: "FIGURE") == tagged
+    assert markers.figure_marker_at(text, 0) == (len(text), 1, "<b>x</b> & y")
 
 
 def test_the_looser_readings_of_text_people_typed():
@@ -160,3 +154,70 @@ def test_no_module_but_markers_writes_or_reads_a_marker():
         if _WRITTEN_OR_READ_ELSEWHERE.search(line)
     ]
     assert elsewhere == []
+
+
+# --- author text shaped like a marker ---------------------------------------------------------
+
+AUTHOR_TEXT = {
+    "figure": "See [Figure 1: Network overview] and [Figure 2:x] and [Figure ٣: y].",
+    "page": "Page 2",
+    "indented page": "  Page 12  ",
+    "images": "Images: 3 kept, 1 not kept (type: 1)",
+    "images inside a line": "The summary said Images: 1 kept, 0 not kept (type: 0)",
+    "description": "Figure 1 description: written by the author",
+}
+
+
+def _read_as_a_marker(text: str) -> list:
+    """Everything any reading here takes for a marker in ``text``."""
+    lines = text.splitlines()
+    found = [
+        *markers.figure_markers(text),
+        *markers.figure_marker_spans(text),
+        *(line for line in lines if markers.page_number(line) is not None or markers.is_page_line(line.strip())),
+        *(line for line in lines if markers.is_images_line(line.strip()) or markers.only_figure_markers(line)),
+        *(line for line in lines if markers.without_figure_markers(line) != line),
+    ]
+    figure = markers.figure_marker(1, "x")
+    if not markers.with_figure_descriptions(f"{figure}\n\n{text}", {1: "new"}).endswith(text):
+        found.append("a description of figure 1")
+    if markers.without_images_line(text) != text:
+        found.append("the Images line at the end")
+    return found
+
+
+@pytest.mark.parametrize("shape", AUTHOR_TEXT)
+def test_author_text_shaped_like_a_marker_reads_as_none_once_neutralised(shape):
+    text = AUTHOR_TEXT[shape]
+    assert _read_as_a_marker(text)
+    neutral = markers.neutralise_markers(text)
+    assert _read_as_a_marker(neutral) == []
+    assert neutral.replace("\u2060", "") == text  # only an invisible word joiner was added
+    assert markers.neutralise_markers(neutral) == neutral
+    assert all(markers.figure_marker_at(neutral, position) is None for position in range(len(neutral)))
+
+
+def test_what_ingest_writes_after_neutralising_the_authors_text_reads_back_alone():
+    author = "\n\n".join(AUTHOR_TEXT.values())
+    page = markers.page_line(1)
+    figure = markers.figure_marker(1, figure_label("Router photo"))
+    text = f"{page}\n\n{markers.neutralise_markers(author)}\n\n{figure}"
+    assert markers.figure_markers(text) == [(1, "Router photo")]
+    assert [line for line in text.splitlines() if markers.is_page_line(line.strip())] == [page]
+    described = markers.with_figure_descriptions(text, {1: "A router."})
+    assert described.endswith(f"{figure}\n\nFigure 1 description: A router.")
+
+
+def test_text_without_marker_shapes_is_left_as_it_is():
+    text = "Page 2 of 7\n[Figure] 1: x\n[figure 1: x]\nFigure 1: a caption\nImages: none kept\nSee page 2."
+    assert markers.neutralise_markers(text) == text
+
+
+def test_a_description_follows_only_the_first_marker_of_its_figure():
+    """Where a figure's marker is typed twice (text people wrote), the figure stands at the first, and so does
+    its description."""
+    marker = markers.figure_marker(1, "Router")
+    text = f"{marker}\n\nBody.\n\n{marker} again"
+    described = markers.with_figure_descriptions(text, {1: "A router."})
+    assert described == f"{marker}\n\nFigure 1 description: A router.\n\nBody.\n\n{marker} again"
+    assert markers.with_figure_descriptions(described, {1: "A switch."}) == described.replace("router.", "switch.")

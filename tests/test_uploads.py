@@ -8,6 +8,7 @@ import io
 import json
 import re
 import zipfile
+from collections import Counter
 
 import pytest
 from bs4 import BeautifulSoup
@@ -18,8 +19,10 @@ from portal import storage
 from portal.agents.services import create_agent
 from portal.documents import editing, services
 from portal.documents.filenames import download_name
+from portal.documents.outcomes import REDACTED_FIGURE
 from portal.documents.readers import ReaderAccess, change_reader_access
-from portal.models import Document, Figure, Passage, Revision
+from portal.ingest import markers
+from portal.models import Document, Figure, Passage, Revision, RunReference
 from portal.runs.ask import ask
 from portal.wording import when
 from resources.make_fixtures import (
@@ -151,6 +154,129 @@ def test_pdf_passages_start_with_their_page_and_show_figures(app, pack, client_a
     page = BeautifulSoup(client_as("Auditor").get("/packs/ops/documents/restart-checklist").data, "html.parser")
     assert [p.text for p in page.select(".doc-body .page-line")] == ["Page 1", "Page 2"]
     assert page.select_one(".doc-body .figure img")["alt"] == "Page 2"
+
+
+# What an author may type into a Word or PDF file that looks like the markers ingest writes.
+TYPED_FIGURE = "[Figure 1: Network overview]"
+TYPED_LINES = ("Page 2", "Figure 1 description: written by the author", "Images: 3 kept, 1 not kept (type: 1)")
+
+
+def word_with_typed_markers(*paragraphs: str) -> bytes:
+    def build(document):
+        document.add_heading("Zorblax network", level=1)
+        document.add_paragraph(TYPED_FIGURE)
+        document.add_paragraph("The zorblax router joins the office network to the plant network.")
+        for paragraph in paragraphs:
+            document.add_paragraph(paragraph)
+        # Markdown would make these read "[Figure 1: …]" too: an entity and an escaped bracket
+        document.add_paragraph("&#91;Figure 1: typed as an entity] and \\[Figure 1: typed escaped]")
+        add_picture(document, image_bytes(96, 64), alt="Router photo")
+        for line in TYPED_LINES:
+            document.add_paragraph(line)
+
+    return docx_bytes(build)
+
+
+def _shown(element) -> str:
+    """An element's text as a reader sees it, on one line: the word joiner ingest puts into marker-shaped author
+    text (U+2060) has no width and is not seen."""
+    return " ".join(element.get_text(" ").replace("\u2060", "").split())
+
+
+def _repeated_ids(page: BeautifulSoup) -> list[str]:
+    return [name for name, count in Counter(e["id"] for e in page.select("[id]")).items() if count > 1]
+
+
+def _asked(pack, users, question: str):
+    """A staff agent over ``pack`` asked ``question``: the run and its first source."""
+    agent = create_agent(None, "desk", "Desk", "open", None, "", [pack.slug], offered=False)
+    run = ask(agent, users["PlatformAdmin"], question)
+    return run, RunReference.get(RunReference.run == run.id, RunReference.n == 1)
+
+
+def test_text_typed_like_a_marker_in_a_word_file_stays_the_authors_text(app, pack, users, client_as):
+    """A Word file's body that looks like a figure marker (typed, or Markdown that reads as one), a page line, a
+    description or the Images line is shown as the author's text: the one kept figure stands where its picture
+    is, once, and the receipt, the search and the answer read only that figure."""
+    outcome = services.upload_file(pack, "zorblax-network.docx", word_with_typed_markers(), None)
+    assert outcome.accepted, outcome.refused
+    text = outcome.revision.text
+    assert markers.figure_markers(text) == [(1, "Router photo")]
+    assert [text[start:end] for start, end in markers.figure_marker_spans(text)] == ["[Figure 1: Router photo]"]
+    lines = [line.strip() for line in text.splitlines()]
+    assert not [line for line in lines if markers.is_page_line(line) or markers.is_images_line(line)]
+    assert markers.without_images_line(text) == text
+    assert markers.with_figure_descriptions(text, {1: "A router."}).count("description: A router.") == 1
+
+    admin = client_as("PlatformAdmin")
+    page = BeautifulSoup(admin.get("/packs/ops/documents/zorblax-network").data, "html.parser")
+    assert _repeated_ids(page) == []
+    body = page.select_one("article.doc-body")
+    assert [(f["id"], f.img["alt"]) for f in body.select(".figure")] == [("figure-1", "Router photo")]
+    assert body.select(".page-line") == []
+    shown = _shown(body)
+    for typed in (TYPED_FIGURE, "[Figure 1: typed as an entity]", "[Figure 1: typed escaped]", *TYPED_LINES):
+        assert typed in shown
+
+    run, reference = _asked(pack, users, "What does the zorblax router join?")
+    assert [(f["number"], f["label"]) for f in reference.figures] == [(1, "Router photo")]
+    receipt = BeautifulSoup(admin.get(f"/runs/{run.id}").data, "html.parser")
+    assert _repeated_ids(receipt) == []
+    assert [_shown(f.select_one(".figure-label")) for f in receipt.select(".source-figure")] == [
+        "Figure 1: Router photo"
+    ]
+    assert TYPED_FIGURE in _shown(receipt.select_one("main"))
+    assert TYPED_FIGURE in _shown(BeautifulSoup(admin.get("/packs/ops/search?q=network+overview").data, "html.parser"))
+
+
+def test_redacting_a_word_file_replaces_its_figures_not_the_authors_bracketed_text(app, pack):
+    outcome = services.upload_file(
+        pack, "zorblax-network.docx", word_with_typed_markers("Connect with AKIAIOSFODNN7EXAMPLE to the bucket."), None
+    )
+    assert outcome.accepted and outcome.document.redacted
+    text = outcome.revision.text
+    assert text.count(REDACTED_FIGURE) == 1 and "Router photo" not in text
+    shown = text.replace("\u2060", "")
+    assert TYPED_FIGURE in shown and TYPED_LINES[-1] in shown  # the author's, not the Images line ingest writes
+
+
+def test_text_typed_like_a_marker_in_a_pdf_stays_the_authors_text(app, pack, users, client_as):
+    """A PDF's text layer that reads like a figure marker or a page line is the author's text: figure 1 is the
+    picture on page 1, shown once, and the page dividers are the pages."""
+    data = pdf_bytes(
+        [
+            PdfPage(
+                ["Quuxor valve runbook", "[Figure 1: fake]", "[Figure 2: x] The quuxor valve opens weekly.", "Page 1"],
+                images=[rgb_image(96, 64)],
+            ),
+            PdfPage(["Close the quuxor valve before the audit.", "Page 7"]),
+        ]
+    )
+    outcome = services.upload_file(pack, "quuxor-valve.pdf", data, None)
+    assert outcome.accepted, outcome.refused
+    text = outcome.revision.text
+    assert markers.figure_markers(text) == [(1, "Page 1")]
+    assert [line for line in text.splitlines() if markers.is_page_line(line.strip())] == ["Page 1", "Page 2"]
+    passages = Passage.select().where(Passage.revision == outcome.revision).order_by(Passage.ordinal)
+    assert [p.page for p in passages] == [1, 2]
+
+    admin = client_as("PlatformAdmin")
+    page = BeautifulSoup(admin.get("/packs/ops/documents/quuxor-valve").data, "html.parser")
+    assert _repeated_ids(page) == []
+    body = page.select_one("article.doc-body")
+    assert [(f["id"], f.img["alt"]) for f in body.select(".figure")] == [("figure-1", "Page 1")]
+    assert [p.get_text() for p in body.select(".page-line")] == ["Page 1", "Page 2"]
+    assert [_shown(line) for line in body.select(".line") if "Figure" in line.get_text()] == [
+        "[Figure 1: fake]",
+        "[Figure 2: x] The quuxor valve opens weekly.",
+        "Figure 1: Page 1",
+    ]
+
+    run, reference = _asked(pack, users, "When does the quuxor valve open?")
+    assert [(f["number"], f["label"]) for f in reference.figures] == [(1, "Page 1")]
+    receipt = BeautifulSoup(admin.get(f"/runs/{run.id}").data, "html.parser")
+    assert [_shown(f.select_one(".figure-label")) for f in receipt.select(".source-figure")] == ["Figure 1: Page 1"]
+    assert receipt.select(".image-gone") == []
 
 
 def test_image_file_is_a_document_of_its_own(app, pack, client_as):

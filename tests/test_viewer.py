@@ -15,6 +15,7 @@ from portal.agents.services import create_agent
 from portal.chat.services import start_conversation
 from portal.documents import services, viewer
 from portal.feedback.services import rate_answer, triage
+from portal.ingest import markers
 from portal.models import Document, Passage
 from portal.runs.ask import ask
 from resources.make_fixtures import add_picture, docx_bytes, image_bytes
@@ -215,8 +216,8 @@ def assert_content_is_inert(soup) -> None:
     assert not [e for e in elements if "victim" in str(e.attrs) or any(p is body for p in e.parents)]
     assert body.has_attr("hx-disable")
     image = body.select_one(".figure img")
-    if image is None:
-        assert PAYLOAD in body.text
+    if image is None:  # a PDF's text that reads like a marker is its author's, kept apart by a word joiner
+        assert PAYLOAD in body.text.replace("\u2060", "")
         return
     assert image["alt"] == LABEL
     assert body.select_one(".figure-caption").text == f"Figure 1: {LABEL}"
@@ -234,7 +235,8 @@ def test_a_hostile_figure_label_stays_text_for_admins_and_cited_members(app, pac
     response = upload(admin, "ops", name, make(), content_type)
     assert response.status_code == 200, response.get_data(as_text=True)
     document = Document.get((Document.pack == pack) & (Document.doc_id == "zorblax"))
-    assert PAYLOAD in document.current_revision().text
+    stored = document.current_revision().text
+    assert (markers.neutralise_markers(PAYLOAD) if kind == "pdf" else PAYLOAD) in stored  # a PDF's is its author's
 
     assert_content_is_inert(_soup(admin.get("/packs/ops/documents/zorblax")))
 
@@ -458,3 +460,78 @@ def test_a_pdf_is_shown_as_its_lines_with_exactly_the_cited_characters_marked():
     assert figure.select_one("a")["href"] == image["src"] == "/figures/1.webp"
     assert (image["width"], image["height"]) == ("640", "360")
     assert figure.find_parent("mark") is None
+
+
+# --- A figure stands once, where its marker is as written --------------------------------------
+
+TYPED_TWICE = """# Gauge notes
+
+[Figure 1: typed by the author]
+
+The zorblax gauge reads [Figure 1: typed by the author] twice a day.
+
+Page 3
+"""
+
+
+def _figure(number: int):
+    from portal.documents.render import FigureImage
+
+    return FigureImage(f"/figures/{number}.webp", 96, 64) if number == 1 else None
+
+
+def _repeated_ids(soup) -> list[str]:
+    return [name for name, count in Counter(e["id"] for e in soup.select("[id]")).items() if count > 1]
+
+
+def test_a_markdown_upload_is_read_as_its_author_wrote_it_and_names_no_figure(app, pack, users, client_as):
+    """A Markdown or text revision has no figures (only Word, PDF and image files have): a figure marker typed
+    into it is shown as typed, and a receipt lists no figure for it (none was ever there to be "no longer
+    available"). Its text is stored as written: it is the file."""
+    revision = services.upload_file(pack, "gauge.md", TYPED_TWICE.encode(), None).revision
+    assert revision.text == TYPED_TWICE
+    page = _soup(client_as("PlatformAdmin").get("/packs/ops/documents/gauge"))
+    assert _repeated_ids(page) == []
+    body = page.select_one("article.doc-body")
+    assert body.select(".figure") == [] and body.text.count("[Figure 1: typed by the author]") == 2
+
+    agent = create_agent(None, "gauge-desk", "Gauge desk", "open", None, "", ["ops"], offered=False)
+    run = ask(agent, users["PlatformAdmin"], "How often does the zorblax gauge read?")
+    assert [r.figures for r in run.references()] == [[]]
+    receipt = _soup(client_as("PlatformAdmin").get(f"/runs/{run.id}"))
+    assert receipt.select(".source-figure") == [] and _repeated_ids(receipt) == []
+
+
+def test_a_figure_whose_marker_stands_twice_is_shown_once_at_the_first():
+    """Text stored before ingest kept authors' text apart from its markers may hold a figure's marker twice:
+    the figure is shown at the first, the second is its text, so no id is on the page twice."""
+    from portal.documents.render import render_markdown
+    from portal.documents.render_pdf import render_pdf_text
+
+    for html, left_as_text in (
+        (render_markdown(TYPED_TWICE, figure=_figure), 1),
+        (render_pdf_text("Page 1\n\n[Figure 1: one]\n[Figure 1: one] [Figure 1: one]\n", figure=_figure), 2),
+    ):
+        soup = BeautifulSoup(str(html), "html.parser")
+        assert [f["id"] for f in soup.select(".figure")] == ["figure-1"] and _repeated_ids(soup) == []
+        assert soup.select_one(".figure").find_previous(string=re.compile(r"\[Figure")) is None  # the first
+        assert soup.text.count("[Figure 1:") == left_as_text
+
+
+def test_markdown_that_only_renders_like_a_marker_is_text():
+    """The viewer reads a figure marker in the text as written, as a receipt and redaction read it: what only
+    renders like one (entities) is text, and so is a marker inside code or an image's text (shown as a link's, and
+    links do not nest); a backslash before a marker is text too (ingest writes a marker after whatever a Word
+    paragraph ends with)."""
+    from portal.documents.render import render_markdown
+
+    text = (
+        "&#91;Figure 1: entity] and &#91;Figure&#32;1&#58; spelled]\n\n"
+        "`[Figure 1: code]` and ![see [Figure 1: in an image]](https://example.test/p.png)\n\n"
+        "C:\\[Figure 1: after a backslash]\n"
+    )
+    soup = BeautifulSoup(str(render_markdown(text, figure=_figure)), "html.parser")
+    assert [f.img["alt"] for f in soup.select(".figure")] == ["after a backslash"]
+    for shown in ("[Figure 1: entity]", "[Figure 1: spelled]", "[Figure 1: code]", "C:\\"):
+        assert shown in soup.text
+    assert soup.select_one("a[href='https://example.test/p.png']").text == "see [Figure 1: in an image]"

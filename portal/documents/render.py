@@ -1,9 +1,10 @@
 """Document text to safe HTML: Markdown, passage anchors, highlights, figures in place.
 
 Markdown is rendered by ``ingest.markdown_blocks.MARKDOWN``, the parser the passage splitter
-and the answerer read blocks with, raw HTML disabled; ``[Figure N: label]`` markers
-become images, every value escaped again where it is put into markup (a Markdown image
-is a link, never loaded); then the
+and the answerer read blocks with, raw HTML disabled; ``[Figure N: label]`` markers, as the
+parser reads them in the text as written, become images, each figure once (at its first
+marker: no id twice on a page), every value escaped again where it is put into markup (a
+Markdown image is a link, never loaded); then the
 whole result is sanitized with nh3, last, so nothing added after the renderer
 can carry an attribute outside the allow-list (an ``hx-*`` attribute would act
 in the reader's browser). The document's headings are one level down (its ``#`` an ``h2``):
@@ -18,7 +19,6 @@ at full size (a phone shrinks it to the screen).
 from __future__ import annotations
 
 import bisect
-import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +30,7 @@ from markupsafe import Markup, escape
 from portal.answers.citations import SHOWN_MARKER, marker_pieces
 from portal.ingest.markdown_blocks import ANSWER_MARKDOWN as _ANSWER_MARKDOWN
 from portal.ingest.markdown_blocks import MARKDOWN, source_lines
-from portal.ingest.markers import figure_marker, is_page_line, replace_figure_markers_in_html
+from portal.ingest.markers import figure_marker, is_page_line
 
 _BLOCK_TAGS = {
     "p",
@@ -134,14 +134,11 @@ def render_markdown(
             token.attrSet("class", " ".join(classes))
     _mark_page_lines(tokens)
     _inert_content(tokens)
+    _figures_in_place(tokens, once_each(figure))
     _below_the_page_title(tokens)
     _hyphenated_words_whole_in_cells(tokens)
     tokens = _with_anchors(tokens, before)
     body = MARKDOWN.renderer.render(tokens, MARKDOWN.options, {})
-    if figure is not None:
-        body = replace_figure_markers_in_html(
-            body, lambda number, label: figure_html(number, html.unescape(label), figure)
-        )
     return sanitized(body)
 
 
@@ -169,6 +166,36 @@ def _inert_content(tokens) -> None:
             token.info = ""
         elif token.type == "inline" and token.children:
             token.children = _images_as_links(token.children, inside_link=False)
+
+
+def _figures_in_place(tokens, figure: FigureLookup | None) -> None:
+    """Each figure marker the parser read becomes its figure (``figure_html``), except in a link's text (links
+    do not nest; the image's own link would cut the outer one short), where it stays text."""
+    for token in tokens:
+        if token.type != "inline" or not token.children:
+            continue
+        depth = 0
+        for child in token.children:
+            depth += {"link_open": 1, "link_close": -1}.get(child.type, 0)
+            if child.type == "figure_marker" and not depth:
+                shown = figure_html(child.meta["number"], child.meta["label"], figure)
+                child.type, child.content = "html_inline", shown
+
+
+def once_each(figure: FigureLookup | None) -> FigureLookup | None:
+    """``figure`` answering for each number only the first time it is asked: a figure stands at its first
+    marker, and a later one is its text, so no id is on a page twice."""
+    if figure is None:
+        return None
+    shown: set[int] = set()
+
+    def first_time(number: int) -> FigureImage | None:
+        if number in shown:
+            return None
+        shown.add(number)
+        return figure(number)
+
+    return first_time
 
 
 def _below_the_page_title(tokens) -> None:

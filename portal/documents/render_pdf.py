@@ -7,17 +7,17 @@ highlight spread over everything the list held. Here each line of the text is on
 screen (``span.line``), except that a line starting with a lower-case letter continues the line
 before it (the PDF wrapped a sentence there; joined, it reflows on a narrow screen instead of
 leaving ragged stubs), a blank line ends a paragraph, a ``Page N`` line is the page divider, a
-figure marker becomes its figure, and exactly the cited passage's characters
-(``char_start`` to ``char_end`` of the revision text) are wrapped in ``mark.cited``, one mark
-per line. Every piece of text is escaped here and the result is cleaned by the same allow-list
-as the Markdown viewer (``render.sanitized``).
+figure marker becomes its figure (at its first marker only, as in ``render``), and exactly the
+cited passage's characters (``char_start`` to ``char_end`` of the revision text) are wrapped in
+``mark.cited``, one mark per line. Every piece of text is escaped here and the result is cleaned
+by the same allow-list as the Markdown viewer (``render.sanitized``).
 """
 
 from __future__ import annotations
 
 from markupsafe import Markup, escape
 
-from portal.documents.render import SECTION_ANCHOR, FigureLookup, PassageLines, figure_html, sanitized
+from portal.documents.render import SECTION_ANCHOR, FigureLookup, PassageLines, figure_html, once_each, sanitized
 from portal.ingest.markdown_blocks import LINE_BREAKS
 from portal.ingest.markers import figure_marker_matches, is_page_line, only_figure_markers
 
@@ -35,6 +35,7 @@ def render_pdf_text(
     before the line, so the outline (a PDF's pages) can jump there.
     """
     section_anchors = section_anchors or {}
+    figure = once_each(figure)
     anchors: dict[int, int] = {}
     for passage in passages:
         anchors.setdefault(passage.line_start, passage.ordinal)

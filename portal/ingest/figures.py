@@ -5,14 +5,16 @@ prepared, ``assemble`` turns the kept ones into ``[Figure N: label]`` (numbered
 in document order), removes the others, and appends the Images line when any
 image was not kept (both markers are written by ``markers``). Readers strip
 control characters from document text, so the NUL-delimited placeholders
-cannot collide with it.
+cannot collide with it, and keep the author's text from reading as a marker
+(``markers.neutralise_markers``); a picture not kept leaves its neighbours side
+by side, so a line that lost one is kept apart again before the markers go in.
 """
 
 import re
 from dataclasses import dataclass, field
 
 from portal.bidi import BIDI_REORDERING
-from portal.ingest.markers import figure_marker, images_line
+from portal.ingest.markers import figure_marker, images_line, neutralise_markers
 
 MAX_LABEL_CHARS = 200
 NO_ALT_TEXT_LABEL = "image"
@@ -91,10 +93,11 @@ def assemble(
             reason = not_kept.get(slot, "deadline")
             reasons[reason] = reasons.get(reason, 0) + 1
 
+    def without_unkept(match: re.Match) -> str:
+        return match.group() if int(match.group(2)) in kept else ""  # with the space before it: no double space
+
     def marker(match: re.Match) -> str:
         space, slot = match.group(1), int(match.group(2))
-        if slot not in kept:
-            return ""  # with the space before it, so no double space is left
         webp, width, height = kept[slot]
         number = len(figures) + 1
         figures.append(ExtractedFigure(number, labels[slot], webp, width, height))
@@ -105,7 +108,8 @@ def assemble(
         if "\x00" not in line:
             lines.append(line)
             continue
-        replaced = _PLACEHOLDER.sub(marker, line)
+        # "[Figure " + a picture not kept + " 1: x]" would now read as a marker: kept apart again
+        replaced = _PLACEHOLDER.sub(marker, neutralise_markers(_PLACEHOLDER.sub(without_unkept, line)))
         lines.append(replaced if replaced.strip() else None)  # None: only unkept pictures
     result = "\n".join(_drop_removed_lines(lines)).strip("\n")
     if reasons:

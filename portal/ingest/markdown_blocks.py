@@ -4,7 +4,8 @@ The viewer (``documents/render.py``) renders with ``MARKDOWN``; the passage spli
 (``passages``) takes its headings, and the answerer (``answers/units.py``) its paragraphs,
 list items and table rows, from ``markdown_blocks``, which reads the same parser's tokens.
 So a ``#`` line in a code block, a setext heading or a table without outer pipes is what
-the viewer shows it as, for all three.
+the viewer shows it as, for all three. The parser reads a figure marker as written in the text
+(``markers.figure_marker_at``) as one ``figure_marker`` token, which the viewer makes its figure.
 
 Line numbers follow the project's convention (``passages``): 0-based here, counted as
 ``str.splitlines`` counts them. markdown-it breaks lines only at ``\\n``, ``\\r\\n`` and ``\\r``;
@@ -24,9 +25,12 @@ from functools import lru_cache
 from itertools import accumulate
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_block.paragraph import paragraph
 from markdown_it.rules_inline import StateInline
+
+from portal.ingest.markers import figure_marker_at
 
 # A quoted word holding ``*`` or ``_`` is a value to type, not emphasis: SAP's wildcard in
 # 'table name "*" and user "*"' would otherwise pair up and vanish into italics. The quotes
@@ -59,6 +63,34 @@ def _quoted_wildcard(state: StateInline, silent: bool) -> bool:
     return True
 
 
+def _figure_marker(state: StateInline, silent: bool) -> bool:
+    """An inline rule before escapes and links: a figure marker as written in the text is one
+    ``figure_marker`` token (``meta``: its number and label), read where a receipt and redaction read
+    one, so what Markdown makes of other text (an entity, an escaped bracket) never becomes a figure.
+    A backslash before a marker is text: ingest writes a marker after whatever the text ends with."""
+    position = state.pos
+    if state.src[position] == "\\" and figure_marker_at(state.src, position + 1):
+        if not silent:
+            state.pending += "\\"
+        state.pos = position + 1
+        return True
+    found = figure_marker_at(state.src, position) if state.src[position] == "[" else None
+    if found is None:
+        return False
+    end, number, label = found
+    if not silent:
+        token = state.push("figure_marker", "", 0)
+        token.content = state.src[position:end]
+        token.meta = {"number": number, "label": label}
+    state.pos = end
+    return True
+
+
+def _figure_marker_as_text(self, tokens, index, options, env) -> str:
+    """A figure marker the renderer did not put a figure for: its text."""
+    return escapeHtml(tokens[index].content)
+
+
 def _too_deep(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
     """A block rule before all others: at the deepest level a list item or quote may still open
     (``maxNesting`` less the two levels a list and its item take), every block is a paragraph of
@@ -75,6 +107,8 @@ def _configured() -> MarkdownIt:
     parser = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
     parser.block.ruler.before("table", "too_deep", _too_deep)  # table is the first block rule
     parser.inline.ruler.before("strikethrough", "quoted_wildcard", _quoted_wildcard)
+    parser.inline.ruler.before("escape", "figure_marker", _figure_marker)
+    parser.add_render_rule("figure_marker", _figure_marker_as_text)
     return parser
 
 

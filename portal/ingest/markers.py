@@ -8,9 +8,16 @@
 - ``Figure N description: …`` is the paragraph right after figure N's marker once a vision
   model described the figure (``portal.describing``); describing again replaces it.
 
-A document's text also comes from people (a Markdown upload, an edit), so the readers meet
-markers nobody wrote. Each reading below says how loosely it reads; on what ingest writes
-they all agree.
+Text a Word or PDF file's author wrote never reads as a marker: each reader passes it through
+``neutralise_markers`` before ingest writes its own markers around it, so a paragraph typed as
+``[Figure 1: Network overview]`` or a footer ``Page 2`` stays the author's text everywhere a marker
+is read (the viewer, a receipt, redaction, answers, describing).
+
+The text of a Markdown or text upload, or of a browser edit, is the person's own and is stored as
+written: a marker typed there is read as one, but such a revision has no figures, so the viewer
+shows the marker as its text and a receipt lists no figure for it. Each reading below says how
+loosely it reads; on what ingest writes they all agree. However often a figure's marker stands in a
+text, the figure stands at the first (the viewer, descriptions), so a page never holds its id twice.
 
 Pure: no Flask, no database; ingest, answers, documents and runs all import it.
 """
@@ -18,7 +25,6 @@ Pure: no Flask, no database; ingest, answers, documents and runs all import it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from portal.ingest.limits import IMAGE_REASONS
 
@@ -31,9 +37,6 @@ _FIGURE_MARKER_SPAN = re.compile(r"\[Figure [0-9]{1,9}:[^\]\n]*\]")
 # What an answer does not count as words (any digits, no space needed), in one unit or line of a passage.
 _FIGURE_MARKER_IN_UNIT = re.compile(r"\[Figure \d{1,9}:[^\]]*\]")
 _ONLY_FIGURE_MARKERS = re.compile(rf"^(?:\s*{_FIGURE_MARKER_IN_UNIT.pattern})+\s*$")
-# In rendered HTML: the renderer escapes a label's "<", so a "<" there starts a tag the marker
-# cannot cross; a soft line break inside a label is kept.
-_FIGURE_MARKER_IN_HTML = re.compile(r"\[Figure (\d{1,9}): ([^\]<]*)\]")
 
 # A page line that starts a page: numbered from 1, as ``pdf_reader`` writes it (trailing blanks allowed).
 _PAGE_LINE = re.compile(r"Page ([1-9][0-9]{0,8})[ \t]*")
@@ -82,10 +85,12 @@ def only_figure_markers(line: str) -> bool:
     return bool(_ONLY_FIGURE_MARKERS.match(line))
 
 
-def replace_figure_markers_in_html(html: str, replace: Callable[[int, str], str]) -> str:
-    """Rendered ``html`` with each figure marker replaced by ``replace(number, label)``; the label
-    is as it stands in the HTML, escaped."""
-    return _FIGURE_MARKER_IN_HTML.sub(lambda match: replace(int(match.group(1)), match.group(2)), html)
+def figure_marker_at(text: str, position: int) -> tuple[int, int, str] | None:
+    """The (end, number, label) of the figure marker starting at ``text[position]``, as ``figure_markers``
+    reads it, or None: the viewer's Markdown parser reads markers in the text as written with it, so
+    nothing Markdown makes of the text (an entity, an escape) becomes one."""
+    match = _FIGURE_MARKER.match(text, position)
+    return (match.end(), int(match.group(1)), match.group(2)) if match else None
 
 
 # --- Figure N description: … -----------------------------------------------------------------
@@ -100,15 +105,17 @@ def figure_description(number: int, description: str) -> str:
 
 def with_figure_descriptions(text: str, descriptions: dict[int, str]) -> str:
     """``text`` with each described figure's description as the paragraph right after the line that
-    holds its marker, replacing the description already there; figures without a marker are skipped."""
+    holds its (first) marker, replacing the description already there; figures without a marker are skipped."""
     lines = text.split("\n")
     out: list[str] = []
+    placed: set[int] = set()  # a figure stands at its first marker, and so does its description
     i = 0
     while i < len(lines):
         line = lines[i]
         out.append(line)
         i += 1
-        numbers = [n for n, _label in figure_markers(line) if n in descriptions]
+        numbers = list(dict.fromkeys(n for n, _label in figure_markers(line) if n in descriptions and n not in placed))
+        placed.update(numbers)
         if not numbers:
             continue
         # An earlier description of these figures (with its blank line before) is replaced, not kept.
@@ -184,3 +191,32 @@ def is_images_line(line: str) -> bool:
 def without_images_line(text: str) -> str:
     """``text`` without the Images line that ends it (and the blank lines before it), if it has one."""
     return _IMAGES_LINE_AT_END.sub("", text)
+
+
+# --- Author text shaped like a marker ---------------------------------------------------------
+
+# Put after the first word of author text that one of the readings above would take for a marker:
+# U+2060 WORD JOINER has no width and no look, so the text reads, searches and copies as written,
+# yet no reading matches it any more.
+_WORD_JOINER = "\u2060"
+_FIGURE_SHAPED = re.compile(r"\[(?=Figure \d)")  # as loose as the loosest reading: any digits, then anything
+_IMAGES_SHAPED = re.compile(r"Images(?=: \d+ kept\b)")  # anywhere: ``without_images_line`` is not anchored
+_DESCRIPTION_SHAPED = re.compile(r"Figure(?= [0-9]{1,9} description: )")
+
+
+def neutralise_markers(author_text: str) -> str:
+    """Text read out of a Word or PDF file, with everything in it shaped like a marker (figure, page,
+    Images line, description) kept from reading as one by a word joiner after its first word. Every
+    reader that writes markers passes its author's text through here before writing them; applied
+    again it changes nothing."""
+    text = _FIGURE_SHAPED.sub("[" + _WORD_JOINER, author_text)
+    text = _IMAGES_SHAPED.sub("Images" + _WORD_JOINER, text)
+    return "".join(_line_neutralised(line) for line in text.splitlines(keepends=True))
+
+
+def _line_neutralised(line: str) -> str:
+    if is_page_line(line.strip()):  # ``page_number`` reads a subset of these lines
+        return line.replace("Page", "Page" + _WORD_JOINER, 1)
+    if _DESCRIPTION_LINE.match(line):
+        return _DESCRIPTION_SHAPED.sub("Figure" + _WORD_JOINER, line, count=1)
+    return line

@@ -1,6 +1,7 @@
 """PDF files read page by page with PDFium (pypdfium2).
 
-Each page's text starts with a line ``Page N``; a placeholder for each image
+Each page's text starts with a line ``Page N``, the page's own text after it kept from reading as a
+marker (``markers.neutralise_markers``: a footer ``Page 2`` is text); a placeholder for each image
 object drawn on the page (form XObjects included) follows the page's text, in
 the order the page draws them, labelled ``Page N``. A PDF that opens with the
 empty password (owner-password-only protection) is read like any other.
@@ -21,7 +22,7 @@ from portal.ingest.images import (
     check_dimensions,
     prepare_pil_image,
 )
-from portal.ingest.markers import page_line
+from portal.ingest.markers import neutralise_markers, page_line
 
 WHAT = "PDF"
 _NEEDS_PASSWORD = (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY)
@@ -60,7 +61,7 @@ def _read_pages(document: pdfium.PdfDocument) -> Reading:
         line = page_line(index + 1)
         section = [line]
         if text:
-            section.append(text)
+            section.append(neutralise_markers(text))
         for _ in range(image_count):
             section.append(placeholder(len(labels)))
             labels.append(line)  # a PDF's images have no alt text: each is labelled by its page line

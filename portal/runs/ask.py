@@ -207,7 +207,9 @@ def _issue(hits: list[SearchHit]) -> list[_Issued]:
     """Number the hits 1..n as references, each with its document's key and its figures.
 
     The hits were read from the database by the search; only figures, when a
-    passage marks some, are read here.
+    passage marks some, are read here. A reference lists each figure of its revision
+    that the passage marks, once; a marker naming no figure of the revision (typed into
+    a Markdown or text document) is the author's text, not a figure.
     """
     marked = {h.passage_id: figure_markers(h.text) for h in hits}
     revisions = {h.revision_id for h in hits if marked[h.passage_id]}
@@ -235,9 +237,13 @@ def _issue(hits: list[SearchHit]) -> list[_Issued]:
             line_end=hit.line_end,
             text=hit.text,
         )
+        placed: dict[int, str] = {}  # each figure once, with its first marker's label
+        for number, label in marked[hit.passage_id]:
+            placed.setdefault(number, label)
         figure_rows = [
-            {"number": number, "label": label, "figure_id": figures.get((hit.revision_id, number))}
-            for number, label in marked[hit.passage_id]
+            {"number": number, "label": label, "figure_id": figures[(hit.revision_id, number)]}
+            for number, label in placed.items()
+            if (hit.revision_id, number) in figures
         ]
         issued.append(_Issued(reference, hit.document_id, figure_rows, hit.sha256))
     return issued

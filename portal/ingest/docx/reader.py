@@ -4,7 +4,8 @@ The package is read with zipfile and lxml rather than python-docx so that only
 the parts needed are unpacked, each after its declared size is checked: the
 main document, its relationships, styles and numbering, and then each picture
 on demand, within the image budget. Only the body is read: headers, footers,
-footnotes, endnotes and comments are not.
+footnotes, endnotes and comments are not. The author's text is kept from reading as a marker
+(``markers.neutralise_markers``) before ingest writes the figures' markers into it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from portal.ingest.images import (
     Reading,
     prepare_image_bytes,
 )
+from portal.ingest.markers import neutralise_markers
 from portal.ingest.sniff import CFB_MAGIC, sniff
 
 
@@ -49,7 +51,7 @@ def read_docx(data: bytes) -> Reading:
             raise limits.refuse_damaged(WHAT, "it has no document body")
         writer = MarkdownWriter(styles, numbering, relationships)
         writer.blocks_of(body)
-        text = writer.markdown()
+        text = neutralise_markers(writer.markdown())
     except BaseException:
         archive.close()
         raise
