@@ -36,6 +36,7 @@ from portal.answers.prompt import CANNOT_ANSWER, EVIDENCE_CLOSE, EVIDENCE_OPEN, 
 from portal.answers.references import Reference, label
 from portal.answers.units import split_sentences
 from portal.errors import CairnError
+from portal.ingest.markers import is_page_line, neutralise_markers
 from tests.fake_openai import FakeOpenAI
 
 API_KEY = "sk-test-0123456789abcdef"
@@ -205,6 +206,17 @@ def test_extractive_skips_headings_page_lines_keywords_and_bullet_markers(refere
     assert "#" not in answer
     assert "Check the supplier lead time [1]." in answer
     assert "- Check" not in answer
+
+
+def test_a_pdf_footer_kept_as_the_authors_text_is_still_no_sentence_of_an_answer():
+    """Ingest keeps a footer "Page 2" from reading as its own page line (``neutralise_markers``); it
+    is still no answer to quote."""
+    footer = neutralise_markers("Page 2\n")
+    assert not is_page_line(footer.strip())
+    refs = [make_ref(1, f"The spool is cleaned nightly by RSPO1041.\n{footer}Spool cleanup keeps page counts low.")]
+    answer = extractive_answer("How many pages does the spool cleanup keep?", refs)
+    assert "Spool cleanup keeps page counts low. [1]" in answer
+    assert "Page" not in answer
 
 
 def test_extractive_keeps_figure_markers_inside_sentences_but_never_alone(references):

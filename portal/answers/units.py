@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from portal.ingest.markdown_blocks import heading_title, markdown_blocks, quoted_wildcards
-from portal.ingest.markers import is_images_line, is_page_line, only_figure_markers
+from portal.ingest.markers import is_images_line, is_page_shaped, only_figure_markers
 
 KEYWORDS_LINE = re.compile(r"^[*_]*keywords[*_]*\s*:", re.IGNORECASE)
 TABLE_RULE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
@@ -100,7 +100,7 @@ def _paragraph_pieces(lines: list[str], after_bullet: bool) -> list[str]:
     for number, line in enumerate(lines):
         if number == 0 and after_bullet:
             current.append(line)
-        elif is_page_line(line) or KEYWORDS_LINE.match(line) or is_images_line(line) or only_figure_markers(line):
+        elif is_page_shaped(line) or KEYWORDS_LINE.match(line) or is_images_line(line) or only_figure_markers(line):
             pieces.append(" ".join(current))
             current = []
             if only_figure_markers(line):

@@ -165,6 +165,12 @@ def is_page_line(line: str) -> bool:
     return bool(_PAGE_LINE_SHOWN.match(line))
 
 
+def is_page_shaped(line: str) -> bool:
+    """Whether a line (stripped) reads as a page line once the word joiner ``neutralise_markers`` puts into
+    an author's own "Page 2" is taken out: a PDF's footer stays the author's text, but no answer quotes it."""
+    return is_page_line(line.replace(_WORD_JOINER, ""))
+
+
 # --- Images: K kept, N not kept (…) ---------------------------------------------------------
 
 
