@@ -33,7 +33,7 @@ from helpers import (
 from portal import db
 from portal.agents.services import create_agent
 from portal.api.tokens import create_token
-from portal.auth.services import create_user
+from portal.auth.services import UserError, create_user
 from portal.chat.services import start_conversation
 from portal.describing import service as describing
 from portal.documents import editing, revisions
@@ -45,6 +45,7 @@ from portal.models import (
     Agent,
     AgentGrant,
     AuditLog,
+    Company,
     Conversation,
     DescribeJob,
     Document,
@@ -54,6 +55,7 @@ from portal.models import (
     Revision,
     Run,
     RunReference,
+    User,
 )
 from portal.packs.services import create_pack
 from tests.fake_openai import FakeOpenAI
@@ -434,6 +436,40 @@ def test_two_builders_creating_the_same_agent_get_one_agent_and_one_refusal(serv
         assert sorted(r.status_code for r in responses) == [303, 422], [r.text[:300] for r in responses]
         assert f"An agent {slug!r} exists already." in unescape(next(r for r in responses if r.status_code == 422).text)
         assert AgentGrant.select().join(Agent).where(Agent.slug == slug).count() == 1
+
+
+def test_two_set_up_commands_creating_the_same_user_get_one_user_and_one_refusal(app):
+    """``cairn users create`` hashes the password between its check for the e-mail and its insert (scrypt: a
+    fifth of a second), so two provisioning runs at once both passed the check and the later insert met the
+    unique e-mail: an IntegrityError traceback instead of "exists already", after the later one's new company
+    was added. Each pair is released together by a barrier, several rounds, on both databases."""
+    for round_number in range(RACE_ROUNDS):
+        email = f"new-{round_number}@example.test"
+        company = f"New Co {round_number}"
+        barrier = threading.Barrier(2)
+        outcomes: list = [None, None]
+
+        def create(number: int, email=email, company=company, barrier=barrier, outcomes=outcomes) -> None:
+            barrier.wait()
+            try:
+                outcomes[number] = create_user(email, PASSWORD, {"Member"}, company)
+            except Exception as error:  # noqa: BLE001 - asserted on below
+                outcomes[number] = error
+            finally:
+                db.database().close()
+
+        threads = [threading.Thread(target=create, args=(n,)) for n in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+
+        created = [o for o in outcomes if isinstance(o, User)]
+        refused = [o for o in outcomes if isinstance(o, UserError)]
+        assert (len(created), len(refused)) == (1, 1), outcomes
+        assert str(refused[0]) == f"A user {email} exists already."
+        assert User.select().where(User.email == email).count() == 1
+        assert Company.select().where(Company.name == company).count() == 1
 
 
 AGENT_CHANGES = {
