@@ -42,6 +42,7 @@ from portal.errors import VersionConflict
 from portal.feedback.regressions import why_unchecked
 from portal.feedback.services import rate_answer, triage_history
 from portal.models import (
+    REVISIONS_KEPT,
     Agent,
     AgentGrant,
     AuditLog,
@@ -58,6 +59,7 @@ from portal.models import (
     User,
 )
 from portal.packs.services import create_pack
+from resources.make_fixtures import image_bytes
 from tests.fake_openai import FakeOpenAI
 
 ROUNDS = 5
@@ -766,6 +768,72 @@ def test_a_batch_upload_that_meets_a_held_write_lock_says_so_for_each_file_it_co
         html = page.get_data(as_text=True)
         assert html.count('data-reason="busy"') == 2 and "one.md" in html and "two.md" in html
         assert Document.select().count() == 0
+
+
+# --- A file sent while its document is deleted or its revision purged ------------------------------
+# A download checks the rows first, then opens the file; a deletion or a purge committed in between has
+# removed the file by then. Each test holds the download at that moment (after its checks, before the
+# file is opened), makes the change from another request, then lets the download go on.
+
+
+@pytest.fixture
+def held_download(monkeypatch):
+    """Downloads wait at ``reached`` until the test sets ``release``, then send the file."""
+    from portal.documents import downloads
+
+    send_stored = downloads._send_stored
+    reached, release = threading.Event(), threading.Event()
+
+    def held(*args, **kwargs):
+        reached.set()
+        assert release.wait(60), "the download was never released"
+        return send_stored(*args, **kwargs)
+
+    monkeypatch.setattr(downloads, "_send_stored", held)
+    return SimpleNamespace(reached=reached, release=release)
+
+
+def _download_held_while(session: requests.Session, address: str, held, change: Callable[[], None]):
+    sent: dict = {}
+    thread = threading.Thread(target=lambda: sent.update(response=session.get(address, allow_redirects=False)))
+    thread.start()
+    try:
+        while not held.reached.wait(0.1):  # until the download has passed its checks (or answered without a file)
+            assert thread.is_alive(), f"the download answered before its file: {sent['response'].status_code}"
+        change()
+    finally:
+        held.release.set()
+        thread.join(60)
+    return sent["response"]
+
+
+def test_an_original_sent_while_its_document_is_deleted_is_a_404_never_a_500(server, admins, pack, held_download):
+    document = documents.upload_file(pack, "lamp.png", image_bytes(120, 80), None).document
+    address = f"{server}/packs/{pack.slug}/documents/{document.doc_id}"
+
+    def delete():
+        deleted = admins[1].post(f"{address}/delete", data={"expected_version": "1"}, allow_redirects=False)
+        assert deleted.headers["Location"].endswith(f"/packs/{pack.slug}")
+
+    response = _download_held_while(admins[0], f"{address}/original", held_download, delete)
+
+    assert response.status_code == 404, response.text[:500]
+    assert "There is nothing here" in response.text
+
+
+def test_an_older_original_sent_while_its_revision_is_purged_is_a_404_never_a_500(server, admins, pack, held_download):
+    document = documents.upload_file(pack, "lamp.png", image_bytes(120, 80), None).document
+    address = f"{server}/packs/{pack.slug}/documents/{document.doc_id}"
+
+    def purge_version_1():
+        for version in range(2, REVISIONS_KEPT + 2):  # the upload making version 11 purges version 1
+            upload = documents.upload_file(pack, "lamp.png", image_bytes(120, 80 + version), None)
+            assert upload.revision.version == version
+        assert not Revision.select().where((Revision.document == document.id) & (Revision.version == 1)).exists()
+
+    response = _download_held_while(admins[0], f"{address}/original?version=1", held_download, purge_version_1)
+
+    assert response.status_code == 404, response.text[:500]
 
 
 # --- A change made while a question is being answered ---------------------------------------------
