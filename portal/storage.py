@@ -29,6 +29,8 @@ from pathlib import Path, PurePosixPath
 
 from flask import Response, current_app, send_file
 
+from portal.errors import NotFound
+
 
 def files_root() -> Path:
     return Path(current_app.config["CAIRN_DATA_DIR"]) / "files"
@@ -66,8 +68,14 @@ def send(relative: str, **send_file_options) -> Response:
     The only place that turns a stored file into a response, as ``resolve`` is the only one
     that knows a file is a local path: files on shared or object storage (docs/scaling.md)
     change this module, not its callers.
+
+    A file gone since its caller read the row naming it (a deletion or a purge committed in between
+    and removed it) is ``NotFound``: the 404 the request would have got a moment later, never a 500.
     """
-    return send_file(resolve(relative), **send_file_options)
+    try:
+        return send_file(resolve(relative), **send_file_options)
+    except FileNotFoundError:
+        raise NotFound(relative) from None
 
 
 def remove(relative: str) -> None:

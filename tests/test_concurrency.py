@@ -33,7 +33,7 @@ from helpers import (
 from portal import db
 from portal.agents.services import create_agent
 from portal.api.tokens import create_token
-from portal.auth.services import create_user
+from portal.auth.services import UserError, create_user
 from portal.chat.services import start_conversation
 from portal.describing import service as describing
 from portal.documents import editing, revisions
@@ -42,9 +42,11 @@ from portal.errors import VersionConflict
 from portal.feedback.regressions import why_unchecked
 from portal.feedback.services import rate_answer, triage_history
 from portal.models import (
+    REVISIONS_KEPT,
     Agent,
     AgentGrant,
     AuditLog,
+    Company,
     Conversation,
     DescribeJob,
     Document,
@@ -54,8 +56,10 @@ from portal.models import (
     Revision,
     Run,
     RunReference,
+    User,
 )
 from portal.packs.services import create_pack
+from resources.make_fixtures import image_bytes
 from tests.fake_openai import FakeOpenAI
 
 ROUNDS = 5
@@ -436,6 +440,40 @@ def test_two_builders_creating_the_same_agent_get_one_agent_and_one_refusal(serv
         assert AgentGrant.select().join(Agent).where(Agent.slug == slug).count() == 1
 
 
+def test_two_set_up_commands_creating_the_same_user_get_one_user_and_one_refusal(app):
+    """``cairn users create`` hashes the password between its check for the e-mail and its insert (scrypt: a
+    fifth of a second), so two provisioning runs at once both passed the check and the later insert met the
+    unique e-mail: an IntegrityError traceback instead of "exists already", after the later one's new company
+    was added. Each pair is released together by a barrier, several rounds, on both databases."""
+    for round_number in range(RACE_ROUNDS):
+        email = f"new-{round_number}@example.test"
+        company = f"New Co {round_number}"
+        barrier = threading.Barrier(2)
+        outcomes: list = [None, None]
+
+        def create(number: int, email=email, company=company, barrier=barrier, outcomes=outcomes) -> None:
+            barrier.wait()
+            try:
+                outcomes[number] = create_user(email, PASSWORD, {"Member"}, company)
+            except Exception as error:  # noqa: BLE001 - asserted on below
+                outcomes[number] = error
+            finally:
+                db.database().close()
+
+        threads = [threading.Thread(target=create, args=(n,)) for n in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+
+        created = [o for o in outcomes if isinstance(o, User)]
+        refused = [o for o in outcomes if isinstance(o, UserError)]
+        assert (len(created), len(refused)) == (1, 1), outcomes
+        assert str(refused[0]) == f"A user {email} exists already."
+        assert User.select().where(User.email == email).count() == 1
+        assert Company.select().where(Company.name == company).count() == 1
+
+
 AGENT_CHANGES = {
     "save": ("", {"name": "Renamed", "mode": "open", "instructions": "", "packs": []}),
     "offer": ("/offer", {"offered": "1"}),
@@ -730,6 +768,72 @@ def test_a_batch_upload_that_meets_a_held_write_lock_says_so_for_each_file_it_co
         html = page.get_data(as_text=True)
         assert html.count('data-reason="busy"') == 2 and "one.md" in html and "two.md" in html
         assert Document.select().count() == 0
+
+
+# --- A file sent while its document is deleted or its revision purged ------------------------------
+# A download checks the rows first, then opens the file; a deletion or a purge committed in between has
+# removed the file by then. Each test holds the download at that moment (after its checks, before the
+# file is opened), makes the change from another request, then lets the download go on.
+
+
+@pytest.fixture
+def held_download(monkeypatch):
+    """Downloads wait at ``reached`` until the test sets ``release``, then send the file."""
+    from portal.documents import downloads
+
+    send_stored = downloads._send_stored
+    reached, release = threading.Event(), threading.Event()
+
+    def held(*args, **kwargs):
+        reached.set()
+        assert release.wait(60), "the download was never released"
+        return send_stored(*args, **kwargs)
+
+    monkeypatch.setattr(downloads, "_send_stored", held)
+    return SimpleNamespace(reached=reached, release=release)
+
+
+def _download_held_while(session: requests.Session, address: str, held, change: Callable[[], None]):
+    sent: dict = {}
+    thread = threading.Thread(target=lambda: sent.update(response=session.get(address, allow_redirects=False)))
+    thread.start()
+    try:
+        while not held.reached.wait(0.1):  # until the download has passed its checks (or answered without a file)
+            assert thread.is_alive(), f"the download answered before its file: {sent['response'].status_code}"
+        change()
+    finally:
+        held.release.set()
+        thread.join(60)
+    return sent["response"]
+
+
+def test_an_original_sent_while_its_document_is_deleted_is_a_404_never_a_500(server, admins, pack, held_download):
+    document = documents.upload_file(pack, "lamp.png", image_bytes(120, 80), None).document
+    address = f"{server}/packs/{pack.slug}/documents/{document.doc_id}"
+
+    def delete():
+        deleted = admins[1].post(f"{address}/delete", data={"expected_version": "1"}, allow_redirects=False)
+        assert deleted.headers["Location"].endswith(f"/packs/{pack.slug}")
+
+    response = _download_held_while(admins[0], f"{address}/original", held_download, delete)
+
+    assert response.status_code == 404, response.text[:500]
+    assert "There is nothing here" in response.text
+
+
+def test_an_older_original_sent_while_its_revision_is_purged_is_a_404_never_a_500(server, admins, pack, held_download):
+    document = documents.upload_file(pack, "lamp.png", image_bytes(120, 80), None).document
+    address = f"{server}/packs/{pack.slug}/documents/{document.doc_id}"
+
+    def purge_version_1():
+        for version in range(2, REVISIONS_KEPT + 2):  # the upload making version 11 purges version 1
+            upload = documents.upload_file(pack, "lamp.png", image_bytes(120, 80 + version), None)
+            assert upload.revision.version == version
+        assert not Revision.select().where((Revision.document == document.id) & (Revision.version == 1)).exists()
+
+    response = _download_held_while(admins[0], f"{address}/original?version=1", held_download, purge_version_1)
+
+    assert response.status_code == 404, response.text[:500]
 
 
 # --- A change made while a question is being answered ---------------------------------------------

@@ -12,6 +12,7 @@ from fake_openai import FakeOpenAI
 from helpers import SHARED_DIR, require_shared_fixtures
 from portal import storage
 from portal.describing import service
+from portal.documents import editing
 from portal.documents.services import upload_file
 from portal.ingest.markers import figure_markers
 from portal.models import DescribeJob, Document, Figure, Revision, Run
@@ -218,6 +219,31 @@ def test_the_document_changed_meanwhile_nothing_is_written(client_as, word, visi
     last = admin.post(step_url, headers={"HX-Request": "true"}).get_data(as_text=True)
     assert "The document changed while its figures were described (it is now version 2); nothing was written" in last
     assert _current(word).version == 2 and "description:" not in _current(word).text
+
+
+def test_a_document_deleted_as_a_step_reads_its_figure_ends_the_job_never_a_500(client_as, word, vision, monkeypatch):
+    """The step found the figure's row, then another administrator's deletion committed and removed the file
+    before the step read it: FileNotFoundError, a 500, and a step claimed but never recorded. The deletion is
+    made at that moment (the figure's file about to be read); the step says the version is gone and stops."""
+    admin = client_as("PlatformAdmin")
+    vision.reply("A chart.")
+    _describe(admin, word, htmx=True)
+    job = DescribeJob.get()
+    read = storage.read
+
+    def deleted_first(relative: str) -> bytes:
+        monkeypatch.setattr(storage, "read", read)
+        editing.delete_document(Document.get_by_id(word.id), 1)
+        return read(relative)
+
+    monkeypatch.setattr(storage, "read", deleted_first)
+    step = admin.post(f"/packs/ops/documents/{word.doc_id}/describe/jobs/{job.id}", headers={"HX-Request": "true"})
+
+    assert step.status_code == 200, step.get_data(as_text=True)[:500]
+    assert "Figure 1: not described: version 1 is no longer kept." in step.get_data(as_text=True)
+    job = DescribeJob.get_by_id(job.id)
+    assert (job.status, vision.requests) == ("nothing_written", [])
+    assert Document.get_by_id(word.id).is_deleted
 
 
 @pytest.mark.parametrize("role", ["AgentBuilder", "Auditor", "Member"])

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
+from peewee import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from portal.companies import company_named
+from portal.db import database
 from portal.errors import Refused
 from portal.models import MEMBER, ROLES, User
 
@@ -39,17 +41,23 @@ def create_user(email: str, password: str, roles, company_name: str | None = Non
     if MEMBER in roles and not company_name:
         raise UserError("A Member belongs to a company: give --company.")
     if User.by_email(email) is not None:
-        raise UserError(f"A user {email} exists already.")
+        raise _email_taken(email)
+    password_hash = generate_password_hash(password, method=PASSWORD_HASH_METHOD)  # slow: outside the transaction
     try:
-        company = company_named(company_name, add=True)  # the command line and the seed set people up
+        with database().atomic():
+            company = company_named(company_name, add=True)  # the command line and the seed set people up
+            user = User(email=email, password_hash=password_hash, company=company)
+            user.roles = roles
+            user.save()
     except Refused as refused:
         raise UserError(refused.message) from None
-    user = User(
-        email=email, password_hash=generate_password_hash(password, method=PASSWORD_HASH_METHOD), company=company
-    )
-    user.roles = roles
-    user.save()
+    except IntegrityError:  # another set-up command created this e-mail after the check: nothing of this one stays
+        raise _email_taken(email) from None
     return user
+
+
+def _email_taken(email: str) -> UserError:
+    return UserError(f"A user {email} exists already.")
 
 
 def set_password(user: User, password: str) -> None:

@@ -137,11 +137,16 @@ def _describe_one(job: DescribeJob, number: int) -> tuple[str, str | None, bool]
         .where((Revision.document == document) & (Revision.version == job.base_version) & (Figure.number == number))
         .first()
     )
+    gone = f"Figure {number}: not described: version {job.base_version} is no longer kept.", None, True
     if figure is None:  # the version was purged meanwhile; the write would conflict anyway
-        return f"Figure {number}: not described: version {job.base_version} is no longer kept.", None, True
+        return gone
+    try:
+        image = storage.read(figure.path)
+    except FileNotFoundError:  # purged or deleted after the row was read: its files went after that commit
+        return gone
     started = time.monotonic()
     try:
-        completion = vision.describe(client, storage.read(figure.path), document.title, figure.label)
+        completion = vision.describe(client, image, document.title, figure.label)
     except ModelError as error:
         failed = [f"vision model call failed ({error.summary})"]
         _record_run(job, number, client.model, "", "stopped", failed, 0, started)
