@@ -38,6 +38,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from measure import folder_bytes, make_vocabulary, percentile  # noqa: E402
+
 from portal import create_app  # noqa: E402
 from portal.agents.services import create_agent  # noqa: E402
 from portal.db import database  # noqa: E402
@@ -76,15 +78,6 @@ def parse_arguments() -> argparse.Namespace:
         help="the data folder and database hold an earlier run's corpus and indexes: only ask (repeat a timing)",
     )
     return parser.parse_args()
-
-
-def make_vocabulary(size: int, rng: random.Random) -> list[str]:
-    """Pronounceable made-up words, most frequent first; none is an English stopword."""
-    syllables = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
-    words: dict[str, None] = {}
-    while len(words) < size:
-        words["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))] = None
-    return list(words)
 
 
 def word_indices(generator: np.random.Generator, cumulative: np.ndarray, count: int) -> np.ndarray:
@@ -189,10 +182,6 @@ def rebuild_indexes(packs: list[Pack]) -> float:
     return time.perf_counter() - started
 
 
-def folder_bytes(root: Path) -> int:
-    return sum(path.stat().st_size for path in root.rglob("*") if path.is_file())
-
-
 def make_questions(count: int, vocabulary: list[str], rng: random.Random) -> list[str]:
     """3 to 7 words as frequent as in the text; one in ten shares no word with the corpus (no evidence)."""
     candidates = vocabulary[QUERY_SKIPS_TOP_RANKS:]
@@ -218,11 +207,6 @@ def jvm_heap_megabytes() -> dict:
         runtime = jvm.J().JRuntime.getRuntime()
         total, free, maximum = runtime.totalMemory(), runtime.freeMemory(), runtime.maxMemory()
     return {"max": maximum >> 20, "used": (total - free) >> 20, "committed": total >> 20}
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def main() -> None:

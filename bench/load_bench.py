@@ -61,6 +61,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from measure import percentile  # noqa: E402
+
 from portal.cli.server import DEFAULT_THREADS, DEFAULT_WORKERS, gunicorn_arguments  # noqa: E402
 
 CATALOG = ROOT / "portal" / "demo" / "catalog.toml"
@@ -488,11 +490,6 @@ def run_threads(targets: list) -> None:
 
 
 # --- the report ---------------------------------------------------------------------------------------
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
 def summary(recorder: Recorder, seconds: float) -> dict:

@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from measure import folder_bytes, make_vocabulary, percentile
+
 from portal.search import embedding, jvm
 from portal.search.analysis import english_analyzer
 from portal.search.index import DEFAULT_B, DEFAULT_K1, IndexStore
@@ -69,15 +71,6 @@ def parse_arguments() -> argparse.Namespace:
         help="--data-dir holds an earlier run's indexes (same --passages, --packs, --seed): only time the searches",
     )
     return parser.parse_args()
-
-
-def make_vocabulary(size: int, rng: random.Random) -> list[str]:
-    """Made-up words of 2 to 4 consonant-vowel syllables (so never an English stopword), most frequent first."""
-    syllables = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
-    words: dict[str, None] = {}
-    while len(words) < size:
-        words["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))] = None
-    return list(words)
 
 
 def zipf_cumulative_weights(size: int) -> list[float]:
@@ -124,11 +117,6 @@ def index_corpus(store: IndexStore, packs: dict[str, list[IndexedPassage]]) -> f
     for slug, passages in packs.items():
         store.rebuild(slug, passages, generation=1)
     return time.perf_counter() - started
-
-
-def folder_bytes(root: Path) -> int:
-    """The indexes' size on disk (every file under ``root``)."""
-    return sum(path.stat().st_size for path in root.rglob("*") if path.is_file())
 
 
 def index_incrementally(store: IndexStore, passages: list[IndexedPassage], batch: int = 50) -> float:
@@ -217,11 +205,6 @@ def time_searches(
             if result.hits and len(top.scoreDocs) and result.hits[0].score == top.scoreDocs[0].score:
                 same_top_score += 1
     return {"ours": ours, "baseline": baseline, "hybrid": fused if hybrid else None, "same_top_score": same_top_score}
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def summarize(
