@@ -31,9 +31,11 @@ _FIGURE_MARKER_SPAN = re.compile(r"\[Figure [0-9]{1,9}:[^\]\n]*\]")
 # What an answer does not count as words (any digits, no space needed), in one unit or line of a passage.
 _FIGURE_MARKER_IN_UNIT = re.compile(r"\[Figure \d{1,9}:[^\]]*\]")
 _ONLY_FIGURE_MARKERS = re.compile(rf"^(?:\s*{_FIGURE_MARKER_IN_UNIT.pattern})+\s*$")
-# In rendered HTML: the renderer escapes a label's "<", so a "<" there starts a tag the marker
-# cannot cross; a soft line break inside a label is kept.
-_FIGURE_MARKER_IN_HTML = re.compile(r"\[Figure (\d{1,9}): ([^\]<]*)\]")
+# In rendered HTML: only in text, never inside a tag, where a marker is an attribute's text (a link's
+# title) and a figure put there would end the attribute. The renderer escapes "<" and ">" in text and
+# attribute values, so a "<" starts a tag that the first ">" ends, and a marker cannot cross one; a soft
+# line break inside a label is kept.
+_FIGURE_MARKER_IN_HTML = re.compile(r"(<[^>]*>)|\[Figure (\d{1,9}): ([^\]<]*)\]")
 
 # A page line that starts a page: numbered from 1, as ``pdf_reader`` writes it (trailing blanks allowed).
 _PAGE_LINE = re.compile(r"Page ([1-9][0-9]{0,8})[ \t]*")
@@ -83,9 +85,11 @@ def only_figure_markers(line: str) -> bool:
 
 
 def replace_figure_markers_in_html(html: str, replace: Callable[[int, str], str]) -> str:
-    """Rendered ``html`` with each figure marker replaced by ``replace(number, label)``; the label
-    is as it stands in the HTML, escaped."""
-    return _FIGURE_MARKER_IN_HTML.sub(lambda match: replace(int(match.group(1)), match.group(2)), html)
+    """Rendered ``html`` with each figure marker of its text replaced by ``replace(number, label)`` (tags are
+    left as they are); the label is as it stands in the HTML, escaped."""
+    return _FIGURE_MARKER_IN_HTML.sub(
+        lambda match: match.group(1) or replace(int(match.group(2)), match.group(3)), html
+    )
 
 
 # --- Figure N description: … -----------------------------------------------------------------
