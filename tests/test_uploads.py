@@ -878,13 +878,15 @@ def _zip_of(parts: dict[str, str]) -> bytes:
         ("long-label.md", f"[{'a' * 390_000}](https://example.test/)\n", "a" * 390_000),
         ("unclosed-figures.md", "[Figure 1: " * 36_000, " ".join(["[Figure 1:"] * 36_000)),
         ("blank-lines.md", 'db_password = "Tr0ub4dor&3"' + "\n" * 390_000 + "last line\n", "last line"),
+        ("long-cell.md", "| h |\n| - |\n| " + "a" * 390_000 + " - |\n", "a" * 390_000 + " -"),
     ],
     ids=lambda value: value if isinstance(value, str) and value.endswith(".md") else "",
 )
 def test_extreme_markdown_is_stored_and_shown_whole(app, pack, client_as, name, text, shown):
     """10,000 levels of nesting, a row of 50,000 cells, a link label of 390,000 characters, 36,000 unclosed
-    figure markers, a credential redacted above 390,000 line breaks: each within the 400,000-character
-    limit, stored, and read back, every character on the page."""
+    figure markers, a credential redacted above 390,000 line breaks, a table cell of one 390,000-character
+    word and a hyphen: each within the 400,000-character limit, stored, and read back, every character on
+    the page."""
     admin = client_as("PlatformAdmin")
     text = f"# Extreme\n\nThe zorblax gauge.\n\n{text}"
     response = _answered(lambda: upload(admin, "ops", name, text.encode()))
