@@ -280,6 +280,8 @@ def test_a_blocking_policy_refuses_and_stores_nothing(app, pack):
         ("tab\there.pdf", "U+0009"),
         ("invoice\u202egnp.pdf", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
         ("isolate\u2066x.pdf", "U+2066"),
+        ("line\u2028separator.pdf", "U+2028 (LINE SEPARATOR)"),
+        ("paragraph\u2029separator.pdf", "U+2029 (PARAGRAPH SEPARATOR)"),
     ],
 )
 def test_a_file_name_with_a_control_character_is_refused_naming_it(app, pack, client_as, name, named):
