@@ -19,6 +19,7 @@ from portal.agents.services import create_agent
 from portal.documents import editing, services
 from portal.documents.filenames import download_name
 from portal.documents.readers import ReaderAccess, change_reader_access
+from portal.ingest.formats import read_text
 from portal.models import Document, Figure, Passage, Revision
 from portal.runs.ask import ask
 from portal.wording import when
@@ -314,6 +315,20 @@ def test_text_is_stored_and_shown_without_the_controls_that_reorder_it(app, pack
     assert "Run rm -rf /tmp/old only on the batch host.[31m" in stored and "\u200f" in stored
     page = admin.get(f"/packs/ops/documents/{name.split('.')[0]}").get_data(as_text=True)
     assert "\u202e" not in page and "\u2066" not in page and "Clean up edolg" in page
+
+
+def test_text_edited_in_the_browser_loses_the_controls_an_upload_loses(app, pack, client_as):
+    """An upload's text loses control characters (an escape, a backspace, a form feed): the text read is the
+    text stored, searched, given to a model and printed by ``cairn``. Text saved from the edit form kept
+    them, so the same document edited in the browser carried an escape sequence that an upload drops."""
+    admin = client_as("PlatformAdmin")
+    assert upload(admin, "ops", "reordered.md", b"# Clean up\n\nFirst words.\n").status_code == 200
+    edited = REORDERED + "Back\x08space and \x07bell.\n"
+    response = admin.post("/packs/ops/documents/reordered/edit", data={"text": edited, "expected_version": "1"})
+    assert response.status_code == 303
+    stored = Document.get(Document.doc_id == "reordered").current_revision().text
+    assert stored == read_text(edited.encode())
+    assert "Run rm -rf /tmp/old only on the batch host.[31m" in stored and "Backspace and bell." in stored
 
 
 def _pdf_titled(title: str) -> bytes:
