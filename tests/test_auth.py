@@ -40,6 +40,21 @@ def test_login_redirects_only_to_local_paths(app, users):
     assert response.headers["Location"] == "/packs/"
 
 
+@pytest.mark.parametrize(
+    "target",
+    ["/%0d%0aSet-Cookie:%20session=x", "/packs/%0aops", "/%09packs/"],
+    ids=["header-split", "line-break", "tab"],
+)
+def test_a_sign_in_link_whose_next_holds_a_control_character_goes_home(app, users, target):
+    """A link to the sign-in page names the page to go to after it. One holding a line break made the
+    redirect's ``Location`` header impossible to write: a 500 after a good password. No address the portal
+    writes holds a control character (``url_for`` quotes them), so such a ``next`` is not followed."""
+    response = app.test_client().post(
+        f"/login?next={target}", data={"email": users["Auditor"].email, "password": PASSWORD}
+    )
+    assert response.status_code == 302 and response.headers["Location"] == "/"
+
+
 def test_arriving_at_the_home_page_signed_out_is_no_refusal(app, users):
     client = app.test_client()
     arriving = client.get("/")

@@ -322,6 +322,19 @@ def test_keys_inside_longer_strings_are_not_taken_for_aws_key_ids():
     assert classify(text, "t", "f.md").decision == "allow"
 
 
+def test_a_key_block_ends_before_the_next_begin_line_and_an_unclosed_one_is_a_key_cut_off():
+    """A BEGIN line without its END was read to the end of the text from each one: quadratic, 15,000 of
+    them took about two minutes to classify. It also took the prose after it up to a later key's END into
+    one block."""
+    text = "-----BEGIN RSA PRIVATE KEY-----\nThe rest of this runbook is prose.\n\n" + pem("RSA") + "\n\nAfter."
+    result = classify(text, "t", "f.md")
+    assert result.redacted_text == (
+        "[REDACTED:credential]\nThe rest of this runbook is prose.\n\n[REDACTED:credential]\n\nAfter."
+    )
+    unclosed = "-----BEGIN PRIVATE KEY-----" * 14_800
+    assert classify(unclosed, "t", "f.md").redacted_text == "[REDACTED:credential]"
+
+
 def test_a_large_document_is_classified():
     text = ("Plain operational prose about restarts, queues and password rotation.\n" * 5000 + f"key {AWS_KEY_ID}\n")[
         :400_000

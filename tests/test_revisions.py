@@ -106,6 +106,38 @@ def test_the_diff_against_the_current_text_is_escaped_plain_text(app, pack, clie
     assert _soup(client_as("Auditor").get("/packs/ops/documents/notes?view=diff")).select(".diff") == []
 
 
+def test_a_diff_of_a_text_changed_on_every_other_line_does_bounded_work(app, pack, client_as, monkeypatch):
+    """difflib matches a stretch of lines, then the stretches either side of the match, scanning each
+    whole: where matches are single lines all through (every other line changed), that is quadratic, and
+    two versions of a 400,000-character text kept a worker several minutes, past gunicorn's timeout, for
+    anyone opening the older version's changes. The matching now stops at ``viewer.DIFF_WORK`` lines
+    scanned and shows what is left as removed and added; the diff stays true."""
+    import difflib
+
+    from portal.documents import viewer
+
+    lines = 6_000
+    old = [f"line {n} of the zorblax log" for n in range(lines)]
+    new = [line if n % 2 else f"changed {n} of the zorblax log" for n, line in enumerate(old)]
+    documents.upload_file(pack, "log.md", "\n".join(old).encode(), None)
+    documents.upload_file(pack, "log.md", "\n".join(new).encode(), None)
+    scanned = []
+    find = difflib.SequenceMatcher.find_longest_match
+
+    def counted(self, alo=0, ahi=None, blo=0, bhi=None):
+        scanned.append((len(self.a) if ahi is None else ahi) - alo)
+        return find(self, alo, ahi, blo, bhi)
+
+    monkeypatch.setattr(difflib.SequenceMatcher, "find_longest_match", counted)
+    response = client_as("Auditor").get("/packs/ops/documents/log?version=1&view=diff")
+    assert response.status_code == 200
+    assert sum(scanned) <= viewer.DIFF_WORK
+    body = _soup(response).select_one(".doc-body")
+    removed = {s.text[1:] for s in body.select(".diff-removed")}
+    added = {s.text[1:] for s in body.select(".diff-added")}
+    assert set(old) - set(new) <= removed <= set(old) and set(new) - set(old) <= added <= set(new)
+
+
 # --- the access matrix: tightening hides, loosening never reveals ----------------------------
 
 STAFF_VIEWS = (

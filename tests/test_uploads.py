@@ -22,6 +22,7 @@ from portal.documents.filenames import download_name
 from portal.documents.outcomes import REDACTED_FIGURE
 from portal.documents.readers import ReaderAccess, change_reader_access
 from portal.ingest import markers
+from portal.ingest.formats import read_text
 from portal.models import Document, Figure, Passage, Revision, RunReference
 from portal.runs.ask import ask
 from portal.wording import when
@@ -406,6 +407,8 @@ def test_a_blocking_policy_refuses_and_stores_nothing(app, pack):
         ("tab\there.pdf", "U+0009"),
         ("invoice\u202egnp.pdf", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
         ("isolate\u2066x.pdf", "U+2066"),
+        ("line\u2028separator.pdf", "U+2028 (LINE SEPARATOR)"),
+        ("paragraph\u2029separator.pdf", "U+2029 (PARAGRAPH SEPARATOR)"),
     ],
 )
 def test_a_file_name_with_a_control_character_is_refused_naming_it(app, pack, client_as, name, named):
@@ -438,6 +441,20 @@ def test_text_is_stored_and_shown_without_the_controls_that_reorder_it(app, pack
     assert "Run rm -rf /tmp/old only on the batch host.[31m" in stored and "\u200f" in stored
     page = admin.get(f"/packs/ops/documents/{name.split('.')[0]}").get_data(as_text=True)
     assert "\u202e" not in page and "\u2066" not in page and "Clean up edolg" in page
+
+
+def test_text_edited_in_the_browser_loses_the_controls_an_upload_loses(app, pack, client_as):
+    """An upload's text loses control characters (an escape, a backspace, a form feed): the text read is the
+    text stored, searched, given to a model and printed by ``cairn``. Text saved from the edit form kept
+    them, so the same document edited in the browser carried an escape sequence that an upload drops."""
+    admin = client_as("PlatformAdmin")
+    assert upload(admin, "ops", "reordered.md", b"# Clean up\n\nFirst words.\n").status_code == 200
+    edited = REORDERED + "Back\x08space and \x07bell.\n"
+    response = admin.post("/packs/ops/documents/reordered/edit", data={"text": edited, "expected_version": "1"})
+    assert response.status_code == 303
+    stored = Document.get(Document.doc_id == "reordered").current_revision().text
+    assert stored == read_text(edited.encode())
+    assert "Run rm -rf /tmp/old only on the batch host.[31m" in stored and "Backspace and bell." in stored
 
 
 def _pdf_titled(title: str) -> bytes:
@@ -1002,12 +1019,17 @@ def _zip_of(parts: dict[str, str]) -> bytes:
         ("nested-quotes.md", ">" * 10_000 + " deepest quote\n", "deepest quote"),
         ("wide-table.md", "|a" * 50_000 + "|\n" + "|-" * 50_000 + "|\n" + "|b" * 50_000 + "|\n", "b b b"),
         ("long-label.md", f"[{'a' * 390_000}](https://example.test/)\n", "a" * 390_000),
+        ("unclosed-figures.md", "[Figure 1: " * 36_000, " ".join(["[Figure 1:"] * 36_000)),
+        ("blank-lines.md", 'db_password = "Tr0ub4dor&3"' + "\n" * 390_000 + "last line\n", "last line"),
+        ("long-cell.md", "| h |\n| - |\n| " + "a" * 390_000 + " - |\n", "a" * 390_000 + " -"),
     ],
     ids=lambda value: value if isinstance(value, str) and value.endswith(".md") else "",
 )
 def test_extreme_markdown_is_stored_and_shown_whole(app, pack, client_as, name, text, shown):
-    """10,000 levels of nesting, a row of 50,000 cells, a link label of 390,000 characters: each within the
-    400,000-character limit, stored, and read back, every character on the page."""
+    """10,000 levels of nesting, a row of 50,000 cells, a link label of 390,000 characters, 36,000 unclosed
+    figure markers, a credential redacted above 390,000 line breaks, a table cell of one 390,000-character
+    word and a hyphen: each within the 400,000-character limit, stored, and read back, every character on
+    the page."""
     admin = client_as("PlatformAdmin")
     text = f"# Extreme\n\nThe zorblax gauge.\n\n{text}"
     response = _answered(lambda: upload(admin, "ops", name, text.encode()))

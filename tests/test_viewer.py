@@ -85,6 +85,29 @@ def test_an_image_the_text_names_is_a_link_not_a_request(app, pack, users, clien
     assert code.get("class", []) in ([], ["cited"]) and code.text == 'print("code")\n'  # a citation marks it
 
 
+def test_a_figure_marker_in_a_link_title_stays_in_the_title(app, pack, users, client_as):
+    """A kept figure's marker is put in place in the rendered HTML; one in a link's title (typed into a Word
+    file that has the figure) ended the ``title`` attribute there and put the figure's markup, its ``id``
+    among it, onto the document's link. A marker inside a tag is the attribute's text."""
+
+    def build(document):
+        document.add_heading("Gauge", level=1)
+        document.add_paragraph("Calibrate the zorblax gauge before every shift.")
+        add_picture(document, image_bytes(96, 64), alt="the gauge")
+        document.add_paragraph('See [the manual](https://example.test/m "Read [Figure 1: chart] first") now.')
+
+    admin = client_as("PlatformAdmin")
+    docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    assert upload(admin, "ops", "gauge.docx", docx_bytes(build), docx).status_code == 200
+    body = _soup(admin.get("/packs/ops/documents/gauge")).select_one("article.doc-body")
+    link = body.find("a", href="https://example.test/m")
+    assert set(link.attrs) == {"href", "title", "rel"}
+    # the author's bracket stays text (ingest keeps it from reading as a marker with a word joiner)
+    assert link["title"].replace("\u2060", "") == "Read [Figure 1: chart] first" and link.get_text() == "the manual"
+    assert [image["alt"] for image in body.find_all("img")] == ["the gauge"]
+    assert [element["id"] for element in body.select("[id^=figure-]")] == ["figure-1"]
+
+
 def test_cited_passage_is_highlighted_and_anchored(app, pack, client_as):
     services.upload_file(pack, "handbook.md", HOSTILE, None)
     passage = Passage.select().where(Passage.text.contains("SM50")).get()

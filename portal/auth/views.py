@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+import unicodedata
 from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, flash, g, redirect, request, session, url_for
@@ -20,8 +21,9 @@ WRONG_CREDENTIALS = "That e-mail and password do not match an account."
 
 
 def _safe_next(target: str | None) -> str | None:
-    """Only same-site paths: never redirect a signed-in user to another host."""
-    if not target:
+    """Only same-site paths: never redirect a signed-in user to another host. A control character is in no
+    address the portal writes, and a line break cannot be written into the ``Location`` header."""
+    if not target or any(unicodedata.category(character) == "Cc" for character in target):
         return None
     parts = urlsplit(target)
     if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):

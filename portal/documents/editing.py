@@ -16,6 +16,7 @@ from portal.documents.services import classification_policy, fitted_title, sha25
 from portal.errors import Refused, VersionConflict, too_long
 from portal.ingest import limits
 from portal.ingest.classify import classify, refuse_if_not_allowed
+from portal.ingest.figures import strip_control_characters
 from portal.ingest.markers import with_figure_descriptions
 from portal.ingest.passages import split_passages
 from portal.models import MAX_TITLE_CHARS, Document, Revision, User, utcnow
@@ -85,7 +86,9 @@ def retitle(document: Document, title: str, expected_version: int, user: User | 
 
 
 def _normalised(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    """Edited text as an upload's text is read (``formats.read_text``): newlines as ``\\n``, without control
+    characters or bidirectional reordering."""
+    return strip_control_characters(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def edit_text(

@@ -1,7 +1,8 @@
 """File names: what an upload may be called, and the name a download is given. One rule for both.
 
 A name's folder part is dropped (some browsers and scripts send a whole path).
-A name holding a control character (NUL, a line break, an escape …) or a
+A name holding a control character (NUL, a line break, an escape …), a line or
+paragraph separator (U+2028, U+2029: line breaks too) or a
 text-direction mark (U+202E and the other bidirectional controls, which can make
 ``gnp.exe`` read as ``exe.png``) is refused at upload, naming the character:
 such a name is broken or meant to deceive, and cleaning it would store a name
@@ -34,8 +35,13 @@ def base_name(name: str) -> str:
     return re.split(r"[\\/]", name)[-1]
 
 
+# Control characters, and the line and paragraph separators (U+2028, U+2029), which end a line as a line
+# feed does (``str.splitlines``, JavaScript, many editors) without being control characters.
+_REFUSED_CATEGORIES = frozenset({"Cc", "Zl", "Zp"})
+
+
 def _refused_character(character: str) -> bool:
-    return unicodedata.category(character) == "Cc" or character in BIDI_CONTROLS
+    return unicodedata.category(character) in _REFUSED_CATEGORIES or character in BIDI_CONTROLS
 
 
 def upload_name(name: str) -> str:
@@ -47,7 +53,7 @@ def upload_name(name: str) -> str:
             raise Refused(
                 "bad_name",
                 f"The file name holds U+{ord(character):04X} ({what}) at character "
-                f"{position}: control characters and text-direction marks cannot be part "
+                f"{position}: control characters, line breaks and text-direction marks cannot be part "
                 "of a file name. Rename the file and upload it again.",
             )
     if len(name) > MAX_NAME_CHARS:
@@ -74,7 +80,8 @@ def shown_name(name: str) -> str:
 
 
 def download_name(name: str | None) -> str:
-    """The name a download is offered under: no folder part, no control or invisible format character."""
-    kept = "".join(c for c in base_name(name or "") if unicodedata.category(c) not in ("Cc", "Cf"))
+    """The name a download is offered under: no folder part, no control, line break or invisible format
+    character."""
+    kept = "".join(c for c in base_name(name or "") if unicodedata.category(c) not in _REFUSED_CATEGORIES | {"Cf"})
     kept = kept.strip().lstrip(".")
     return kept or FALLBACK_DOWNLOAD_NAME

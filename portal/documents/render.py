@@ -207,8 +207,10 @@ def _below_the_page_title(tokens) -> None:
             token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
 
 
-# A word with a hyphen inside it: a date (2026-03-13), an id (FS-SD-021), a name (order-desk).
-_HYPHENATED = re.compile(r"[^\s-]+(?:-[^\s-]+)+")
+# A word with a hyphen inside it: a date (2026-03-13), an id (FS-SD-021), a name (order-desk). Tried only
+# where a word starts: tried inside a long word without a hyphen, from each of its characters, it read the
+# rest of the word every time (a cell of one 390,000-character word and a " -": over half an hour to render).
+_HYPHENATED = re.compile(r"(?<![^\s-])[^\s-]++(?:-[^\s-]++)+")
 
 
 def _hyphenated_words_whole_in_cells(tokens) -> None:

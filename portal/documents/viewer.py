@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 
 from cachetools import LRUCache
 from markupsafe import Markup
@@ -27,6 +28,9 @@ from portal.models import Figure, Passage, Revision
 VIEWS = ("formatted", "lines")
 DIFF_VIEW = "diff"  # an older revision only: its changes up to the current text
 DIFF_CONTEXT_LINES = 3
+# The most lines (each counted once, and once more for each line of the current text equal to it) that
+# matching two texts may scan: past it, what is left unmatched is shown as removed and added.
+DIFF_WORK = 1_000_000
 
 
 def chosen_view(requested: str | None, older: bool = False) -> str:
@@ -45,21 +49,53 @@ class DiffLine:
 
 
 def text_diff(older: Revision, current: Revision) -> list[DiffLine]:
-    """The changes from ``older``'s text to ``current``'s, as a unified diff by line (difflib).
+    """The changes from ``older``'s text to ``current``'s, as a unified diff by line (difflib's matching,
+    bounded by ``DIFF_WORK``: ``_BoundedMatcher``).
 
     Plain rows: the template escapes each one, so nothing in a document becomes markup.
     """
-    kinds = {"+": "added", "-": "removed", "@": "hunk", " ": "same"}
-    lines = difflib.unified_diff(
-        older.text.split("\n"),
-        current.text.split("\n"),
-        fromfile=f"version {older.version}",
-        tofile=f"version {current.version}",
-        lineterm="",
-        n=DIFF_CONTEXT_LINES,
-    )
-    rows = [DiffLine(kinds.get(line[:1], "same"), line) for line in lines]
-    return rows[2:]  # the ---/+++ file lines: the page says which versions these are
+    old, new = older.text.split("\n"), current.text.split("\n")
+    rows = []
+    for group in _BoundedMatcher(old, new, DIFF_WORK).get_grouped_opcodes(DIFF_CONTEXT_LINES):
+        (_, old_start, _, new_start, _), (_, _, old_end, _, new_end) = group[0], group[-1]
+        rows.append(DiffLine("hunk", f"@@ -{_hunk_range(old_start, old_end)} +{_hunk_range(new_start, new_end)} @@"))
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                rows += [DiffLine("same", f" {line}") for line in old[i1:i2]]
+                continue
+            rows += [DiffLine("removed", f"-{line}") for line in old[i1:i2]]
+            rows += [DiffLine("added", f"+{line}") for line in new[j1:j2]]
+    return rows
+
+
+def _hunk_range(start: int, end: int) -> str:
+    """Lines ``start`` to ``end`` (0-based, end excluded) as a unified diff's hunk header names them."""
+    length = end - start
+    if length == 1:
+        return str(start + 1)
+    return f"{start + 1 if length else start},{length}"
+
+
+class _BoundedMatcher(difflib.SequenceMatcher):
+    """difflib's matcher with a bound on its work. It finds the longest match in a stretch of lines, then
+    in the stretches either side of it, scanning each whole: where the matches are single lines all
+    through (every other line changed) that is quadratic, minutes for a long text. A stretch whose scan
+    would pass what is left of ``work`` stays unmatched: its lines are shown removed and added."""
+
+    def __init__(self, a: list[str], b: list[str], work: int):
+        super().__init__(None, a, b)
+        self._work_left = work
+        # What scanning old lines 0..i costs: each line once, and once for each current line equal to it.
+        self._cost_before = list(accumulate((1 + len(self.b2j.get(line, ())) for line in a), initial=0))
+
+    def find_longest_match(self, alo=0, ahi=None, blo=0, bhi=None):
+        ahi = len(self.a) if ahi is None else ahi
+        bhi = len(self.b) if bhi is None else bhi
+        cost = self._cost_before[ahi] - self._cost_before[alo]
+        if cost > self._work_left:
+            return difflib.Match(alo, blo, 0)
+        self._work_left -= cost
+        return super().find_longest_match(alo, ahi, blo, bhi)
 
 
 def outline_of(revision: Revision, kind: str) -> list[Section]:

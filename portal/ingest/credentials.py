@@ -87,8 +87,13 @@ _GCP_SERVICE_ACCOUNT = re.compile(
     r"\"private_key\"\s*:\s*\"(-----BEGIN [A-Z ]*PRIVATE KEY-----[^\"\n]*)\""
     r"|\"private_key_id\"\s*:\s*\"([0-9a-f]{40})\""
 )
+# A block's body holds no other BEGIN line: a BEGIN line without its END was read to the end of the
+# text from each one (quadratic: 15,000 of them, about two minutes to classify), and an unclosed BEGIN
+# took everything up to a later key's END with it, prose included. Such a line is read as a key cut off
+# (``_end_of_key_body``).
 _PRIVATE_KEY_BLOCK = re.compile(
-    r"(-{4,5}) ?BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?) ?\1(.*?)\1 ?END \2PRIVATE KEY\3 ?\1",
+    r"(-{4,5}) ?BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?) ?\1((?:(?!-{4,5} ?BEGIN ).)*?)"
+    r"\1 ?END \2PRIVATE KEY\3 ?\1",
     re.DOTALL,
 )
 _PRIVATE_KEY_START = re.compile(r"(?m)^[ \t]*(?:-{4,5} ?BEGIN [A-Z0-9 ]*PRIVATE KEY|PuTTY-User-Key-File-)")

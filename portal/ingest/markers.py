@@ -30,12 +30,15 @@ from portal.ingest.limits import IMAGE_REASONS
 
 # Numbers are at most nine digits in every reading: a document is limited to far fewer figures and
 # pages, and a number of thousands of digits (typed into a Markdown upload) would make int() raise.
+# A label holds no square bracket in any reading (``figures.figure_label`` writes none), so reading one
+# stops at the next "[": a line of 36,000 "[Figure 1: " without a "]" was scanned to its end from each of
+# them, quadratic (minutes for one upload and for every view of it).
 # A figure marker as written: what a receipt lists and what redaction replaces.
-_FIGURE_MARKER = re.compile(r"\[Figure (\d{1,9}): ([^\]\n]*)\]")
+_FIGURE_MARKER = re.compile(r"\[Figure (\d{1,9}): ([^\[\]\n]*)\]")
 # Where a passage cut must not fall: read more loosely, the space after the colon not needed.
-_FIGURE_MARKER_SPAN = re.compile(r"\[Figure [0-9]{1,9}:[^\]\n]*\]")
+_FIGURE_MARKER_SPAN = re.compile(r"\[Figure [0-9]{1,9}:[^\[\]\n]*\]")
 # What an answer does not count as words (any digits, no space needed), in one unit or line of a passage.
-_FIGURE_MARKER_IN_UNIT = re.compile(r"\[Figure \d{1,9}:[^\]]*\]")
+_FIGURE_MARKER_IN_UNIT = re.compile(r"\[Figure \d{1,9}:[^\[\]]*\]")
 _ONLY_FIGURE_MARKERS = re.compile(rf"^(?:\s*{_FIGURE_MARKER_IN_UNIT.pattern})+\s*$")
 
 # A page line that starts a page: numbered from 1, as ``pdf_reader`` writes it (trailing blanks allowed).
@@ -44,7 +47,7 @@ _PAGE_LINE = re.compile(r"Page ([1-9][0-9]{0,8})[ \t]*")
 _PAGE_LINE_SHOWN = re.compile(r"^Page \d+$")
 
 _IMAGES_LINE_START = re.compile(r"^Images: \d+ kept\b")
-_IMAGES_LINE_AT_END = re.compile(r"\n*Images: \d+ kept, \d+ not kept \([^)\n]*\)\s*$")
+_IMAGES_LINE = re.compile(r"Images: \d+ kept, \d+ not kept \([^)\n]*\)")
 
 
 # --- [Figure N: label] ------------------------------------------------------------------------
@@ -195,8 +198,11 @@ def is_images_line(line: str) -> bool:
 
 
 def without_images_line(text: str) -> str:
-    """``text`` without the Images line that ends it (and the blank lines before it), if it has one."""
-    return _IMAGES_LINE_AT_END.sub("", text)
+    """``text`` without the Images line that ends it (and the blank lines before it), if it has one. Its last
+    line is read alone: a search for the line through the text tried every position of a run of blank
+    lines (quadratic: a Markdown file of 390,000 line breaks and a credential took minutes to redact)."""
+    before, _, last = text.rstrip().rpartition("\n")
+    return before.rstrip("\n") if _IMAGES_LINE.fullmatch(last) else text
 
 
 # --- Author text shaped like a marker ---------------------------------------------------------
@@ -206,7 +212,7 @@ def without_images_line(text: str) -> str:
 # yet no reading matches it any more.
 _WORD_JOINER = "\u2060"
 _FIGURE_SHAPED = re.compile(r"\[(?=Figure \d)")  # as loose as the loosest reading: any digits, then anything
-_IMAGES_SHAPED = re.compile(r"Images(?=: \d+ kept\b)")  # anywhere: ``without_images_line`` is not anchored
+_IMAGES_SHAPED = re.compile(r"^Images(?=: \d+ kept\b)", re.M)  # every reading wants it to start a line
 _DESCRIPTION_SHAPED = re.compile(r"Figure(?= [0-9]{1,9} description: )")
 
 
