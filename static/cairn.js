@@ -212,9 +212,10 @@
     });
   }
 
-  // A swap that replaces the control that had the focus (a rating button, "Save triage") leaves the focus on
-  // the body, and a keyboard user back at the top of the page: it goes to the status or error message swapped
-  // in, or else to the first field or button of the new content. Chat answers place the focus themselves.
+  // A swap that replaces the control that had the focus (a rating button, "Save triage"), or a request that
+  // disabled it meanwhile (Ask on an agent's try page), leaves the focus on the body, and a keyboard user back
+  // at the top of the page: it goes to the status or error message swapped in, or else to the first field or
+  // button of the new content, or else to its heading (a run's result). Chat answers place the focus themselves.
   function keepFocusAcrossSwaps() {
     document.body.addEventListener("htmx:load", function (event) {
       var loaded = event.target;
@@ -229,7 +230,15 @@
       }
       var control = Array.prototype.filter.call(
         loaded.querySelectorAll("input:not([type=hidden]), select, textarea, button"), visible)[0];
-      if (control) { control.focus({ preventScroll: true }); }
+      if (control) {
+        control.focus({ preventScroll: true });
+        return;
+      }
+      var heading = loaded.matches("h1, h2, h3") ? loaded : loaded.querySelector("h1, h2, h3");
+      if (heading && visible(heading)) {
+        heading.setAttribute("tabindex", "-1");
+        heading.focus();  // scrolled into view when the result lands below the fold (a phone)
+      }
     });
   }
 

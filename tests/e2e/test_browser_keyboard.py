@@ -221,3 +221,21 @@ def test_the_focus_lands_where_work_goes_on_after_new_conversation_and_a_refused
     expect(slug).to_be_in_viewport()
     expect(slug).to_have_attribute("aria-invalid", "true")
     expect(slug).to_have_accessible_description(re.compile(r"Lowercase letters.*exists already"))
+
+
+def test_the_result_of_trying_an_agent_takes_the_focus_from_the_ask_button(page, pack, users):
+    documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
+    create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", [pack.slug])
+    sign_in(page, users["AgentBuilder"].email, PASSWORD)
+    for screen in (DESK, PHONE):
+        page.set_viewport_size(screen)
+        page.goto("/agents/ops-helper/try")
+        arrived_at(page, re.compile(r"/agents/ops-helper/try$"))
+        page.locator("#question").fill("How do I delete old spool requests?")
+        page.get_by_role("button", name="Ask").focus()
+        page.keyboard.press("Enter")  # Ask is disabled while the run is made: the focus must not fall to the top
+        title = page.locator("#run-result .run-title")
+        expect(title).to_be_focused()
+        expect(title).to_be_in_viewport()
+        page.keyboard.press("Tab")
+        expect(title.get_by_role("link", name="open the run record")).to_be_focused()
