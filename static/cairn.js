@@ -214,14 +214,37 @@
 
   // A swap that replaces the control that had the focus (a rating button, "Save triage"), or a request that
   // disabled it meanwhile (Ask on an agent's try page), leaves the focus on the body, and a keyboard user back
-  // at the top of the page: it goes to the status or error message swapped in, or else to the first field or
-  // button of the new content, or else to its heading (a run's result). Chat answers place the focus themselves.
+  // at the top of the page. A link that swapped the list it sits in (a column heading that sorts, a pager's
+  // Next) gets its counterpart in the new list: the same heading, Next again (Previous on the last page).
+  // Otherwise the focus goes to the status or error message swapped in, or else to the first field or button
+  // of the new content, or else to its heading (a run's result). Chat answers place the focus themselves.
   function keepFocusAcrossSwaps() {
+    var visible = function (element) { return element.getClientRects().length > 0; };
+    var label = function (link) { return link.textContent.replace(/[▲▼]/g, "").replace(/\s+/g, " ").trim(); };
+    var followed = null;  // the link whose request is under way, while it has the focus
+    document.body.addEventListener("htmx:beforeRequest", function (event) {
+      var link = event.detail.elt;
+      followed = link instanceof Element && link.matches("a[href]") && link === document.activeElement
+        ? { rel: link.getAttribute("rel"), label: label(link) } : null;
+    });
+    function counterpart(wanted) {
+      var links = Array.prototype.filter.call(document.querySelectorAll("main a[hx-get]"), visible);
+      var same = function (link) {
+        return wanted.rel ? link.getAttribute("rel") === wanted.rel : label(link) === wanted.label;
+      };
+      var other = { next: "prev", prev: "next" }[wanted.rel];
+      return links.filter(same)[0] || links.filter(function (link) { return other && link.getAttribute("rel") === other; })[0];
+    }
     document.body.addEventListener("htmx:load", function (event) {
       var loaded = event.target;
       var lost = !document.activeElement || document.activeElement === document.body;
       if (!lost || !(loaded instanceof Element) || loaded === document.body) { return; }
-      var visible = function (element) { return element.getClientRects().length > 0; };
+      var link = followed && counterpart(followed);
+      if (link) {
+        followed = null;
+        link.focus({ preventScroll: true });
+        return;
+      }
       var message = Array.prototype.filter.call(loaded.querySelectorAll("[role=status], [role=alert]"), visible)[0];
       if (message) {
         message.setAttribute("tabindex", "-1");
