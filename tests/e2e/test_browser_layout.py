@@ -207,6 +207,19 @@ def test_the_question_box_comes_first_on_a_phone_and_left_of_the_list_on_a_desk(
             assert question["x"] + question["width"] <= conversations["x"], address  # the list on the right
 
 
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_the_upload_help_stands_under_the_file_picker_not_beside_it(page, pack, users, screen):
+    page.set_viewport_size(SCREENS[screen])
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto(f"/packs/{pack.slug}")
+    arrived_at(page, re.compile(rf"/packs/{pack.slug}$"))
+    picker = page.locator("#files").bounding_box()
+    help_text = page.locator("#files-help").bounding_box()
+    label = page.locator("label[for=files]").bounding_box()
+    assert help_text["y"] >= picker["y"] + picker["height"] - 1, (picker, help_text)  # a line of its own
+    assert abs(help_text["x"] - label["x"]) <= 1, (label, help_text)  # aligned with the label, as other fields' help
+
 def test_the_menu_folds_and_opens_without_javascript_on_a_phone(browser, live_server, users):
     context = browser.new_context(base_url=live_server, viewport=PHONE, java_script_enabled=False)
     page = context.new_page()
