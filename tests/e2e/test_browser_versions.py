@@ -68,3 +68,17 @@ def test_a_refused_new_version_puts_the_focus_on_its_message(page, pack, users, 
     expect(error).to_be_in_viewport()
     page.keyboard.press("Tab")
     expect(page.locator("#new-version-file")).to_be_focused()
+
+
+def test_an_edit_refused_by_a_conflict_puts_the_focus_on_its_message(page, pack, users):
+    services.upload_file(pack, "restart-notes.md", b"# Restart notes\n\nStop the application servers first.\n", None)
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/ops/documents/restart-notes/edit")
+    page.locator("#text").fill("# Restart notes\n\nStop the application servers first, then the database.\n")
+    # Meanwhile someone else saves version 2.
+    services.upload_file(pack, "restart-notes.md", b"# Restart notes\n\nStop the database first.\n", None)
+    page.get_by_role("button", name="Save as a new revision").press("Enter")
+    error = page.locator("main > .error")
+    expect(error).to_contain_text("Nothing was saved")
+    expect(error).to_be_focused()  # not the top of the page above a long editor
+    expect(error).to_be_in_viewport()
