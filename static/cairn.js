@@ -253,11 +253,15 @@
       }
       var control = Array.prototype.filter.call(
         loaded.querySelectorAll("input:not([type=hidden]), select, textarea, button"), visible)[0];
-      if (control) {
-        control.focus({ preventScroll: true });
-        return;
-      }
-      var heading = loaded.matches("h1, h2, h3") ? loaded : loaded.querySelector("h1, h2, h3");
+      if (control) { control.focus({ preventScroll: true }); }
+    });
+    // Last, once every part of the swap is in (a swap may bring several, out of band too): the heading of the
+    // content swapped into the target, when nothing above took the focus.
+    document.body.addEventListener("htmx:afterSettle", function (event) {
+      var target = event.detail.elt;
+      var lost = !document.activeElement || document.activeElement === document.body;
+      if (!lost || !(target instanceof Element) || target === document.body) { return; }
+      var heading = target.matches("h1, h2, h3") ? target : target.querySelector("h1, h2, h3");
       if (heading && visible(heading)) {
         heading.setAttribute("tabindex", "-1");
         heading.focus();  // scrolled into view when the result lands below the fold (a phone)
