@@ -269,6 +269,18 @@
     });
   }
 
+  // A filter form that applies itself on change (Answer feedback): a date typed digit by digit is a valid date
+  // at each digit of its year (0002, 0020, 0202, 2026), and each would filter the list and push an address. A
+  // year before 1000 is a date still being typed: its change goes no further than the field.
+  function waitForWholeDates() {
+    document.body.addEventListener("change", function (event) {
+      var field = event.target;
+      if (field instanceof HTMLInputElement && field.type === "date" && /^0/.test(field.value)) {
+        event.stopPropagation();
+      }
+    }, true);
+  }
+
   // The phone's menu (base.html, a <details>) closes on Escape, as a menu does, and the focus goes back to
   // "Menu". On a wide screen its items sit in the bar and "Menu" is hidden: nothing to close there.
   function escapeClosesMenu() {
@@ -319,6 +331,7 @@
     enhanceChat();
     announceSwappedStatus();
     keepFocusAcrossSwaps();
+    waitForWholeDates();
     escapeClosesMenu();
     document.querySelectorAll("form[data-upload-one-by-one]").forEach(enhanceUpload);
     confirmForms();
