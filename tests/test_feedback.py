@@ -792,7 +792,6 @@ def test_a_reviewer_records_that_the_answer_should_have_said_no_evidence(not_hel
     assert [c.kind for c in RegressionCase.select()] == ["expected_source"]
 
 
-
 def test_a_case_of_one_kind_is_not_offered_next_to_a_case_of_the_other(not_helpful, client_as, users):
     """Recording "should have said no evidence" next to an expected source (or the other way round) is always
     refused: the page offered the button anyway, and a reviewer who pressed it learnt only then. It says instead
@@ -815,6 +814,7 @@ def test_a_case_of_one_kind_is_not_offered_next_to_a_case_of_the_other(not_helpf
     assert page.select_one("#cases .case-other-kind").text == (
         "To record an expected source instead, remove “Should have said no evidence” first."
     )
+
 
 def test_review_list_and_csv_name_the_regression_cases(reviewed, client_as, users):
     regressions.record_no_evidence_case(users["Auditor"], reviewed["old"])

@@ -223,9 +223,7 @@ def test_the_focus_lands_where_work_goes_on_after_new_conversation_and_a_refused
     expect(slug).to_have_accessible_description(re.compile(r"Lowercase letters.*exists already"))
 
 
-def test_a_sort_heading_or_pager_link_that_swaps_its_list_keeps_the_focus_in_the_list(
-    page, pack, users, monkeypatch
-):
+def test_a_sort_heading_or_pager_link_that_swaps_its_list_keeps_the_focus_in_the_list(page, pack, users, monkeypatch):
     from portal.feedback.services import rate_answer
     from portal.packs import services as pack_services
 

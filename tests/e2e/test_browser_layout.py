@@ -207,7 +207,6 @@ def test_the_question_box_comes_first_on_a_phone_and_left_of_the_list_on_a_desk(
             assert question["x"] + question["width"] <= conversations["x"], address  # the list on the right
 
 
-
 @pytest.mark.parametrize("screen", SCREENS)
 def test_the_upload_help_stands_under_the_file_picker_not_beside_it(page, pack, users, screen):
     page.set_viewport_size(SCREENS[screen])
@@ -219,6 +218,7 @@ def test_the_upload_help_stands_under_the_file_picker_not_beside_it(page, pack, 
     label = page.locator("label[for=files]").bounding_box()
     assert help_text["y"] >= picker["y"] + picker["height"] - 1, (picker, help_text)  # a line of its own
     assert abs(help_text["x"] - label["x"]) <= 1, (label, help_text)  # aligned with the label, as other fields' help
+
 
 def test_on_a_phone_the_questions_of_runs_and_conversations_break_between_words(page, pack, users):
     documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
@@ -237,6 +237,7 @@ def test_on_a_phone_the_questions_of_runs_and_conversations_break_between_words(
         # "overflows?" was drawn as "overflows" and a "?" alone on the next line
         assert page.evaluate(SPLIT_WORDS, "td.row-question") == [], address
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], address
+
 
 def test_the_menu_folds_and_opens_without_javascript_on_a_phone(browser, live_server, users):
     context = browser.new_context(base_url=live_server, viewport=PHONE, java_script_enabled=False)
