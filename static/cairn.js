@@ -212,15 +212,39 @@
     });
   }
 
-  // A swap that replaces the control that had the focus (a rating button, "Save triage") leaves the focus on
-  // the body, and a keyboard user back at the top of the page: it goes to the status or error message swapped
-  // in, or else to the first field or button of the new content. Chat answers place the focus themselves.
+  // A swap that replaces the control that had the focus (a rating button, "Save triage"), or a request that
+  // disabled it meanwhile (Ask on an agent's try page), leaves the focus on the body, and a keyboard user back
+  // at the top of the page. A link that swapped the list it sits in (a column heading that sorts, a pager's
+  // Next) gets its counterpart in the new list: the same heading, Next again (Previous on the last page).
+  // Otherwise the focus goes to the status or error message swapped in, or else to the first field or button
+  // of the new content, or else to its heading (a run's result). Chat answers place the focus themselves.
   function keepFocusAcrossSwaps() {
+    var visible = function (element) { return element.getClientRects().length > 0; };
+    var label = function (link) { return link.textContent.replace(/[▲▼]/g, "").replace(/\s+/g, " ").trim(); };
+    var followed = null;  // the link whose request is under way, while it has the focus
+    document.body.addEventListener("htmx:beforeRequest", function (event) {
+      var link = event.detail.elt;
+      followed = link instanceof Element && link.matches("a[href]") && link === document.activeElement
+        ? { rel: link.getAttribute("rel"), label: label(link) } : null;
+    });
+    function counterpart(wanted) {
+      var links = Array.prototype.filter.call(document.querySelectorAll("main a[hx-get]"), visible);
+      var same = function (link) {
+        return wanted.rel ? link.getAttribute("rel") === wanted.rel : label(link) === wanted.label;
+      };
+      var other = { next: "prev", prev: "next" }[wanted.rel];
+      return links.filter(same)[0] || links.filter(function (link) { return other && link.getAttribute("rel") === other; })[0];
+    }
     document.body.addEventListener("htmx:load", function (event) {
       var loaded = event.target;
       var lost = !document.activeElement || document.activeElement === document.body;
       if (!lost || !(loaded instanceof Element) || loaded === document.body) { return; }
-      var visible = function (element) { return element.getClientRects().length > 0; };
+      var link = followed && counterpart(followed);
+      if (link) {
+        followed = null;
+        link.focus({ preventScroll: true });
+        return;
+      }
       var message = Array.prototype.filter.call(loaded.querySelectorAll("[role=status], [role=alert]"), visible)[0];
       if (message) {
         message.setAttribute("tabindex", "-1");
@@ -231,6 +255,30 @@
         loaded.querySelectorAll("input:not([type=hidden]), select, textarea, button"), visible)[0];
       if (control) { control.focus({ preventScroll: true }); }
     });
+    // Last, once every part of the swap is in (a swap may bring several, out of band too): the heading of the
+    // content swapped into the target, when nothing above took the focus.
+    document.body.addEventListener("htmx:afterSettle", function (event) {
+      var target = event.detail.elt;
+      var lost = !document.activeElement || document.activeElement === document.body;
+      if (!lost || !(target instanceof Element) || target === document.body) { return; }
+      var heading = target.matches("h1, h2, h3") ? target : target.querySelector("h1, h2, h3");
+      if (heading && visible(heading)) {
+        heading.setAttribute("tabindex", "-1");
+        heading.focus();  // scrolled into view when the result lands below the fold (a phone)
+      }
+    });
+  }
+
+  // A filter form that applies itself on change (Answer feedback): a date typed digit by digit is a valid date
+  // at each digit of its year (0002, 0020, 0202, 2026), and each would filter the list and push an address. A
+  // year before 1000 is a date still being typed: its change goes no further than the field.
+  function waitForWholeDates() {
+    document.body.addEventListener("change", function (event) {
+      var field = event.target;
+      if (field instanceof HTMLInputElement && field.type === "date" && /^0/.test(field.value)) {
+        event.stopPropagation();
+      }
+    }, true);
   }
 
   // The phone's menu (base.html, a <details>) closes on Escape, as a menu does, and the focus goes back to
@@ -283,6 +331,7 @@
     enhanceChat();
     announceSwappedStatus();
     keepFocusAcrossSwaps();
+    waitForWholeDates();
     escapeClosesMenu();
     document.querySelectorAll("form[data-upload-one-by-one]").forEach(enhanceUpload);
     confirmForms();

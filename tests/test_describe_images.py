@@ -7,6 +7,7 @@ document is a real Word file with two inline pictures from ../shared/fixtures/up
 from __future__ import annotations
 
 import pytest
+from bs4 import BeautifulSoup
 from fake_openai import FakeOpenAI
 
 from helpers import SHARED_DIR, require_shared_fixtures
@@ -256,3 +257,20 @@ def test_only_administrators_describe(client_as, word, vision, role):
     if role != "Member":
         staff_page = client.get(f"/packs/ops/documents/{word.doc_id}").get_data(as_text=True)
         assert "Describe images" not in staff_page
+
+
+def test_without_a_model_the_page_says_so_instead_of_offering_the_button(client_as, word, app):
+    """The button was offered with no model set, and every press was refused: the page now says so first."""
+    page = client_as("PlatformAdmin").get(f"/packs/ops/documents/{word.doc_id}").get_data(as_text=True)
+    panel = BeautifulSoup(page, "html.parser").select_one(".describe-images")
+    assert panel.select_one("form") is None and panel.select_one("button") is None
+    assert panel.select_one(".no-vision-model").text.startswith(
+        "No vision model is configured (CAIRN_VISION_BASE_URL), so figures cannot be described here yet."
+    )
+
+
+def test_with_a_model_the_button_is_offered(client_as, word, vision):
+    page = client_as("PlatformAdmin").get(f"/packs/ops/documents/{word.doc_id}").get_data(as_text=True)
+    panel = BeautifulSoup(page, "html.parser").select_one(".describe-images")
+    assert panel.select_one("form button").text == "Describe images"
+    assert panel.select_one(".no-vision-model") is None

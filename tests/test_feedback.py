@@ -792,6 +792,30 @@ def test_a_reviewer_records_that_the_answer_should_have_said_no_evidence(not_hel
     assert [c.kind for c in RegressionCase.select()] == ["expected_source"]
 
 
+def test_a_case_of_one_kind_is_not_offered_next_to_a_case_of_the_other(not_helpful, client_as, users):
+    """Recording "should have said no evidence" next to an expected source (or the other way round) is always
+    refused: the page offered the button anyway, and a reviewer who pressed it learnt only then. It says instead
+    what to remove first; the search stays, to check what the packs hold."""
+    client = client_as("Auditor")
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    regressions.record_regression_case(users["Auditor"], Feedback.get_by_id(not_helpful.id), spool.id)
+    page = _soup(client.get(f"/feedback/{not_helpful.id}?q=spool"))
+    assert page.select_one("#cases form.no-evidence-case") is None
+    assert page.select_one("#cases .case-other-kind").text == (
+        "To record that it should have said no evidence instead, remove its expected source first."
+    )
+    assert page.select("#cases .candidate form")  # more expected sources may still be recorded
+
+    client.post(f"/feedback/{not_helpful.id}/cases/{RegressionCase.get().id}/delete")
+    regressions.record_no_evidence_case(users["Auditor"], Feedback.get_by_id(not_helpful.id))
+    page = _soup(client.get(f"/feedback/{not_helpful.id}?q=spool"))
+    assert page.select(".candidate")  # the search still shows what the packs hold
+    assert page.select("#cases .candidate form") == [] and page.select_one("#cases details.name-document") is None
+    assert page.select_one("#cases .case-other-kind").text == (
+        "To record an expected source instead, remove “Should have said no evidence” first."
+    )
+
+
 def test_review_list_and_csv_name_the_regression_cases(reviewed, client_as, users):
     regressions.record_no_evidence_case(users["Auditor"], reviewed["old"])
     regressions.record_regression_case(

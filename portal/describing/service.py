@@ -49,17 +49,22 @@ def month_spent_microusd(now: dt.datetime | None = None) -> int:
     return int(spent or 0)
 
 
+NO_MODEL = "No vision model is configured (CAIRN_VISION_BASE_URL)"
+
+
+def model_configured() -> bool:
+    """Whether a vision model is set, so that Describe images can run (the document page asks before offering it)."""
+    return vision.client() is not None
+
+
 def start(document: Document, user: User) -> DescribeJob:
     """A new job over the current version's figures; refused (nothing called) when it cannot run."""
     revision = document.current_revision()
     figures = describable_figures(revision)
     if not figures:
         raise Refused("no_figures", "This document has no figures to describe.")
-    if vision.client() is None:
-        raise Refused(
-            "no_model",
-            "No vision model is configured (CAIRN_VISION_BASE_URL), so nothing was described or written.",
-        )
+    if not model_configured():
+        raise Refused("no_model", f"{NO_MODEL}, so nothing was described or written.")
     refusal = _cap_refusal()
     if refusal:
         raise Refused("cap_reached", refusal + " Nothing was described or written.")

@@ -49,3 +49,26 @@ def test_a_builder_offers_a_draft_agent_and_a_member_then_finds_it(page, browser
         expect(member.locator(".turn .answer a.cite").first).to_be_visible()
     finally:
         member_context.close()
+
+
+def test_a_refused_save_of_an_agent_puts_the_focus_on_its_message(page, pack, users):
+    from portal.agents.services import create_agent
+    from portal.packs.services import create_pack
+
+    create_pack("acme-notes", "Acme notes", "company", "Acme Test Co")
+    create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", [pack.slug])
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    for screen in ({"width": 1280, "height": 900}, {"width": 390, "height": 844}):
+        page.set_viewport_size(screen)
+        page.goto("/agents/ops-helper")
+        arrived_at(page, re.compile(r"/agents/ops-helper$"))
+        page.locator("input[name=packs][value=acme-notes]").check()  # a company pack, to an agent serving none
+        save = page.get_by_role("button", name="Save changes")
+        save.focus()
+        page.keyboard.press("Enter")
+        message = page.locator(".agent-form").locator("xpath=preceding-sibling::p[@role='alert']")
+        expect(message).to_contain_text("can be granted only to an agent that serves Acme Test Co")
+        expect(message).to_be_focused()  # not the top of the page, a long form above the button pressed
+        expect(message).to_be_in_viewport()
+        page.keyboard.press("Tab")
+        expect(page.locator("#name")).to_be_focused()

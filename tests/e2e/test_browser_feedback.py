@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from browser_helpers import arrived_at, sign_in
+from browser_helpers import arrived_at, htmx_settled, sign_in
 from playwright.sync_api import expect
 
 from helpers import LOCKS, PASSWORD, SPOOL
@@ -85,3 +85,27 @@ def test_help_opens_from_the_rating_controls_of_an_answer(page, pack, users):
     arrived_at(page, re.compile(r"/help/rating$"))
     expect(page.locator("h1")).to_have_text("How to rate an answer")
     expect(page.locator(".help-reasons dt")).to_have_count(len(REASONS))
+
+
+def test_a_date_typed_digit_by_digit_filters_once_it_is_whole(browser, live_server, pack, users):
+    """Typing 2026 in a date field passes through the years 0002, 0020 and 0202, each a valid date: each
+    filtered the list (showing nothing) and pushed an address onto the history. Only the whole year filters."""
+    _rated_answers(pack, users["Member"])
+    context = browser.new_context(base_url=live_server, locale="en-US")
+    page = context.new_page()
+    try:
+        sign_in(page, users["Auditor"].email, PASSWORD)
+        page.goto("/feedback/")
+        arrived_at(page, re.compile(r"/feedback/$"))
+        asked = []
+        page.on("request", lambda request: asked.append(request.url) if "/feedback/?" in request.url else None)
+        page.locator("#filter-from").focus()
+        page.keyboard.type("01022020")  # month, day, year as en-US shows the field
+        arrived_at(page, re.compile(r"/feedback/\?from=2020-01-02$"))
+        expect(page.locator(".feedback-row")).to_have_count(3)
+        htmx_settled(page)
+        assert [url for url in asked if "from=0" in url] == []
+        assert len(asked) == 1, asked
+        expect(page.locator("#filter-from")).to_be_focused()
+    finally:
+        context.close()

@@ -221,3 +221,65 @@ def test_the_focus_lands_where_work_goes_on_after_new_conversation_and_a_refused
     expect(slug).to_be_in_viewport()
     expect(slug).to_have_attribute("aria-invalid", "true")
     expect(slug).to_have_accessible_description(re.compile(r"Lowercase letters.*exists already"))
+
+
+def test_a_sort_heading_or_pager_link_that_swaps_its_list_keeps_the_focus_in_the_list(page, pack, users, monkeypatch):
+    from portal.feedback.services import rate_answer
+    from portal.packs import services as pack_services
+
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True, add_company=True
+    )
+    documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
+    for question in ("How do I delete old spool requests?", "TemSe consistency check"):
+        _, run = start_conversation(users["Member"], agent, question)
+        rate_answer(users["Member"], run, "not_helpful", ["incorrect"], "")
+    sign_in(page, users["Auditor"].email, PASSWORD)
+    page.goto("/feedback/")
+    arrived_at(page, re.compile(r"/feedback/$"))
+    heading = page.locator(".feedback-table th a", has_text="Agent")
+    heading.focus()
+    page.keyboard.press("Enter")
+    arrived_at(page, re.compile(r"/feedback/\?sort=agent$"))
+    # The heading pressed was swapped with the table: its counterpart has the focus, not the top of the page.
+    expect(page.locator(".feedback-table th a", has_text="Agent")).to_be_focused()
+    htmx_settled(page)
+    page.keyboard.press("Enter")
+    arrived_at(page, re.compile(r"/feedback/\?sort=-agent$"))
+    expect(page.locator(".feedback-table th a", has_text="Agent")).to_be_focused()
+
+    # A pack's documents a page at a time: Next stays on Next, and on the last page the focus is on Previous.
+    monkeypatch.setattr(pack_services, "DOCUMENTS_PER_PAGE", 1)
+    documents.upload_file(pack, "lock-entries.md", b"# Lock entries\n\nDelete stale locks in SM12.\n", None)
+    documents.upload_file(pack, "temse.md", b"# TemSe\n\nCheck TemSe consistency in SP12.\n", None)
+    page.context.clear_cookies()
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto(f"/packs/{pack.slug}")
+    arrived_at(page, re.compile(rf"/packs/{pack.slug}$"))
+    pager = page.get_by_role("navigation", name="Pages of documents")
+    pager.get_by_role("link", name="Next").focus()
+    page.keyboard.press("Enter")
+    expect(pager).to_contain_text("page 2 of 3")
+    expect(pager.get_by_role("link", name="Next")).to_be_focused()
+    htmx_settled(page)
+    page.keyboard.press("Enter")
+    expect(pager).to_contain_text("page 3 of 3")
+    expect(pager.get_by_role("link", name="Previous")).to_be_focused()
+
+
+def test_the_result_of_trying_an_agent_takes_the_focus_from_the_ask_button(page, pack, users):
+    documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
+    create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", [pack.slug])
+    sign_in(page, users["AgentBuilder"].email, PASSWORD)
+    for screen in (DESK, PHONE):
+        page.set_viewport_size(screen)
+        page.goto("/agents/ops-helper/try")
+        arrived_at(page, re.compile(r"/agents/ops-helper/try$"))
+        page.locator("#question").fill("How do I delete old spool requests?")
+        page.get_by_role("button", name="Ask").focus()
+        page.keyboard.press("Enter")  # Ask is disabled while the run is made: the focus must not fall to the top
+        title = page.locator("#run-result .run-title")
+        expect(title).to_be_focused()
+        expect(title).to_be_in_viewport()
+        page.keyboard.press("Tab")
+        expect(title.get_by_role("link", name="open the run record")).to_be_focused()

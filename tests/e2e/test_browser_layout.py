@@ -207,6 +207,38 @@ def test_the_question_box_comes_first_on_a_phone_and_left_of_the_list_on_a_desk(
             assert question["x"] + question["width"] <= conversations["x"], address  # the list on the right
 
 
+@pytest.mark.parametrize("screen", SCREENS)
+def test_the_upload_help_stands_under_the_file_picker_not_beside_it(page, pack, users, screen):
+    page.set_viewport_size(SCREENS[screen])
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto(f"/packs/{pack.slug}")
+    arrived_at(page, re.compile(rf"/packs/{pack.slug}$"))
+    picker = page.locator("#files").bounding_box()
+    help_text = page.locator("#files-help").bounding_box()
+    label = page.locator("label[for=files]").bounding_box()
+    assert help_text["y"] >= picker["y"] + picker["height"] - 1, (picker, help_text)  # a line of its own
+    assert abs(help_text["x"] - label["x"]) <= 1, (label, help_text)  # aligned with the label, as other fields' help
+
+
+def test_on_a_phone_the_questions_of_runs_and_conversations_break_between_words(page, pack, users):
+    documents.upload_file(pack, "spool-overflow.md", RUNBOOK.encode(), None)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True, add_company=True
+    )
+    for question in ("What should I do when the spool overflows?", "How do I reset my VPN password?"):
+        start_conversation(users["Member"], agent, question)
+    page.set_viewport_size(PHONE)
+    for role, address in (("PlatformAdmin", "/runs/"), ("Member", "/chat/conversations")):
+        page.context.clear_cookies()
+        sign_in(page, users[role].email, PASSWORD)
+        page.goto(address)
+        arrived_at(page, re.compile(re.escape(address) + "$"))
+        expect(page.locator("td.row-question")).to_have_count(2)
+        # "overflows?" was drawn as "overflows" and a "?" alone on the next line
+        assert page.evaluate(SPLIT_WORDS, "td.row-question") == [], address
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], address
+
+
 def test_the_menu_folds_and_opens_without_javascript_on_a_phone(browser, live_server, users):
     context = browser.new_context(base_url=live_server, viewport=PHONE, java_script_enabled=False)
     page = context.new_page()
@@ -328,10 +360,10 @@ FOLLOW_UP = """# Follow-up of INC-2026-0285
 | Orders | Z_SD_EDI_ORDERS_REPROCESS | ZTW_14DAYS_OF_SPOOL | Z_RSPO1041_CLEANUP | AMS basis | ORDERS05 | Active |
 """
 
-# Each word of each table cell whose lines it spans: a word split inside it spans two lines.
-SPLIT_WORDS = """() => {
+# Each word of each table cell (``cells``, a selector) whose lines it spans: a word split inside it spans two.
+SPLIT_WORDS = """(cells) => {
   const split = [];
-  for (const cell of document.querySelectorAll('.doc-body th, .doc-body td')) {
+  for (const cell of document.querySelectorAll(cells)) {
     const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       for (const match of node.data.matchAll(/\\S+/g)) {
@@ -355,7 +387,7 @@ def test_a_document_table_wraps_only_between_words_and_scrolls_inside_itself_whe
     sign_in(page, users["PlatformAdmin"].email, PASSWORD)
     _fits(page, f"/packs/{pack.slug}/documents/follow-up", width, "admin")
     expect(page.locator(".doc-body table").first).to_be_visible()
-    assert page.evaluate(SPLIT_WORDS) == []
+    assert page.evaluate(SPLIT_WORDS, ".doc-body th, .doc-body td") == []
     wide = page.locator(".doc-body table").nth(1)
     if screen == "phone":  # wider than the screen: it scrolls by itself, the page does not (``_fits``)
         assert wide.evaluate("(table) => table.scrollWidth > table.clientWidth")

@@ -50,3 +50,35 @@ def test_a_stale_new_version_is_refused_with_the_conflict_message(page, browser,
     page.click("text=Changes up to the current version")
     expect(page.locator(".diff .diff-removed")).to_have_text(["-Stop the application servers first."])
     expect(page.locator(".diff .diff-added")).to_have_text(["+Stop the database first."])
+
+
+def test_a_refused_new_version_puts_the_focus_on_its_message(page, pack, users, tmp_path):
+    services.upload_file(pack, "restart-notes.md", b"# Restart notes\n\nStop the application servers first.\n", None)
+    blank = tmp_path / "restart-notes.md"
+    blank.write_bytes(b"  \n\t\n")
+    page.set_viewport_size({"width": 390, "height": 844})
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/ops/documents/restart-notes")
+    page.locator(".new-version summary").press("Enter")
+    page.set_input_files("#new-version-file", str(blank))
+    page.locator(".new-version button[type=submit]").press("Enter")
+    error = page.locator(".new-version .error")
+    expect(error).to_contain_text("The document has no text")
+    expect(error).to_be_focused()  # the page came back at its top: a keyboard user goes on from the message
+    expect(error).to_be_in_viewport()
+    page.keyboard.press("Tab")
+    expect(page.locator("#new-version-file")).to_be_focused()
+
+
+def test_an_edit_refused_by_a_conflict_puts_the_focus_on_its_message(page, pack, users):
+    services.upload_file(pack, "restart-notes.md", b"# Restart notes\n\nStop the application servers first.\n", None)
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/ops/documents/restart-notes/edit")
+    page.locator("#text").fill("# Restart notes\n\nStop the application servers first, then the database.\n")
+    # Meanwhile someone else saves version 2.
+    services.upload_file(pack, "restart-notes.md", b"# Restart notes\n\nStop the database first.\n", None)
+    page.get_by_role("button", name="Save as a new revision").press("Enter")
+    error = page.locator("main > .error")
+    expect(error).to_contain_text("Nothing was saved")
+    expect(error).to_be_focused()  # not the top of the page above a long editor
+    expect(error).to_be_in_viewport()
