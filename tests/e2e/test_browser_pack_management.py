@@ -43,3 +43,23 @@ def test_admin_edits_a_pack_then_deletes_it_after_the_confirmation(page, pack, u
     expect(page.locator("table.list")).to_have_count(0)  # no packs left
     response = page.goto("/packs/ops")
     assert response.status == 404
+
+
+def test_a_refused_pack_edit_or_token_puts_the_focus_on_its_message(page, pack, users):
+    """A form posted without htmx comes back as a whole page: its refusal takes the focus, not the page's top."""
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/ops/edit")
+    page.fill("#title", "   ")  # passes the browser's required check, refused by the portal
+    page.get_by_role("button", name="Save").press("Enter")
+    message = page.get_by_role("alert")
+    expect(message).to_have_text("A pack needs a title.")
+    expect(message).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator("#title")).to_be_focused()
+
+    page.goto("/account/")
+    page.fill("#token-name", "   ")
+    page.get_by_role("button", name="Create token").press("Enter")
+    message = page.get_by_role("alert")
+    expect(message).to_contain_text("Give the token a name")
+    expect(message).to_be_focused()
