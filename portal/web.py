@@ -49,6 +49,7 @@ def init_app(app) -> None:
     from portal.packs.services import SLUG_PATTERN
     from portal.packs.views import bp as packs_bp
     from portal.runs.views import bp as runs_bp
+    from portal.search.results import PER_DOCUMENT_CAP
 
     numbers.init_app(app)
     wording.init_app(app)
@@ -87,6 +88,7 @@ def init_app(app) -> None:
                 "token_name": MAX_TOKEN_NAME_CHARS,
             },
             "slug_pattern": SLUG_PATTERN,
+            "per_document_cap": PER_DOCUMENT_CAP,  # _search_summary.html: why fewer passages show than match
             "htmx_src": url_for("static", filename=f"vendor/htmx-{HTMX_VERSION}.min.js"),
         }
 

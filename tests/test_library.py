@@ -134,13 +134,26 @@ def test_library_search_says_how_many_of_the_matching_passages_it_shows(library,
     shown = page.select("#library-results .hit")
     total = len(READABLE["Member"]) + 10
     assert len(shown) == 8 and page.select_one(".search-count").get_text() == (
-        f"Showing the 8 best of {total} matching passages."
+        f"Showing the 8 best of {total} matching passages, at most 3 from any one document."
     )
     pack_page = BeautifulSoup(
         client_for("PlatformAdmin").get("/packs/ops/search?q=IDoc+backlog").get_data(as_text=True), "html.parser"
     )
     assert len(pack_page.select(".hit")) == 8  # the same words on the pack's search
     assert pack_page.select_one(".search-count").get_text().startswith("Showing the 8 best of ")
+
+
+def test_a_search_showing_fewer_passages_than_match_says_one_document_shows_at_most_three(client_for, users, pack):
+    sections = "".join(f"## Step {n}\n\nThe zeppelin hangar step {n} of the long runbook.\n\n" for n in range(4))
+    documents.upload_file(pack, "long.md", f"# Long runbook\n\n{sections}".encode(), users["PlatformAdmin"])
+    documents.upload_file(pack, "short.md", b"# Short note\n\nThe zeppelin hangar once.\n", users["PlatformAdmin"])
+    page = BeautifulSoup(
+        client_for("PlatformAdmin").get("/packs/ops/search?q=zeppelin+hangar").get_data(as_text=True), "html.parser"
+    )
+    assert len(page.select(".hit")) == 4
+    assert page.select_one(".search-count").get_text() == (
+        "Showing the 4 best of 5 matching passages, at most 3 from any one document."
+    )
 
 
 def test_library_search_as_a_fragment_and_with_nothing_readable(library, client_for):

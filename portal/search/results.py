@@ -46,6 +46,11 @@ class SearchResult:
     doc_freqs: dict[str, int] = field(default_factory=dict)
 
 
+# The most passages of one document a search shows (answers and the search pages alike): the rest of a
+# document that crowds the top makes room for other documents. A page that shows fewer than match says so.
+PER_DOCUMENT_CAP = 3
+
+
 class DiversityPicker:
     """Keeps hits in score order, at most ``per_document_cap`` per document, up to ``limit``."""
 

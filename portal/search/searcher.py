@@ -27,7 +27,7 @@ from portal.search.jvm import J
 from portal.search.pack_set import PackSetSearcher
 from portal.search.queries import build_query, terms_query
 from portal.search.readers import PackReaders
-from portal.search.results import DiversityPicker, Hit, SearchResult
+from portal.search.results import PER_DOCUMENT_CAP, DiversityPicker, Hit, SearchResult
 from portal.search.schema import checked_pack_slug, partitions_of
 
 __all__ = ["Hit", "SearchResult", "Searcher", "analyze"]
@@ -58,7 +58,7 @@ class Searcher:
         pack_slugs: list[str],
         query: str,
         limit: int = 8,
-        per_document_cap: int = 3,
+        per_document_cap: int = PER_DOCUMENT_CAP,
         terms: list[str] | None = None,
         readable: Readable | None = None,
     ) -> SearchResult:
@@ -111,7 +111,7 @@ class Searcher:
         model_id: str,
         floor: float,
         limit: int = 8,
-        per_document_cap: int = 3,
+        per_document_cap: int = PER_DOCUMENT_CAP,
         terms: list[str] | None = None,
         readable: Readable | None = None,
     ) -> SearchResult:
