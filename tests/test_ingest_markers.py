@@ -178,6 +178,7 @@ AUTHOR_TEXT = {
     "page": "Page 2",
     "indented page": "  Page 12  ",
     "images": "Images: 3 kept, 1 not kept (type: 1)",
+    "indented images": "Intro line here.\n\n  Images: 2 kept, 1 not kept (type: 1)\n",
     "description": "Figure 1 description: written by the author",
 }
 
@@ -210,6 +211,17 @@ def test_author_text_shaped_like_a_marker_reads_as_none_once_neutralised(shape):
 
     assert markers.neutralise_markers(neutral) == neutral
     assert all(markers.figure_marker_at(neutral, position) is None for position in range(len(neutral)))
+
+
+@pytest.mark.usefixtures("java")
+@pytest.mark.parametrize("shape", AUTHOR_TEXT)
+def test_author_text_kept_from_reading_as_a_marker_still_searches_as_written(shape):
+    """The word joiner stands before the number, where the tokenizer drops it: "Page 2" in a PDF's footer
+    is still found by "page", not indexed as a term "page\u2060"."""
+    from portal.search import analyze
+
+    text = AUTHOR_TEXT[shape]
+    assert analyze(markers.neutralise_markers(text)) == analyze(text)
 
 
 def test_text_naming_an_images_line_inside_a_sentence_is_no_marker_and_stays_as_written():

@@ -207,28 +207,39 @@ def without_images_line(text: str) -> str:
 
 # --- Author text shaped like a marker ---------------------------------------------------------
 
-# Put after the first word of author text that one of the readings above would take for a marker:
-# U+2060 WORD JOINER has no width and no look, so the text reads, searches and copies as written,
-# yet no reading matches it any more.
+# Put just before the number of author text that one of the readings above would take for a marker
+# ("[Figure \u20601: …]", "Page \u20602", "Images: \u20603 kept …", "Figure \u20601 description: …"):
+# U+2060 WORD JOINER has no width and no look, so the text reads and copies as written, yet no reading
+# matches it any more. Before the number, after a space, Lucene's tokenizer drops it (Unicode word
+# breaking attaches a format character to the space before it), so the text also searches as written;
+# glued to a word ("Page\u2060") it would become part of that word's term.
 _WORD_JOINER = "\u2060"
-_FIGURE_SHAPED = re.compile(r"\[(?=Figure \d)")  # as loose as the loosest reading: any digits, then anything
-_IMAGES_SHAPED = re.compile(r"^Images(?=: \d+ kept\b)", re.M)  # every reading wants it to start a line
-_DESCRIPTION_SHAPED = re.compile(r"Figure(?= [0-9]{1,9} description: )")
+_FIGURE_SHAPED = re.compile(r"(?<=\[Figure )(?=\d)")  # as loose as the loosest reading: any digits, then anything
+_NUMBER_AFTER = {  # a line (stripped) that reads as a marker -> where its number starts
+    "page": re.compile(r"(?<=^Page )(?=\d)"),
+    "images": re.compile(r"(?<=^Images: )(?=\d)"),
+    "description": re.compile(r"(?<=^Figure )(?=[0-9])"),
+}
 
 
 def neutralise_markers(author_text: str) -> str:
     """Text read out of a Word or PDF file, with everything in it shaped like a marker (figure, page,
-    Images line, description) kept from reading as one by a word joiner after its first word. Every
+    Images line, description) kept from reading as one by a word joiner before its number. Every
     reader that writes markers passes its author's text through here before writing them; applied
     again it changes nothing."""
-    text = _FIGURE_SHAPED.sub("[" + _WORD_JOINER, author_text)
-    text = _IMAGES_SHAPED.sub("Images" + _WORD_JOINER, text)
+    text = _FIGURE_SHAPED.sub(_WORD_JOINER, author_text)
     return "".join(_line_neutralised(line) for line in text.splitlines(keepends=True))
 
 
 def _line_neutralised(line: str) -> str:
-    if is_page_line(line.strip()):  # ``page_number`` reads a subset of these lines
-        return line.replace("Page", "Page" + _WORD_JOINER, 1)
-    if _DESCRIPTION_LINE.match(line):
-        return _DESCRIPTION_SHAPED.sub("Figure" + _WORD_JOINER, line, count=1)
-    return line
+    stripped = line.strip()  # the readers of paragraphs (answers, excerpts) strip a line's indent first
+    if is_page_line(stripped):  # ``page_number`` reads a subset of these lines
+        kind = "page"
+    elif is_images_line(stripped):
+        kind = "images"
+    elif _DESCRIPTION_LINE.match(stripped):
+        kind = "description"
+    else:
+        return line
+    indent = line[: len(line) - len(line.lstrip())]
+    return indent + _NUMBER_AFTER[kind].sub(_WORD_JOINER, line[len(indent) :], count=1)
