@@ -541,6 +541,18 @@ def test_a_figure_whose_marker_stands_twice_is_shown_once_at_the_first():
         assert soup.text.count("[Figure 1:") == left_as_text
 
 
+def test_a_marker_with_no_figure_is_shown_as_it_was_written():
+    """ "[Figure 007: x]" typed into a Markdown file, or a marker naming a figure the revision lacks, stays the
+    author's text: not rewritten from its parsed number as "[Figure 7: x]"."""
+    from portal.documents.render import render_markdown
+    from portal.documents.render_pdf import render_pdf_text
+
+    typed = "See [Figure 007: x] and [Figure \u0663: y] and [Figure 9: z]."
+    for html in (render_markdown(typed, figure=_figure), render_pdf_text(f"Page 1\n\n{typed}\n", figure=_figure)):
+        soup = BeautifulSoup(str(html), "html.parser")
+        assert "See [Figure 007: x] and [Figure \u0663: y] and [Figure 9: z]." in soup.text
+
+
 def test_markdown_that_only_renders_like_a_marker_is_text():
     """The viewer reads a figure marker in the text as written, as a receipt and redaction read it: what only
     renders like one (entities) is text, and so is a marker inside code or an image's text (shown as a link's, and

@@ -30,7 +30,7 @@ from markupsafe import Markup, escape
 from portal.answers.citations import SHOWN_MARKER, marker_pieces
 from portal.ingest.markdown_blocks import ANSWER_MARKDOWN as _ANSWER_MARKDOWN
 from portal.ingest.markdown_blocks import MARKDOWN, source_lines
-from portal.ingest.markers import figure_marker, is_page_line
+from portal.ingest.markers import is_page_line
 
 _BLOCK_TAGS = {
     "p",
@@ -178,7 +178,7 @@ def _figures_in_place(tokens, figure: FigureLookup | None) -> None:
         for child in token.children:
             depth += {"link_open": 1, "link_close": -1}.get(child.type, 0)
             if child.type == "figure_marker" and not depth:
-                shown = figure_html(child.meta["number"], child.meta["label"], figure)
+                shown = figure_html(child.meta["number"], child.meta["label"], figure, child.content)
                 child.type, child.content = "html_inline", shown
 
 
@@ -366,14 +366,14 @@ _FIGURE_HTML = Markup(
 )
 
 
-def figure_html(number: int, label: str, figure: FigureLookup | None) -> Markup:
+def figure_html(number: int, label: str, figure: FigureLookup | None, written: str) -> Markup:
     """What a ``[Figure N: label]`` marker becomes in both renderings (Markdown and a PDF's lines): figure
-    ``number`` as its image (a link to it at full size) with its caption; the marker as text when
-    ``figure`` does not have it. ``label`` is plain text: ``Markup.format`` escapes every value, quotes
-    included."""
+    ``number`` as its image (a link to it at full size) with its caption; the marker as ``written`` (text)
+    when ``figure`` does not have it, so "[Figure 007: x]" typed into a Markdown file is not shown as
+    "[Figure 7: x]". ``label`` is plain text: ``Markup.format`` escapes every value, quotes included."""
     image = figure(number) if figure is not None else None
     if image is None:
-        return escape(figure_marker(number, label))
+        return escape(written)
     return _FIGURE_HTML.format(number=number, src=image.src, label=label, width=image.width, height=image.height)
 
 

@@ -86,7 +86,7 @@ def _line_html(
     at = 0
     for marker_start, marker_end, figure_number, label in figure_marker_matches(content):
         parts.append(_text_html(content, at, marker_start, start, highlight))
-        shown = str(figure_html(figure_number, label, figure))
+        shown = str(figure_html(figure_number, label, figure, content[marker_start:marker_end]))
         parts.append(_marked(shown) if _inside(start + marker_start, start + marker_end, highlight) else shown)
         at = marker_end
     parts.append(_text_html(content, at, len(content), start, highlight))
