@@ -51,7 +51,10 @@ def create_user(email: str, password: str, roles, company_name: str | None = Non
             user.save()
     except Refused as refused:
         raise UserError(refused.message) from None
-    except IntegrityError:  # another set-up command created this e-mail after the check: nothing of this one stays
+    except IntegrityError:
+        if User.by_email(email) is None:  # some other constraint: not the race this handles, so not hidden
+            raise
+        # another set-up command created this e-mail after the check: nothing of this one stays
         raise _email_taken(email) from None
     return user
 
