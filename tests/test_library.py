@@ -293,6 +293,9 @@ def test_the_document_page_changes_who_may_read_as_a_revision_in_the_audit_log(l
     admin = client_for("PlatformAdmin")
     page = admin.get("/packs/ops/documents/staff-note").get_data(as_text=True)
     assert "Who may read" in page and "Staff only" in page
+    panel = BeautifulSoup(page, "html.parser").select_one(".reader-access-panel")
+    # the section's heading names it; the fields' legend says what they do, not the same words again
+    assert [panel.h2.get_text(), panel.legend.get_text()] == ["Who may read", "Change who may read"]
     response = admin.post(
         "/packs/ops/documents/staff-note/access",
         data={"expected_version": "1", "visibility": "shared", "reader_roles": ["Member"]},
