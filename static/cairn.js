@@ -31,6 +31,21 @@
       outcomes.appendChild(item);
     }
 
+    // The link under the summary takes the keyboard (and the eye) to the batch's first refused line.
+    var toRefused = box.querySelector(".upload-first-refused");
+    var firstRefused = null;
+    function pointToRefused(line) {
+      firstRefused = line || null;
+      toRefused.hidden = !firstRefused;
+    }
+    toRefused.addEventListener("click", function (event) {
+      if (!firstRefused) { return; }
+      event.preventDefault();
+      firstRefused.tabIndex = -1;
+      firstRefused.focus();
+      firstRefused.scrollIntoView({ block: "center" });
+    });
+
     form.addEventListener("submit", function (event) {
       var chosen = Array.prototype.slice.call(input.files);
       if (!chosen.length || !window.XMLHttpRequest) { return; }
@@ -42,12 +57,15 @@
       var total = files.reduce(function (sum, f) { return sum + f.size; }, 0) || 1;
       var done = 0;
       box.hidden = false;
+      pointToRefused(null);
       button.disabled = true;
       bar.value = 0;
 
       function next(index) {
         if (index >= files.length) {
-          label.textContent = summary(chosen.length, files.length, Array.prototype.slice.call(outcomes.children, earlier));
+          var batch = Array.prototype.slice.call(outcomes.children, earlier);
+          label.textContent = summary(chosen.length, files.length, batch);
+          pointToRefused(batch.filter(function (line) { return line.dataset.outcome === "refused"; })[0]);
           bar.value = 100;
           button.disabled = false;
           input.value = "";

@@ -33,6 +33,10 @@ def test_word_pdf_and_scanned_pdf_uploads(page, pack, users, tmp_path):
     expect(refused).to_have_count(1)
     expect(refused).to_contain_text("reading text from images is not supported yet")
     expect(refused).to_have_attribute("data-reason", "scanned_pdf")
+    page.keyboard.press("Tab")  # from the summary to the link under it, which takes the focus to the refusal
+    expect(page.get_by_role("link", name="Go to the first refused file")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(refused).to_be_focused()
 
     page.click("#document-list >> text=Interface monitoring")
     figures = page.locator(".doc-body .figure img")
