@@ -335,6 +335,51 @@ def test_a_key_block_ends_before_the_next_begin_line_and_an_unclosed_one_is_a_ke
     assert classify(unclosed, "t", "f.md").redacted_text == "[REDACTED:credential]"
 
 
+# A PuTTY key file (.ppk): no END line, its headers and base64 lines are the key.
+PUTTY_KEY = "\n".join(
+    [
+        "PuTTY-User-Key-File-2: ssh-rsa",
+        "Encryption: none",
+        "Comment: deploy@build-01",
+        "Public-Lines: 2",
+        "AAAAB3NzaC1yc2EAAAABJQAAAQEA" + "fake0fake1fake2fake3fake4fake5fake6fake7",
+        "THISxISxNOTxAxKEYxJUSTxAxTESTxFIXTURE0123456789abcdefghij==",
+        "Private-Lines: 2",
+        "AAABAQCfake0fake1fake2fake3fake4fake5fake6fake7fake8fake9fakeA",
+        "NOTxAxREALxPRIVATExKEYxBODYx0123456789abcdefghijklmnop",
+        "Private-MAC: " + "0a1b2c3d4e" * 4,
+    ]
+)
+
+
+def test_a_putty_key_file_is_detected_and_redacted_whole():
+    result = classify(f"Deploy key for the build host:\n\n{PUTTY_KEY}\n\nKeep it out of the wiki.", "t", "f.md")
+    assert [f.rule for f in result.findings] == ["private_key"]
+    assert result.redacted_text == f"Deploy key for the build host:\n\n{MARK}\n\nKeep it out of the wiki."
+
+
+def test_a_run_of_putty_header_lines_is_read_once_not_once_per_line(monkeypatch):
+    """A ``PuTTY-User-Key-File-`` line both starts a key and is a header line of the key before it, so
+    each such line read every line after it: 12,903 of them (400,000 characters) took over a minute to
+    detect and nearly three to classify. Counted, not timed: every line is read at most twice."""
+    from portal.ingest import credentials
+
+    lines_read = 0
+    body_line = credentials._KEY_BODY_LINE
+
+    class CountedBodyLine:  # each line a key's body reads is first asked whether it is base64
+        def fullmatch(self, line):
+            nonlocal lines_read
+            lines_read += 1
+            return body_line.fullmatch(line)
+
+    monkeypatch.setattr(credentials, "_KEY_BODY_LINE", CountedBodyLine())
+    headers = 2_000
+    spans = list(credentials.detect_private_keys("PuTTY-User-Key-File-2: ssh-rsa\n" * headers))
+    assert len(spans) == headers and spans[0] == (0, headers * 31 - 1)
+    assert lines_read <= 2 * headers
+
+
 def test_a_large_document_is_classified():
     text = ("Plain operational prose about restarts, queues and password rotation.\n" * 5000 + f"key {AWS_KEY_ID}\n")[
         :400_000

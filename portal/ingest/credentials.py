@@ -90,7 +90,7 @@ _GCP_SERVICE_ACCOUNT = re.compile(
 # A block's body holds no other BEGIN line: a BEGIN line without its END was read to the end of the
 # text from each one (quadratic: 15,000 of them, about two minutes to classify), and an unclosed BEGIN
 # took everything up to a later key's END with it, prose included. Such a line is read as a key cut off
-# (``_end_of_key_body``).
+# (``_KeyBodies``).
 _PRIVATE_KEY_BLOCK = re.compile(
     r"(-{4,5}) ?BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?) ?\1((?:(?!-{4,5} ?BEGIN ).)*?)"
     r"\1 ?END \2PRIVATE KEY\3 ?\1",
@@ -261,31 +261,62 @@ def detect_private_keys(text: str) -> Iterator[Span]:
     yield from blocks
     if not any(pattern.search(text) for pattern in _PRIVATE_KEY.denylist):
         return
+    bodies, k = _KeyBodies(text), 0
     for match in _PRIVATE_KEY_START.finditer(text):
         start = match.start() + len(match.group(0)) - len(match.group(0).lstrip())
-        if not any(s <= start < e for s, e in blocks):
-            yield start, _end_of_key_body(text, start)
+        while k < len(blocks) and blocks[k][1] <= start:  # starts and blocks both come in order
+            k += 1
+        if k == len(blocks) or start < blocks[k][0]:
+            yield start, bodies.end_after(start)
 
 
-def _end_of_key_body(text: str, start: int) -> int:
-    end = text.find("\n", start)
-    if end < 0:
-        return len(text)
-    position, seen_body = end + 1, False
-    while position < len(text):
-        line_end = text.find("\n", position)
-        line_end = len(text) if line_end < 0 else line_end
-        line = text[position:line_end]
-        if _KEY_BODY_LINE.fullmatch(line) and (
-            len(line.strip()) >= 16 or line.isupper() or _BASE64_EVIDENCE.search(line)
-        ):
-            end, seen_body = line_end, True
-        elif _KEY_HEADER_LINE.match(line):
-            end = line_end
-        elif line.strip() or seen_body:
-            break  # prose, or the blank line after the body
-        position = line_end + 1
-    return end
+class _KeyBodies:
+    """Where the body of a key without its END line ends: after its first line, the armour headers and
+    base64 lines that follow, up to prose or the blank line after the body.
+
+    A ``PuTTY-User-Key-File-`` line both starts a key and is a header line of the key before it, so a
+    run of them was read from each one to its end (quadratic: 12,903 of them, about three minutes to
+    classify). A reading from a line depends only on that line and on whether a body line was seen
+    yet, so each is kept: every line is read at most twice however many keys share it.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        # (where a line starts, a body line seen before it) -> the end of the last line taken from there on
+        self._ends: dict[tuple[int, bool], int | None] = {}
+
+    def end_after(self, start: int) -> int:
+        end = self.text.find("\n", start)
+        if end < 0:
+            return len(self.text)
+        taken = self._end_from(end + 1, False)
+        return end if taken is None else taken
+
+    def _end_from(self, position: int, seen_body: bool) -> int | None:
+        text, read = self.text, []  # (line, seen_body) read on this call, with the end of each line taken
+        while (position, seen_body) not in self._ends and position < len(text):
+            line_end = text.find("\n", position)
+            line_end = len(text) if line_end < 0 else line_end
+            kind = _key_line_kind(text[position:line_end])
+            if kind == "prose" or (kind == "blank" and seen_body):
+                break  # prose, or the blank line after the body
+            read.append(((position, seen_body), None if kind == "blank" else line_end))
+            seen_body = seen_body or kind == "body"
+            position = line_end + 1
+        end = self._ends.get((position, seen_body))
+        for key, line_end in reversed(read):
+            end = line_end if end is None else end
+            self._ends[key] = end
+        return end
+
+
+def _key_line_kind(line: str) -> str:
+    """``body`` (base64), ``header`` (an armour or PuTTY header), ``blank`` or ``prose``, as a key's body reads it."""
+    if _KEY_BODY_LINE.fullmatch(line) and (len(line.strip()) >= 16 or line.isupper() or _BASE64_EVIDENCE.search(line)):
+        return "body"
+    if _KEY_HEADER_LINE.match(line):
+        return "header"
+    return "prose" if line.strip() else "blank"
 
 
 def detect_bearer_tokens(text: str) -> Iterator[Span]:
