@@ -106,13 +106,28 @@ def test_the_diff_against_the_current_text_is_escaped_plain_text(app, pack, clie
     assert _soup(client_as("Auditor").get("/packs/ops/documents/notes?view=diff")).select(".diff") == []
 
 
+def _lines_scanned_by_difflib(monkeypatch) -> list[int]:
+    """The lines each of difflib's longest-match searches scans, appended as they run: its work, counted
+    rather than timed (a busy machine is no defect)."""
+    import difflib
+
+    scanned: list[int] = []
+    find = difflib.SequenceMatcher.find_longest_match
+
+    def counted(self, alo=0, ahi=None, blo=0, bhi=None):
+        scanned.append((len(self.a) if ahi is None else ahi) - alo)
+        return find(self, alo, ahi, blo, bhi)
+
+    monkeypatch.setattr(difflib.SequenceMatcher, "find_longest_match", counted)
+    return scanned
+
+
 def test_a_diff_of_a_text_changed_on_every_other_line_does_bounded_work(app, pack, client_as, monkeypatch):
     """difflib matches a stretch of lines, then the stretches either side of the match, scanning each
     whole: where matches are single lines all through (every other line changed), that is quadratic, and
     two versions of a 400,000-character text kept a worker several minutes, past gunicorn's timeout, for
     anyone opening the older version's changes. The matching now stops at ``viewer.DIFF_WORK`` lines
     scanned and shows what is left as removed and added; the diff stays true."""
-    import difflib
 
     from portal.documents import viewer
 
@@ -121,14 +136,7 @@ def test_a_diff_of_a_text_changed_on_every_other_line_does_bounded_work(app, pac
     new = [line if n % 2 else f"changed {n} of the zorblax log" for n, line in enumerate(old)]
     documents.upload_file(pack, "log.md", "\n".join(old).encode(), None)
     documents.upload_file(pack, "log.md", "\n".join(new).encode(), None)
-    scanned = []
-    find = difflib.SequenceMatcher.find_longest_match
-
-    def counted(self, alo=0, ahi=None, blo=0, bhi=None):
-        scanned.append((len(self.a) if ahi is None else ahi) - alo)
-        return find(self, alo, ahi, blo, bhi)
-
-    monkeypatch.setattr(difflib.SequenceMatcher, "find_longest_match", counted)
+    scanned = _lines_scanned_by_difflib(monkeypatch)
     response = client_as("Auditor").get("/packs/ops/documents/log?version=1&view=diff")
     assert response.status_code == 200
     assert sum(scanned) <= viewer.DIFF_WORK
@@ -158,7 +166,6 @@ def test_a_diff_past_its_work_bound_says_so_on_the_page(app, pack, client_as, mo
     """Every other line changed and no line once only in each text (the text twice over): nothing to anchor
     on, so difflib's matching runs into ``viewer.DIFF_WORK`` and leaves stretches unmatched. The page says
     that parts are shown removed and added whole; an ordinary diff says nothing of the kind."""
-    import difflib
 
     from portal.documents import viewer
 
@@ -167,14 +174,7 @@ def test_a_diff_past_its_work_bound_says_so_on_the_page(app, pack, client_as, mo
     new = [line if n % 2 else f"changed {line}" for n, line in enumerate(old)]
     documents.upload_file(pack, "log.md", "\n".join(old).encode(), None)
     documents.upload_file(pack, "log.md", "\n".join(new).encode(), None)
-    scanned = []
-    find = difflib.SequenceMatcher.find_longest_match
-
-    def counted(self, alo=0, ahi=None, blo=0, bhi=None):
-        scanned.append((len(self.a) if ahi is None else ahi) - alo)
-        return find(self, alo, ahi, blo, bhi)
-
-    monkeypatch.setattr(difflib.SequenceMatcher, "find_longest_match", counted)
+    scanned = _lines_scanned_by_difflib(monkeypatch)
     page = _soup(client_as("Auditor").get("/packs/ops/documents/log?version=1&view=diff"))
     assert sum(scanned) <= viewer.DIFF_WORK
     assert page.select_one(".doc-body .diff-note").text == viewer.DIFF_MATCHED_IN_PART
