@@ -1,6 +1,7 @@
 """Text sent to the portal: one rule for addresses, query strings, forms and JSON.
 
-Two rules: no NUL character, and no bidirectional reordering control.
+Two rules: no NUL character, and no other control character but tab and line breaks (the bidirectional
+reordering controls included).
 
 PostgreSQL cannot hold U+0000 in text (psycopg2 refuses such a value before sending it), so a
 NUL typed into a title, a question or a note — or one in an address or a query parameter that
@@ -12,9 +13,11 @@ uploaded file's own bytes are content, read by ``ingest.formats``, which refuses
 ``encoding``.)
 
 Every value (and name) of a query string, a form and a JSON body loses the bidirectional
-reordering controls (``portal.bidi``) before any view reads it, as uploaded text does: a question,
-a title or a note holding U+202E would be stored as one thing and shown as another, and would
-reorder the rest of each line that lists it. They are dropped rather than refused: chat programs
+reordering controls (``portal.bidi``) and the other control characters but tab and line breaks
+before any view reads it, as uploaded text does (``ingest.figures.strip_control_characters``): a
+question, a title or a note holding U+202E would be stored as one thing and shown as another, and
+would reorder the rest of each line that lists it; an escape or a backspace is invisible on a page
+and acts in a terminal or a CSV that shows it. They are dropped rather than refused: chat programs
 put isolates around names that people paste. A password is compared as typed and never shown: it
 keeps them. Uploaded files are content, with their own rule.
 
@@ -29,9 +32,9 @@ from flask import Request, request
 from werkzeug.datastructures import ImmutableMultiDict, iter_multi_items
 from werkzeug.exceptions import BadRequest
 
-from portal.bidi import without_reordering
 from portal.errors import NotFound
 from portal.ingest import limits
+from portal.ingest.figures import strip_control_characters
 
 NUL = "\x00"
 
@@ -47,7 +50,7 @@ def init_app(app) -> None:
 
 
 class SentText(ImmutableMultiDict):
-    """A query string's or a form's values (and names) without the bidirectional reordering controls;
+    """A query string's or a form's values (and names) without control characters (``_shown``);
     uploaded files and the fields in ``KEPT_AS_TYPED`` as sent."""
 
     def __init__(self, mapping=None):
@@ -65,11 +68,11 @@ class SentRequest(Request):
 
 
 def _shown(value):
-    return without_reordering(value) if isinstance(value, str) else value
+    return strip_control_characters(value, keep_nul=True) if isinstance(value, str) else value
 
 
 def sent_value(value):
-    """A parsed JSON value with every string's (and key's) reordering controls dropped, but the password's:
+    """A parsed JSON value with every string's (and key's) control characters dropped, but the password's:
     for bodies read by ``get_json`` and the API's shapes, which parse the body themselves."""
     if isinstance(value, dict):
         return {_shown(key): item if key in KEPT_AS_TYPED else sent_value(item) for key, item in value.items()}

@@ -140,7 +140,7 @@ def test_the_api_names_a_nul_in_its_query_and_body_and_stores_nothing(world, app
 
 # "Clean up" then an override that shows the rest of its line backwards: stored as written, read as
 # "Clean up golden" followed by whatever the page lists after it, reversed.
-REORDERED = "Clean up \u202enedlog\u202c and \u2066isolated\u2069"
+REORDERED = "Clean up \u202enedlog\u202c and \u2066isolated\u2069\x07\x1b"
 AS_STORED = "Clean up nedlog and isolated"
 
 SENT_FORMS = [
@@ -212,6 +212,7 @@ def test_a_form_fields_bidirectional_reordering_controls_are_never_stored(world,
     value = stored(world)
     for text in value if isinstance(value, tuple) else (value,):
         assert "Clean up nedlog and isolated" in text and not any(c in text for c in BIDI_REORDERING), repr(text)
+        assert "\x07" not in text and "\x1b" not in text, repr(text)  # nor a bell or an escape
 
 
 def test_a_query_string_and_an_api_body_lose_them_too_and_a_password_keeps_them(world, app, users, client_as):

@@ -20,7 +20,9 @@ MAX_LABEL_CHARS = 200
 NO_ALT_TEXT_LABEL = "image"
 
 _PLACEHOLDER = re.compile(r"( ?)\x00(\d+)\x00")
-_CONTROL = re.compile(rf"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff{BIDI_REORDERING}]")
+_CONTROLS_BUT_NUL = rf"\x01-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff{BIDI_REORDERING}"
+_CONTROL = re.compile(rf"[\x00{_CONTROLS_BUT_NUL}]")
+_CONTROL_BUT_NUL = re.compile(rf"[{_CONTROLS_BUT_NUL}]")
 
 
 @dataclass
@@ -49,11 +51,12 @@ def placeholder(slot: int) -> str:
     return f"\x00{slot}\x00"
 
 
-def strip_control_characters(text: str) -> str:
+def strip_control_characters(text: str, keep_nul: bool = False) -> str:
     """Drop control characters (keeping tab and newline) and the bidirectional controls that reorder text
     (``BIDI_REORDERING``) from text read out of a file: the text people read is the text that is stored,
-    searched and given to a model."""
-    return _CONTROL.sub("", text)
+    searched and given to a model. ``keep_nul``: text sent to the portal, where a NUL is refused, not dropped
+    (``request_text``)."""
+    return (_CONTROL_BUT_NUL if keep_nul else _CONTROL).sub("", text)
 
 
 def figure_label(alt_text: str | None, fallback: str = NO_ALT_TEXT_LABEL) -> str:
