@@ -14,9 +14,3 @@ The one set, for uploaded text (``ingest.figures.strip_control_characters``), fi
 from __future__ import annotations
 
 BIDI_REORDERING = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_DROPPED = str.maketrans(dict.fromkeys(BIDI_REORDERING))
-
-
-def without_reordering(text: str) -> str:
-    """``text`` without the characters of ``BIDI_REORDERING``."""
-    return text.translate(_DROPPED)

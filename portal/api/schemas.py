@@ -46,14 +46,15 @@ Number = Annotated[WholeNumber, Field(le=MAX_NUMBER)]
 
 
 class Request(BaseModel):
-    """A request shape: unknown fields are an error, not silently ignored; text loses the bidirectional
-    reordering controls, as every text sent to the portal does (``portal.request_text``)."""
+    """A request shape: unknown fields are an error, not silently ignored; text loses the control characters
+    (the bidirectional reordering controls among them), as every text sent to the portal does
+    (``portal.request_text``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     @field_validator("*", mode="before")
     @classmethod
-    def without_reordering(cls, value):
+    def as_sent(cls, value):
         return sent_value(value)
 
 
