@@ -178,6 +178,19 @@ def test_extractive_chooses_by_rarer_terms_and_cites_in_order_of_first_use():
     assert "The router sits in the hall." not in [s for s, _ in parts]
 
 
+def test_of_two_units_matching_nearly_alike_the_better_ranked_passage_s_answers():
+    """The ranking read each passage whole; a unit matching a little more in a passage ranked lower
+    does not win over it."""
+    refs = [
+        make_ref(1, "The backup failed at night."),
+        make_ref(2, "Nothing of the kind."),
+        make_ref(3, "The backup disk filled."),
+    ]
+    weights = {"backup": 1.0, "fail": 0.5, "night": 0.5, "disk": 1.1}
+    answer = extractive_answer("Why did the backup disk fail at night?", refs, max_sentences=1, weights=weights)
+    assert answer == "The backup failed at night. [1]"
+
+
 def test_extractive_leaves_out_sentences_matching_only_a_common_term():
     refs = [
         make_ref(1, "The gateway handles traffic. The gateway logs traffic. The gateway has a port."),

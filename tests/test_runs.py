@@ -1100,6 +1100,7 @@ KBP got a HANA revision update; host tfs-kbp-app02 was added. The restart checkl
 
 The KBP rehearsal on 25 April must finish with return code 0 or 4.
 The K4P rehearsal on 11 April finished with return code 4.
+Close problem PRB-7 if the KXQ rehearsal on 2 May finishes with return code 0.
 
 ## Monitoring thresholds
 
@@ -1132,6 +1133,13 @@ The tickets of February are reviewed in a document of their own.
         ("Which version is the restart checklist at?", True),
         ("Did the KBP rehearsal on 25 April finish with return code 0?", False),  # only what it must do
         ("Did the K4P rehearsal on 11 April finish with return code 4?", True),
+        ("Was PRB-7 closed after the KXQ rehearsal finished with return code 0?", False),  # if: only a condition
+        ("How many hours may a P2 incident take to resolve?", True),  # "may" asks no month of May
+        ("What's the critical threshold for LBWQ?", True),  # the noun is in the heading, with its modifier
+        ("What's the resolution target for P3 incidents?", True),
+        ("What is the failover threshold for LBWQ?", True),  # a noun the packs use, named with the value's row
+        # a target is a word of the packs, but the only unit naming LBWQ gives thresholds, not a target
+        ("What is the resolution target for the LBWQ queue?", False),
     ],
 )
 def test_a_question_asking_for_a_value_needs_a_unit_that_gives_one(corpus, question, evidence):

@@ -70,9 +70,10 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str], bool]]] = {
 
 # "Did …?", "Was … closed?", "Has … been …?": a question whether something happened.
 _PAST_OUTCOME = re.compile(r"^\W*(?:did|was|were|has|have|had)\b", re.IGNORECASE)
-# A unit saying what is to happen: a modal of the future or of an obligation, or a plan.
+# A unit saying what is to happen: a modal of the future or of an obligation, a plan, or a condition ("close
+# the problem if the test passes" says what is to be done once something happens, not that it did).
 _PLAN = re.compile(
-    r"\b(?:will|shall|must|(?:is|are) (?:planned|scheduled|due|to be|to)|planned for|scheduled for)\b", re.IGNORECASE
+    r"\b(?:will|shall|must|if|(?:is|are) (?:planned|scheduled|due|to be|to)|planned for|scheduled for)\b", re.IGNORECASE
 )
 
 
@@ -102,7 +103,14 @@ _MONTHS = (
     "november",
     "december",
 )
-_MONTH = re.compile(r"\b(?:" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
+_MONTH = re.compile(r"\b(?:" + "|".join(m for m in _MONTHS if m != "may") + r")\b", re.IGNORECASE)
+# "may" is a month only where a date or a preposition of time says so ("2 May", "May 2026", "in May"): in
+# "may the MES send …" it is a verb.
+_MAY = re.compile(
+    r"(?:\b\d{1,2}\.?\s+|\b(?:in|of|since|until|till|by|from|to|during|before|after|early|late|mid-?)\s+)May\b"
+    r"|\bMay\s+\d",
+    re.IGNORECASE,
+)
 # Numbers written as words count as numbers ("eleven of the twelve").
 _NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve twenty thirty forty "
@@ -114,17 +122,21 @@ _AFTER_PHRASE = (
     r"in|of|per|for|at|on|to|the)"
 )
 _COUNT = re.compile(r"\bhow (?:many|much)\s+((?:[\w/-]+\s+){0,3}?)" + _AFTER_PHRASE + r"\b", re.IGNORECASE)
+_NOT_A_NOUN = r"(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|the|a|an)\b)"
 # A quantity asked for by its noun: answered by a number, rarely written next to the noun ("2 percent").
 _QUANTITY = re.compile(
-    r"\b(?:which|what(?:\s+(?:is|was|are|were)\s+the)?)\s+(number of|percentage|share|size|"
-    r"amount|price|cost|fee|rate|limit|threshold)\b",
+    r"\b(?:which|what(?:'s|’s|\s+(?:is|was|are|were))?(?:\s+the)?)\s+(?:"
+    + _NOT_A_NOUN
+    + r"[\w/-]+\s+){0,2}?(number of|percentage|share|size|"
+    r"amount|price|cost|fee|rate|limit|threshold|target|availability|mttr|duration)\b",
     re.IGNORECASE,
 )
+# Quantities whose noun is seldom written with their value ("2 percent", "12 of them"): any number answers.
+_UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", "amount"))
 # Nouns whose value is written right after them ("version 1.4", "patch level 200", "return code 12").
 # Not: status, name, result (their values are words); number, id, parameter (the value is named without
 # the noun as often as with it: "the change number" is "CHG-2026-0142").
 _VALUE_NOUNS = "version|revision|level|code|password"
-_NOT_A_NOUN = r"(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|the|a|an)\b)"
 _NAMED_VALUE = re.compile(
     r"\b(?:which|what(?:\s+(?:is|was|are|were)\s+the)?)\s+((?:"
     + _NOT_A_NOUN
@@ -182,7 +194,9 @@ def asked_value(question: str) -> AskedValue | None:
 
 def months(question: str) -> list[str]:
     """The months ``question`` names: the period it asks about."""
-    return [m.casefold() for m in _MONTH.findall(question)]
+    named = [(m.start(), m.group().casefold()) for m in _MONTH.finditer(question)]
+    named += [(m.start(), "may") for m in _MAY.finditer(question)]
+    return [month for _, month in sorted(named)]
 
 
 def names_month(text: str, month: str) -> bool:
@@ -242,7 +256,11 @@ def answered(
     not give the hours of P4, while a digest's title names the incident its sentences are about.
     """
     named = {m.group().casefold() for m in _TOKEN.finditer(question)}
-    counted = {t for t in tokenize(asked.phrase) if in_packs(t)} if asked.kind == "count" else set()
+    counted = (
+        {t for t in tokenize(asked.phrase) if in_packs(t)}
+        if asked.kind == "count" or (asked.kind == "quantity" and asked.phrase.casefold() not in _UNWRITTEN_NOUNS)
+        else set()
+    )
     asked_months = months(question)
     for unit in units:
         if not all(names_month(unit.passage, month) for month in asked_months):

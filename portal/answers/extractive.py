@@ -17,7 +17,8 @@ transaction / message → an identifier, how do I → instructions, or the items
 of a list of steps, in order, found by the heading that names the procedure
 as much as by the steps' words), and are chosen to cover every part of the
 question; a unit saying again what a chosen one says (nearly the same terms)
-is left out; a line under "Related documents" or "See also" counts half (it names other documents by
+is left out; a unit of a better-ranked passage counts a little more; a line under "Related documents"
+or "See also" counts half (it names other documents by
 their titles). When the answer has room, the prose units that follow the best
 one under its heading complete it (``_continue_best``). The
 answer gives them in passage order (``[n]`` ascending, in order of first use).
@@ -59,6 +60,10 @@ MAX_STEPS = 10
 # A unit's score is multiplied by (PASSAGE_BASE + its passage's share of the question's weight): a
 # sentence of a passage about the whole question beats one matching the same words elsewhere.
 PASSAGE_BASE = 0.5
+# A unit's score is also multiplied by (1 + RANK_WEIGHT / (1 + its passage's rank)): the ranking read each
+# passage whole, with its length and every term's frequency, which a unit's term weights do not see; of units
+# matching alike, the better-ranked passage's answers more often (calibrated on the tuning halves).
+RANK_WEIGHT = 0.2
 # How much a question term counts when it is in the unit just before, under the same heading: the
 # sentence after the one naming the subject often carries the fact.
 NEIGHBOUR_WEIGHT = 0.3
@@ -206,7 +211,7 @@ def extractive_sentences(
         in_passage.setdefault(c.order[0], set()).update((c.terms | c.context) & weighted)
     share = {passage: math.fsum(weights[t] for t in terms) / total for passage, terms in in_passage.items()}
     for c in candidates:
-        c.weight *= PASSAGE_BASE + share[c.order[0]]
+        c.weight *= (PASSAGE_BASE + share[c.order[0]]) * (1 + RANK_WEIGHT / (1 + c.order[0]))
     for before, c in zip(candidates, candidates[1:]):
         if before.order[0] == c.order[0] and before.unit.heading == c.unit.heading:
             c.near = before.terms - c.terms - c.context
