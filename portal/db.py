@@ -27,10 +27,23 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from peewee import OP, SQL, Database, Expression, Node, NodeList, OperationalError, Proxy, TextField, Value
+from peewee import (
+    OP,
+    SQL,
+    Database,
+    Expression,
+    Node,
+    NodeList,
+    OperationalError,
+    Proxy,
+    SqliteDatabase,
+    TextField,
+    Value,
+)
 from playhouse.db_url import connect as connect_url
 from playhouse.flask_utils import FlaskDB
 from playhouse.pool import PooledSqliteDatabase
@@ -331,3 +344,26 @@ def locking(query, shared: bool = False):
     if not database().for_update:
         return query
     return query.for_update("FOR SHARE" if shared else True)
+
+
+@contextmanager
+def one_snapshot() -> Iterator[None]:
+    """Reads that see the database as of one moment however many statements they take (a page's rows and
+    their count), another connection's commit in between seen by none of them: a reading transaction.
+
+    SQLite's deferred transaction reads one snapshot from its first read on and takes no write lock, so
+    no writer's turn either. PostgreSQL's default, READ COMMITTED, gives each statement a snapshot of its
+    own; REPEATABLE READ gives the transaction one. Inside a transaction already, the reads are that
+    transaction's.
+    """
+    db = database()
+    if db.in_transaction():
+        yield
+        return
+    engine = db.obj if isinstance(db, Proxy) else db
+    if isinstance(engine, SqliteDatabase):
+        with db.atomic("DEFERRED"):
+            yield
+    else:
+        with db.atomic(isolation_level="REPEATABLE READ"):
+            yield

@@ -358,6 +358,36 @@ def test_a_putty_key_file_is_detected_and_redacted_whole():
     assert result.redacted_text == f"Deploy key for the build host:\n\n{MARK}\n\nKeep it out of the wiki."
 
 
+# A key without its END line, whose body ends where its lines stop: OpenSSH's armour cut off before END.
+UNCLOSED_KEY = "\n".join(
+    [
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+        "THISxISxNOTxAxKEYxJUSTxAxTESTxFIXTURE0123456789abcdefghij==",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Deploy key for the build host:\n\n{PUTTY_KEY}\n\nKeep it out of the wiki.",
+        f"Deploy key:\n{PUTTY_KEY}\nKeep it out of the wiki.",  # prose right after the key's last line
+        f"{PUTTY_KEY}\n",
+        f"Two keys:\n{PUTTY_KEY}\n{PUTTY_KEY}\n\nEnd.",
+        f"Cut off:\n{UNCLOSED_KEY}\n\nAfter.",
+    ],
+    ids=["blank-line-after", "prose-after", "line-break-at-end", "two-keys", "unclosed-armour"],
+)
+def test_a_key_file_with_crlf_line_ends_is_redacted_as_the_same_file_with_lf(text):
+    """A .ppk saved on Windows has CRLF line ends: the key's span ends with its last line, not
+    with that line's CR, so the redacted text keeps every line end as written (no lone LF in a CRLF file)."""
+    lf = classify(text, "t", "f.md").redacted_text
+    assert MARK in lf and "Private-MAC" not in lf and "THISxISxNOTxAxKEY" not in lf
+    crlf = classify(text.replace("\n", "\r\n"), "t", "f.md").redacted_text
+    assert crlf == lf.replace("\n", "\r\n")
+
+
 def test_a_run_of_putty_header_lines_is_read_once_not_once_per_line(monkeypatch):
     """A ``PuTTY-User-Key-File-`` line both starts a key and is a header line of the key before it, so
     each such line read every line after it: 12,903 of them (400,000 characters) took over a minute to

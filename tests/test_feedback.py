@@ -475,6 +475,31 @@ def test_csv_export(reviewed, client_as, users):
     assert old["rated_at_utc"] == "2026-03-01T09:00:00" and old["run_id"] == str(reviewed["old"].run_id)
 
 
+# A formula behind what a spreadsheet trims or does not show: white space, zero-width and bidirectional marks.
+HIDDEN_FORMULAS = (
+    '  =HYPERLINK("http://evil.test")',
+    '\t=HYPERLINK("http://evil.test")',
+    '\u200b=HYPERLINK("http://evil.test")',
+    '\u200e\u00a0+cmd|" /C calc"!A0',
+    "\ufeff\u2060@SUM(1+1)*cmd|' /C calc'!A0",
+    "\u3000-2+3+cmd|' /C calc'!A0",
+)
+
+
+def test_csv_export_prefixes_a_formula_behind_white_space_or_invisible_characters(agents, client_as, users):
+    """Spreadsheet programs trim leading white space when they import a CSV, and show no zero-width or
+    bidirectional mark, so a formula behind them runs as one written first (OWASP, CSV Injection)."""
+    rated = {}
+    for n, formula in enumerate(HIDDEN_FORMULAS):
+        feedback = _rated(users, agents["acme"], f"spool question {n}", ["incorrect"], note="set below")
+        # Stored as written (older rows, or a note typed before trimming): the export must not trust the writer.
+        Feedback.update(note=formula).where(Feedback.id == feedback.id).execute()
+        rated[str(feedback.id)] = formula
+    text = client_as("Auditor").get("/feedback/export.csv").get_data(as_text=True).lstrip("\ufeff")
+    notes = {row["feedback_id"]: row["note"] for row in csv.DictReader(io.StringIO(text))}
+    assert {key: notes[key] for key in rated} == {key: "'" + formula for key, formula in rated.items()}
+
+
 # --- triage -----------------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ from bs4 import BeautifulSoup
 
 from helpers import PASSWORD, cli_runner, data_snapshot, signed_in_client
 from portal.auth.services import create_user
+from portal.db import database, open_database
 from portal.documents import editing
 from portal.documents import services as documents
 from portal.documents.readers import ReaderAccess, change_reader_access
@@ -612,3 +613,52 @@ def test_a_list_page_shows_and_counts_what_a_count_gives_and_counts_only_a_full_
         assert (page.first, page.last) == ((shown - 1) * 5 + 1 if total else 0, min(shown * 5, total))
         full_or_past_the_end = len(list(query.paginate(asked, 5))) in (0, 5) and not (asked == 1 and total == 0)
         assert bool(counted) == full_or_past_the_end
+
+
+@pytest.mark.parametrize(
+    "listed, asked, change",
+    [
+        (15, 3, "delete"),  # a full page, its count after five rows went: "page 2 of 2" over page 3's rows
+        (10, 2, "insert"),  # a full page, its count after five rows came before it: a total its rows disagree with
+        (12, 9, "delete"),  # past the end: rows gone before the count, and again before the last page is read
+    ],
+)
+def test_a_list_page_reads_its_rows_and_their_count_as_of_one_moment(app, listed, asked, change, monkeypatch):
+    """Another connection writing between the reads of a page changes nothing the page shows: its rows, total,
+    page number and positions all describe the list as it was when the page was first read."""
+    for n in range(listed):
+        Company.create(name=f"company {n:02d}")
+    query = Company.select().order_by(Company.name)
+    before = [c.name for c in query]
+    other = open_database(app.config["DATABASE_URL"])  # a second connection, as another worker's
+    first_five = Company.select(Company.id).order_by(Company.name).limit(5)
+    added = iter(range(100))
+
+    def write_from_the_other_connection():
+        if change == "delete":
+            other.execute(Company.delete().where(Company.id.in_(first_five)))
+        else:
+            other.execute(Company.insert_many([{"name": f"a company {next(added):02d}"} for _ in range(5)]))
+
+    db = database().obj  # the Database behind FlaskDB's proxy
+    execute_sql, reads = db.execute_sql, []
+
+    def interleaved(sql, *args, **kwargs):
+        if sql.lstrip().upper().startswith("SELECT"):
+            if reads:  # every read of the page after its first one
+                write_from_the_other_connection()
+            reads.append(sql)
+        return execute_sql(sql, *args, **kwargs)
+
+    monkeypatch.setattr(db, "execute_sql", interleaved)
+    try:
+        page = ListPage(query, 5, asked)
+    finally:
+        monkeypatch.undo()
+        other.close()
+    assert len(reads) >= 2  # a write did come between two of its reads
+    shown = min(asked, -(-listed // 5))
+    assert (page.total, page.get_page(), page.get_page_count()) == (listed, shown, -(-listed // 5))
+    assert [c.name for c in page.items] == before[(shown - 1) * 5 : shown * 5]
+    assert (page.first, page.last) == ((shown - 1) * 5 + 1, min(shown * 5, listed))
+    assert [c.name for c in query.clone()] != before  # the writes were made, and are seen once the page is read

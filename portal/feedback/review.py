@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 from dataclasses import dataclass
 from functools import lru_cache
 
 from peewee import JOIN
 
+from portal.csv_export import csv_text
 from portal.db import KeptSelect
 from portal.documents.render import answer_text
 from portal.feedback.regressions import case_summaries, cases_by_feedback
@@ -155,41 +154,30 @@ def export_csv(filters: ReviewFilters) -> str:
     summaries = case_summaries(case for listed in cases.values() for case in listed)
     reviewer_ids = {item.reviewed_by_id for item in items if item.reviewed_by_id}
     reviewers = dict(User.select(User.id, User.email).where(User.id.in_(reviewer_ids)).tuples()) if reviewer_ids else {}
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(CSV_COLUMNS)
+    rows = []
     for item in items:
         rater = item.user if item.user_id else None
-        writer.writerow(
-            [
-                _csv_cell(value)
-                for value in (
-                    item.id,
-                    _iso(item.updated_at),
-                    item.run.agent_slug,
-                    item.run.agent_name,
-                    item.run.question,
-                    item.run.answer,
-                    "; ".join(reason_labels(item)),
-                    item.note,
-                    rater.email if rater else "",
-                    rater.company.name if rater and rater.company_id else "",
-                    STATUSES.get(item.status, item.status),
-                    item.reviewer_note,
-                    reviewers.get(item.reviewed_by_id, ""),
-                    _iso(item.reviewed_at),
-                    item.run_id,
-                    "; ".join(summaries[case.id] for case in cases.get(item.id, [])),
-                )
-            ]
+        rows.append(
+            (
+                item.id,
+                _iso(item.updated_at),
+                item.run.agent_slug,
+                item.run.agent_name,
+                item.run.question,
+                item.run.answer,
+                "; ".join(reason_labels(item)),
+                item.note,
+                rater.email if rater else "",
+                rater.company.name if rater and rater.company_id else "",
+                STATUSES.get(item.status, item.status),
+                item.reviewer_note,
+                reviewers.get(item.reviewed_by_id, ""),
+                _iso(item.reviewed_at),
+                item.run_id,
+                "; ".join(summaries[case.id] for case in cases.get(item.id, [])),
+            )
         )
-    return out.getvalue()
-
-
-def _csv_cell(value) -> str:
-    """Text that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` …) is prefixed with ``'``."""
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    return csv_text(CSV_COLUMNS, rows)
 
 
 def _iso(moment: dt.datetime | None) -> str:

@@ -97,7 +97,7 @@ _PRIVATE_KEY_BLOCK = re.compile(
     re.DOTALL,
 )
 _PRIVATE_KEY_START = re.compile(r"(?m)^[ \t]*(?:-{4,5} ?BEGIN [A-Z0-9 ]*PRIVATE KEY|PuTTY-User-Key-File-)")
-_KEY_BODY_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/=]{4,}[ \t]*\r?")
+_KEY_BODY_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/=]{4,}[ \t]*")  # a line without its break (_line)
 _KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/=]{16,}")  # a block of only BEGIN and END lines is prose or code
 _BASE64_EVIDENCE = re.compile(r"[0-9+/=]")
 _KEY_HEADER_LINE = re.compile(
@@ -286,28 +286,37 @@ class _KeyBodies:
         self._ends: dict[tuple[int, bool], int | None] = {}
 
     def end_after(self, start: int) -> int:
-        end = self.text.find("\n", start)
-        if end < 0:
-            return len(self.text)
-        taken = self._end_from(end + 1, False)
+        end, following = _line(self.text, start)
+        if following > len(self.text):
+            return end
+        taken = self._end_from(following, False)
         return end if taken is None else taken
 
     def _end_from(self, position: int, seen_body: bool) -> int | None:
         text, read = self.text, []  # (line, seen_body) read on this call, with the end of each line taken
         while (position, seen_body) not in self._ends and position < len(text):
-            line_end = text.find("\n", position)
-            line_end = len(text) if line_end < 0 else line_end
+            line_end, following = _line(text, position)
             kind = _key_line_kind(text[position:line_end])
             if kind == "prose" or (kind == "blank" and seen_body):
                 break  # prose, or the blank line after the body
             read.append(((position, seen_body), None if kind == "blank" else line_end))
             seen_body = seen_body or kind == "body"
-            position = line_end + 1
+            position = following
         end = self._ends.get((position, seen_body))
         for key, line_end in reversed(read):
             end = line_end if end is None else end
             self._ends[key] = end
         return end
+
+
+def _line(text: str, start: int) -> tuple[int, int]:
+    """Where the line from ``start`` ends without its line break, and where the next line starts (past the end
+    of ``text`` after its last line). The break is ``\\n`` or ``\\r\\n``: a key's span ends before either, so a
+    file with CRLF line ends (a .ppk saved on Windows) keeps them all, as one with LF does."""
+    newline = text.find("\n", start)
+    newline = len(text) if newline < 0 else newline
+    end = newline - 1 if newline > start and text[newline - 1] == "\r" else newline
+    return end, newline + 1
 
 
 def _key_line_kind(line: str) -> str:
