@@ -33,8 +33,10 @@ from portal.answers.grounding import (
 )
 from portal.answers.model_client import ChatClient, ModelError
 from portal.answers.prompt import CANNOT_ANSWER, EVIDENCE_CLOSE, EVIDENCE_OPEN, build_messages, says_cannot_answer
+from portal.answers.question_type import carries
 from portal.answers.references import Reference, label
 from portal.answers.units import split_sentences
+from portal.answers.written import months
 from portal.errors import CairnError
 from portal.ingest.markers import is_page_line, neutralise_markers
 from tests.fake_openai import FakeOpenAI
@@ -189,6 +191,25 @@ def test_of_two_units_matching_nearly_alike_the_better_ranked_passage_s_answers(
     weights = {"backup": 1.0, "fail": 0.5, "night": 0.5, "disk": 1.1}
     answer = extractive_answer("Why did the backup disk fail at night?", refs, max_sentences=1, weights=weights)
     assert answer == "The backup failed at night. [1]"
+
+
+@pytest.mark.parametrize(
+    "text, named",
+    [
+        ("How fast may the MES send its backlog?", []),  # a verb
+        ("What is the limit on how fast the TW10 MES may send?", []),
+        ("How many tickets were there in May 2026?", ["may"]),
+        ("What happened on 2 May and in March?", ["may", "march"]),
+        ("Which jobs failed in mid-May?", ["may"]),
+    ],
+)
+def test_may_is_a_month_only_as_a_date(text, named):
+    assert months(text) == named
+
+
+def test_a_unit_carries_a_time_by_a_date_not_by_the_verb_may():
+    assert not carries("The MES may send its backlog at once.", "time", set())
+    assert carries("The MES sent its backlog on 2 May.", "time", set())
 
 
 def test_extractive_leaves_out_sentences_matching_only_a_common_term():

@@ -41,6 +41,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from portal.answers import written
+
 Tokenizer = Callable[[str], list[str]]
 
 # --- values with a shape of their own ---------------------------------------------------
@@ -89,33 +91,6 @@ def planned(text: str) -> bool:
 
 # --- counts and named values ----------------------------------------------------------------
 
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-_MONTH = re.compile(r"\b(?:" + "|".join(m for m in _MONTHS if m != "may") + r")\b", re.IGNORECASE)
-# "may" is a month only where a date or a preposition of time says so ("2 May", "May 2026", "in May"): in
-# "may the MES send …" it is a verb.
-_MAY = re.compile(
-    r"(?:\b\d{1,2}\.?\s+|\b(?:in|of|since|until|till|by|from|to|during|before|after|early|late|mid-?)\s+)May\b"
-    r"|\bMay\s+\d",
-    re.IGNORECASE,
-)
-# Numbers written as words count as numbers ("eleven of the twelve").
-_NUMBER_WORDS = frozenset(
-    "one two three four five six seven eight nine ten eleven twelve twenty thirty forty "
-    "fifty hundred thousand half".split()
-)
 # Words that end the counted phrase ("how many tickets did …", "how much downtime in …").
 _AFTER_PHRASE = (
     r"(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|"
@@ -194,21 +169,19 @@ def asked_value(question: str) -> AskedValue | None:
 
 def months(question: str) -> list[str]:
     """The months ``question`` names: the period it asks about."""
-    named = [(m.start(), m.group().casefold()) for m in _MONTH.finditer(question)]
-    named += [(m.start(), "may") for m in _MAY.finditer(question)]
-    return [month for _, month in sorted(named)]
+    return written.months(question)
 
 
 def names_month(text: str, month: str) -> bool:
     """Whether ``text`` names ``month``, by its name or in a date (2026-03-14, 03-14)."""
     if re.search(rf"\b{month}\b", text, re.IGNORECASE):
         return True
-    number = _MONTHS.index(month) + 1
+    number = written.MONTHS.index(month) + 1
     return re.search(rf"(?<![\w-])(?:\d{{4}}-)?{number:02d}-\d{{2}}(?![\w-])", text) is not None
 
 
 def _is_number(token: str) -> bool:
-    return any(c.isdigit() for c in token) or any(part in _NUMBER_WORDS for part in token.casefold().split("-"))
+    return any(c.isdigit() for c in token) or any(part in written.NUMBER_WORDS for part in token.casefold().split("-"))
 
 
 def _is_value(token: str) -> bool:

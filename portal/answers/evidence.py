@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from portal.answers import asked as asked_values
+from portal.answers import written
 from portal.answers.units import passage_units
 from portal.search.analysis import STOPWORDS
 
@@ -76,9 +77,7 @@ CLOSEST_UNITS = 0.9
 
 Tokenizer = Callable[[str], list[str]]
 
-# A token of letters, digits and joiners, as identifiers are written: INC-2026-0266, VL02N,
-# Z_PP_CONF_IDOC_PROCESS, R26.04, 2026-03-14.
-_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.][A-Za-z0-9]+)*")
+_TOKEN = written.IDENTIFIER_TOKEN
 
 
 class Searched(Protocol):

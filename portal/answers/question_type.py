@@ -5,6 +5,8 @@ The extractive answerer (``extractive.py``) prefers the units that carry what th
 
 import re
 
+from portal.answers import written
+
 _ASKS_TIME = re.compile(
     r"^\W*(when|what time|what date|what day|by when|until when|since when|how often|"
     r"at what time|on which day|on what day)\b",
@@ -49,16 +51,13 @@ _LEAD_CLAUSE = re.compile(
 _TIME = re.compile(
     r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(daily|weekly|"
     r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
-    r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|"
+    + written.MONTH_PATTERN
+    + r"|"
     r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?)\b|\b\d{1,2}\s*(am|pm)\b",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(
-    r"(?<![\w-])\d+(?:[.,]\d+)*\s*(%|percent)?(?![\w-])|\b(one|two|three|four|five|six|seven|"
-    r"eight|nine|ten|eleven|twelve|twenty|thirty|hundred|thousand|half|double)\b",
-    re.IGNORECASE,
-)
-_IDENTIFIER_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.][A-Za-z0-9]+)*")
+_NUMBER = re.compile(r"(?<![\w-])\d+(?:[.,]\d+)*\s*(%|percent)?(?![\w-])|" + written.NUMBER_WORD_PATTERN, re.IGNORECASE)
+_IDENTIFIER_TOKEN = written.IDENTIFIER_TOKEN
 
 
 def _is_identifier(token: str) -> bool:
