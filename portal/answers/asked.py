@@ -98,11 +98,11 @@ _AFTER_PHRASE = (
 )
 _COUNT = re.compile(r"\bhow (?:many|much)\s+((?:[\w/-]+\s+){0,3}?)" + _AFTER_PHRASE + r"\b", re.IGNORECASE)
 _NOT_A_NOUN = r"(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|the|a|an)\b)"
-# A quantity asked for by its noun: answered by a number, rarely written next to the noun ("2 percent").
+# How a question asking for a value opens: "which", "what", "what's the", "what was the".
+_ASKING = r"\b(?:which|what(?:'s|’s|\s+(?:is|was|are|were))?(?:\s+the)?)\s+"
+# A quantity asked for by its noun, after up to two words ("the warning threshold"): answered by a number.
 _QUANTITY = re.compile(
-    r"\b(?:which|what(?:'s|’s|\s+(?:is|was|are|were))?(?:\s+the)?)\s+(?:"
-    + _NOT_A_NOUN
-    + r"[\w/-]+\s+){0,2}?(number of|percentage|share|size|"
+    _ASKING + r"(?:" + _NOT_A_NOUN + r"[\w/-]+\s+){0,2}?(number of|percentage|share|size|"
     r"amount|price|cost|fee|rate|limit|threshold|target|availability|mttr|duration)\b",
     re.IGNORECASE,
 )
@@ -113,11 +113,7 @@ _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", 
 # the noun as often as with it: "the change number" is "CHG-2026-0142").
 _VALUE_NOUNS = "version|revision|level|code|password"
 _NAMED_VALUE = re.compile(
-    r"\b(?:which|what(?:\s+(?:is|was|are|were)\s+the)?)\s+((?:"
-    + _NOT_A_NOUN
-    + r"[\w/-]+\s+){0,3}?("
-    + _VALUE_NOUNS
-    + r"))\b",
+    _ASKING + r"((?:" + _NOT_A_NOUN + r"[\w/-]+\s+){0,3}?(" + _VALUE_NOUNS + r"))\b",
     re.IGNORECASE,
 )
 # "…, and which program?" / "… expire? And when …": a question of several parts.
