@@ -457,6 +457,40 @@ def test_text_edited_in_the_browser_loses_the_controls_an_upload_loses(app, pack
     assert "Run rm -rf /tmp/old only on the batch host.[31m" in stored and "Backspace and bell." in stored
 
 
+# The 8-bit spellings of terminal controls (C1, U+0080–U+009F): U+009B is CSI ("ESC ["), U+009D OSC ("ESC ]"),
+# U+009C its terminator. VTE terminals (GNOME Terminal and the others built on it) and GNU screen read them in
+# UTF-8 text as they read the ESC sequences themselves. U+0085 (NEL) is a line break, as for str.splitlines.
+C1_CONTROLS = "\x80\x84\x90\x9b\x9c\x9d\x9f"
+
+
+def test_text_loses_the_c1_controls_a_terminal_runs_as_escape_sequences(app, pack, client_as):
+    """Uploaded and typed text lose control characters so that what ``cairn`` prints is text, never a terminal
+    control (an escape sequence in a title clears the screen or sets the window title of whoever runs
+    ``cairn search``). Only C0 and DEL went: U+009B then "2J" in a heading was stored, made the title, and was
+    printed by ``cairn search``, a clear-screen sequence as "ESC [2J" is."""
+    admin = client_as("PlatformAdmin")
+    text = (
+        "# Gauge \u009d0;pwned\u009c manual\n\n"
+        "Calibrate the zorblax gauge \u009b2J before every shift.\u0085Then \x80\x84\x90\x9f log it.\n"
+    )
+    assert upload(admin, "ops", "gauge.md", text.encode()).status_code == 200
+    document = Document.get()
+    stored = document.current_revision().text
+    assert not set(document.title + stored) & set(C1_CONTROLS), repr(document.title + stored)
+    assert document.title == "Gauge 0;pwned manual" and "gauge 2J before every shift.\u0085Then  log it." in stored
+    printed = cli_runner(app)("search", "zorblax", "--pack", "ops").stdout
+    assert "Gauge 0;pwned manual" in printed and not set(printed) & set(C1_CONTROLS), repr(printed)
+
+    # Typed text loses them as uploaded text does (``request_text``): a title and a text saved from the edit form.
+    saved = admin.post(
+        "/packs/ops/documents/gauge/edit",
+        data={"title": "Gauge \u009b31m manual", "text": text, "expected_version": "1"},
+    )
+    assert saved.status_code == 303
+    edited = Document.get()
+    assert not set(edited.title + edited.current_revision().text) & set(C1_CONTROLS)
+
+
 def _pdf_titled(title: str) -> bytes:
     from fpdf import FPDF
 

@@ -20,7 +20,10 @@ MAX_LABEL_CHARS = 200
 NO_ALT_TEXT_LABEL = "image"
 
 _PLACEHOLDER = re.compile(r"( ?)\x00(\d+)\x00")
-_CONTROLS_BUT_NUL = rf"\x01-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff{BIDI_REORDERING}"
+# C0 but tab, line feed and carriage return; DEL; and C1 but U+0085 (NEL, a line break as ``str.splitlines``
+# counts one). C1 is the 8-bit spelling of the terminal controls (U+009B is CSI, "ESC ["), which VTE terminals
+# and GNU screen run in UTF-8 text as they run an escape sequence: text ``cairn`` prints holds none of them.
+_CONTROLS_BUT_NUL = rf"\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff{BIDI_REORDERING}"
 _CONTROL = re.compile(rf"[\x00{_CONTROLS_BUT_NUL}]")
 _CONTROL_BUT_NUL = re.compile(rf"[{_CONTROLS_BUT_NUL}]")
 
