@@ -491,6 +491,21 @@ def test_text_loses_the_c1_controls_a_terminal_runs_as_escape_sequences(app, pac
     assert not set(edited.title + edited.current_revision().text) & set(C1_CONTROLS)
 
 
+def test_text_stored_before_the_rule_prints_without_terminal_controls(app, pack, client_as):
+    """What a command prints loses terminal controls however old the text: a heading and a passage stored
+    before uploads lost them (set here directly) print as text (``cli.support.say``)."""
+    assert (
+        upload(client_as("PlatformAdmin"), "ops", "gauge.md", b"# Gauge\n\nCalibrate the zorblax gauge.\n").status_code
+        == 200
+    )
+    Passage.update(
+        heading_path="Gauge \x1b[2J\u009b31m\r manual", text="Calibrate the zorblax \x1b]0;owned\x07gauge."
+    ).execute()
+    printed = cli_runner(app)("search", "zorblax", "--pack", "ops").stdout
+    assert "Gauge [2J31m manual" in printed and "zorblax ]0;ownedgauge." in printed, repr(printed)
+    assert not set(printed) & set(C1_CONTROLS + "\x1b\x07\r"), repr(printed)
+
+
 def _pdf_titled(title: str) -> bytes:
     from fpdf import FPDF
 

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from portal.cli.support import app_context, echo_listing, fail
+from portal.cli.support import app_context, echo_listing, fail, say
 from portal.models import GROUNDING_MODES
 
 
@@ -47,7 +47,7 @@ def agents_create(slug, name, mode, company, grants, instructions, description, 
         fail(refusal.message)
     packs = ", ".join(p.slug for p in agent.granted_packs()) or "no packs"
     state = "offered" if agent.offered else "draft"
-    click.echo(f"created agent {agent.slug} ({agent.mode}; {packs}; {state})")
+    say(f"created agent {agent.slug} ({agent.mode}; {packs}; {state})")
 
 
 @agents.command("offer")
@@ -63,7 +63,7 @@ def agents_offer(slug, withdraw):
     if agent is None:
         fail(f"no such agent: {slug}")
     agent = set_offered(None, agent, not withdraw)
-    click.echo(f"{agent.slug}: {'offered to members' if agent.offered else 'a draft, not offered'}")
+    say(f"{agent.slug}: {'offered to members' if agent.offered else 'a draft, not offered'}")
 
 
 @agents.command("list")
@@ -105,20 +105,20 @@ def ask(agent, question, as_json):
         fail(refusal.message)
     record = run_as_json(run)
     if as_json:
-        click.echo(json.dumps(record))
+        say(json.dumps(record))
         return
-    click.echo(record["answer"])
+    say(record["answer"])
     if record["answer_basis"] == "no_evidence":
         searched = ", ".join(p["title"] for p in record["searched_packs"]) or "no pack (none is granted)"
-        click.echo(f"searched: {searched}")
+        say(f"searched: {searched}")
     if record["warnings"]:
-        click.echo("")
+        say("")
         for warning in record["warnings"]:
-            click.echo(f"warning: {warning}")
+            say(f"warning: {warning}")
     if record["references"]:
-        click.echo("")
+        say("")
         for ref in record["references"]:
             where = f"page {ref['page']}" if ref["page"] else f"v{ref['version']}"
             mark = "*" if ref["n"] in record["cited"] else " "
-            click.echo(f"{mark}[{ref['n']}] {ref['document_id']} {where} (passage {ref['passage_id']})")
-    click.echo(f"\nrun {record['run_id']}: {record['status']} ({record['mode']} mode)")
+            say(f"{mark}[{ref['n']}] {ref['document_id']} {where} (passage {ref['passage_id']})")
+    say(f"\nrun {record['run_id']}: {record['status']} ({record['mode']} mode)")

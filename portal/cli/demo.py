@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from portal.cli.support import app_context
+from portal.cli.support import app_context, say
 
 
 @click.command("seed-demo")
@@ -30,14 +30,14 @@ def seed_demo(if_empty, force):
 
     app_context()
     if if_empty and not is_empty():
-        click.echo(
+        say(
             "demo seed skipped: the database is not empty (it has users or packs already); "
             "the demo is loaded only into a fresh database."
         )
         return
     own = users_of_its_own()
     if own and not force:
-        click.echo(
+        say(
             f"demo seed skipped: this database has users of its own ({', '.join(own[:3])}"
             f"{', …' if len(own) > 3 else ''}), so it looks like a real deployment, and the demo would add "
             f"an administrator with a published password. Run `cairn seed-demo --force` to load it anyway.",
@@ -45,18 +45,18 @@ def seed_demo(if_empty, force):
         )
         sys.exit(1)
     report = run_seed()
-    click.echo(
+    say(
         f"packs created: {len(report.packs_created)}; documents added: {len(report.documents_added)}, "
         f"updated: {len(report.documents_updated)}, unchanged: {report.documents_unchanged}; "
         f"agents created: {len(report.agents_created)}, returned to catalog settings: "
         f"{len(report.agents_reset)}; users created: {len(report.users_created)}"
     )
     for name in report.documents_deleted:
-        click.echo(f"skipped document {name}: an administrator deleted it, and the seed does not bring it back")
+        say(f"skipped document {name}: an administrator deleted it, and the seed does not bring it back")
     for slug in report.packs_deleted:
-        click.echo(f"skipped pack {slug}: an administrator deleted it, and the seed does not bring it back")
+        say(f"skipped pack {slug}: an administrator deleted it, and the seed does not bring it back")
     for slug in report.agents_deleted:
-        click.echo(f"skipped agent {slug}: an administrator deleted it, and the seed does not bring it back")
-    click.echo("Demo sign-ins (demo only, never use these passwords elsewhere):")
+        say(f"skipped agent {slug}: an administrator deleted it, and the seed does not bring it back")
+    say("Demo sign-ins (demo only, never use these passwords elsewhere):")
     for user in DEMO_USERS:
-        click.echo(f"  {', '.join(user['roles']):14} {user['email']:28} {user['password']}")
+        say(f"  {', '.join(user['roles']):14} {user['email']:28} {user['password']}")

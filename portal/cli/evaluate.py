@@ -42,7 +42,7 @@ def evaluate(
     """Retrieval and answer quality: Recall@8 and nDCG@10 of a question set, its answers through `ask`
     (key fact stated, expected document cited, "no evidence" right and wrong, p95 latency), Cranfield
     next to plain Lucene, and the regression cases recorded from answer feedback."""
-    from portal.cli.support import fail
+    from portal.cli.support import fail, say
     from portal.evaluation.questions import QuestionSetError
     from portal.evaluation.runner import run_evaluation
 
@@ -57,4 +57,4 @@ def evaluate(
         )
     except QuestionSetError as error:
         fail(str(error))
-    click.echo(json.dumps(report.as_json()) if as_json else report.as_text(details))
+    say(json.dumps(report.as_json()) if as_json else report.as_text(details))

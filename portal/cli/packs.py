@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from portal.cli.support import app_context, echo_listing, fail
+from portal.cli.support import app_context, echo_listing, fail, say
 from portal.models import ROLES, VISIBILITIES
 
 
@@ -32,7 +32,7 @@ def packs_create(slug, title, kind, company, description):
         pack = create_pack(slug, title, kind, company, description, add_company=True)
     except Refused as refusal:
         fail(refusal.message)
-    click.echo(f"created pack {pack.slug}")
+    say(f"created pack {pack.slug}")
 
 
 @packs.command("list")
@@ -108,22 +108,22 @@ def ingest(pack, files, as_json, visibility, reader_roles):
     app_context(check_every_index=True)
     reader_access = ReaderAccess(visibility, tuple(reader_roles)) if visibility else None
     any_refused = False
-    # each line as soon as its file is stored (click.echo flushes)
+    # each line as soon as its file is stored (say prints through click.echo, which flushes)
     for path, outcome in ingest_paths(pack, files, reader_access):
         line = outcome_json(path, outcome)
         any_refused |= line["status"] == "refused"
         if as_json:
-            click.echo(json.dumps(line))
+            say(json.dumps(line))
         elif line["status"] == "accepted":
             doc = line["document"]
             without_vector = f", {doc['not_embedded']} without a vector" if doc["not_embedded"] else ""
-            click.echo(
+            say(
                 f"{line['file']}: accepted as {doc['id']} v{doc['version']} "
                 f"({doc['passages']} passages{without_vector})"
                 f"{' — ' + line['message'] if line['message'] else ''}"
             )
         else:
-            click.echo(f"{line['file']}: refused ({line['reason']}) — {line['message']}")
+            say(f"{line['file']}: refused ({line['reason']}) — {line['message']}")
     sys.exit(1 if any_refused else 0)
 
 
@@ -153,15 +153,15 @@ def sync(pack, folder, dry_run, as_json, overwrite_edits):
     try:
         for line in sync_folder(found, folder, dry_run, overwrite_edits):  # each line as soon as its file is done
             lines.append(line)
-            click.echo(json.dumps(line.as_json()) if as_json else _sync_text(line, dry_run))
+            say(json.dumps(line.as_json()) if as_json else _sync_text(line, dry_run))
     except Refused as refusal:
         fail(refusal.message)
     counts = summary(lines)
     if as_json:
-        click.echo(json.dumps({"summary": counts, "dry_run": dry_run, "folder": str(folder), "pack": pack}))
+        say(json.dumps({"summary": counts, "dry_run": dry_run, "folder": str(folder), "pack": pack}))
     else:
         done = ", ".join(f"{n} {action}" for action, n in counts.items())
-        click.echo(f"{'dry run, nothing changed — would be: ' if dry_run else ''}{done}")
+        say(f"{'dry run, nothing changed — would be: ' if dry_run else ''}{done}")
     sys.exit(1 if counts["refused"] or counts["conflict"] else 0)
 
 
@@ -191,14 +191,14 @@ def search(query, pack_slugs, limit, as_json):
         fail(f"no such pack: {', '.join(missing)}")
     results = search_packs([found[s] for s in pack_slugs], query, limit)
     if as_json:
-        click.echo(json.dumps({"query": query, "hits": [h.as_json() for h in results.hits]}))
+        say(json.dumps({"query": query, "hits": [h.as_json() for h in results.hits]}))
         return
     if results.no_evidence:
-        click.echo("no evidence found")
+        say("no evidence found")
     for n, hit in enumerate(results.hits, 1):
         where = f"page {hit.page}" if hit.page else (hit.heading_path or f"lines {hit.line_start}-{hit.line_end}")
-        click.echo(f"{n}. [{hit.score:.3f}] {hit.pack}/{hit.document_id} v{hit.version} — {where}")
-        click.echo("   " + " ".join(hit.text.split())[:200])
+        say(f"{n}. [{hit.score:.3f}] {hit.pack}/{hit.document_id} v{hit.version} — {where}")
+        say("   " + " ".join(hit.text.split())[:200])
 
 
 @click.group()
@@ -213,4 +213,4 @@ def index_rebuild():
 
     app_context()
     for slug, count in rebuild_all().items():
-        click.echo(f"{slug}: {count} passages")
+        say(f"{slug}: {count} passages")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from portal.cli.support import app_context, fail
+from portal.cli.support import app_context, fail, say
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +23,7 @@ def init():
 
     app = app_context(repair=False)
     ran = migrate(app.config["DATABASE"])
-    click.echo(f"migrations applied: {', '.join(ran) if ran else 'none (up to date)'}")
+    say(f"migrations applied: {', '.join(ran) if ran else 'none (up to date)'}")
     repair_indexes_at_start(app, check_every_index=False)
     email, password = app.config["CAIRN_ADMIN_EMAIL"], app.config["CAIRN_ADMIN_PASSWORD"]
     if email and password and User.by_email(email) is None:
@@ -31,7 +31,7 @@ def init():
             create_user(email, password, {ADMIN})
         except UserError as error:
             fail(str(error))
-        click.echo(f"created {ADMIN} {email}")
+        say(f"created {ADMIN} {email}")
 
 
 DEFAULT_WORKERS = 2

@@ -1,5 +1,5 @@
 """What every command shares: the group that builds the app through Flask's ``ScriptInfo``, the
-app context a command runs in, the error exit and the listing printer."""
+app context a command runs in, the error exit, the listing printer and ``say``, which every command prints with."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from flask.cli import AppGroup, ScriptInfo
 
 from portal import create_app, repair_indexes_at_start
 from portal.config import ConfigError
+from portal.ingest.figures import strip_control_characters
 
 
 def cli_app():
@@ -52,16 +53,24 @@ def app_context(check_every_index: bool = False, repair: bool = True):
     return app
 
 
+def say(text: str = "", err: bool = False) -> None:
+    """Print ``text`` as a line for a terminal. What it holds came from documents, file names and questions,
+    so it loses the control characters a terminal would run (ESC and CSI start sequences that clear the
+    screen or retitle the window; a CR overwrites the line): text stored before its upload lost them, and
+    the one lost now, print alike. JSON output is ``json.dumps``'s, which writes them as escapes."""
+    click.echo(strip_control_characters(text).replace("\r", ""), err=err)
+
+
 def fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
+    say(f"error: {message}", err=True)
     sys.exit(2)
 
 
 def echo_listing(rows: list[dict], as_json: bool, line) -> None:
     """Print ``rows`` as one JSON array, or one ``line(row)`` each (with the company in brackets)."""
     if as_json:
-        click.echo(json.dumps(rows))
+        say(json.dumps(rows))
         return
     for row in rows:
         company = f" ({row['company']})" if row.get("company") else ""
-        click.echo(line(row) + company)
+        say(line(row) + company)

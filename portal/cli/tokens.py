@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from portal.cli.support import app_context, echo_listing, fail
+from portal.cli.support import app_context, echo_listing, fail, say
 
 
 @click.group()
@@ -29,7 +29,7 @@ def tokens_create(email, name):
         _token, secret = create_token(user, name)
     except Refused as refusal:
         fail(refusal.message)
-    click.echo(secret)
+    say(secret)
 
 
 @tokens.command("list")
@@ -77,4 +77,4 @@ def tokens_revoke(token_id):
     if token is None:
         fail(f"no token {token_id}")
     revoke(token, None)
-    click.echo(f"revoked token {token.id} ({token.name}) of {token.user.email}")
+    say(f"revoked token {token.id} ({token.name}) of {token.user.email}")

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from portal.cli.support import app_context, fail
+from portal.cli.support import app_context, fail, say
 from portal.models import ROLES
 
 
@@ -40,7 +40,7 @@ def users_create(email, roles, company):
         user = create_user(email, password, set(roles), company)
     except UserError as error:
         fail(str(error))
-    click.echo(f"created {user.email} ({', '.join(sorted(user.roles))})")
+    say(f"created {user.email} ({', '.join(sorted(user.roles))})")
 
 
 @users.command("set-password")
@@ -63,4 +63,4 @@ def users_set_password(email):
         set_password(user, password)
     except UserError as error:
         fail(str(error))
-    click.echo(f"new password set for {user.email}; every earlier session of it has ended")
+    say(f"new password set for {user.email}; every earlier session of it has ended")
