@@ -9,10 +9,12 @@ read with its heading, lead-in, heading path and document title), in a passage
 naming the months the question names, must hold a value of the kind asked for:
 
 - **a count or a quantity** ("how many hours", "how much downtime", "what
-  percentage", "what is the size"): a number that
+  percentage", "what's the warning threshold"): a number that
   the question does not itself name, in a unit that also names what is counted
-  (any of the counted words the packs use at all; a word the packs never use is
-  the asker's own, and does not decide);
+  or the quantity's noun (any of those words the packs use at all; a word the
+  packs never use is the asker's own, and does not decide). A percentage, a
+  share, a number, a size, a limit or an amount is seldom written beside its
+  value ("a 1.9 TB backup"): any number answers for those;
 - **a value named by a noun it is written after** ("which kernel patch level",
   "which version", "what is the password of …"): a token shaped like a value —
   with digits or an identifier — within a few words after that noun and in its
@@ -170,7 +172,7 @@ def months(question: str) -> list[str]:
 
 def names_month(text: str, month: str) -> bool:
     """Whether ``text`` names ``month``, by its name or in a date (2026-03-14, 03-14)."""
-    if re.search(rf"\b{month}\b", text, re.IGNORECASE):
+    if month in written.months(text):
         return True
     number = written.MONTHS.index(month) + 1
     return re.search(rf"(?<![\w-])(?:\d{{4}}-)?{number:02d}-\d{{2}}(?![\w-])", text) is not None
