@@ -103,11 +103,11 @@ _NOT_A_NOUN = r"(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|wo
 # How a question asking for a value opens: "which", "what", "what's the", "what was the".
 _ASKING = r"\b(?:which|what(?:'s|’s|\s+(?:is|was|are|were))?(?:\s+the)?)\s+"
 # A quantity asked for by its noun, after up to two words ("the warning threshold"): answered by a number.
-_QUANTITY = re.compile(
+QUANTITY_PATTERN = (
     _ASKING + r"(?:" + _NOT_A_NOUN + r"[\w/-]+\s+){0,2}?(number of|percentage|share|size|"
-    r"amount|price|cost|fee|rate|limit|threshold|target|availability|mttr|duration)\b",
-    re.IGNORECASE,
+    r"amount|price|cost|fee|rate|limit|threshold|target|availability|mttr|duration)\b"
 )
+_QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
 # Quantities whose noun is seldom written with their value ("2 percent", "12 of them"): any number answers.
 _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", "amount"))
 # Nouns whose value is written right after them ("version 1.4", "patch level 200", "return code 12").

@@ -5,7 +5,7 @@ The extractive answerer (``extractive.py``) prefers the units that carry what th
 
 import re
 
-from portal.answers import written
+from portal.answers import asked, written
 
 _ASKS_TIME = re.compile(
     r"^\W*(when|what time|what date|what day|by when|until when|since when|how often|"
@@ -13,8 +13,7 @@ _ASKS_TIME = re.compile(
     re.IGNORECASE,
 )
 _ASKS_NUMBER = re.compile(
-    r"\bhow (many|much|long|large|big|high|old|frequently)\b|\bwhat (percentage|percent|"
-    r"share|number of|size|limit|threshold)\b",
+    r"\bhow (many|much|long|large|big|high|old|frequently)\b|\bwhat percent\b|" + asked.QUANTITY_PATTERN,
     re.IGNORECASE,
 )
 _ASKS_IDENTIFIER = re.compile(
