@@ -348,3 +348,25 @@ def test_an_upload_reads_its_text_into_blocks_once(app, pack, monkeypatch):
     assert outcome.accepted and outcome.document.title == "Wide"
     assert parsed.count(text) == 1
     assert markdown_blocks(text) is markdown_blocks(text)  # the same blocks, which nobody can change
+
+
+def test_the_parsers_own_rules_add_literal_text_without_copying_what_came_before(monkeypatch):
+    """``state.pending += c`` reads the whole text waiting to become a token and copies it: once per
+    quoted wildcard, quadratic in a paragraph of them (400,000 characters of '"*"': a second to parse,
+    for every view and upload). The rules append through ``append_pending`` (markdown-it-py 4.3), so the
+    text waiting is read only when a token is made of it. Counted, not timed."""
+    from markdown_it.rules_inline import StateInline
+
+    reads = 0
+    pending = StateInline.pending
+
+    def counted(state):
+        nonlocal reads
+        reads += 1
+        return pending.fget(state)
+
+    monkeypatch.setattr(StateInline, "pending", property(counted, pending.fset))
+    markdown_blocks_module.MARKDOWN.parse('"*" ' * 2_000)
+    assert reads < 10  # the text rule's own reads: one for the paragraph's one text token
+    tokens = markdown_blocks_module.MARKDOWN.parseInline('"*" and "_"')[0].children
+    assert [(t.type, t.content) for t in tokens] == [("text", '"*" and "_"')]

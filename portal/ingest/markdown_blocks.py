@@ -57,8 +57,8 @@ def _quoted_wildcard(state: StateInline, silent: bool) -> bool:
     position = state.pos
     if state.src[position] not in "*_" or not in_quoted_wildcard(state.src, position):
         return False
-    if not silent:
-        state.pending += state.src[position]
+    if not silent:  # appended, not ``pending +=``: that copies the text waiting so far, quadratic in a run
+        state.append_pending(state.src[position])
     state.pos = position + 1
     return True
 
@@ -71,7 +71,7 @@ def _figure_marker(state: StateInline, silent: bool) -> bool:
     position = state.pos
     if state.src[position] == "\\" and figure_marker_at(state.src, position + 1):
         if not silent:
-            state.pending += "\\"
+            state.append_pending("\\")
         state.pos = position + 1
         return True
     found = figure_marker_at(state.src, position) if state.src[position] == "[" else None
