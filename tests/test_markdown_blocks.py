@@ -11,6 +11,7 @@ from bs4 import BeautifulSoup
 
 from portal.answers.units import passage_units, plain
 from portal.documents.render import PassageLines, render_markdown
+from portal.documents.sections import outline
 from portal.documents.services import upload_file
 from portal.ingest import markdown_blocks as markdown_blocks_module
 from portal.ingest.markdown_blocks import markdown_blocks, quoted_wildcards
@@ -370,3 +371,23 @@ def test_the_parsers_own_rules_add_literal_text_without_copying_what_came_before
     assert reads < 10  # the text rule's own reads: one for the paragraph's one text token
     tokens = markdown_blocks_module.MARKDOWN.parseInline('"*" and "_"')[0].children
     assert [(t.type, t.content) for t in tokens] == [("text", '"*" and "_"')]
+
+
+def test_a_heading_path_holds_a_long_title_cut_so_each_section_under_it_does_not_repeat_it_whole():
+    """Every passage and outline entry under a heading repeats its title in their heading path: a title of
+    200,000 characters over 28,000 short sections made 5.6 billion characters of paths for the splitter
+    and as many for the outline (quadratic; the upload never finished). A path holds a title cut to
+    ``MAX_PATH_TITLE_CHARS``; the heading itself, its outline entry's title and shorter titles are whole."""
+    limit = markdown_blocks_module.MAX_PATH_TITLE_CHARS
+    title = "zorblax gauge " * 3_000
+    text = f"# {title}\n" + "## Step\n\nTurn the dial.\n\n" * 2_000
+    cut = markdown_blocks(text)[0].heading_path[0]
+    assert len(cut) == limit and cut.endswith("…") and title.startswith(cut[:-1])
+    paths = [p.heading_path for p in split_passages(text, "md")]
+    assert set(paths) == {cut, f"{cut} > Step"} and paths.count(f"{cut} > Step") >= 1_999
+    sections = outline(text, "md")
+    assert sections[0].title == title.strip() and sections[0].path == cut
+    assert {s.path for s in sections[1:]} == {f"{cut} > Step"}
+
+    fits = "z" * limit
+    assert markdown_blocks(f"# {fits}\n\n## Step\n")[1].heading_path == (fits, "Step")
