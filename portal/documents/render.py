@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -113,7 +114,7 @@ def render_markdown(
     lines = source_lines(text)  # passage lines are counted as str.splitlines counts them
     starts = [p.line_start for p in passages]
     anchored: set[int] = set()
-    waiting = sorted((section_anchors or {}).items())
+    waiting = deque(sorted((section_anchors or {}).items()))  # taken from the front: a list's pop(0) is quadratic
     before: dict[int, list[str]] = {}  # token position → anchor ids to put before it
     for position, token in enumerate(tokens):
         if token.level != 0 or token.nesting == -1 or not token.map:
@@ -121,7 +122,7 @@ def render_markdown(
         first, end = lines(token.map)
         first_line, last_line = first + 1, end
         while waiting and waiting[0][0] < end:
-            before.setdefault(position, []).append(waiting.pop(0)[1])
+            before.setdefault(position, []).append(waiting.popleft()[1])
         token.attrSet("data-line", str(first_line))
         classes = []
         if highlight and first_line <= highlight[1] and last_line >= highlight[0]:
