@@ -11,6 +11,7 @@ from bs4 import BeautifulSoup
 
 from portal.answers.units import passage_units, plain
 from portal.documents.render import PassageLines, render_markdown
+from portal.documents.sections import outline
 from portal.documents.services import upload_file
 from portal.ingest import markdown_blocks as markdown_blocks_module
 from portal.ingest.markdown_blocks import markdown_blocks, quoted_wildcards
@@ -348,3 +349,45 @@ def test_an_upload_reads_its_text_into_blocks_once(app, pack, monkeypatch):
     assert outcome.accepted and outcome.document.title == "Wide"
     assert parsed.count(text) == 1
     assert markdown_blocks(text) is markdown_blocks(text)  # the same blocks, which nobody can change
+
+
+def test_the_parsers_own_rules_add_literal_text_without_copying_what_came_before(monkeypatch):
+    """``state.pending += c`` reads the whole text waiting to become a token and copies it: once per
+    quoted wildcard, quadratic in a paragraph of them (400,000 characters of '"*"': a second to parse,
+    for every view and upload). The rules append through ``append_pending`` (markdown-it-py 4.3), so the
+    text waiting is read only when a token is made of it. Counted, not timed."""
+    from markdown_it.rules_inline import StateInline
+
+    reads = 0
+    pending = StateInline.pending
+
+    def counted(state):
+        nonlocal reads
+        reads += 1
+        return pending.fget(state)
+
+    monkeypatch.setattr(StateInline, "pending", property(counted, pending.fset))
+    markdown_blocks_module.MARKDOWN.parse('"*" ' * 2_000)
+    assert reads < 10  # the text rule's own reads: one for the paragraph's one text token
+    tokens = markdown_blocks_module.MARKDOWN.parseInline('"*" and "_"')[0].children
+    assert [(t.type, t.content) for t in tokens] == [("text", '"*" and "_"')]
+
+
+def test_a_heading_path_holds_a_long_title_cut_so_each_section_under_it_does_not_repeat_it_whole():
+    """Every passage and outline entry under a heading repeats its title in their heading path: a title of
+    200,000 characters over 28,000 short sections made 5.6 billion characters of paths for the splitter
+    and as many for the outline (quadratic; the upload never finished). A path holds a title cut to
+    ``MAX_PATH_TITLE_CHARS``; the heading itself, its outline entry's title and shorter titles are whole."""
+    limit = markdown_blocks_module.MAX_PATH_TITLE_CHARS
+    title = "zorblax gauge " * 3_000
+    text = f"# {title}\n" + "## Step\n\nTurn the dial.\n\n" * 2_000
+    cut = markdown_blocks(text)[0].heading_path[0]
+    assert len(cut) == limit and cut.endswith("…") and title.startswith(cut[:-1])
+    paths = [p.heading_path for p in split_passages(text, "md")]
+    assert set(paths) == {cut, f"{cut} > Step"} and paths.count(f"{cut} > Step") >= 1_999
+    sections = outline(text, "md")
+    assert sections[0].title == title.strip() and sections[0].path == cut
+    assert {s.path for s in sections[1:]} == {f"{cut} > Step"}
+
+    fits = "z" * limit
+    assert markdown_blocks(f"# {fits}\n\n## Step\n")[1].heading_path == (fits, "Step")
