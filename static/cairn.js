@@ -31,6 +31,21 @@
       outcomes.appendChild(item);
     }
 
+    // A file whose request ended without an outcome: the connection dropped (the server was stopped or
+    // restarted), or the answer is no outcome line (the session ended, so the form is refused as expired;
+    // a proxy's error page). Its own line, with its name and the portal's message when there is one,
+    // counted as not stored: not as refused for its contents.
+    function notStored(file, reason, why) {
+      var item = document.createElement("li");
+      var name = document.createElement("strong");
+      item.className = "outcome refused";
+      item.dataset.reason = reason;
+      item.dataset.outcome = "not_stored";
+      name.textContent = file.name;
+      item.append(name, ": not stored — " + why);
+      outcomes.appendChild(item);
+    }
+
     // The link under the summary takes the keyboard (and the eye) to the batch's first refused line.
     var toRefused = box.querySelector(".upload-first-refused");
     var firstRefused = null;
@@ -65,7 +80,9 @@
         if (index >= files.length) {
           var batch = Array.prototype.slice.call(outcomes.children, earlier);
           label.textContent = summary(chosen.length, files.length, batch);
-          pointToRefused(batch.filter(function (line) { return line.dataset.outcome === "refused"; })[0]);
+          pointToRefused(batch.filter(function (line) {
+            return line.dataset.outcome === "refused" || line.dataset.outcome === "not_stored";
+          })[0]);
           bar.value = 100;
           button.disabled = false;
           input.value = "";
@@ -88,7 +105,14 @@
         xhr.addEventListener("load", function () {
           done += file.size;
           bar.value = Math.round(100 * done / total);
-          if (window.htmx && htmx.swap) {
+          // The upload's own answers (added, refused: 200, 422, 413) are outcome lines; anything else is not.
+          var answer = new DOMParser().parseFromString(xhr.responseText, "text/html");
+          if (!answer.querySelector("li.outcome")) {
+            var message = answer.querySelector("[role=alert], .error");
+            notStored(file, "http_" + xhr.status, message && message.textContent.trim()
+              ? message.textContent.replace(/\s+/g, " ").trim()
+              : "the portal answered " + xhr.status + (xhr.statusText ? " " + xhr.statusText : "") + "; try again.");
+          } else if (window.htmx && htmx.swap) {
             htmx.swap(outcomes, xhr.responseText, { swapStyle: "beforeend" });
           } else {
             outcomes.insertAdjacentHTML("beforeend", xhr.responseText);
@@ -96,8 +120,10 @@
           next(index + 1);
         });
         xhr.addEventListener("error", function () {
-          outcomes.insertAdjacentHTML("beforeend", '<li class="outcome refused" data-outcome="refused"></li>');
-          outcomes.lastElementChild.textContent = file.name + ": the upload did not reach the portal (network error). Nothing was stored; try again.";
+          // The request may have been cut after the portal stored the file (only its answer was lost):
+          // sending it again is safe, an identical file comes back "unchanged".
+          notStored(file, "network", "no answer came from the portal (network error). " +
+            "If it is not among the documents below, try again.");
           next(index + 1);
         });
         xhr.send(data);
@@ -106,7 +132,8 @@
     });
   }
 
-  // "Done: 40 files sent — 18 added, 22 refused.", from the result lines of the batch (_upload_outcomes.html).
+  // "Done: 40 files sent — 18 added, 22 refused.", from the result lines of the batch (_upload_outcomes.html),
+  // and ", 2 not stored." when requests ended without an outcome (notStored).
   function summary(chosen, sent, lines) {
     function count(kind) { return lines.filter(function (line) { return line.dataset.outcome === kind; }).length; }
     function files(n) { return n + " file" + (n === 1 ? "" : "s"); }
@@ -115,6 +142,7 @@
     if (count("revised")) { parts.push(count("revised") + " as a new version"); }
     if (count("unchanged")) { parts.push(count("unchanged") + " unchanged"); }
     parts.push(count("refused") + " refused");
+    if (count("not_stored")) { parts.push(count("not_stored") + " not stored"); }
     return "Done: " + (kept ? sent + " of " + files(chosen) + " sent (" + kept + " too large to send)" : files(sent) + " sent") +
       " — " + parts.join(", ") + ".";
   }

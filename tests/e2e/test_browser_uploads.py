@@ -115,3 +115,51 @@ def test_without_javascript_a_batch_over_its_limit_names_each_file(
     expect(outcomes.nth(2)).to_contain_text("big.md: refused — The file is 5.0 MB; the limit is 4 MB per file.")
     expect(page.locator("#docs-heading")).to_have_text("Documents (0)")
     context.close()
+
+
+def test_a_file_the_portal_did_not_take_is_named_and_counted_apart_from_the_refused(page, pack, users, tmp_path):
+    """A file whose request ends without an outcome (the connection dropped: the server was killed or
+    restarted; or an answer that is no outcome: the session ended, so the form is refused as expired) is a
+    line of its own, with its name, counted as not stored: never as sent and refused for its contents, and
+    never a bare message with no file name in the list."""
+    first = tmp_path / "first-note.md"
+    first.write_bytes(b"# First note\n\nStored before the connection dropped.\n")
+    dropped = tmp_path / "dropped-note.md"
+    dropped.write_bytes(b"# Dropped note\n\nIts request never reaches the portal.\n")
+    expired = tmp_path / "expired-note.md"
+    expired.write_bytes(b"# Expired note\n\nSent after the session ended.\n")
+
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/ops")
+
+    def drop_one(route):
+        if b"dropped-note.md" in (route.request.post_data_buffer or b""):
+            route.abort()  # as when the server is killed with the request under way
+        else:
+            route.continue_()
+
+    page.route("**/packs/ops/documents", drop_one)
+    page.set_input_files("#files", [str(first), str(dropped)])
+    page.locator("#upload-form button[type=submit]").press("Enter")
+    label = page.locator(".upload-label")
+    expect(label).to_have_text("Done: 2 files sent — 1 added, 0 refused, 1 not stored.")
+    expect(label).to_be_focused()
+    lost = page.locator("#upload-outcomes .outcome[data-outcome=not_stored]")
+    expect(lost).to_have_count(1)
+    expect(lost).to_have_attribute("data-reason", "network")
+    expect(lost).to_contain_text("dropped-note.md: not stored — no answer came from the portal")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="Go to the first refused file")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(lost).to_be_focused()
+    page.unroute("**/packs/ops/documents")
+
+    page.context.clear_cookies()  # signed out in another tab: the form's token has no session any more
+    page.set_input_files("#files", [str(expired)])
+    page.locator("#upload-form button[type=submit]").press("Enter")
+    expect(label).to_have_text("Done: 1 file sent — 0 added, 0 refused, 1 not stored.")
+    refused_for_form = page.locator("#upload-outcomes .outcome[data-outcome=not_stored]").last
+    expect(refused_for_form).to_have_attribute("data-reason", "http_400")
+    expect(refused_for_form).to_contain_text("expired-note.md: not stored — The form had expired")
+    # Every child of the list is a line of it.
+    assert page.evaluate("[...document.getElementById('upload-outcomes').children].every(e => e.tagName === 'LI')")
