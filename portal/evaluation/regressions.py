@@ -94,13 +94,13 @@ class RegressionReport:
             if o.skipped:
                 verdict = f"cannot be checked ({o.skipped})"
             elif o.kind == "no_evidence":
-                verdict = "said no evidence" if o.passed else "ANSWERED (expected no evidence)"
+                verdict = "said no evidence" if o.passed else "ANSWERED"
             elif o.found:
                 passage = {True: ", passage issued", False: ", passage not issued", None: ""}[o.passage_issued]
                 verdict = f"found at {o.rank}{passage}"
             else:
                 verdict = "MISSED"
-            lines.append(f"  case {o.case_id:<4} {verdict:31} {o.agent}: {o.question[:70]!r} → {o.expected}")
+            lines.append(f"  case {o.case_id:<4} {verdict:31} {o.agent}: {o.question[:70]!r}, expected: {o.expected}")
         return lines
 
 
