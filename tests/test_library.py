@@ -387,7 +387,7 @@ def test_company_visibility_in_a_pack_serving_no_company_is_refused_and_not_offe
 
     def offered(address: str) -> list[str]:
         page = BeautifulSoup(admin.get(address).data, "html.parser")
-        return [option["value"] for option in page.select("select[name=visibility] option")]
+        return [choice["value"] for choice in page.select("input[type=radio][name=visibility]")]
 
     assert offered("/packs/ops") == ["", "staff", "shared"]
     assert offered("/packs/acme") == ["", "staff", "shared", "company"]

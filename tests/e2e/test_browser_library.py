@@ -21,7 +21,7 @@ NOTE = b"# Spool overflow runbook\n\nRun the report RSPO1041 to delete old spool
 
 def _set_visibility(page, label: str, roles: tuple[str, ...] = ()) -> None:
     page.goto("/packs/ops/documents/spool-overflow")
-    page.select_option("#access-visibility", label=label)
+    page.locator(".reader-access").get_by_label(label, exact=True).check()
     for role in roles:
         page.locator(".reader-access").get_by_label(role, exact=True).check()
     page.click("text=Save who may read")
