@@ -1046,7 +1046,9 @@ def test_eval_checks_that_should_have_said_no_evidence_cases_now_get_no_evidence
     assert (summary["said_no_evidence"], summary["answered_instead_of_no_evidence"]) == (1, 1)
     assert (summary["found"], summary["missed"]) == (0, 0)
     text = "\n".join(report.as_text())
-    assert "ANSWERED (expected no evidence)" in text and "said no evidence " in text
+    answered_line = next(line for line in report.as_text() if f"case {answered.id} " in line)
+    assert "ANSWERED" in answered_line and answered_line.endswith("expected: no evidence")
+    assert "said no evidence " in text
 
     # The fix: the agent no longer searches the pack that only shares words with the question.
     update_agent(
