@@ -9,6 +9,8 @@ import socket
 
 import pytest
 
+from portal.answers.asked import Unit as AskedUnit
+from portal.answers.asked import asked_value, holds_count, planned
 from portal.answers.citations import validate_citations
 from portal.answers.extractive import (
     NO_EVIDENCE_ANSWER,
@@ -34,10 +36,11 @@ from portal.answers.grounding import (
 from portal.answers.model_client import ChatClient, ModelError
 from portal.answers.prompt import CANNOT_ANSWER, EVIDENCE_CLOSE, EVIDENCE_OPEN, build_messages, says_cannot_answer
 from portal.answers.question_type import carries
-from portal.answers.references import Reference, label
+from portal.answers.references import Reference, label, section_path
 from portal.answers.units import split_sentences
 from portal.answers.written import months
 from portal.errors import CairnError
+from portal.ingest.markdown_blocks import path_title
 from portal.ingest.markers import is_page_line, neutralise_markers
 from tests.fake_openai import FakeOpenAI
 
@@ -201,10 +204,55 @@ def test_of_two_units_matching_nearly_alike_the_better_ranked_passage_s_answers(
         ("How many tickets were there in May 2026?", ["may"]),
         ("What happened on 2 May and in March?", ["may", "march"]),
         ("Which jobs failed in mid-May?", ["may"]),
+        ("How many jobs in step 3 may run at once?", []),  # a number before the verb is no day
+        ("Release R26.04 may ship late.", []),
+        ("How many tickets in may 2026?", ["may"]),  # typed in lower case, with its year
     ],
 )
 def test_may_is_a_month_only_as_a_date(text, named):
     assert months(text) == named
+
+
+@pytest.mark.parametrize(
+    "question, value",
+    [
+        ("What's the warning threshold for SMQ2 inbound queues?", ("quantity", "threshold")),
+        ("What's the rate limit for the TW10 MES?", ("quantity", "limit")),  # the last noun is the one asked for
+        ("What was K4P availability in January 2026?", ("quantity", "availability")),
+        ("What steps reduce MTTR?", None),  # words before the noun only once "what is the" named a thing
+        ("Which jobs exceed threshold?", None),
+        ("What happens if availability drops below the target?", None),
+        ("What is the mobile phone number of the DBA on call?", None),  # a value of its own shape
+        ("What's the version of the restart checklist?", ("named", "version")),
+    ],
+)
+def test_what_a_question_asking_for_a_value_asks_for(question, value):
+    asked = asked_value(question)
+    assert (asked and (asked.kind, asked.phrase)) == value
+
+
+@pytest.mark.parametrize(
+    "text, is_plan",
+    [
+        ("Close the problem if the test passes and no recurrence happens by 2026-05-31.", True),
+        ("The restore finished with return code 0, even if it took longer than planned.", False),
+        ("The rehearsal must finish with return code 0.", True),
+        ("The rehearsal finished with return code 4.", False),
+    ],
+)
+def test_a_condition_is_a_plan_unless_the_unit_reports_what_was_done(text, is_plan):
+    assert planned(text) is is_plan
+
+
+def test_a_multiplier_is_no_value_but_tells_the_answerer_a_number_is_there():
+    check = AskedUnit("Double-check the warning threshold with the Basis team.", "", "")
+    assert not holds_count(check, set(), set(), simple_tokenize)
+    assert carries("Double the interval of SPO_NUM.", "number", set())
+
+
+def test_a_long_first_heading_cut_in_the_heading_path_is_still_the_title():
+    title = "Spool " * 41  # 246 characters: the path holds it cut to 200 (markdown_blocks.path_title)
+    assert section_path(f"{path_title(title.strip())} > Summary", title.strip()) == "Summary"
 
 
 def test_a_unit_carries_a_time_by_a_date_not_by_the_verb_may():

@@ -74,11 +74,14 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str], bool]]] = {
 
 # "Did …?", "Was … closed?", "Has … been …?": a question whether something happened.
 _PAST_OUTCOME = re.compile(r"^\W*(?:did|was|were|has|have|had)\b", re.IGNORECASE)
-# A unit saying what is to happen: a modal of the future or of an obligation, a plan, or a condition ("close
-# the problem if the test passes" says what is to be done once something happens, not that it did).
+# A unit saying what is to happen: a modal of the future or of an obligation, or a plan.
 _PLAN = re.compile(
-    r"\b(?:will|shall|must|if|(?:is|are) (?:planned|scheduled|due|to be|to)|planned for|scheduled for)\b", re.IGNORECASE
+    r"\b(?:will|shall|must|(?:is|are) (?:planned|scheduled|due|to be|to)|planned for|scheduled for)\b", re.IGNORECASE
 )
+# ... or a condition in a unit that reports nothing done ("close the problem if the test passes" says what is to
+# be done once something happens, not that it did; "it finished, even if it took longer" reports it).
+_CONDITION = re.compile(r"\bif\b", re.IGNORECASE)
+_REPORTED = re.compile(r"\b(?:was|were|had|did|took|ran|went|came|got|made|began|\w+ed)\b", re.IGNORECASE)
 
 
 def asks_past_outcome(question: str) -> bool:
@@ -88,7 +91,7 @@ def asks_past_outcome(question: str) -> bool:
 
 def planned(text: str) -> bool:
     """Whether ``text`` speaks of what is to happen rather than of what happened."""
-    return _PLAN.search(text) is not None
+    return _PLAN.search(text) is not None or (_CONDITION.search(text) is not None and not _REPORTED.search(text))
 
 
 # --- counts and named values ----------------------------------------------------------------
@@ -99,13 +102,25 @@ _AFTER_PHRASE = (
     r"in|of|per|for|at|on|to|the)"
 )
 _COUNT = re.compile(r"\bhow (?:many|much)\s+((?:[\w/-]+\s+){0,3}?)" + _AFTER_PHRASE + r"\b", re.IGNORECASE)
-_NOT_A_NOUN = r"(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|the|a|an)\b)"
+_NOT_A_NOUN = (
+    r"(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|the|a|an|"
+    r"if|when|and|or|to|for|of|in)\b)"
+)
 # How a question asking for a value opens: "which", "what", "what's the", "what was the".
 _ASKING = r"\b(?:which|what(?:'s|’s|\s+(?:is|was|are|were))?(?:\s+the)?)\s+"
-# A quantity asked for by its noun, after up to two words ("the warning threshold"): answered by a number.
+_QUANTITY_NOUNS = (
+    r"(number of|percentage|share|size|amount|price|cost|fee|rate|limit|threshold|target|availability|mttr|duration)\b"
+)
+# A quantity asked for by its noun: right after "which" or "what", or after up to two words once "what is the"
+# (or "what's") has said a thing is named ("what's the warning threshold"; not "what steps reduce MTTR"). The
+# last noun is the one asked for ("the rate limit": a limit). Answered by a number.
 QUANTITY_PATTERN = (
-    _ASKING + r"(?:" + _NOT_A_NOUN + r"[\w/-]+\s+){0,2}?(number of|percentage|share|size|"
-    r"amount|price|cost|fee|rate|limit|threshold|target|availability|mttr|duration)\b"
+    r"\b(?:which|what)\s+"
+    + _QUANTITY_NOUNS
+    + r"|\bwhat(?:'s|’s|\s+(?:is|was|are|were))(?:\s+the)?\s+(?:"
+    + _NOT_A_NOUN
+    + r"[\w/-]+\s+){0,2}"
+    + _QUANTITY_NOUNS
 )
 _QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
 # Quantities whose noun is seldom written with their value ("2 percent", "12 of them"): any number answers.
@@ -150,15 +165,16 @@ class Unit:
 
 
 def asked_value(question: str) -> AskedValue | None:
-    """The value ``question`` asks for, or None (it asks for none, or it has several parts)."""
-    if _SEVERAL_PARTS.search(question):
+    """The value ``question`` asks for, or None (it asks for none, it has several parts, or it asks for a value
+    of a shape of its own, which ``SHAPED_VALUES`` checks: "the phone number of …" asks for no count)."""
+    if _SEVERAL_PARTS.search(question) or any(asked.search(question) for asked, _ in SHAPED_VALUES.values()):
         return None
     count = _COUNT.search(question)
     if count:
         return AskedValue("count", count.group(1).strip())
     quantity = _QUANTITY.search(question)
-    if quantity:  # any number answers it: the noun is seldom written beside its value
-        return AskedValue("quantity", quantity.group(1).removesuffix(" of"))
+    if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
+        return AskedValue("quantity", (quantity.group(1) or quantity.group(2)).removesuffix(" of"))
     named = _NAMED_VALUE.search(question)
     if named:
         return AskedValue("named", named.group(2))

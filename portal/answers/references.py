@@ -4,6 +4,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from portal.ingest.markdown_blocks import path_title
 from portal.models.packs import DOCUMENT_ID_PATTERN
 
 
@@ -51,7 +52,8 @@ def _same_title(heading: str, title: str) -> bool:
     def bare(text: str) -> str:
         return " ".join(text.replace("*", "").replace("_", "").replace("`", "").split()).casefold()
 
-    return bool(title) and bare(heading) == bare(title)
+    # a heading path holds a long title cut (``markdown_blocks.path_title``), so the title is compared cut alike
+    return bool(title) and bare(heading) == bare(path_title(title))
 
 
 def label(ref: Reference) -> str:

@@ -19,22 +19,25 @@ MONTHS = (
     "november",
     "december",
 )
-# A month by its name. "may" is a month only where a day, a year or a preposition of time says so ("2 May",
-# "May 2026", "in May"): in "how fast the MES may send" it is a verb, and a question about it asks no month.
+# A month by its name. "may" is a month only where a date or a preposition of time says so, written as a
+# name ("2 May", "in May", "mid-May", "May 7") or with a year ("may 2026"): in "how fast the MES may send" or
+# "in step 3 may run" it is a verb, and a question about it asks no month.
 MONTH_PATTERN = (
     r"\b(?:"
     + "|".join(month for month in MONTHS if month != "may")
     + r")\b|(?:\b\d{1,2}\.?\s+|\b(?:in|of|since|until|till|by|from|to|during|before|after|early|late)\s+|\bmid-?\s*)"
-    r"May\b|\bMay\s+\d"
+    r"(?-i:May)\b|\b(?-i:May)\s+\d|\bmay\s+\d{4}\b"
 )
 _MONTH = re.compile(MONTH_PATTERN, re.IGNORECASE)
 
-# Numbers written as words count as numbers ("eleven of the twelve", "double the volume").
+# Numbers written as words count as numbers ("eleven of the twelve").
 NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred thousand "
-    "half double".split()
+    "half".split()
 )
-NUMBER_WORD_PATTERN = r"\b(?:" + "|".join(sorted(NUMBER_WORDS)) + r")\b"
+# A unit carries a number for the answerer with a multiplier too ("double the volume"); a multiplier is no value
+# the evidence check accepts ("Double-check the threshold" gives none).
+NUMBER_WORD_PATTERN = r"\b(?:" + "|".join(sorted(NUMBER_WORDS | {"double"})) + r")\b"
 
 # A token of letters, digits and joiners, as identifiers are written: INC-2026-0266, VL02N,
 # Z_PP_CONF_IDOC_PROCESS, R26.04, 2026-03-14.
