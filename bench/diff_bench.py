@@ -20,14 +20,13 @@ from types import SimpleNamespace
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from portal.documents import viewer  # noqa: E402
-
-TEXT_LIMIT = 400_000
+from portal.ingest.limits import MAX_TEXT_CHARS  # noqa: E402
 
 
 def within_limit(lines):
     kept, size = [], 0
     for line in lines:
-        if size + len(line) + 1 > TEXT_LIMIT:
+        if size + len(line) + 1 > MAX_TEXT_CHARS:
             break
         kept.append(line)
         size += len(line) + 1

@@ -252,6 +252,13 @@ def database() -> Database:
     return flask_db.database
 
 
+def _engine() -> Database:
+    """The database object itself, not the proxy the models are bound to: its class says which engine it is,
+    and it is the key of what is kept per database."""
+    db = database()
+    return db.obj if isinstance(db, Proxy) else db
+
+
 class _Slot:
     """Where a ``KeptSelect``'s value goes in the kept parameters, and how that value is converted."""
 
@@ -296,8 +303,7 @@ class KeptSelect:
     def rows(self, *values) -> list:
         if len(values) != self._arity:
             raise TypeError(f"{self._build.__name__} takes {self._arity} values, not {len(values)}")
-        db = database()
-        db = db.obj if isinstance(db, Proxy) else db
+        db = _engine()
         kept = self._kept.get(db)
         if kept is None:
             select = self._build(*(_Parameter(position) for position in range(self._arity)))
@@ -360,8 +366,7 @@ def one_snapshot() -> Iterator[None]:
     if db.in_transaction():
         yield
         return
-    engine = db.obj if isinstance(db, Proxy) else db
-    if isinstance(engine, SqliteDatabase):
+    if isinstance(_engine(), SqliteDatabase):
         with db.atomic("DEFERRED"):
             yield
     else:

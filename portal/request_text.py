@@ -13,8 +13,8 @@ uploaded file's own bytes are content, read by ``ingest.formats``, which refuses
 ``encoding``.)
 
 Every value (and name) of a query string, a form and a JSON body loses the bidirectional
-reordering controls (``portal.bidi``) and the other control characters but tab and line breaks
-before any view reads it, as uploaded text does (``ingest.figures.strip_control_characters``): a
+reordering controls (``portal.controls``) and the other control characters but tab and line breaks
+before any view reads it, as uploaded text does (``controls.strip_control_characters``): a
 question, a title or a note holding U+202E would be stored as one thing and shown as another, and
 would reorder the rest of each line that lists it; an escape or a backspace is invisible on a page
 and acts in a terminal or a CSV that shows it. They are dropped rather than refused: chat programs
@@ -32,9 +32,9 @@ from flask import Request, request
 from werkzeug.datastructures import ImmutableMultiDict, iter_multi_items
 from werkzeug.exceptions import BadRequest
 
+from portal.controls import strip_control_characters
 from portal.errors import NotFound
 from portal.ingest import limits
-from portal.ingest.figures import strip_control_characters
 
 NUL = "\x00"
 

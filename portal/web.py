@@ -37,6 +37,7 @@ def init_app(app) -> None:
     from portal.agents.services import MAX_INSTRUCTIONS_CHARS, MAX_NAME_CHARS
     from portal.agents.views import bp as agents_bp
     from portal.chat.views import bp as chat_bp
+    from portal.describing import service as describing
     from portal.describing.views import bp as describing_bp
     from portal.documents.excerpts import passage_excerpt
     from portal.documents.readers import VISIBILITY_LABELS
@@ -89,6 +90,9 @@ def init_app(app) -> None:
             },
             "slug_pattern": SLUG_PATTERN,
             "per_document_cap": PER_DOCUMENT_CAP,  # _search_summary.html: why fewer passages show than match
+            # The document page's "Describe images" panel: whether a vision model is set (asked only where shown).
+            "vision_configured": describing.model_configured,
+            "no_vision_model": describing.NO_MODEL,
             "htmx_src": url_for("static", filename=f"vendor/htmx-{HTMX_VERSION}.min.js"),
         }
 

@@ -19,16 +19,21 @@
     var outcomes = document.getElementById("upload-outcomes");
     var button = form.querySelector('button[type="submit"]');
 
-    function keepBack(file) {
-      var size = (file.size / (1024 * 1024)).toFixed(1) + " MB";
+    // A line of the outcome list the page writes itself: the file's name, then what became of it.
+    function outcomeLine(file, outcome, reason, text) {
       var item = document.createElement("li");
       var name = document.createElement("strong");
       item.className = "outcome refused";
-      item.dataset.reason = "too_large";
-      item.dataset.outcome = "refused";
+      item.dataset.reason = reason;
+      item.dataset.outcome = outcome;
       name.textContent = file.name;
-      item.append(name, ": " + form.dataset.notSent.replace("{size}", size));
+      item.append(name, text);
       outcomes.appendChild(item);
+    }
+
+    function keepBack(file) {
+      var size = (file.size / (1024 * 1024)).toFixed(1) + " MB";
+      outcomeLine(file, "refused", "too_large", ": " + form.dataset.notSent.replace("{size}", size));
     }
 
     // A file whose request ended without an outcome: the connection dropped (the server was stopped or
@@ -36,14 +41,7 @@
     // a proxy's error page). Its own line, with its name and the portal's message when there is one,
     // counted as not stored: not as refused for its contents.
     function notStored(file, reason, why) {
-      var item = document.createElement("li");
-      var name = document.createElement("strong");
-      item.className = "outcome refused";
-      item.dataset.reason = reason;
-      item.dataset.outcome = "not_stored";
-      name.textContent = file.name;
-      item.append(name, ": not stored — " + why);
-      outcomes.appendChild(item);
+      outcomeLine(file, "not_stored", reason, ": not stored — " + why);
     }
 
     // The link under the summary takes the keyboard (and the eye) to the batch's first refused line.

@@ -15,8 +15,8 @@ from helpers import login
 from portal.agents.services import create_agent
 from portal.api.tokens import create_token
 from portal.auth.services import create_user
-from portal.bidi import BIDI_REORDERING
 from portal.chat.services import start_conversation
+from portal.controls import BIDI_REORDERING
 from portal.documents import services as documents
 from portal.feedback.services import rate_answer
 from portal.models import Agent, AuditLog, Conversation, Document, Feedback, Pack, Revision, Run
@@ -136,7 +136,7 @@ def test_the_api_names_a_nul_in_its_query_and_body_and_stores_nothing(world, app
     )
 
 
-# --- Bidirectional reordering controls (portal/bidi.py) ------------------------------------------------
+# --- Bidirectional reordering controls (portal/controls.py) ------------------------------------------------
 
 # "Clean up" then an override that shows the rest of its line backwards: stored as written, read as
 # "Clean up golden" followed by whatever the page lists after it, reversed.

@@ -137,6 +137,26 @@ def _wait_for(path: Path, children: list[subprocess.Popen]) -> None:
         time.sleep(0.05)  # polling for the child's signal, not waiting a fixed time
 
 
+WORKER_NAMES = ("alpha", "beta")
+
+
+def _release_together(signals: Path, children: list[subprocess.Popen]) -> None:
+    """Once every worker has said it is ready, let them all go at once."""
+    for name in WORKER_NAMES:
+        _wait_for(signals / f"ready-{name}", children)
+    (signals / "go").touch()
+
+
+def _outputs(workers: list[subprocess.Popen]) -> list[tuple[str, str]]:
+    """Each worker's standard output and error, once it has ended well."""
+    outputs = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=CHILD_DEADLINE_S)
+        assert worker.returncode == 0, err
+        outputs.append((out, err))
+    return outputs
+
+
 @pytest.mark.usefixtures("java")
 def test_two_worker_processes_writing_one_pack_take_turns_and_see_each_others_documents(app, pack, tmp_path):
     data = app.config["CAIRN_DATA_DIR"]
@@ -146,13 +166,9 @@ def test_two_worker_processes_writing_one_pack_take_turns_and_see_each_others_do
         _start(UPLOADING_WORKER, data, "beta", "alpha", str(DOCUMENTS_EACH), database_url),
     ]
     try:
-        for name in ("alpha", "beta"):
-            _wait_for(tmp_path / f"ready-{name}", workers)
-        (tmp_path / "go").touch()
+        _release_together(tmp_path, workers)
         reports = []
-        for worker in workers:
-            out, err = worker.communicate(timeout=CHILD_DEADLINE_S)
-            assert worker.returncode == 0, err
+        for out, err in _outputs(workers):
             assert "Traceback" not in err and "failed" not in err, err
             reports.append(json.loads(out.strip().splitlines()[-1]))
     finally:
@@ -219,19 +235,13 @@ def test_two_workers_restarted_at_once_catch_up_pending_work_once_without_a_lock
     try:
         _wait_for(tmp_path / "locked", children)
         every = "yes" if check_every_index else "no"
-        workers = [_start(RESTARTED_WORKER, data, name, database_url, every) for name in ("alpha", "beta")]
+        workers = [_start(RESTARTED_WORKER, data, name, database_url, every) for name in WORKER_NAMES]
         children += workers
-        for name in ("alpha", "beta"):
-            _wait_for(tmp_path / f"ready-{name}", children)
-        (tmp_path / "go").touch()
-        for name in ("alpha", "beta"):
+        _release_together(tmp_path, children)
+        for name in WORKER_NAMES:
             _wait_for(tmp_path / f"at-index-{name}", children)
         (tmp_path / "release").touch()
-        logs = []
-        for worker in workers:
-            out, err = worker.communicate(timeout=CHILD_DEADLINE_S)
-            assert worker.returncode == 0, err
-            logs.append(err)
+        logs = [err for _, err in _outputs(workers)]
         holder.communicate(timeout=CHILD_DEADLINE_S)
     finally:
         for child in children:

@@ -181,11 +181,6 @@ def asked_value(question: str) -> AskedValue | None:
     return None
 
 
-def months(question: str) -> list[str]:
-    """The months ``question`` names: the period it asks about."""
-    return written.months(question)
-
-
 def names_month(text: str, month: str) -> bool:
     """Whether ``text`` names ``month``, by its name or in a date (2026-03-14, 03-14)."""
     if month in written.months(text):
@@ -248,9 +243,12 @@ def answered(
         if asked.kind == "count" or (asked.kind == "quantity" and asked.phrase.casefold() not in _UNWRITTEN_NOUNS)
         else set()
     )
-    asked_months = months(question)
+    asked_months = written.months(question)
+    in_period: dict[str, bool] = {}  # a passage's units share its text: it is read for the months once
     for unit in units:
-        if not all(names_month(unit.passage, month) for month in asked_months):
+        if unit.passage not in in_period:
+            in_period[unit.passage] = all(names_month(unit.passage, month) for month in asked_months)
+        if not in_period[unit.passage]:
             continue
         if not about(f"{unit.context}\n{unit.text}"):
             continue

@@ -77,8 +77,6 @@ CLOSEST_UNITS = 0.9
 
 Tokenizer = Callable[[str], list[str]]
 
-_TOKEN = written.IDENTIFIER_TOKEN
-
 
 class Searched(Protocol):
     """A search hit as the evidence check reads it (``portal.search.hits.SearchHit``)."""
@@ -123,7 +121,7 @@ def _proper_nouns(question: str) -> list[str]:
     """The capitalised words of ``question`` that do not start one of its sentences."""
     return [
         m.group()
-        for m in _TOKEN.finditer(question)
+        for m in written.IDENTIFIER_TOKEN.finditer(question)
         if _is_proper_noun(
             m.group(), not question[: m.start()].strip() or question[: m.start()].rstrip()[-1] in ".?!:;\"'“‘("
         )
@@ -136,7 +134,7 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     ``known(token)`` says whether the searched packs contain a three-letter acronym."""
     runs: list[list[str]] = []
     previous_end = -1
-    for match in _TOKEN.finditer(question):
+    for match in written.IDENTIFIER_TOKEN.finditer(question):
         token = match.group()
         if not (is_identifier(token) or (_is_acronym(token) and known(token))):
             previous_end = -1

@@ -12,8 +12,8 @@ import urllib.parse
 from dataclasses import dataclass
 
 from portal.config import ModelSettings
+from portal.controls import strip_control_characters
 from portal.errors import CairnError
-from portal.ingest.figures import strip_control_characters
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 

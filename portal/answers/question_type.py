@@ -56,7 +56,6 @@ _TIME = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"(?<![\w-])\d+(?:[.,]\d+)*\s*(%|percent)?(?![\w-])|" + written.NUMBER_WORD_PATTERN, re.IGNORECASE)
-_IDENTIFIER_TOKEN = written.IDENTIFIER_TOKEN
 
 
 def _is_identifier(token: str) -> bool:
@@ -98,7 +97,7 @@ def is_instruction(unit_text: str) -> bool:
 def _names_it(question: str, end: int) -> bool:
     """Whether the noun ending at ``end`` is followed by the identifier it names: "What does transaction SM58
     show?" asks what SM58 shows, not which transaction (a unit naming another one is no better for it)."""
-    following = _IDENTIFIER_TOKEN.match(question, end + 1) if question[end : end + 1] == " " else None
+    following = written.IDENTIFIER_TOKEN.match(question, end + 1) if question[end : end + 1] == " " else None
     return following is not None and _is_identifier(following.group())
 
 
@@ -111,10 +110,10 @@ def carries(unit_text: str, asked: str, named: set[str]) -> bool:
     if asked == "number":
         return any(m.group(0).strip().casefold() not in named for m in _NUMBER.finditer(unit_text))
     if asked == "identifier":
-        return any(_is_identifier(t) and t.casefold() not in named for t in _IDENTIFIER_TOKEN.findall(unit_text))
+        return any(_is_identifier(t) and t.casefold() not in named for t in written.IDENTIFIER_TOKEN.findall(unit_text))
     return False
 
 
 def named_identifiers(question: str) -> set[str]:
     """The identifiers the question itself names (casefolded): a unit carrying only these answers nothing."""
-    return {t.casefold() for t in _IDENTIFIER_TOKEN.findall(question) if _is_identifier(t)}
+    return {t.casefold() for t in written.IDENTIFIER_TOKEN.findall(question) if _is_identifier(t)}

@@ -11,7 +11,7 @@ from flask.cli import AppGroup, ScriptInfo
 
 from portal import create_app, repair_indexes_at_start
 from portal.config import ConfigError
-from portal.ingest.figures import strip_control_characters
+from portal.controls import strip_control_characters
 
 
 def cli_app():

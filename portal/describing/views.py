@@ -19,12 +19,6 @@ def _document(slug: str, doc_id: str):
     return pack, access.document_for(current_user, pack, doc_id)
 
 
-@bp.app_context_processor
-def describing_state():
-    """For the document page's panel: whether a vision model is set (asked only where the panel is shown)."""
-    return {"vision_configured": service.model_configured, "no_vision_model": service.NO_MODEL}
-
-
 @bp.route("", methods=["POST"])
 @login_required
 def start(slug: str, doc_id: str):

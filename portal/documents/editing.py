@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from portal import storage
 from portal.audit import audit
+from portal.controls import normalised_text
 from portal.db import database
 from portal.documents import revisions
 from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
@@ -16,7 +17,6 @@ from portal.documents.services import classification_policy, fitted_title, sha25
 from portal.errors import Refused, VersionConflict, too_long
 from portal.ingest import limits
 from portal.ingest.classify import classify, refuse_if_not_allowed
-from portal.ingest.figures import strip_control_characters
 from portal.ingest.markers import with_figure_descriptions
 from portal.ingest.passages import split_passages
 from portal.models import MAX_TITLE_CHARS, Document, Revision, User, utcnow
@@ -45,7 +45,7 @@ def edit_document(
     if reader_access is not None:
         reader_access.refuse_if_not_for(document.pack)
     current = document.current_revision()
-    if text is not None and (current is None or _normalised(text) != current.text):
+    if text is not None and (current is None or normalised_text(text) != current.text):
         return edit_text(document, text, expected_version, user, title=title, reader_access=reader_access)
     access_changed = reader_access is not None and reader_access.fields() != access_fields(document)
     if title == document.title and not access_changed:
@@ -85,12 +85,6 @@ def retitle(document: Document, title: str, expected_version: int, user: User | 
     search_service.index_changes(pack)
 
 
-def _normalised(text: str) -> str:
-    """Edited text as an upload's text is read (``formats.read_text``): newlines as ``\\n``, without control
-    characters or bidirectional reordering."""
-    return strip_control_characters(text.replace("\r\n", "\n").replace("\r", "\n"))
-
-
 def edit_text(
     document: Document,
     text: str,
@@ -110,7 +104,7 @@ def edit_text(
             "Word, PDF and image documents change by uploading a new file; "
             "only Markdown and text documents are edited here.",
         )
-    text = _normalised(text)
+    text = normalised_text(text)
     title = title or document.title
     if not text.strip():
         raise limits.refuse_empty()

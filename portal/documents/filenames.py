@@ -19,7 +19,7 @@ import re
 import unicodedata
 from pathlib import PurePath
 
-from portal.bidi import BIDI_REORDERING
+from portal.controls import BIDI_REORDERING
 from portal.errors import Refused
 from portal.ingest.classify import cut_redacted
 
@@ -38,6 +38,8 @@ def base_name(name: str) -> str:
 # Control characters, and the line and paragraph separators (U+2028, U+2029), which end a line as a line
 # feed does (``str.splitlines``, JavaScript, many editors) without being control characters.
 _REFUSED_CATEGORIES = frozenset({"Cc", "Zl", "Zp"})
+# ... and a download name drops invisible format characters too (zero-width, direction marks: category Cf).
+_DROPPED_CATEGORIES = _REFUSED_CATEGORIES | {"Cf"}
 
 
 def _refused_character(character: str) -> bool:
@@ -82,6 +84,6 @@ def shown_name(name: str) -> str:
 def download_name(name: str | None) -> str:
     """The name a download is offered under: no folder part, no control, line break or invisible format
     character."""
-    kept = "".join(c for c in base_name(name or "") if unicodedata.category(c) not in _REFUSED_CATEGORIES | {"Cf"})
+    kept = "".join(c for c in base_name(name or "") if unicodedata.category(c) not in _DROPPED_CATEGORIES)
     kept = kept.strip().lstrip(".")
     return kept or FALLBACK_DOWNLOAD_NAME

@@ -13,19 +13,13 @@ by side, so a line that lost one is kept apart again before the markers go in.
 import re
 from dataclasses import dataclass, field
 
-from portal.bidi import BIDI_REORDERING
+from portal.controls import strip_control_characters
 from portal.ingest.markers import figure_marker, images_line, neutralise_markers
 
 MAX_LABEL_CHARS = 200
 NO_ALT_TEXT_LABEL = "image"
 
 _PLACEHOLDER = re.compile(r"( ?)\x00(\d+)\x00")
-# C0 but tab, line feed and carriage return; DEL; and C1 but U+0085 (NEL, a line break as ``str.splitlines``
-# counts one). C1 is the 8-bit spelling of the terminal controls (U+009B is CSI, "ESC ["), which VTE terminals
-# and GNU screen run in UTF-8 text as they run an escape sequence: text ``cairn`` prints holds none of them.
-_CONTROLS_BUT_NUL = rf"\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff{BIDI_REORDERING}"
-_CONTROL = re.compile(rf"[\x00{_CONTROLS_BUT_NUL}]")
-_CONTROL_BUT_NUL = re.compile(rf"[{_CONTROLS_BUT_NUL}]")
 
 
 @dataclass
@@ -52,14 +46,6 @@ class AssembledText:
 def placeholder(slot: int) -> str:
     """The stand-in for picture ``slot`` (0-based, document order) in a reader's text."""
     return f"\x00{slot}\x00"
-
-
-def strip_control_characters(text: str, keep_nul: bool = False) -> str:
-    """Drop control characters (keeping tab and newline) and the bidirectional controls that reorder text
-    (``BIDI_REORDERING``) from text read out of a file: the text people read is the text that is stored,
-    searched and given to a model. ``keep_nul``: text sent to the portal, where a NUL is refused, not dropped
-    (``request_text``)."""
-    return (_CONTROL_BUT_NUL if keep_nul else _CONTROL).sub("", text)
 
 
 def figure_label(alt_text: str | None, fallback: str = NO_ALT_TEXT_LABEL) -> str:

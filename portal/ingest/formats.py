@@ -11,8 +11,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from portal.controls import normalised_text
 from portal.ingest import limits
-from portal.ingest.figures import ExtractedFigure, assemble, figure_label, strip_control_characters
+from portal.ingest.figures import ExtractedFigure, assemble, figure_label
 from portal.ingest.markers import without_images_line
 from portal.ingest.reader_parent import ReaderResult, run_reader
 from portal.ingest.sniff import describe, sniff
@@ -165,7 +166,7 @@ def read_text(data: bytes) -> str:
     if "\x00" in text:  # UTF-16 without a byte order mark, or a binary file: valid UTF-8, yet not text
         before = text[: text.index("\x00")]
         raise limits.refuse_nul_character(bom + len(before.encode(encoding)))
-    text = strip_control_characters(text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = normalised_text(text)
     if _BLANK.fullmatch(text):
         raise limits.refuse_empty()
     if len(text) > limits.MAX_TEXT_CHARS:

@@ -12,8 +12,9 @@ import re
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from portal.controls import strip_control_characters
 from portal.ingest import limits
-from portal.ingest.figures import placeholder, strip_control_characters
+from portal.ingest.figures import placeholder
 from portal.ingest.images import (
     ImageBudget,
     ImageOutcome,

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from portal.controls import strip_control_characters
 from portal.ingest.docx.package import MC, PIC, VML_OFFICE, WP, A, M, R, V, W
 from portal.ingest.docx.styles import is_on, numbering_reference, outline_level
-from portal.ingest.figures import figure_label, placeholder, strip_control_characters
+from portal.ingest.figures import figure_label, placeholder
 
 LINK_SCHEMES = ("http://", "https://", "mailto:")
 

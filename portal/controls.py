@@ -1,0 +1,40 @@
+"""The characters text loses before Cairn stores, shows, searches or prints it: one rule for uploaded text,
+typed text, model replies and what ``cairn`` prints.
+
+**Control characters.** C0 but tab, line feed and carriage return; DEL; and C1 but U+0085 (NEL, a line
+break as ``str.splitlines`` counts one). An escape, a bell or a backspace is invisible on a page yet acts
+in a terminal and in a spreadsheet; C1 is the 8-bit spelling of the terminal controls (U+009B is CSI,
+"ESC ["), which VTE terminals and GNU screen run in UTF-8 text as they run an escape sequence.
+
+**Bidirectional reordering controls.** Embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069)
+reorder how the text after them is shown, to the end of its paragraph: "rm -rf /tmp/old" can be stored,
+searched and given to a model as one thing and read as another ("Trojan Source"), and a question or a
+title holding one reorders the rest of the line a list shows it in (the time, the rating, the agent after
+it). Nothing a person writes needs them. The marks (U+200E, U+200F, U+061C) only place neutral
+characters, and right-to-left text needs those: they stay. File names refuse the same set
+(``documents.filenames``).
+"""
+
+from __future__ import annotations
+
+import re
+
+BIDI_REORDERING = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+_CONTROLS_BUT_NUL = rf"\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff{BIDI_REORDERING}"
+_CONTROL = re.compile(rf"[\x00{_CONTROLS_BUT_NUL}]")
+_CONTROL_BUT_NUL = re.compile(rf"[{_CONTROLS_BUT_NUL}]")
+
+
+def strip_control_characters(text: str, keep_nul: bool = False) -> str:
+    """Drop control characters (keeping tab and newline) and the bidirectional controls that reorder text
+    (``BIDI_REORDERING``) from text read out of a file: the text people read is the text that is stored,
+    searched and given to a model. ``keep_nul``: text sent to the portal, where a NUL is refused, not dropped
+    (``request_text``)."""
+    return (_CONTROL_BUT_NUL if keep_nul else _CONTROL).sub("", text)
+
+
+def normalised_text(text: str) -> str:
+    """A document's text as it is stored, from an upload or an edit: newlines as ``\\n``, without control
+    characters or bidirectional reordering."""
+    return strip_control_characters(text.replace("\r\n", "\n").replace("\r", "\n"))
