@@ -191,6 +191,36 @@
     });
   }
 
+  // Any other answer htmx does not swap (a 503 "busy" or "search unavailable", a 500) would leave the page as it
+  // was, the question still in its box and no word why: its message is shown, as text, above the form that sent
+  // the request, and replaced by the next one.
+  function showRequestErrors() {
+    document.body.addEventListener("htmx:responseError", function (event) {
+      var xhr = event.detail.xhr;
+      var source = event.detail.elt;
+      var form = source && source.closest ? (source.closest("form") || source) : null;
+      if (!form || !form.parentNode) { return; }
+      var answer = new DOMParser().parseFromString(xhr.responseText || "", "text/html");
+      var found = answer.querySelector("[role=alert], .error");
+      var text = found && found.textContent.trim() ? found.textContent.replace(/\s+/g, " ").trim()
+        : "The portal answered " + xhr.status + (xhr.statusText ? " " + xhr.statusText : "") + "; try again.";
+      var shown = form.previousElementSibling;
+      if (!shown || !shown.matches(".request-error")) {
+        shown = document.createElement("p");
+        shown.className = "error request-error";
+        shown.setAttribute("role", "alert");
+        form.parentNode.insertBefore(shown, form);
+      }
+      shown.textContent = text;
+    });
+    document.body.addEventListener("htmx:afterRequest", function (event) {
+      var source = event.detail.elt;
+      var form = source && source.closest ? (source.closest("form") || source) : null;
+      var shown = form && form.previousElementSibling;
+      if (event.detail.successful && shown && shown.matches(".request-error")) { shown.remove(); }
+    });
+  }
+
   // The chat: Enter sends (Shift+Enter makes a new line); while the answer is made the pending block shows
   // the question and the seconds elapsed; when it arrives it is scrolled into view and the question box,
   // empty again, has the focus.
@@ -372,6 +402,7 @@
     window.addEventListener("resize", function () { focusableScrollingTables(document); });
     document.body.addEventListener("htmx:afterSettle", function () { focusableScrollingTables(document); });
     swapRefusals();
+    showRequestErrors();
     enhanceChat();
     announceSwappedStatus();
     keepFocusAcrossSwaps();

@@ -1142,3 +1142,53 @@ def test_an_item_chosen_alone_and_again_among_its_list_steps_is_stated_once():
     texts = [text for text, _ in chosen]
     assert sum("Confirm with the business owner" in text for text in texts) == 1, texts
     assert texts[0].startswith("Overrun because of data volume: Confirm with the business owner")
+
+
+# --- the evidence check's second signal ----------------------------------------------
+
+
+def _hits(count: int):
+    from types import SimpleNamespace
+
+    return [
+        SimpleNamespace(
+            text=f"## Step {n}\n\nRestart the spool server after cleanup {n}. [Figure {n}: a screenshot]",
+            document_title="Spool runbook",
+            heading_path=f"Spool runbook > Step {n}",
+        )
+        for n in range(count)
+    ]
+
+
+def _choose(question: str, hits, relevance):
+    from portal.answers import evidence
+    from portal.answers.extractive import simple_tokenize
+
+    terms = simple_tokenize(question)
+    return evidence.choose(question, terms, 100, {t: 5 for t in terms}, hits, simple_tokenize, relevance=relevance)
+
+
+@pytest.mark.parametrize(
+    "score, evidence", [(0.2, True), (0.19, False), (float("nan"), False)], ids=["at-floor", "below", "nan"]
+)
+def test_the_sentence_model_reads_the_best_three_issued_passages_and_decides_at_its_floor(score, evidence):
+    from portal.answers.evidence import SEMANTIC_FLOOR
+
+    assert SEMANTIC_FLOOR == 0.2
+    read = []
+
+    def relevance(question, texts):
+        read.extend(texts)
+        return [score] * len(texts)
+
+    choice = _choose("How do I restart the spool server after cleanup?", _hits(5), relevance)
+    assert choice.evidence is evidence and bool(choice.issued) is evidence
+    # the three best, each as its heading path and units: no heading line, no figure marker
+    assert read == [f"Spool runbook > Step {n}\nRestart the spool server after cleanup {n}." for n in range(3)]
+
+
+def test_the_sentence_model_is_not_asked_when_the_words_already_refused():
+    def relevance(question, texts):
+        raise AssertionError("asked")
+
+    assert not _choose("What does the horoscope foretell for Sagittarius?", _hits(3), relevance).evidence
