@@ -192,32 +192,38 @@
   }
 
   // Any other answer htmx does not swap (a 503 "busy" or "search unavailable", a 500) would leave the page as it
-  // was, the question still in its box and no word why: its message is shown, as text, above the form that sent
-  // the request, and replaced by the next one.
+  // was, the question still in its box and no word why: its message is shown, as text, next to the button that
+  // sent the request (the top of a long form may be out of view), and goes with the next request that succeeds.
   function showRequestErrors() {
-    document.body.addEventListener("htmx:responseError", function (event) {
-      var xhr = event.detail.xhr;
+    function placeOf(event) {
       var source = event.detail.elt;
       var form = source && source.closest ? (source.closest("form") || source) : null;
-      if (!form || !form.parentNode) { return; }
+      if (!form || !form.parentNode) { return null; }
+      var button = form.querySelector("[type=submit]");
+      return button && button.parentNode ? button : form;
+    }
+    document.body.addEventListener("htmx:responseError", function (event) {
+      var place = placeOf(event);
+      if (!place) { return; }
+      var xhr = event.detail.xhr;
       var answer = new DOMParser().parseFromString(xhr.responseText || "", "text/html");
       var found = answer.querySelector("[role=alert], .error");
       var text = found && found.textContent.trim() ? found.textContent.replace(/\s+/g, " ").trim()
         : "The portal answered " + xhr.status + (xhr.statusText ? " " + xhr.statusText : "") + "; try again.";
-      var shown = form.previousElementSibling;
+      var shown = place.previousElementSibling;
       if (!shown || !shown.matches(".request-error")) {
         shown = document.createElement("p");
         shown.className = "error request-error";
         shown.setAttribute("role", "alert");
-        form.parentNode.insertBefore(shown, form);
+        place.parentNode.insertBefore(shown, place);
       }
       shown.textContent = text;
+      shown.scrollIntoView({ block: "nearest" });
     });
     document.body.addEventListener("htmx:afterRequest", function (event) {
-      var source = event.detail.elt;
-      var form = source && source.closest ? (source.closest("form") || source) : null;
-      var shown = form && form.previousElementSibling;
-      if (event.detail.successful && shown && shown.matches(".request-error")) { shown.remove(); }
+      var place = event.detail.successful && placeOf(event);
+      var shown = place && place.previousElementSibling;
+      if (shown && shown.matches(".request-error")) { shown.remove(); }
     });
   }
 

@@ -14,6 +14,7 @@ from helpers import serve_in_thread
 
 CHROMIUM = os.environ.get("CAIRN_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 BROWSER_WAIT_MS = 60_000
+_PROVOKED_STATUS_LINES = ("Failed to load resource", "Response Status Error Code")
 expect.set_options(timeout=BROWSER_WAIT_MS)  # expect()'s own default is 5 s
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -79,14 +80,13 @@ def page(browser, live_server, axe_script):
     page.set_default_timeout(BROWSER_WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    # HTTP error statuses the test provokes on purpose (a refused upload's 422) show up as
-    # "Failed to load resource" console lines; script errors and other console errors fail the test.
+    # HTTP error statuses the test provokes on purpose (a refused upload's 422, a 503) show up as
+    # "Failed to load resource" console lines, and htmx logs its own "Response Status Error Code" line for
+    # a status it does not swap; script errors and other console errors fail the test.
     page.on(
         "console",
         lambda msg: (
-            errors.append(msg.text)
-            if msg.type == "error" and not msg.text.startswith("Failed to load resource")
-            else None
+            errors.append(msg.text) if msg.type == "error" and not msg.text.startswith(_PROVOKED_STATUS_LINES) else None
         ),
     )
     yield page

@@ -295,3 +295,36 @@ def test_a_no_evidence_answer_looks_different_and_offers_another_agent_at_390_px
     arrived_at(page, re.compile(r"/chat/agents/ops-helper\?question="))
     expect(page.locator("#question")).to_be_visible()
     expect(page.locator("#question")).not_to_have_value("")  # the question that found nothing, to send again
+
+
+def test_an_answer_htmx_does_not_swap_shows_its_message_by_send_and_keeps_the_question(page, pack, users):
+    """A 503 (the database busy, search unavailable): the server's message by the button, the question kept; the
+    next request that succeeds takes the message away. The 503 itself is the server's (tests/test_runs.py)."""
+    _agents(pack)
+    sign_in(page, users["Member"].email, PASSWORD)
+    arrived_at(page, re.compile(r"/chat/$"))
+    page.check("input[name=agent][value=acme-desk]")
+    message = "The portal cannot search its documents right now, so nothing was answered or stored."
+    body = f'<p class="error" role="alert">{message}</p>'
+
+    def unavailable(route):
+        route.fulfill(status=503, content_type="text/html", body=body)
+
+    page.route(
+        re.compile(r"/chat/$"),
+        lambda route: unavailable(route) if route.request.method == "POST" else route.continue_(),
+    )
+    page.fill("#question", QUESTION)
+    page.press("#question", "Enter")
+    shown = page.locator("#ask-form .request-error")
+    expect(shown).to_have_text(message)
+    expect(shown).to_have_attribute("role", "alert")
+    expect(shown).to_be_in_viewport()
+    assert shown.evaluate("e => e.nextElementSibling.matches('[type=submit]')")
+    expect(page.locator("#question")).to_have_value(QUESTION)
+
+    page.unroute(re.compile(r"/chat/$"))
+    page.press("#question", "Enter")
+    arrived_at(page, re.compile(r"/chat/\d+$"))
+    expect(page.locator(".turn")).to_have_count(1)
+    expect(page.locator(".request-error")).to_have_count(0)
