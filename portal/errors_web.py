@@ -94,13 +94,13 @@ def init_app(app) -> None:
     @app.errorhandler(SearchError)
     def search_unavailable(error: SearchError):
         """A search part that cannot run here (an index busy past its wait, a model file missing or not the
-        pinned one): the operator's message goes to the log, the person asking gets a 503 saying nothing was
-        stored (a run is stored only after its answer)."""
+        pinned one): the operator's message goes to the log, the person asking a 503 saying nothing was
+        changed (a question's run is stored only after its answer)."""
         current_app.logger.error("search unavailable: %s", error)
         response = _problem(
             503,
             "Search unavailable",
-            "The portal cannot search its documents right now, so nothing was answered or stored. "
+            "The portal cannot search its documents right now; nothing was changed. "
             "Try again later; the administrator finds the cause in the server log.",
             "search_unavailable",
         )

@@ -304,7 +304,7 @@ def test_an_answer_htmx_does_not_swap_shows_its_message_by_send_and_keeps_the_qu
     sign_in(page, users["Member"].email, PASSWORD)
     arrived_at(page, re.compile(r"/chat/$"))
     page.check("input[name=agent][value=acme-desk]")
-    message = "The portal cannot search its documents right now, so nothing was answered or stored."
+    message = "The portal cannot search its documents right now; nothing was changed."
     body = f'<p class="error" role="alert">{message}</p>'
 
     def unavailable(route):
