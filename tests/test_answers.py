@@ -1172,7 +1172,7 @@ def _choose(question: str, hits, relevance):
     "score, evidence", [(0.2, True), (0.19, False), (float("nan"), False)], ids=["at-floor", "below", "nan"]
 )
 def test_the_sentence_model_reads_the_best_three_issued_passages_and_decides_at_its_floor(score, evidence):
-    from portal.answers.evidence import SEMANTIC_FLOOR
+    from portal.answers.evidence import LEXICAL_CERTAINTY, SEMANTIC_FLOOR
 
     assert SEMANTIC_FLOOR == 0.2
     read = []
@@ -1181,14 +1181,21 @@ def test_the_sentence_model_reads_the_best_three_issued_passages_and_decides_at_
         read.extend(texts)
         return [score] * len(texts)
 
-    choice = _choose("How do I restart the spool server after cleanup?", _hits(5), relevance)
+    # the passages hold four of the question's seven terms: the words leave room for doubt
+    choice = _choose(
+        "How do I restart the spool server after cleanup when printer queues overflow?", _hits(5), relevance
+    )
+    assert choice.coverage < LEXICAL_CERTAINTY
     assert choice.evidence is evidence and bool(choice.issued) is evidence
     # the three best, each as its heading path and units: no heading line, no figure marker
     assert read == [f"Spool runbook > Step {n}\nRestart the spool server after cleanup {n}." for n in range(3)]
 
 
-def test_the_sentence_model_is_not_asked_when_the_words_already_refused():
+def test_the_sentence_model_is_not_asked_when_the_words_already_decided():
     def relevance(question, texts):
         raise AssertionError("asked")
 
     assert not _choose("What does the horoscope foretell for Sagittarius?", _hits(3), relevance).evidence
+    # one passage holds every term of the question: the words say it is about it
+    certain = _choose("How do I restart the spool server after cleanup?", _hits(3), relevance)
+    assert certain.evidence and certain.coverage == 1.0 and certain.similarity is None

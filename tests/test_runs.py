@@ -262,6 +262,10 @@ def broken_sentence_model(tmp_path, monkeypatch):
     sentence_model.shared_model().forget()
 
 
+# Evidence by its words, but not beyond doubt ("warehouse" and "overflow" are in no passage): the model is asked.
+DOUBTFUL_QUESTION = "How do I delete old spool requests when the warehouse printers overflow?"
+
+
 @pytest.mark.parametrize("path, json", [("/agents/helper/try", False), ("/api/v1/agents/helper/ask", True)])
 def test_a_broken_sentence_model_answers_503_with_its_reason_and_stores_nothing(
     corpus, users, client_as, broken_sentence_model, path, json
@@ -273,12 +277,12 @@ def test_a_broken_sentence_model_answers_503_with_its_reason_and_stores_nothing(
 
         token = create_token(users["PlatformAdmin"], "runs")[1]
         response = client_as(None).post(
-            path, json={"question": EVIDENCE_QUESTION}, headers={"Authorization": f"Bearer {token}"}
+            path, json={"question": DOUBTFUL_QUESTION}, headers={"Authorization": f"Bearer {token}"}
         )
         assert response.get_json()["error"]["code"] == "search_unavailable"
     else:
         response = client_as("AgentBuilder").post(
-            path, data={"question": EVIDENCE_QUESTION}, headers={"HX-Request": "true"}
+            path, data={"question": DOUBTFUL_QUESTION}, headers={"HX-Request": "true"}
         )
         assert "cannot search its documents right now" in response.get_data(as_text=True)
     assert response.status_code == 503

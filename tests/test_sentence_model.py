@@ -68,3 +68,14 @@ def test_a_forked_child_loads_its_own_model_and_exits():
     os.waitpid(child, 0)
     assert ready, "the forked child hung"
     assert float(os.read(read_end, 64).decode()) == pytest.approx(parent, abs=1e-5)
+
+
+def test_a_passage_is_embedded_once_per_process_with_the_same_result():
+    model = sentence_model.SentenceModel()
+    runbook = "Escalate to the data warehouse team before deleting or resetting extraction queues."
+    model.similarities("Who must agree before I reset an extraction queue?", [runbook])
+    assert len(model._known) == 1
+    again, twice = model.similarities("How do I reset my VPN password?", [runbook, runbook])
+    assert len(model._known) == 1 and again == twice
+    (fresh,) = sentence_model.SentenceModel().similarities("How do I reset my VPN password?", [runbook])
+    assert again == pytest.approx(fresh, abs=1e-6)

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from cachetools import LRUCache
 
 from portal.search.errors import SearchError
 
@@ -38,7 +39,12 @@ PASSAGE_TOKENS = 64
 a passage says its subject at its start."""
 QUESTION_TOKENS = 256
 """A question is read up to the model's own limit: a user who tells the situation first asks at the end."""
-THREADS = min(2, os.cpu_count() or 1)
+THREADS = 1
+"""One thread a session: a worker's request threads already keep the cores busy under load, where two threads
+each cut chat questions from 81 to 70 a second (bench/load_bench.py); alone, a question waits about 30 ms more."""
+KNOWN_PASSAGES = 10_000
+"""Passage vectors kept per process (384 floats, 1.5 KB each: 15 MB). Passages are immutable and the same
+ones are the best three for many questions, so most questions need only their own vector."""
 
 
 class SentenceModelUnavailable(SearchError):
@@ -52,14 +58,31 @@ class SentenceModel:
         self._lock = threading.Lock()
         self._loaded = None
         self._failure: SentenceModelUnavailable | None = None
+        self._known: LRUCache = LRUCache(maxsize=KNOWN_PASSAGES)  # digest of a passage's text → its vector
+        self._known_lock = threading.Lock()
 
     def similarities(self, question: str, texts: Sequence[str]) -> list[float]:
         """The cosine of ``question`` with each of ``texts`` (each read up to ``PASSAGE_TOKENS`` tokens)."""
         if not texts:
             return []
         questions, passages, session, inputs = self._model()
-        asked = _encode(questions, session, inputs, [question])[0]
-        return [float(v) for v in _encode(passages, session, inputs, list(texts)) @ asked]
+        keys = [_digest(text) for text in texts]
+        with self._known_lock:
+            vectors = [self._known.get(key) for key in keys]
+        missing = list(dict.fromkeys(text for text, vector in zip(texts, vectors) if vector is None))
+        if missing and len(questions.encode(question).ids) <= PASSAGE_TOKENS:
+            # one call for all (a call has a cost of its own): a question this short is not cut either way
+            asked, *encoded = _encode(passages, session, inputs, [question, *missing])
+        else:
+            asked = _encode(questions, session, inputs, [question])[0]
+            encoded = _encode(passages, session, inputs, missing) if missing else []
+        if missing:
+            fresh = dict(zip(missing, encoded))
+            with self._known_lock:
+                for i, (key, text) in enumerate(zip(keys, texts)):
+                    if vectors[i] is None:
+                        vectors[i] = self._known[key] = fresh[text]
+        return [float(vector @ asked) for vector in vectors]
 
     def _model(self):
         with self._lock:
@@ -74,10 +97,12 @@ class SentenceModel:
             return self._loaded
 
     def forget(self) -> None:
-        """Drop the session and any failure, so the next question loads the files again."""
+        """Drop the session, its vectors and any failure, so the next question loads the files again."""
         with self._lock:
             self._loaded = None
             self._failure = None
+        with self._known_lock:
+            self._known.clear()
 
     def _after_fork_in_child(self) -> None:
         """A forked child can neither use the parent's session (its threads did not survive the fork) nor
@@ -87,6 +112,7 @@ class SentenceModel:
         self._lock = threading.Lock()
         self._loaded = None
         self._failure = None
+        self._known_lock = threading.Lock()  # the vectors stay: they are plain arrays, the same for the child
 
 
 def _encode(tokenizer, session, inputs: set[str], texts: list[str]) -> np.ndarray:
@@ -138,9 +164,14 @@ def _load():
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     # No arena: it kept about 60 MB more per process after a few calls, for no measurable speed.
     options.enable_cpu_mem_arena = False
+    options.enable_mem_pattern = False
     options.log_severity_level = 3  # its warnings about unused initializers are not ours
     session = onnxruntime.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     return *tokenizers, session, {i.name for i in session.get_inputs()}
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _sha256(path: Path) -> str:
