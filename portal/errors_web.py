@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import current_app, jsonify, request
+from flask import jsonify, request
 from flask_wtf.csrf import CSRFError
 from peewee import DoesNotExist, OperationalError
 from werkzeug.exceptions import BadRequest, MethodNotAllowed, RequestEntityTooLarge
@@ -12,7 +12,6 @@ from portal import db
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.ingest.limits import request_too_large_message, too_many_form_parts_message
 from portal.rendering import render
-from portal.search.errors import SearchError
 
 
 def _wants_json() -> bool:
@@ -89,22 +88,6 @@ def init_app(app) -> None:
             raise error
         response = _problem(503, "Busy", db.BUSY_MESSAGE, "busy")
         response.headers["Retry-After"] = "5"
-        return response
-
-    @app.errorhandler(SearchError)
-    def search_unavailable(error: SearchError):
-        """A search part that cannot run here (an index busy past its wait, a model file missing or not the
-        pinned one): the operator's message goes to the log, the person asking a 503 saying nothing was
-        changed (a question's run is stored only after its answer)."""
-        current_app.logger.error("search unavailable: %s", error)
-        response = _problem(
-            503,
-            "Search unavailable",
-            "The portal cannot search its documents right now; nothing was changed. "
-            "Try again later; the administrator finds the cause in the server log.",
-            "search_unavailable",
-        )
-        response.headers["Retry-After"] = "30"
         return response
 
     @app.errorhandler(CSRFError)

@@ -15,7 +15,6 @@ from bs4 import BeautifulSoup
 
 from helpers import LOCKS, SPOOL, cli_runner, login
 from portal.agents.services import create_agent, update_agent
-from portal.answers.evidence import SEMANTIC_FLOOR
 from portal.answers.extractive import NO_EVIDENCE_ANSWER
 from portal.answers.grounding import (
     CITES_NONE_WARNING,
@@ -38,7 +37,6 @@ from portal.models.clock import utcnow
 from portal.runs import services as run_services
 from portal.runs.ask import ask, retrieve
 from portal.runs.services import linked_answer
-from portal.search import sentence_model
 from portal.search.analysis import content_terms
 from portal.search.service import search_packs
 from resources.make_fixtures import add_picture, docx_bytes, image_bytes, mixed_images_docx
@@ -218,75 +216,6 @@ def test_evidence_check(corpus, question, evidence):
     retrieval = retrieve(make_agent("preferred"), question)
     assert retrieval.choice.evidence is evidence
     assert bool(retrieval.issued) is evidence
-
-
-EXTRACTION_QUEUES = b"""# Runbook: Extraction queues (LBWQ)
-
-## Escalation
-
-Escalate to the data warehouse team before deleting or resetting extraction queues.
-
-## Root cause of a locked extraction user
-
-The extraction user was of user type Dialog, which counts failed logons and is subject to password rules
-meant for people.
-"""
-
-
-@pytest.mark.parametrize(
-    "question, evidence",
-    [
-        ("Who must agree before I reset an extraction queue?", True),
-        # shares "reset" and "password" with the runbook, and "VPN" is in no document: a help-desk question
-        ("How do I reset my VPN password?", False),
-    ],
-)
-def test_the_sentence_model_turns_away_a_question_that_only_shares_words(corpus, question, evidence):
-    documents.upload_file(corpus, "extraction-queues.md", EXTRACTION_QUEUES, None)
-    choice = retrieve(make_agent("preferred"), question).choice
-    assert choice.similarity is not None  # the lexical rules passed both: the model decided
-    assert (choice.similarity >= SEMANTIC_FLOOR) is evidence
-    assert choice.evidence is evidence
-    assert bool(choice.issued) is evidence
-
-
-@pytest.fixture
-def broken_sentence_model(tmp_path, monkeypatch):
-    """The tokenizer file replaced by one that is not the pinned file (the model loads again, and after)."""
-    forged = tmp_path / "tokenizer.json"
-    forged.write_bytes(sentence_model._TOKENIZER.read_bytes().replace(b'"[UNK]"', b'"[UNK?]"', 1))
-    monkeypatch.setattr(sentence_model, "_TOKENIZER", forged)
-    sentence_model.shared_model().forget()
-    yield
-    monkeypatch.undo()
-    sentence_model.shared_model().forget()
-
-
-# Evidence by its words, but not beyond doubt ("warehouse" and "overflow" are in no passage): the model is asked.
-DOUBTFUL_QUESTION = "How do I delete old spool requests when the warehouse printers overflow?"
-
-
-@pytest.mark.parametrize("path, json", [("/agents/helper/try", False), ("/api/v1/agents/helper/ask", True)])
-def test_a_broken_sentence_model_answers_503_with_its_reason_and_stores_nothing(
-    corpus, users, client_as, broken_sentence_model, path, json
-):
-    make_agent("preferred", slug="helper")
-    before = Run.select().count()
-    if json:
-        from portal.api.tokens import create_token
-
-        token = create_token(users["PlatformAdmin"], "runs")[1]
-        response = client_as(None).post(
-            path, json={"question": DOUBTFUL_QUESTION}, headers={"Authorization": f"Bearer {token}"}
-        )
-        assert response.get_json()["error"]["code"] == "search_unavailable"
-    else:
-        response = client_as("AgentBuilder").post(
-            path, data={"question": DOUBTFUL_QUESTION}, headers={"HX-Request": "true"}
-        )
-        assert "cannot search its documents right now" in response.get_data(as_text=True)
-    assert response.status_code == 503
-    assert Run.select().count() == before
 
 
 SERVICE_LEVELS = b"""# Service levels

@@ -37,16 +37,7 @@ the terms in its text, heading path or title. There is evidence when
 - a question whether something happened ("Did the rehearsal finish with return
   code 0?", "Was PRB-2026-007 closed …?") is not answered when the units closest
   to it (``CLOSEST_UNITS``) only say what is to happen ("must finish", "will
-  confirm"): the result of something planned is not in the documents;
-- last, when the rules above leave passages to issue and no passage covers
-  ``LEXICAL_CERTAINTY`` of the question's weight: the question and the
-  best ``SEMANTIC_PASSAGES`` of them are about the same thing to a sentence
-  model (``relevance``: ``portal.search.sentence_model``), one of them reaching
-  ``SEMANTIC_FLOOR``. Shared words are not shared meaning: "How do I reset my
-  VPN password?" shares "reset" and "password" with runbook lines about
-  extraction queues and locked users, as every help-desk question shares a
-  word or two with the packs; a transformer reading the words in context
-  scores those far below any answerable question.
+  confirm"): the result of something planned is not in the documents.
 
 The thresholds were
 calibrated on the tuning half of the demo question set; the distributions are
@@ -68,7 +59,6 @@ from typing import Protocol
 from portal.answers import asked as asked_values
 from portal.answers import written
 from portal.answers.units import passage_units
-from portal.ingest.markers import without_figure_markers
 from portal.search.analysis import STOPWORDS
 
 REFERENCES_PER_RUN = 8
@@ -84,19 +74,8 @@ MIN_ANCHORED_COVERAGE = 0.3
 # A question about a past outcome is answered when one of the units covering at least this share of the
 # best unit's weight states something other than a plan.
 CLOSEST_UNITS = 0.9
-# The sentence model's cosine (the question against a passage as ``_model_text`` reads it) that one of the best
-# passages issued must reach: below every answerable question of the tuning half, above the help-desk ones.
-SEMANTIC_FLOOR = 0.2
-SEMANTIC_PASSAGES = 3
-# ... asked only while the words leave room for doubt: when one passage covers this share of the question's
-# weight, the words already say it is about the question. Each help-desk question the model turns away on the
-# tuning half has a word at its core that no passage holds (best coverage 0.21-0.48); the model costs about
-# as much CPU as the rest of a question, and this spares it for more than half of them.
-LEXICAL_CERTAINTY = 0.6
 
 Tokenizer = Callable[[str], list[str]]
-# (question, texts) → the question's cosine with each text (``sentence_model.SentenceModel.similarities``)
-Relevance = Callable[[str, Sequence[str]], list[float]]
 
 
 class Searched(Protocol):
@@ -244,7 +223,6 @@ class Choice:
     uncovered: list[str] = field(default_factory=list)  # question terms no candidate contains
     absent_words: list[str] = field(default_factory=list)  # the question's words no searched passage contains
     weights: dict[str, float] = field(default_factory=dict)
-    similarity: float | None = None  # the sentence model's best cosine, when it was asked
 
 
 def choose(
@@ -255,14 +233,12 @@ def choose(
     hits: Sequence[Searched],
     tokenize: Tokenizer,
     limit: int = REFERENCES_PER_RUN,
-    relevance: Relevance | None = None,
 ) -> Choice:
     """The evidence check and the passages issued for ``question`` (see the module's docstring).
 
     ``terms`` are the question's analyzed terms (``analysis.question_terms``);
     ``passages`` and ``doc_freqs`` the searched packs' statistics for them;
-    ``tokenize`` turns a passage into the same kind of terms;
-    ``relevance`` is the sentence model (None: the lexical rules alone).
+    ``tokenize`` turns a passage into the same kind of terms.
     """
     weights = term_weights(terms, passages, doc_freqs)
     total = math.fsum(weights.values())
@@ -343,11 +319,6 @@ def choose(
             unanswered, evidence, issued = value.phrase, False, []
         elif past_outcome and _only_planned(units, weights, tokenize):
             unanswered, evidence, issued = "the outcome", False, []
-    similarity = None
-    if issued and relevance is not None and best < LEXICAL_CERTAINTY:
-        similarity = max(relevance(question, [_model_text(hits[i]) for i in issued[:SEMANTIC_PASSAGES]]))
-        if not similarity >= SEMANTIC_FLOOR:  # a NaN is no evidence either
-            evidence, issued = False, []
     return Choice(
         evidence,
         issued,
@@ -361,17 +332,7 @@ def choose(
         uncovered=uncovered,
         weights=weights,
         absent_words=absent,
-        similarity=None if similarity is None else round(similarity, 4),
     )
-
-
-def _model_text(hit: Searched) -> str:
-    """A passage as the sentence model reads it: its heading path (or its document's title), then the units
-    the answerer reads (no Markdown syntax, no heading line repeating the path), without figure markers,
-    whose alt text is no part of the passage's subject. A passage of no such unit (a code block) is read
-    as stored."""
-    units = [text for unit in passage_units(hit.text) if (text := without_figure_markers(unit.text).strip())]
-    return f"{hit.heading_path or hit.document_title}\n{' '.join(units) if units else hit.text}"
 
 
 # A word as the user wrote it, an identifier whole (INC-2026-0427, rdisp/rfc_max_own_used_wp, Straße).

@@ -20,16 +20,11 @@ def init():
     from portal.auth.services import UserError, create_user
     from portal.migrate import migrate
     from portal.models import ADMIN, User
-    from portal.search import sentence_model
 
     app = app_context(repair=False)
     ran = migrate(app.config["DATABASE"])
     say(f"migrations applied: {', '.join(ran) if ran else 'none (up to date)'}")
     repair_indexes_at_start(app, check_every_index=False)
-    try:  # before the server starts: a broken install must not wait for the first question to show
-        sentence_model.check_files()
-    except sentence_model.SentenceModelUnavailable as error:
-        fail(str(error))
     email, password = app.config["CAIRN_ADMIN_EMAIL"], app.config["CAIRN_ADMIN_PASSWORD"]
     if email and password and User.by_email(email) is None:
         try:

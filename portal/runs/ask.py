@@ -31,7 +31,6 @@ from portal.models import Agent, Conversation, Document, Figure, Pack, Run, RunR
 from portal.runs.services import forget_documents_text
 from portal.search.analysis import TermCache, question_terms
 from portal.search.hits import SearchHit
-from portal.search.sentence_model import shared_model
 from portal.search.service import search_packs
 
 REFERENCES_PER_RUN = evidence.REFERENCES_PER_RUN
@@ -70,13 +69,7 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
     terms = question_terms(question)
     results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms)
     choice = evidence.choose(
-        question,
-        terms,
-        results.passages,
-        results.doc_freqs,
-        results.hits,
-        tokenize=tokenize or TermCache(),
-        relevance=shared_model().similarities,
+        question, terms, results.passages, results.doc_freqs, results.hits, tokenize=tokenize or TermCache()
     )
     return Retrieval(choice, results.hits)
 

@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 from helpers import PASSWORD
 from portal.agents.services import create_agent
 from portal.chat.services import TURNS_PER_PAGE, start_conversation
+from portal.db import BUSY_MESSAGE
 from portal.documents import services as documents
 from portal.feedback.services import rate_answer
 from portal.models import Run
@@ -298,13 +299,13 @@ def test_a_no_evidence_answer_looks_different_and_offers_another_agent_at_390_px
 
 
 def test_an_answer_htmx_does_not_swap_shows_its_message_by_send_and_keeps_the_question(page, pack, users):
-    """A 503 (the database busy, search unavailable): the server's message by the button, the question kept; the
-    next request that succeeds takes the message away. The 503 itself is the server's (tests/test_runs.py)."""
+    """A 503 (the database busy past its wait): the server's message by the button, the question kept; the next
+    request that succeeds takes the message away. The 503 itself is the server's (tests/test_concurrency.py)."""
     _agents(pack)
     sign_in(page, users["Member"].email, PASSWORD)
     arrived_at(page, re.compile(r"/chat/$"))
     page.check("input[name=agent][value=acme-desk]")
-    message = "The portal cannot search its documents right now; nothing was changed."
+    message = BUSY_MESSAGE
     body = f'<p class="error" role="alert">{message}</p>'
 
     def unavailable(route):
