@@ -10,6 +10,15 @@
   // Upload the chosen files one request at a time, so each stays under the
   // per-file limit and the progress bar tells how far the whole batch is.
   // A file over the limit is not sent at all: its refusal is shown at once.
+  // What the portal said in an answer that is not the one asked for (its error message, as text), or which
+  // status it answered with. ``answer`` is the response already parsed, when the caller has it.
+  function portalMessage(xhr, answer) {
+    answer = answer || new DOMParser().parseFromString(xhr.responseText || "", "text/html");
+    var found = answer.querySelector("[role=alert], .error");
+    return found && found.textContent.trim() ? found.textContent.replace(/\s+/g, " ").trim()
+      : "the portal answered " + xhr.status + (xhr.statusText ? " " + xhr.statusText : "") + "; try again.";
+  }
+
   function enhanceUpload(form) {
     var limit = Number(form.dataset.fileBytes);  // from portal/ingest/limits.py, as is the message
     var input = form.querySelector('input[type="file"]');
@@ -106,10 +115,7 @@
           // The upload's own answers (added, refused: 200, 422, 413) are outcome lines; anything else is not.
           var answer = new DOMParser().parseFromString(xhr.responseText, "text/html");
           if (!answer.querySelector("li.outcome")) {
-            var message = answer.querySelector("[role=alert], .error");
-            notStored(file, "http_" + xhr.status, message && message.textContent.trim()
-              ? message.textContent.replace(/\s+/g, " ").trim()
-              : "the portal answered " + xhr.status + (xhr.statusText ? " " + xhr.statusText : "") + "; try again.");
+            notStored(file, "http_" + xhr.status, portalMessage(xhr, answer));
           } else if (window.htmx && htmx.swap) {
             htmx.swap(outcomes, xhr.responseText, { swapStyle: "beforeend" });
           } else {
@@ -191,7 +197,7 @@
     });
   }
 
-  // Any other answer htmx does not swap (a 503 "busy" or "search unavailable", a 500) would leave the page as it
+  // Any other answer htmx does not swap (a 503 "busy", a 500) would leave the page as it
   // was, the question still in its box and no word why: its message is shown, as text, next to the button that
   // sent the request (the top of a long form may be out of view), and goes with the next request that succeeds.
   function showRequestErrors() {
@@ -205,11 +211,8 @@
     document.body.addEventListener("htmx:responseError", function (event) {
       var place = placeOf(event);
       if (!place) { return; }
-      var xhr = event.detail.xhr;
-      var answer = new DOMParser().parseFromString(xhr.responseText || "", "text/html");
-      var found = answer.querySelector("[role=alert], .error");
-      var text = found && found.textContent.trim() ? found.textContent.replace(/\s+/g, " ").trim()
-        : "The portal answered " + xhr.status + (xhr.statusText ? " " + xhr.statusText : "") + "; try again.";
+      var text = portalMessage(event.detail.xhr);
+      text = text.charAt(0).toUpperCase() + text.slice(1);  // it stands alone here, not after a file's name
       var shown = place.previousElementSibling;
       if (!shown || !shown.matches(".request-error")) {
         shown = document.createElement("p");
