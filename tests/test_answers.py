@@ -219,6 +219,8 @@ def test_may_is_a_month_only_as_a_date(text, named):
         ("What's the warning threshold for SMQ2 inbound queues?", ("quantity", "threshold")),
         ("What's the rate limit for the TW10 MES?", ("quantity", "limit")),  # the last noun is the one asked for
         ("What was K4P availability in January 2026?", ("quantity", "availability")),
+        ("What was K4P's availability in January 2026?", ("quantity", "availability")),
+        ("What's KBP’s HANA revision?", ("named", "revision")),
         ("What steps reduce MTTR?", None),  # words before the noun only once "what is the" named a thing
         ("Which jobs exceed threshold?", None),
         ("What happens if availability drops below the target?", None),
@@ -242,6 +244,44 @@ def test_what_a_question_asking_for_a_value_asks_for(question, value):
 )
 def test_a_condition_is_a_plan_unless_the_unit_reports_what_was_done(text, is_plan):
     assert planned(text) is is_plan
+
+
+def test_a_calendar_lists_what_is_to_happen_unless_a_row_reports_it():
+    row = "Date: 2026-06-20 (Sat); Type: Disaster recovery test; Content: Switch to the secondary data centre"
+    assert planned(row, "Downtime and release calendar: second quarter 2026 > Calendar")
+    assert not planned(row, "Post-downtime report > Timeline")
+    assert not planned("The test finished at 14:00.", "Downtime calendar")
+
+
+@pytest.mark.parametrize(
+    "question, past",
+    [
+        ("Did the rehearsal finish with return code 0?", True),
+        ("What came out of the DR test on 20 June - did the switch work?", True),
+        ("What was the result of the rehearsal on 25 April?", True),
+        ("How did the R26.04 release on 13 April actually go? Were there incidents after?", True),
+        ("Which job was pinned to app03? Was it moved?", True),
+        ("What was the root cause of INC-2026-0266?", False),
+        ("What was the name of the job?", False),
+        ("How did the team find the cause?", False),
+    ],
+)
+def test_a_question_about_how_something_went(question, past):
+    from portal.answers.asked import asks_past_outcome
+
+    assert asks_past_outcome(question) is past
+
+
+def test_a_transaction_code_or_a_date_is_no_number_or_value_asked_for():
+    from portal.answers.asked import holds_named_value
+
+    monitor = AskedUnit("Monitor SM58 and the queue lengths per destination with age thresholds.", "", "")
+    assert not holds_count(monitor, {"threshold"}, set(), simple_tokenize)
+    assert holds_count(
+        AskedUnit("Alert above 500 entries: the warning threshold.", "", ""), {"threshold"}, set(), simple_tokenize
+    )
+    assert not holds_named_value(AskedUnit("KBP gets a HANA revision update on 2026-04-18.", "", ""), "revision", set())
+    assert holds_named_value(AskedUnit("KBP got HANA revision 2026.79 on 2026-04-18.", "", ""), "revision", set())
 
 
 def test_a_multiplier_is_no_value_but_tells_the_answerer_a_number_is_there():
@@ -981,6 +1021,56 @@ def test_identifiers_a_question_names():
     assert names("Job `Z_PP_CONF_IDOC_PROCESS` runs", "z_pp_conf_idoc_process")
     assert not names("INC-2026-04270 and INC-2026-0412", "INC-2026-0427")
     assert names("the field EXPOSURE of table ZTW_CRED_LOG", "ZTW_CRED_LOG-EXPOSURE")
+    # the day of a date is no number to find verbatim: the passages write "2026-03-12" as often as "12 March"
+    assert identifier_runs("What hung on 12 march, and what did IDoc status 12 say on March 14th?") == [["12"]]
+
+
+@pytest.mark.parametrize(
+    "text, days",
+    [
+        ("the board on 16 April 2026", {(4, 16): "16 April"}),
+        ("Date: 2026-06-20 (Sat)", {(6, 20): "2026-06-20"}),
+        ("Incident: INC-1; Date: 03-03", {(3, 3): "03-03"}),
+        ("on the morning of 6 feb, and on Sept. 3rd", {(2, 6): "6 feb", (9, 3): "Sept. 3rd"}),
+        ("the 12th of March", {(3, 12): "12th of March"}),
+        ("March 2026 had 191 tickets; March 14:00", {}),
+        ("How many jobs in step 3 may run?", {}),  # "may" is the month only with its capital next to a day
+    ],
+)
+def test_the_days_a_text_names(text, days):
+    from portal.answers.written import days as named_days
+
+    assert named_days(text) == days
+
+
+def test_a_passage_naming_an_identifier_must_be_about_the_part_of_the_question_that_names_it():
+    """A question of two parts: the passage naming RSPO1041 answers its own part, another passage the
+    other; neither covers enough of the whole question's weight alone."""
+    from dataclasses import dataclass
+
+    from portal.answers.evidence import choose
+
+    @dataclass
+    class Hit:
+        text: str
+        document_title: str = ""
+        heading_path: str = ""
+
+    question = (
+        "What does report RSPO1041 delete, and which label printers at the distribution centre print "
+        "shipping labels for tours, pallets and export crates?"
+    )
+    terms = simple_tokenize(question)
+    hits = [
+        Hit("Report RSPO1041 deletes old spool requests."),
+        Hit("Label printers at the distribution centre print shipping labels for tours, pallets and export crates."),
+    ]
+    choice = choose(question, terms, 100, {t: 1 for t in terms}, hits, simple_tokenize)
+    assert choice.evidence and choice.anchored_coverage == 1.0
+    # asked as one question, the same passage is weighed against all of it
+    one_part = question.replace(", and which label printers", " for the label printers that").replace(" print ", " ")
+    one_terms = simple_tokenize(one_part)
+    assert not choose(one_part, one_terms, 100, {t: 1 for t in one_terms}, hits, simple_tokenize).evidence
 
 
 DUMP_STEPS_TEXT = """## Reading a dump in three steps

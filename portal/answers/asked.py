@@ -72,8 +72,15 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str], bool]]] = {
 
 # --- a past outcome, and a plan ---------------------------------------------------------
 
-# "Did …?", "Was … closed?", "Has … been …?": a question whether something happened.
-_PAST_OUTCOME = re.compile(r"^\W*(?:did|was|were|has|have|had)\b", re.IGNORECASE)
+# "Did …?", "Was … closed?", "Has … been …?" (opening the question or one of its clauses), "What was the
+# result of …", "What came out of …", "How did … go?": a question about how something went.
+_PAST_OUTCOME = re.compile(
+    r"(?:^|[.?!;:–—]\s*|\s-\s+)\W*(?:did|was|were|has|have|had)\b(?!\s+(?:the|a|an|its|their)?\s*"
+    r"(?:name|number|size|version|revision|level|code|reason|cause)\b)"
+    r"|\bwhat\s+(?:was|were|is|are)\s+the\s+(?:results?|outcomes?)\s+of\b|\bwhat\s+came\s+out\s+of\b"
+    r"|\bhow\s+did\b.{1,80}?\b(?:go|turn\s+out|end)\b",
+    re.IGNORECASE,
+)
 # A unit saying what is to happen: a modal of the future or of an obligation, or a plan.
 _PLAN = re.compile(
     r"\b(?:will|shall|must|(?:is|are) (?:planned|scheduled|due|to be|to)|planned for|scheduled for)\b", re.IGNORECASE
@@ -89,9 +96,19 @@ def asks_past_outcome(question: str) -> bool:
     return _PAST_OUTCOME.search(question) is not None
 
 
-def planned(text: str) -> bool:
-    """Whether ``text`` speaks of what is to happen rather than of what happened."""
-    return _PLAN.search(text) is not None or (_CONDITION.search(text) is not None and not _REPORTED.search(text))
+# A document or section that lists what is to happen (its title or heading names a calendar or a schedule):
+# its rows say when something takes place, never how it went.
+_PLANNING = re.compile(r"\b(?:calendar|schedule|agenda|roadmap|forward plan)\b", re.IGNORECASE)
+
+
+def planned(text: str, context: str = "") -> bool:
+    """Whether ``text`` speaks of what is to happen rather than of what happened; ``context`` (its title and
+    headings) may say that all it lists is planned."""
+    return (
+        _PLAN.search(text) is not None
+        or (_CONDITION.search(text) is not None and not _REPORTED.search(text))
+        or (_PLANNING.search(context) is not None and not _REPORTED.search(text))
+    )
 
 
 # --- counts and named values ----------------------------------------------------------------
@@ -119,7 +136,7 @@ QUANTITY_PATTERN = (
     + _QUANTITY_NOUNS
     + r"|\bwhat(?:'s|’s|\s+(?:is|was|are|were))(?:\s+the)?\s+(?:"
     + _NOT_A_NOUN
-    + r"[\w/-]+\s+){0,2}"
+    + r"[\w/-]+(?:['’]s)?\s+){0,2}"
     + _QUANTITY_NOUNS
 )
 _QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
@@ -130,15 +147,24 @@ _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", 
 # the noun as often as with it: "the change number" is "CHG-2026-0142").
 _VALUE_NOUNS = "version|revision|level|code|password"
 _NAMED_VALUE = re.compile(
-    _ASKING + r"((?:" + _NOT_A_NOUN + r"[\w/-]+\s+){0,3}?(" + _VALUE_NOUNS + r"))\b",
+    _ASKING + r"((?:" + _NOT_A_NOUN + r"[\w/-]+(?:['’]s)?\s+){0,3}?(" + _VALUE_NOUNS + r"))\b",
     re.IGNORECASE,
 )
 # "…, and which program?" / "… expire? And when …": a question of several parts.
-_SEVERAL_PARTS = re.compile(
-    r",?\s+and\s+(?:which|what|how|when|who|where|why|with which|in which|on which|"
-    r"under which|to which)\b|\?\s+\S",
+# Where the next part of a question of several parts starts: ", and which step catches that?", or a second
+# question after the first one's question mark.
+_NEXT_PART = re.compile(
+    r",?\s+and\s+(?=(?:which|what|how|when|who|where|why|with which|in which|on which|"
+    r"under which|to which)\b)|(?<=\?)\s+(?=\S)",
     re.IGNORECASE,
 )
+
+
+def question_parts(question: str) -> list[str]:
+    """The parts of a question that asks several things at once; one part for a plain question."""
+    return [part for part in _NEXT_PART.split(question) if part.strip()]
+
+
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.,][A-Za-z0-9]+)*")
 # How many words after its noun a named value may stand ("patch level of K4P: 200").
 NAMED_VALUE_WINDOW = 4
@@ -167,7 +193,7 @@ class Unit:
 def asked_value(question: str) -> AskedValue | None:
     """The value ``question`` asks for, or None (it asks for none, it has several parts, or it asks for a value
     of a shape of its own, which ``SHAPED_VALUES`` checks: "the phone number of …" asks for no count)."""
-    if _SEVERAL_PARTS.search(question) or any(asked.search(question) for asked, _ in SHAPED_VALUES.values()):
+    if len(question_parts(question)) > 1 or any(asked.search(question) for asked, _ in SHAPED_VALUES.values()):
         return None
     count = _COUNT.search(question)
     if count:
@@ -189,13 +215,22 @@ def names_month(text: str, month: str) -> bool:
     return re.search(rf"(?<![\w-])(?:\d{{4}}-)?{number:02d}-\d{{2}}(?![\w-])", text) is not None
 
 
+# A number as a count or a quantity is written: 312, 9,999,999.99, 85min, 2h, 60GB; not SM58, ORDERS05 or
+# K4DK901522 (the names of things), nor a date (2026-04-18, 03-14).
+_NUMBER = re.compile(r"\d[\d.,]*(?:[A-Za-z]{1,3})?")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}-\d{2}")
+
+
 def _is_number(token: str) -> bool:
-    return any(c.isdigit() for c in token) or any(part in written.NUMBER_WORDS for part in token.casefold().split("-"))
+    return _NUMBER.fullmatch(token) is not None or any(
+        part in written.NUMBER_WORDS for part in token.casefold().split("-")
+    )
 
 
 def _is_value(token: str) -> bool:
-    """A token shaped like a value: it has digits (12, K4DK901702, 15,2), or is an identifier (ZTW_EDI)."""
-    return any(c.isdigit() for c in token) or "_" in token
+    """A token shaped like a value: it has digits (12, K4DK901702, 15,2), or is an identifier (ZTW_EDI); a
+    date is no version, level or code."""
+    return (any(c.isdigit() for c in token) or "_" in token) and _DATE.fullmatch(token) is None
 
 
 def _same_noun(word: str, noun: str) -> bool:

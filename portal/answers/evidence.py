@@ -76,6 +76,8 @@ MIN_ANCHORED_COVERAGE = 0.3
 CLOSEST_UNITS = 0.9
 
 Tokenizer = Callable[[str], list[str]]
+# Which of the given days (month, day) the documents of the hits name anywhere (``ask.retrieve`` reads them).
+DaysInDocuments = Callable[[set[tuple[int, int]]], set[tuple[int, int]]]
 
 
 class Searched(Protocol):
@@ -114,6 +116,7 @@ def _is_proper_noun(token: str, at_start: bool) -> bool:
         and token[1:].islower()
         and token.isalpha()
         and token.casefold() not in STOPWORDS
+        and token.casefold() not in written.CALENDAR_NAMES
     )
 
 
@@ -134,9 +137,11 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     ``known(token)`` says whether the searched packs contain a three-letter acronym."""
     runs: list[list[str]] = []
     previous_end = -1
+    dates = written.day_spans(question)
     for match in written.IDENTIFIER_TOKEN.finditer(question):
         token = match.group()
-        if not (is_identifier(token) or (_is_acronym(token) and known(token))):
+        in_date = any(start <= match.start() < end for start, end in dates)  # "12 March": a day, not a number
+        if in_date or not (is_identifier(token) or (_is_acronym(token) and known(token))):
             previous_end = -1
             continue
         gap = question[previous_end : match.start()] if previous_end >= 0 else None
@@ -233,11 +238,13 @@ def choose(
     hits: Sequence[Searched],
     tokenize: Tokenizer,
     limit: int = REFERENCES_PER_RUN,
+    days_in_documents: DaysInDocuments | None = None,
 ) -> Choice:
     """The evidence check and the passages issued for ``question`` (see the module's docstring).
 
     ``terms`` are the question's analyzed terms (``analysis.question_terms``);
     ``passages`` and ``doc_freqs`` the searched packs' statistics for them;
+    ``days_in_documents`` says which of some days the hits' documents name in their other passages;
     ``tokenize`` turns a passage into the same kind of terms.
     """
     weights = term_weights(terms, passages, doc_freqs)
@@ -270,10 +277,19 @@ def choose(
     anchored = 1.0
     missing = []
     for run in runs:
-        holding = [share for text, share in zip(texts, shares) if all(names(text, token) for token in run)]
+        part_shares = _shares_of_part(_part_naming(asking, run), covered, weights, tokenize) or shares
+        holding = [share for text, share in zip(texts, part_shares) if all(names(text, token) for token in run)]
         if not holding:
             missing.append(" ".join(run))
         anchored = min(anchored, max(holding, default=0.0))
+    # A day names an event as an identifier names a thing, in whatever way a passage writes it ("12 March",
+    # "2026-03-12", "03-12" in a table): "the change board on 16 April" is not answered by the minutes of 5 March.
+    asked_days = written.days(asking, short_form=False)
+    named_days = {day for text in texts for day in written.days(text)}
+    unnamed = asked_days.keys() - named_days
+    if unnamed and days_in_documents is not None:
+        unnamed -= days_in_documents(unnamed)  # an incident's date is in its header, not in its summary
+    missing.extend(asked_days[day] for day in sorted(unnamed))
     if context and not runs and not any(all(names(text, t) for t in run) for text in texts for run in context):
         # Named only in what the user told: one of them must be in the evidence, not each, and the
         # passage naming it need not be about the whole question (the asking sentence is).
@@ -360,6 +376,27 @@ def absent_words(question: str, looked_up, doc_freqs: dict[str, int], tokenize: 
     return list(absent.values())
 
 
+def _part_naming(question: str, run: list[str]) -> str:
+    """The part of a question of several parts that names the identifiers of ``run`` ("…, and what latency
+    is expected now?"); the whole question when it has one part."""
+    parts = asked_values.question_parts(question)
+    return next((part for part in parts if all(names(part, token) for token in run)), question)
+
+
+def _shares_of_part(
+    part: str, covered: list[set[str]], weights: dict[str, float], tokenize: Tokenizer
+) -> list[float] | None:
+    """Each passage's share of the weight of ``part`` of the question; None when it has no weight of its own.
+
+    A passage naming an identifier must be about what the question asks of it, not about the other
+    parts: those may be answered by other passages (``MIN_JOINED_COVERAGE``)."""
+    terms = set(tokenize(part)) & weights.keys()
+    total = math.fsum(weights[t] for t in terms)
+    if not total or terms == weights.keys():
+        return None
+    return [math.fsum(weights[t] for t in c & terms) / total for c in covered]
+
+
 def _only_planned(units: list[asked_values.Unit], weights: dict[str, float], tokenize: Tokenizer) -> bool:
     """Whether the units closest to the question (by the weight of its terms they cover, with their
     context) all speak of what is to happen: "the rehearsal must finish with return code 0" does
@@ -367,7 +404,7 @@ def _only_planned(units: list[asked_values.Unit], weights: dict[str, float], tok
     shares = [math.fsum(weights[t] for t in set(tokenize(f"{u.context} {u.text}")) & weights.keys()) for u in units]
     best = max(shares, default=0.0)
     closest = [u for u, share in zip(units, shares) if share >= CLOSEST_UNITS * best]
-    return bool(closest) and all(asked_values.planned(u.text) for u in closest)
+    return bool(closest) and all(asked_values.planned(u.text, u.context) for u in closest)
 
 
 def _joined_share(covered: list[set[str]], weights: dict[str, float], total: float) -> float:

@@ -53,3 +53,68 @@ def _month_of(mention: str) -> str:
     """The month a mention names: ``march`` for "March", ``may`` for "2 May" or "in May"."""
     words = re.findall(r"[A-Za-z]+", mention.casefold())
     return next(word for word in reversed(words) if word in MONTHS)
+
+
+# A day of a month, as dates are written: "16 April", "Thu 16 April 2026", "April 16", "2026-04-16", and in
+# the tables of monthly reviews "04-16" (month first; read in passages only: a question writes the month).
+# "May" is the month here only with its capital, as MONTH_PATTERN has it: "in step 3 may run" names no day.
+# Next to a day, a month may be cut short as people type it ("6 feb", "Sept 3").
+_ABBREVIATIONS = {
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "sept": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
+}
+_MONTH_NAMES = (
+    "|".join([m for m in MONTHS if m != "may"] + sorted(_ABBREVIATIONS, key=len, reverse=True)) + r"|(?-i:May)"
+)
+_DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:of\s+)?(" + _MONTH_NAMES + r")\.?\b", re.IGNORECASE)
+_MONTH_DAY = re.compile(r"\b(" + _MONTH_NAMES + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?![:.,]\d)", re.IGNORECASE)
+_ISO_DAY = re.compile(r"\b\d{4}-(\d{2})-(\d{2})\b")
+_SHORT_DAY = re.compile(r"(?<![\w-])(\d{2})-(\d{2})(?![\w-])")
+
+
+def days(text: str, short_form: bool = True) -> dict[tuple[int, int], str]:
+    """The days ``text`` names, as ``(month, day)`` mapped to how each was first written; ``short_form``:
+    "04-16" counts too."""
+    found: dict[tuple[int, int], str] = {}
+    named = [(m, _month_number(m.group(2)), int(m.group(1))) for m in _DAY_MONTH.finditer(text)]
+    named += [(m, _month_number(m.group(1)), int(m.group(2))) for m in _MONTH_DAY.finditer(text)]
+    named += [(m, int(m.group(1)), int(m.group(2))) for m in _ISO_DAY.finditer(text)]
+    if short_form:
+        named += [(m, int(m.group(1)), int(m.group(2))) for m in _SHORT_DAY.finditer(text)]
+    for match, month, day in sorted(named, key=lambda named: named[0].start()):
+        if 1 <= month <= 12 and 1 <= day <= 31:
+            found.setdefault((month, day), match.group())
+    return found
+
+
+def day_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` writes a day of a month with the month's name ("12 March", "March 12")."""
+    return [m.span() for pattern in (_DAY_MONTH, _MONTH_DAY) for m in pattern.finditer(text)]
+
+
+def _month_number(name: str) -> int:
+    name = name.casefold()
+    return MONTHS.index(name) + 1 if name in MONTHS else _ABBREVIATIONS[name]
+
+
+def day_prefilters(month: int, day: int) -> tuple[str, str]:
+    """Two strings one of which every writing of the day that ``days`` reads contains (case aside): the
+    first three letters of the month's name, and "MM-DD". A database search narrows by them; ``days``
+    decides."""
+    return MONTHS[month - 1][:3], f"{month:02d}-{day:02d}"
+
+
+# Names of months and days: capitalised, but no name of a thing a pack might not know ("on 3 March").
+CALENDAR_NAMES = frozenset(
+    MONTHS + tuple(_ABBREVIATIONS) + ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+)

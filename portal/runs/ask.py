@@ -13,12 +13,14 @@ the answer, so the database is never locked while a model answers.
 
 from __future__ import annotations
 
+import functools
+import operator
 import time
 from dataclasses import dataclass
 
 from flask import current_app
 
-from portal.answers import evidence
+from portal.answers import evidence, written
 from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
@@ -27,7 +29,7 @@ from portal.db import database, locking
 from portal.errors import Refused, too_long
 from portal.ingest import limits
 from portal.ingest.markers import figure_markers
-from portal.models import Agent, Conversation, Document, Figure, Pack, Run, RunReference, User, utcnow
+from portal.models import Agent, Conversation, Document, Figure, Pack, Passage, Run, RunReference, User, utcnow
 from portal.runs.services import forget_documents_text
 from portal.search.analysis import TermCache, question_terms
 from portal.search.hits import SearchHit
@@ -69,9 +71,26 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
     terms = question_terms(question)
     results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms)
     choice = evidence.choose(
-        question, terms, results.passages, results.doc_freqs, results.hits, tokenize=tokenize or TermCache()
+        question,
+        terms,
+        results.passages,
+        results.doc_freqs,
+        results.hits,
+        tokenize=tokenize or TermCache(),
+        days_in_documents=functools.partial(_days_in_documents, {hit.revision_id for hit in results.hits}),
     )
     return Retrieval(choice, results.hits)
+
+
+def _days_in_documents(revisions: set[int], days: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Which of ``days`` the passages of ``revisions`` name (an incident's date stands in its header)."""
+    if not revisions:
+        return set()
+    naming = [Passage.text.contains(part) for month, day in sorted(days) for part in written.day_prefilters(month, day)]
+    query = Passage.select(Passage.text).where(
+        Passage.revision.in_(sorted(revisions)) & functools.reduce(operator.or_, naming)
+    )
+    return {day for (text,) in query.tuples() for day in written.days(text) if day in days}
 
 
 def issued_hits(agent: Agent, question: str) -> list[SearchHit]:

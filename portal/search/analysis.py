@@ -67,10 +67,17 @@ STOPWORDS = frozenset(
     know knows knew known want wants wanted say says said let like deal find
     still ever even also actually really nearly suddenly instead already
     anything something nothing everything thing things
+    cannot dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt
+    whats thats theres
 """.split()
 )
+# A word with a clitic ("couldn't", "what's", "we're", typed with ' or ’) is a stopword when the word it is
+# made of is one: "couldn't" stayed a term that no passage holds, the rarest there is, and weighed more than
+# the subject of the question in the evidence check. "can't", "won't" and "shan't" lose more than "n't".
+_CLITICS = ("n't", "'s", "'re", "'ve", "'d", "'ll", "'m")
+_CLITIC_STEMS = {"ca": "can", "wo": "will", "sha": "shall"}
 # A whole word: not inside an identifier (``Z_WHO``, ``ZTW.DO``, ``NO-GO``), so only plain words are blanked.
-_WORD_RE = re.compile(r"(?<![\w.-])\w+(?![\w-])")
+_WORD_RE = re.compile(r"(?<![\w.-])\w+(?:['\u2019]\w+)?(?![\w-])")
 # For a word with other than ASCII letters: whether it is a stopword under Python's case-insensitive matching.
 _STOPWORD_RE = re.compile("|".join(sorted(STOPWORDS)), re.I)
 
@@ -86,8 +93,21 @@ def without_question_words(question: str) -> str:
 
 def _blank_stopword(word: re.Match) -> str:
     text = word[0]
-    is_stopword = text.lower() in STOPWORDS if text.isascii() else _STOPWORD_RE.fullmatch(text) is not None
-    return " " if is_stopword else text
+    return " " if _is_stopword(text) or _is_stopword(_without_clitic(text)) else text
+
+
+def _is_stopword(text: str) -> bool:
+    return text.lower() in STOPWORDS if text.isascii() else _STOPWORD_RE.fullmatch(text) is not None
+
+
+def _without_clitic(word: str) -> str:
+    """``couldn't`` → ``could``, ``what’s`` → ``what``; a word without a clitic is returned as it is."""
+    plain = word.replace("\u2019", "'")
+    for clitic in _CLITICS:
+        if plain.lower().endswith(clitic) and len(plain) > len(clitic):
+            stem = plain[: -len(clitic)]
+            return _CLITIC_STEMS.get(stem.lower(), stem)
+    return word
 
 
 def question_terms(question: str) -> list[str]:
