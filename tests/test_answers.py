@@ -1182,6 +1182,8 @@ def test_a_unit_that_restates_a_chosen_one_is_left_out():
         ("What is the status of PRB-2026-008?", None, None),  # a status is a word, not a value of a shape
         ("When does job X start, and with which program?", None, None),  # several parts: each may be elsewhere
         ("How many tickets came in? And how many were incidents?", None, None),
+        # a question what to do asks for steps, whatever count its clause names
+        ("Users can't log on. How do I limit how many dialog processes RFC can grab?", None, None),
     ],
 )
 def test_what_value_a_question_asks_for(question, kind, phrase):

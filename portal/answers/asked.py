@@ -190,11 +190,20 @@ class Unit:
     passage: str  # the whole passage it stands in, with its title and heading path
 
 
+# A question asking what to do: the steps answer it, whatever value its clause names.
+_ASKS_WHAT_TO_DO = re.compile(
+    r"(?:^|[.?!]\s+)\W*how\s+(?:do|can|could|should|would|shall|must)\s+(?:i|we|you|one)\b|(?:^|[.?!]\s+)\W*how\s+to\b",
+    re.IGNORECASE,
+)
+
+
 def asked_value(question: str) -> AskedValue | None:
     """The value ``question`` asks for, or None (it asks for none, it has several parts, or it asks for a value
     of a shape of its own, which ``SHAPED_VALUES`` checks: "the phone number of …" asks for no count)."""
     if len(question_parts(question)) > 1 or any(asked.search(question) for asked, _ in SHAPED_VALUES.values()):
         return None
+    if _ASKS_WHAT_TO_DO.search(question):
+        return None  # "How do I limit how many processes RFC can grab?" asks for steps, not for a count
     count = _COUNT.search(question)
     if count:
         return AskedValue("count", count.group(1).strip())
