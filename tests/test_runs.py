@@ -284,6 +284,29 @@ def test_a_question_asking_for_a_phone_number_needs_a_passage_holding_one(corpus
     assert retrieval.choice.missing_values == ([] if evidence else ["phone number"])
 
 
+PROVIDER = b"# E-invoicing\n\nMost distributors want invoices through the e-invoicing service provider, every night.\n"
+
+
+@pytest.mark.parametrize(
+    "question, document, evidence",
+    [
+        ("Which company is our e-invoicing service provider?", PROVIDER, False),  # the provider, never its name
+        ("What's the name of the e-invoicing provider company?", PROVIDER, False),
+        (
+            "Which company is our e-invoicing service provider?",
+            PROVIDER.replace(b"service provider,", b"service provider, Billtrust Ltd,"),
+            True,
+        ),
+        ("Which distributors want invoices through the e-invoicing service provider?", PROVIDER, True),  # no name
+    ],
+)
+def test_a_question_asking_for_the_name_of_a_company_needs_a_passage_naming_one(corpus, question, document, evidence):
+    documents.upload_file(corpus, "e-invoicing.md", document, None)
+    retrieval = retrieve(make_agent("preferred"), question)
+    assert retrieval.choice.evidence is evidence, retrieval.choice
+    assert retrieval.choice.missing_values == ([] if evidence else ["name"])
+
+
 @pytest.mark.parametrize(
     "document, evidence",
     [

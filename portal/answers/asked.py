@@ -61,13 +61,49 @@ def _holds_phone_number(text: str) -> bool:
     )
 
 
+# The name of a company or a person: "What's the name of the 3PL partner company?", "Which company is our
+# e-invoicing provider?". The answer names it, with a capital, in a clause about what was asked.
+_ASKS_NAME = re.compile(
+    r"\bnames?\s+of\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w-]+\s+){0,4}?(?:company|vendor|supplier|provider|"
+    r"partner|firm|contractor|manager|lead|person|engineer|consultant|administrator|owner|contact)s?\b"
+    r"|\bwhich\s+(?:company|vendor|supplier|firm|contractor)\b",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(r"[.;:|\n()]+")
+_CAPITALISED = re.compile(r"(?<![\w'’-])[A-Z][a-z]+(?:[-'’][A-Za-z]+)?")
+_WORDS = re.compile(r"[^\W\d_]{3,}")
+
+
+def _holds_name(text: str, question: str) -> bool:
+    """Whether a clause of ``text`` sharing a word with ``question`` holds a capitalised name the question does
+    not use, other than its first word, a month or a day: "handled by the 3PL warehouse partner next door"
+    names no company, "the provider is Billtrust Ltd" does."""
+    asked = {w.casefold() for w in _WORDS.findall(question)}
+    for clause in _CLAUSE.split(text):
+        words = {w.casefold() for w in _WORDS.findall(clause)}
+        if not words & (asked - _QUESTION_WORDS):
+            continue
+        for match in _CAPITALISED.finditer(clause):
+            name = match.group().casefold()
+            first = not clause[: match.start()].strip()
+            if not first and name not in asked and name not in written.CALENDAR_NAMES and name not in _QUESTION_WORDS:
+                return True
+    return False
+
+
+_QUESTION_WORDS = frozenset(("what", "which", "whats", "name", "names", "company", "the", "our", "who", "this", "that"))
+
 # What a question asks for (its words) -> whether a text holds a value of that shape.
-SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str], bool]]] = {
-    "phone number": (re.compile(r"\b(?:phone|telephone|mobile|cell|fax)\s+(?:number|no\b)", re.I), _holds_phone_number),
+SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
+    "phone number": (
+        re.compile(r"\b(?:phone|telephone|mobile|cell|fax)\s+(?:number|no\b)", re.I),
+        lambda text, question: _holds_phone_number(text),
+    ),
     "e-mail address": (
         re.compile(r"\be-?mail\s+address", re.I),
-        lambda text: re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text) is not None,
+        lambda text, question: re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text) is not None,
     ),
+    "name": (_ASKS_NAME, _holds_name),
 }
 
 # --- a past outcome, and a plan ---------------------------------------------------------
@@ -78,17 +114,24 @@ _PAST_OUTCOME = re.compile(
     r"(?:^|[.?!;:–—]\s*|\s-\s+)\W*(?:did|was|were|has|have|had)\b(?!\s+(?:the|a|an|its|their)?\s*"
     r"(?:name|number|size|version|revision|level|code|reason|cause)\b)"
     r"|\bwhat\s+(?:was|were|is|are)\s+the\s+(?:results?|outcomes?)\s+of\b|\bwhat\s+came\s+out\s+of\b"
-    r"|\bhow\s+did\b.{1,80}?\b(?:go|turn\s+out|end)\b",
+    r"|\bhow\s+did\b.{1,80}?\b(?:go|turn\s+out|end)\b|\bhow\s+(?:long|late|early|far)\s+did\b",
     re.IGNORECASE,
 )
 # A unit saying what is to happen: a modal of the future or of an obligation, or a plan.
 _PLAN = re.compile(
-    r"\b(?:will|shall|must|(?:is|are) (?:planned|scheduled|due|to be|to)|planned for|scheduled for)\b", re.IGNORECASE
+    r"\b(?:will|shall|must|(?:is|are) (?:planned|scheduled|due|to be|to)|planned for|scheduled for|proposed for|"
+    r"status: (?:open|proposed|planned|pending|scheduled|in progress))\b",
+    re.IGNORECASE,
 )
 # ... or a condition in a unit that reports nothing done ("close the problem if the test passes" says what is to
 # be done once something happens, not that it did; "it finished, even if it took longer" reports it).
 _CONDITION = re.compile(r"\bif\b", re.IGNORECASE)
-_REPORTED = re.compile(r"\b(?:was|were|had|did|took|ran|went|came|got|made|began|\w+ed)\b", re.IGNORECASE)
+# ... a past form that reports something done; "planned", "scheduled" or "required" report no event.
+_REPORTED = re.compile(
+    r"\b(?:was|were|had|did|took|ran|went|came|got|made|began|"
+    r"(?!(?:planned|scheduled|proposed|expected|required|needed|intended|based|related)\b)\w+ed)\b",
+    re.IGNORECASE,
+)
 
 
 def asks_past_outcome(question: str) -> bool:
@@ -96,9 +139,11 @@ def asks_past_outcome(question: str) -> bool:
     return _PAST_OUTCOME.search(question) is not None
 
 
-# A document or section that lists what is to happen (its title or heading names a calendar or a schedule):
-# its rows say when something takes place, never how it went.
-_PLANNING = re.compile(r"\b(?:calendar|schedule|agenda|roadmap|forward plan)\b", re.IGNORECASE)
+# A document or section that lists what is to happen (its title or heading names a calendar, a schedule or an
+# outlook): its rows and sentences say when something takes place, never how it went.
+_PLANNING = re.compile(
+    r"\b(?:calendar|schedule|agenda|roadmap|forward plan|outlook|upcoming|next steps|look-?ahead)\b", re.IGNORECASE
+)
 
 
 def planned(text: str, context: str = "") -> bool:

@@ -96,11 +96,16 @@ def is_identifier(token: str) -> bool:
     see ``choose``."""
     letters = any(c.isalpha() for c in token)
     digits = sum(c.isdigit() for c in token)
+    if _ORDINAL.fullmatch(token):
+        return False  # "the 2nd", "21st": a day or a rank, no name of a thing
     if "_" in token or (letters and digits):
         return True
     if not letters:
         return digits >= 2
     return len(token) >= 4 and token.isupper() and token.isalpha()
+
+
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
 
 
 def _is_acronym(token: str) -> bool:
@@ -297,7 +302,7 @@ def choose(
     missing_values = []
     for kind, (asked, holds) in asked_values.SHAPED_VALUES.items():
         if asked.search(question):
-            holding = [share for text, share in zip(texts, shares) if holds(text)]
+            holding = [share for text, share in zip(texts, shares) if holds(text, question)]
             if not holding:
                 missing_values.append(kind)
             anchored = min(anchored, max(holding, default=0.0))
