@@ -284,6 +284,25 @@ def test_a_question_asking_for_a_phone_number_needs_a_passage_holding_one(corpus
     assert retrieval.choice.missing_values == ([] if evidence else ["phone number"])
 
 
+SHIPMENTS = b"# Export shipments\n\nThe 3PL charged Tarnwick for the export shipments that INC-9 delayed by two days.\n"
+
+
+@pytest.mark.parametrize(
+    "document, evidence",
+    [
+        (SHIPMENTS, False),  # what was charged for, never how much: "two days" is no amount of money
+        (SHIPMENTS.replace(b"delayed by two days", b"delayed: EUR 1,240 in all"), True),
+    ],
+)
+def test_a_question_asking_what_something_cost_needs_a_passage_holding_an_amount_of_money(corpus, document, evidence):
+    documents.upload_file(corpus, "shipments.md", document, None)
+    retrieval = retrieve(
+        make_agent("preferred"), "How much did the 3PL charge Tarnwick for the delayed export shipments?"
+    )
+    assert retrieval.choice.evidence is evidence, retrieval.choice
+    assert retrieval.choice.missing_values == ([] if evidence else ["amount of money"])
+
+
 PROVIDER = b"# E-invoicing\n\nMost distributors want invoices through the e-invoicing service provider, every night.\n"
 
 

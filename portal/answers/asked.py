@@ -55,6 +55,13 @@ _PHONE = re.compile(r"(?<![\w./:-])(?:\+\d|\(?\d+\)?[ /-]\(?\d)[\d ()/-]{4,}\d(?
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+# An amount of money: a currency sign or code next to a number (€ 1,200, 1.200 EUR, USD 40, 300 euros).
+_MONEY = re.compile(
+    r"(?:[€$£¥]|\b(?:EUR|USD|GBP|CHF|JPY)\b)\s?\d|\d[\d.,]*\s?(?:[€$£¥]|(?:EUR|USD|GBP|CHF|JPY|euros?|dollars?|pounds?)\b)",
+    re.IGNORECASE,
+)
+
+
 def _holds_phone_number(text: str) -> bool:
     return any(
         sum(c.isdigit() for c in m.group()) >= 7 and not _ISO_DATE.search(m.group()) for m in _PHONE.finditer(text)
@@ -104,6 +111,14 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
         lambda text, question: re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text) is not None,
     ),
     "name": (_ASKS_NAME, _holds_name),
+    "amount of money": (
+        re.compile(
+            r"\bhow\s+much\b[^?.]*\b(?:pay|paid|costs?|charged?|charges|spen[dt]|bill(?:ed)?)\b"
+            r"|\bwhat\s+(?:did|does|do|will|would)\b[^?.]*\bcost\b|\b(?:price|cost|fee|charge)s?\s+(?:of|for|per)\b",
+            re.I,
+        ),
+        lambda text, question: _MONEY.search(text) is not None,
+    ),
 }
 
 # --- a past outcome, and a plan ---------------------------------------------------------
