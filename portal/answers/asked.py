@@ -10,29 +10,35 @@ naming the months the question names, must hold a value of the kind asked for:
 
 - **a count or a quantity** ("how many hours", "how much downtime", "what
   percentage", "what's the warning threshold"): a number that
-  the question does not itself name, in a unit that also names what is counted
+  the question does not itself name (a number as counts are written: 312,
+  9,999,999.99, 85min; not SM58, nor a date), in a unit that also names what is counted
   or the quantity's noun (any of those words the packs use at all; a word the
   packs never use is the asker's own, and does not decide). A percentage, a
   share, a number, a size, a limit or an amount is seldom written beside its
   value ("a 1.9 TB backup"): any number answers for those;
 - **a value named by a noun it is written after** ("which kernel patch level",
   "which version", "what is the password of …"): a token shaped like a value —
-  with digits or an identifier — within a few words after that noun and in its
+  with digits or an identifier, not a date — within a few words after that noun and in its
   clause ("patch level 200", "version 1.4", a table row "Version: 1.4; …"); so
   the noun alone, as in "the HANA revision update; app03 retired", is not an
   answer to "which HANA revision";
-- **a value of its own shape** (a phone number, an e-mail address): a text holding
-  one (``SHAPED_VALUES``), in a passage that covers the question well enough
-  (``portal.answers.evidence``).
+- **a value of its own shape** (a phone number, an e-mail address, an amount of
+  money, the name of a company or a person): a text holding one
+  (``SHAPED_VALUES``; a name in a clause sharing a word with the question), in a
+  passage that covers the question well enough (``portal.answers.evidence``).
 
-Nouns whose values are words (a status, a name, a result) are left out: only a
-value's shape can be checked without understanding the sentence. When the
+Other nouns whose values are words (a status, a result) are left out: only a
+value's shape can be checked without understanding the sentence. A question what
+to do ("How do I limit how many …?") asks for steps, not for the value its clause
+names. When the
 question names identifiers, the unit (with its context) must name one of them.
 A question of several parts ("…, and which program?") is not checked this way:
 each part may be answered by a different passage.
 
-A question whether something happened ("Did … finish with return code 0?") is
-not answered by units that only say what is to happen (``planned``). The rules
+A question how something went ("Did … finish with return code 0?", "What came
+out of …?", "How long did … overrun?") is not answered by units that only say
+what is to happen (``planned``: a modal, a condition, a proposed action, the
+rows of a calendar or an outlook). The rules
 are general; they were calibrated on the tuning half of the demo question set
 (docs/retrieval-quality.md).
 """

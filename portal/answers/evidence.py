@@ -21,10 +21,16 @@ the terms in its text, heading path or title. There is evidence when
   passage naming it covers at least ``MIN_ANCHORED_COVERAGE``: a question about
   INC-2026-0427 is not answered by INC-2026-0412. When the user tells the
   situation before asking, the identifiers of the sentences that do not ask
-  (``asking_part``) are context: one of them must occur in the evidence, not each;
+  (``asking_part``) are context: one of them must occur in the evidence, not each.
+  In a question of several parts the passage naming an identifier need cover only
+  the part that names it. An ordinal (the 2nd) is no identifier, nor is the day of a date;
+- a day the question names ("12 March", "feb 6", "2026-03-12") is named by a
+  passage, or by another passage of a document searched (an incident's date
+  stands in its record, not in its summary), in any of the ways dates are written;
 - no capitalised name inside the question (Poland) is one the packs never use;
 - a question asking for a value of a kind that has a shape of its own (a phone,
-  mobile or fax number; an e-mail address: ``asked.SHAPED_VALUES``) is answered only by
+  mobile or fax number; an e-mail address; the name of a company or a person; an
+  amount of money: ``asked.SHAPED_VALUES``) is answered only by
   a passage holding a value of that shape, and that passage, too, must cover at
   least ``MIN_ANCHORED_COVERAGE``: "the mobile phone number of the DBA on call"
   is not answered by "alert the DBA on-call phone". The shapes are general, not
@@ -34,10 +40,12 @@ the terms in its text, heading path or title. There is evidence when
   passages gives such a value, in a passage naming the months the question names,
   the unit with its context naming the question's identifiers ("P1 4 hours, P2
   8 hours" does not answer for P4; ``portal.answers.asked``);
-- a question whether something happened ("Did the rehearsal finish with return
-  code 0?", "Was PRB-2026-007 closed …?") is not answered when the units closest
-  to it (``CLOSEST_UNITS``) only say what is to happen ("must finish", "will
-  confirm"): the result of something planned is not in the documents.
+- a question how something went ("Did the rehearsal finish with return code
+  0?", "Was PRB-2026-007 closed …?", "What came out of the DR test?", "How long
+  did the downtime overrun?") is not answered when the units closest to it
+  (``CLOSEST_UNITS``) only say what is to happen ("must finish", "will confirm",
+  a proposed action, the rows of a calendar or an outlook): the result of
+  something planned is not in the documents.
 
 The thresholds were
 calibrated on the tuning half of the demo question set; the distributions are
