@@ -1029,6 +1029,12 @@ def test_identifiers_a_question_names():
     assert names("the field EXPOSURE of table ZTW_CRED_LOG", "ZTW_CRED_LOG-EXPOSURE")
     # the day of a date is no number to find verbatim: the passages write "2026-03-12" as often as "12 March"
     assert identifier_runs("What hung on 12 march, and what did IDoc status 12 say on March 14th?") == [["12"]]
+    # nor is a day written with a slash, a time or an ISO date; an identifier in the plural is the identifier
+    assert identifier_runs("Why did the 14/3 downtime run until 7am, past 07:40 on 2026-03-14?") == []
+    assert identifier_runs("MTTR for P3s and the KBPs?", known=lambda t: True) == [["MTTR"], ["P3"], ["KBP"]]
+    # a system named as the place where something shows ("in SAP") is where, not what, the question asks
+    assert identifier_runs("How long before a report shows up in SAP, and in KBP?", known=lambda t: True) == []
+    assert identifier_runs("When does the certificate of KBP expire?", known=lambda t: True) == [["KBP"]]
 
 
 @pytest.mark.parametrize(
@@ -1041,6 +1047,8 @@ def test_identifiers_a_question_names():
         ("the 12th of March", {(3, 12): "12th of March"}),
         ("March 2026 had 191 tickets; March 14:00", {}),
         ("How many jobs in step 3 may run?", {}),  # "may" is the month only with its capital next to a day
+        ("on Mon 23/02, and on 14/3/2026", {(2, 23): "23/02", (3, 14): "14/3/2026"}),  # day first, with a slash
+        ("is AMS there 24/7?", {}),
     ],
 )
 def test_the_days_a_text_names(text, days):

@@ -121,6 +121,20 @@ def test_negations_and_contractions_are_question_words_however_typed():
     assert question_terms("the partner's IDocs and O'Brien's ZTW_DON'T") == ["partner", "idoc", "o'brien", "ztw_don't"]
 
 
+def test_short_forms_people_type_are_written_out_as_documents_write_them():
+    """ "docs" is in no passage: it weighed as the rarest term there is and outweighed the question's subject."""
+    assert question_terms("max number of billing docs per run in prod? thx") == [
+        "maximum",
+        "number",
+        "bill",
+        "document",
+        "per",
+        "run",
+        "product",
+    ]
+    assert question_terms("the app03 host and rdisp/max_wprun_time") == ["app03", "host", "rdisp", "max_wprun_tim"]
+
+
 def test_question_words_are_blanked_exactly_as_by_an_alternation_of_the_stopwords():
     """The word-by-word lookup gives what the plain (slower) case-insensitive alternation gives: a
     stopword, alone or with a clitic ("what's", "couldn't", "can't"), never inside a longer word."""

@@ -113,7 +113,15 @@ def is_identifier(token: str) -> bool:
     return len(token) >= 4 and token.isupper() and token.isalpha()
 
 
+_LOCATIVE = re.compile(r"\b(?:in|into|inside|within|to|from|out\s+of)\s+(?:the\s+)?$", re.IGNORECASE)
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
+# An identifier in the plural, as people write it: "P3s", "KBPs" (the identifier ends in a digit or a capital).
+_PLURAL = re.compile(r"(.*[0-9A-Z])['’]?s")
+
+
+def _singular(token: str) -> str:
+    plural = _PLURAL.fullmatch(token)
+    return plural.group(1) if plural and (is_identifier(plural.group(1)) or _is_acronym(plural.group(1))) else token
 
 
 def _is_acronym(token: str) -> bool:
@@ -153,8 +161,10 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     dates = written.day_spans(question)
     for match in written.IDENTIFIER_TOKEN.finditer(question):
         token = match.group()
-        in_date = any(start <= match.start() < end for start, end in dates)  # "12 March": a day, not a number
-        if in_date or not (is_identifier(token) or (_is_acronym(token) and known(token))):
+        in_date = any(start <= match.start() < end for start, end in dates)  # "12 March", "7am": no number
+        token = _singular(token)
+        where = _is_acronym(token) and _LOCATIVE.search(question[: match.start()]) is not None
+        if in_date or where or not (is_identifier(token) or (_is_acronym(token) and known(token))):
             previous_end = -1
             continue
         gap = question[previous_end : match.start()] if previous_end >= 0 else None

@@ -55,7 +55,7 @@ STOPWORDS = frozenset(
     am is are was were be been being has have had having
     i me my mine myself we us our ours you your yours he him his she her hers it its itself
     they them their theirs
-    please tell explain show give describe anyone anybody someone somebody
+    please thanks tell explain show give describe anyone anybody someone somebody
     about many much
     a an and any as at but by for from if in into of off on onto or so than that the then
     there these this those to too very with
@@ -114,7 +114,45 @@ def question_terms(question: str) -> list[str]:
     """The analyzed terms of ``question`` without stopwords, in order, repeats kept: the one analysis
     of a question that search, the evidence check and the extractive answer share."""
     dropped = _analyzed_stopwords()
-    return [term for term in analyze(without_question_words(question)) if term not in dropped]
+    return [term for term in analyze(without_question_words(written_out(question))) if term not in dropped]
+
+
+# Short forms people type in a chat, and the words documents write: "docs" is in no passage, so it weighed as
+# the rarest term there is and outweighed what the question was about ("max number of billing docs per run").
+# Only forms with one reading: "min" (minimum or minutes) and "dev" stay as typed.
+SHORT_FORMS = {
+    "docs": "documents",
+    "doc": "document",
+    "max": "maximum",
+    "info": "information",
+    "config": "configuration",
+    "configs": "configurations",
+    "msg": "message",
+    "msgs": "messages",
+    "qty": "quantity",
+    "approx": "approximately",
+    "prod": "production",
+    "app": "application",
+    "apps": "applications",
+    "admin": "administrator",
+    "admins": "administrators",
+    "auth": "authorization",
+    "mgmt": "management",
+    "dept": "department",
+    "hrs": "hours",
+    "mins": "minutes",
+    "pls": "please",
+    "plz": "please",
+    "thx": "thanks",
+    "w/o": "without",
+    "b/c": "because",
+}
+_SHORT_FORM = re.compile(r"(?<![\w.\-/])(" + "|".join(re.escape(f) for f in SHORT_FORMS) + r")(?![\w\-/])", re.I)
+
+
+def written_out(question: str) -> str:
+    """``question`` with the short forms people type written out as documents write them (``SHORT_FORMS``)."""
+    return _SHORT_FORM.sub(lambda match: SHORT_FORMS[match.group().lower()], question)
 
 
 @functools.cache
