@@ -284,6 +284,35 @@ def test_a_question_asking_for_a_phone_number_needs_a_passage_holding_one(corpus
     assert retrieval.choice.missing_values == ([] if evidence else ["phone number"])
 
 
+HOSTS = b"# Hosts\n\nThe database of K4P runs on host tfs-k4p-hdb; the Basis lead owns the host list.\n"
+
+
+@pytest.mark.parametrize(
+    "question, document, evidence, missing",
+    [
+        ("What is the IP address of tfs-k4p-hdb?", HOSTS, False, ["IP address"]),
+        ("What is the IP address of tfs-k4p-hdb?", HOSTS.replace(b"hdb;", b"hdb (10.20.30.41);"), True, []),
+        ("Who is the Basis lead, by name? I need to e-mail them", HOSTS, False, ["name"]),
+        ("Who owns the host list of K4P?", HOSTS, True, []),  # asks who, not for a name the packs lack
+    ],
+)
+def test_an_ip_address_or_a_name_asked_for_needs_a_passage_holding_one(corpus, question, document, evidence, missing):
+    documents.upload_file(corpus, "hosts.md", document, None)
+    retrieval = retrieve(make_agent("preferred"), question)
+    assert retrieval.choice.evidence is evidence, retrieval.choice
+    assert retrieval.choice.missing_values == missing
+
+
+def test_a_name_of_several_capitalised_words_must_occur_as_one_in_the_passages(corpus):
+    """Each word of "Solution Manager" is in the packs ("solution", "manager"); the name is not."""
+    documents.upload_file(corpus, "hosts.md", HOSTS + b"\nThe Basis lead is the manager of the solution.\n", None)
+    agent = make_agent("preferred")
+    unknown = retrieve(agent, "When is the downtime of the Solution Manager host?").choice
+    assert not unknown.evidence and unknown.unknown_names == ["Solution Manager"]
+    known = retrieve(agent, "Which host does the database of K4P run on, per the Basis Lead?").choice
+    assert known.evidence, known
+
+
 SHIPMENTS = b"# Export shipments\n\nThe 3PL charged Tarnwick for the export shipments that INC-9 delayed by two days.\n"
 
 

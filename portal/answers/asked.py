@@ -61,6 +61,11 @@ _PHONE = re.compile(r"(?<![\w./:-])(?:\+\d|\(?\d+\)?[ /-]\(?\d)[\d ()/-]{4,}\d(?
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+# An IPv4 or IPv6 address.
+_IP_ADDRESS = re.compile(
+    r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])|(?<![\w:])(?:[0-9a-f]{1,4}:){3,7}[0-9a-f]{1,4}(?![\w:])|[0-9a-f]{1,4}::[0-9a-f]{0,4}",
+    re.I,
+)
 # An amount of money: a currency sign or code next to a number (€ 1,200, 1.200 EUR, USD 40, 300 euros).
 _MONEY = re.compile(
     r"(?:[€$£¥]|\b(?:EUR|USD|GBP|CHF|JPY)\b)\s?\d|\d[\d.,]*\s?(?:[€$£¥]|(?:EUR|USD|GBP|CHF|JPY|euros?|dollars?|pounds?)\b)",
@@ -79,7 +84,7 @@ def _holds_phone_number(text: str) -> bool:
 _ASKS_NAME = re.compile(
     r"\bnames?\s+of\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w-]+\s+){0,4}?(?:company|vendor|supplier|provider|"
     r"partner|firm|contractor|manager|lead|person|engineer|consultant|administrator|owner|contact)s?\b"
-    r"|\bwhich\s+(?:company|vendor|supplier|firm|contractor)\b",
+    r"|\bwhich\s+(?:company|vendor|supplier|firm|contractor)\b|\bwho\b[^?.]*\bby\s+name\b",
     re.IGNORECASE,
 )
 _CLAUSE = re.compile(r"[.;:|\n()]+")
@@ -117,6 +122,10 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
         lambda text, question: re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text) is not None,
     ),
     "name": (_ASKS_NAME, _holds_name),
+    "IP address": (
+        re.compile(r"\bIP(?:v[46])?\s+address", re.I),
+        lambda text, question: _IP_ADDRESS.search(text) is not None,
+    ),
     "amount of money": (
         re.compile(
             r"\bhow\s+much\b[^?.]*\b(?:pay|paid|costs?|charged?|charges|spen[dt]|bill(?:ed)?)\b"

@@ -141,15 +141,31 @@ def _is_proper_noun(token: str, at_start: bool) -> bool:
     )
 
 
-def _proper_nouns(question: str) -> list[str]:
+def _proper_noun_matches(question: str) -> list[re.Match]:
     """The capitalised words of ``question`` that do not start one of its sentences."""
     return [
-        m.group()
+        m
         for m in written.IDENTIFIER_TOKEN.finditer(question)
         if _is_proper_noun(
             m.group(), not question[: m.start()].strip() or question[: m.start()].rstrip()[-1] in ".?!:;\"'“‘("
         )
     ]
+
+
+def _proper_nouns(question: str) -> list[str]:
+    return [m.group() for m in _proper_noun_matches(question)]
+
+
+def proper_names(question: str) -> list[str]:
+    """Names of two or more capitalised words inside a sentence ("Solution Manager", "Service Desk"): each
+    word may be in the packs while the name is not."""
+    names_: list[list[re.Match]] = []
+    for match in _proper_noun_matches(question):
+        if names_ and not question[names_[-1][-1].end() : match.start()].strip(" "):
+            names_[-1].append(match)
+        else:
+            names_.append([match])
+    return [" ".join(m.group() for m in name) for name in names_ if len(name) > 1]
 
 
 def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: False) -> list[list[str]]:
@@ -292,6 +308,8 @@ def choose(
             absent_words=absent,
         )
     texts = [searched_text(hit) for hit in hits]
+    folded_texts = " ".join(" ".join(text.split()) for text in texts).casefold()
+    unknown += [name for name in proper_names(question) if name.casefold() not in folded_texts]
     _prefetch(tokenize, texts)
     covered = [set(tokenize(text)) & weights.keys() for text in texts]
     # fsum: the same share whatever order a set gives its terms in (sums of floats depend on it)
