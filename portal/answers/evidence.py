@@ -113,10 +113,38 @@ def is_identifier(token: str) -> bool:
     return len(token) >= 4 and token.isupper() and token.isalpha()
 
 
-_LOCATIVE = re.compile(r"\b(?:in|into|inside|within|to|from|out\s+of)\s+(?:the\s+)?$", re.IGNORECASE)
+_LOCATIVE = re.compile(r"\b(?:in|into|inside|within|to|from|at|out\s+of)\s+(?:the\s+)?$", re.IGNORECASE)
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
 # An identifier in the plural, as people write it: "P3s", "KBPs" (the identifier ends in a digit or a capital).
 _PLURAL = re.compile(r"(.*[0-9A-Z])['’]?s")
+
+
+def _range_parts(question: str) -> list[re.Match]:
+    """The question's tokens, a range of two names of one shape ("P1-P3", "TW10-TW30") as the two names: the
+    documents write "P1 to P3"."""
+    tokens = []
+    for match in written.IDENTIFIER_TOKEN.finditer(question):
+        low, dash, high = match.group().partition("-")
+        if (
+            dash
+            and _RANGE_END.fullmatch(low)
+            and _RANGE_END.fullmatch(high)
+            and low.rstrip("0123456789") == high.rstrip("0123456789")
+        ):
+            tokens += [
+                _at(question, match.start(), low),
+                _at(question, match.start() + len(low) + 1, high),
+            ]
+        else:
+            tokens.append(match)
+    return tokens
+
+
+_RANGE_END = re.compile(r"[A-Za-z]{1,4}\d{1,3}")
+
+
+def _at(text: str, start: int, token: str) -> re.Match:
+    return re.compile(re.escape(token)).match(text, start)
 
 
 def _singular(token: str) -> str:
@@ -175,7 +203,7 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     runs: list[list[str]] = []
     previous_end = -1
     dates = written.day_spans(question)
-    for match in written.IDENTIFIER_TOKEN.finditer(question):
+    for match in _range_parts(question):
         token = match.group()
         in_date = any(start <= match.start() < end for start, end in dates)  # "12 March", "7am": no number
         token = _singular(token)
@@ -232,7 +260,9 @@ _TABLE_FIELD = re.compile(r"^([A-Za-z0-9]+_[A-Za-z0-9_]+)-([A-Za-z0-9_]+)$")
 
 
 def _occurs(text: str, token: str) -> bool:
-    pattern = rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])"
+    # A name ending in a digit may be the start of a longer one in letters: "S/4" is written "S/4HANA".
+    tail = r"[A-Za-z]*" if token[-1:].isdigit() else ""
+    pattern = rf"(?<![A-Za-z0-9]){re.escape(token)}{tail}(?![A-Za-z0-9])"
     return re.search(pattern, text, re.IGNORECASE) is not None
 
 
