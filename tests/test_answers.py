@@ -1035,7 +1035,7 @@ def test_identifiers_a_question_names():
     # a system named as the place where something shows ("in SAP") is where, not what, the question asks
     assert identifier_runs("How long before a report shows up in SAP, and in KBP?", known=lambda t: True) == []
     assert identifier_runs("When does the certificate of KBP expire?", known=lambda t: True) == [["KBP"]]
-    assert identifier_runs("Does the MES fire its backlog at SAP?", known=lambda t: True) == []
+    assert identifier_runs("Does the MES fire its backlog at SAP?", known=lambda t: True) == [["MES"]]
     # a range of two names of one shape is the two names: the documents write "P1 to P3"
     assert identifier_runs("share of P1-P3 incidents, and TW10-TW30?") == [["P1"], ["P3"], ["TW10"], ["TW30"]]
     assert identifier_runs("What is INC-2026-0427?") == [["INC-2026-0427"]]
