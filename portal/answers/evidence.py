@@ -23,11 +23,16 @@ the terms in its text, heading path or title. There is evidence when
   situation before asking, the identifiers of the sentences that do not ask
   (``asking_part``) are context: one of them must occur in the evidence, not each.
   In a question of several parts the passage naming an identifier need cover only
-  the part that names it. An ordinal (the 2nd) is no identifier, nor is the day of a date;
+  the part that names it. An ordinal (the 2nd) is no identifier, nor is the day of a date
+  or a time; a range (P1-P3) is its two names, a plural (P3s) the name, and a name
+  ending in a digit may begin a longer one written in letters (S/4 in S/4HANA). A
+  three-letter system name after "in", "to", "from" or "at" says where something
+  happens ("shows up in SAP"), not what is asked, and is not required;
 - a day the question names ("12 March", "feb 6", "2026-03-12") is named by a
   passage, or by another passage of a document searched (an incident's date
   stands in its record, not in its summary), in any of the ways dates are written;
-- no capitalised name inside the question (Poland) is one the packs never use;
+- no capitalised name inside the question (Poland) is one the packs never use, and
+  a name of several capitalised words (Solution Manager) occurs as one in the passages;
 - a question asking for a value of a kind that has a shape of its own (a phone,
   mobile or fax number; an e-mail address; the name of a company or a person; an
   amount of money: ``asked.SHAPED_VALUES``) is answered only by
