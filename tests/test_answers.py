@@ -1038,6 +1038,7 @@ def test_identifiers_a_question_names():
     assert identifier_runs("Does the MES fire its backlog at SAP?", known=lambda t: True) == [["MES"]]
     # a range of two names of one shape is the two names: the documents write "P1 to P3"
     assert identifier_runs("share of P1-P3 incidents, and TW10-TW30?") == [["P1"], ["P3"], ["TW10"], ["TW30"]]
+    assert identifier_runs("a single miss among the P1-P3s") == [["P1"], ["P3"]]
     assert identifier_runs("What is INC-2026-0427?") == [["INC-2026-0427"]]
     # a name ending in a digit may begin a longer one written in letters, never in digits
     assert names("K4P runs S/4HANA production", "S/4")
@@ -1056,6 +1057,8 @@ def test_identifiers_a_question_names():
         ("How many jobs in step 3 may run?", {}),  # "may" is the month only with its capital next to a day
         ("on Mon 23/02, and on 14/3/2026", {(2, 23): "23/02", (3, 14): "14/3/2026"}),  # day first, with a slash
         ("is AMS there 24/7?", {}),
+        ("During the 14.03. outage, and on 4.03.2026", {(3, 14): "14.03.", (3, 4): "4.03.2026"}),  # with dots
+        ("version 1.5. of R26.04", {}),
     ],
 )
 def test_the_days_a_text_names(text, days):

@@ -133,6 +133,7 @@ def test_short_forms_people_type_are_written_out_as_documents_write_them():
         "product",
     ]
     assert question_terms("the app03 host and rdisp/max_wprun_time") == ["app03", "host", "rdisp", "max_wprun_tim"]
+    assert question_terms("what does an interface id look like according to the spec?") == ["interfac", "id", "specif"]
 
 
 def test_question_words_are_blanked_exactly_as_by_an_alternation_of_the_stopwords():

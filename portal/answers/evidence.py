@@ -130,6 +130,7 @@ def _range_parts(question: str) -> list[re.Match]:
     tokens = []
     for match in written.IDENTIFIER_TOKEN.finditer(question):
         low, dash, high = match.group().partition("-")
+        high = _singular(high)  # "the P1-P3s"
         if (
             dash
             and _RANGE_END.fullmatch(low)

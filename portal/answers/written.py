@@ -82,6 +82,8 @@ _ISO_DAY = re.compile(r"\b\d{4}-(\d{2})-(\d{2})\b")
 _SHORT_DAY = re.compile(r"(?<![\w-])(\d{2})-(\d{2})(?![\w-])")
 # Day first, as Europeans write it with a slash: "14/3", "23/02", "23/02/2026" (not "24/7", around the clock).
 _SLASH_DAY = re.compile(r"(?<![\w/.-])(?!24/7\b)(\d{1,2})/(\d{1,2})(?:/(?:\d{4}|\d{2}))?(?![\w/-])")
+# Day first with dots, as Germans write it: "14.03.", "14.03.2026" (a two-digit month: "1.5" is a version).
+_DOTTED_DAY = re.compile(r"(?<![\w.])(\d{1,2})\.(\d{2})\.(?:\d{4}|\d{2})?(?![\w])")
 # A time of day: "07:40", "7am", "7:30 pm".
 _TIME_OF_DAY = re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b", re.IGNORECASE)
 
@@ -93,7 +95,9 @@ def days(text: str, short_form: bool = True) -> dict[tuple[int, int], str]:
     named = [(m, _month_number(m.group(2)), int(m.group(1))) for m in _DAY_MONTH.finditer(text)]
     named += [(m, _month_number(m.group(1)), int(m.group(2))) for m in _MONTH_DAY.finditer(text)]
     named += [(m, int(m.group(1)), int(m.group(2))) for m in _ISO_DAY.finditer(text)]
-    named += [(m, int(m.group(2)), int(m.group(1))) for m in _SLASH_DAY.finditer(text)]
+    named += [
+        (m, int(m.group(2)), int(m.group(1))) for pattern in (_SLASH_DAY, _DOTTED_DAY) for m in pattern.finditer(text)
+    ]
     if short_form:
         named += [(m, int(m.group(1)), int(m.group(2))) for m in _SHORT_DAY.finditer(text)]
     for match, month, day in sorted(named, key=lambda named: named[0].start()):
@@ -105,7 +109,7 @@ def days(text: str, short_form: bool = True) -> dict[tuple[int, int], str]:
 def day_spans(text: str) -> list[tuple[int, int]]:
     """Where ``text`` writes a day ("12 March", "March 12", "2026-03-12", "14/3") or a time of day ("7am"): the
     numbers there name no thing."""
-    patterns = (_DAY_MONTH, _MONTH_DAY, _ISO_DAY, _SLASH_DAY, _TIME_OF_DAY)
+    patterns = (_DAY_MONTH, _MONTH_DAY, _ISO_DAY, _SLASH_DAY, _DOTTED_DAY, _TIME_OF_DAY)
     return [m.span() for pattern in patterns for m in pattern.finditer(text)]
 
 

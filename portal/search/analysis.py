@@ -64,7 +64,7 @@ STOPWORDS = frozenset(
     up while just
     get gets got getting gotten happen happens happened happening mean means meant
     go goes went gone going make makes made take takes took taken need needs needed
-    know knows knew known want wants wanted say says said let like deal find
+    know knows knew known want wants wanted say says said let like look looks deal find according
     still ever even also actually really nearly suddenly instead already
     anything something nothing everything thing things
     cannot dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt
@@ -122,6 +122,8 @@ def question_terms(question: str) -> list[str]:
 # Only forms with one reading: "min" (minimum or minutes) and "dev" stay as typed.
 SHORT_FORMS = {
     "docs": "documents",
+    "spec": "specification",
+    "specs": "specifications",
     "doc": "document",
     "max": "maximum",
     "info": "information",
