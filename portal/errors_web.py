@@ -12,6 +12,12 @@ from portal import db
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.ingest.limits import request_too_large_message, too_many_form_parts_message
 from portal.rendering import render
+from portal.search.errors import SearchError
+
+SEARCH_UNAVAILABLE_MESSAGE = (
+    "The portal cannot search its documents right now; nothing was changed. "
+    "Try again later; the administrator finds the cause in the server log."
+)
 
 
 def _wants_json() -> bool:
@@ -88,6 +94,16 @@ def init_app(app) -> None:
             raise error
         response = _problem(503, "Busy", db.BUSY_MESSAGE, "busy")
         response.headers["Retry-After"] = "5"
+        return response
+
+    @app.errorhandler(SearchError)
+    def search_unavailable(error: SearchError):
+        """A Lucene index that cannot be read or written here (corrupt, unreadable, locked past its wait): the
+        operator's message goes to the log, the person a 503 saying nothing was changed (a question's run is
+        stored only after its answer, so a failed search stores nothing)."""
+        app.logger.error("%s %s: search unavailable: %s", request.method, request.path, error)
+        response = _problem(503, "Search unavailable", SEARCH_UNAVAILABLE_MESSAGE, "search_unavailable")
+        response.headers["Retry-After"] = "30"
         return response
 
     @app.errorhandler(CSRFError)
