@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from flask import jsonify, request
+from flask import Response, jsonify, request
 from flask_wtf.csrf import CSRFError
 from peewee import DoesNotExist, OperationalError
-from werkzeug.exceptions import BadRequest, MethodNotAllowed, RequestEntityTooLarge
+from werkzeug.exceptions import BadHost, BadRequest, MethodNotAllowed, RequestEntityTooLarge
 from werkzeug.exceptions import NotFound as HTTPNotFound
 
 from portal import db
@@ -30,6 +30,10 @@ def _problem(status: int, title: str, message: str, reason: str | None = None, *
         response = jsonify({"error": {"code": reason or title.lower().replace(" ", "_"), "message": message, **detail}})
         response.status_code = status
         return response
+    if isinstance(request.routing_exception, BadHost):
+        # The Host header names no host Werkzeug can bind (a label over 63 characters …): the request has no URL
+        # adapter, so no page can be drawn (each links its stylesheet with url_for). Anyone can send one.
+        return Response(f"{title}: {message}\n", status, mimetype="text/plain")
     return render("errors/page.html", "errors/_message.html", status=status, title=title, message=message)
 
 

@@ -236,3 +236,17 @@ def test_a_query_string_and_an_api_body_lose_them_too_and_a_password_keeps_them(
     create_user("rtl@example.test", "pass \u2067word\u2069 long enough", {"Member"}, "Acme Test Co")
     assert login(app.test_client(), "rtl@example.test", "pass \u2067word\u2069 long enough").status_code == 302
     assert login(app.test_client(), "rtl@example.test", "pass word long enough").status_code != 302
+
+
+@pytest.mark.parametrize("host", ["a" * 64, "two..dots", "."])
+@pytest.mark.parametrize("who", [None, "Auditor"])
+@pytest.mark.parametrize("path", ["/", "/library/?q=zorblax", "/healthz", "/static/cairn.css", "/library/?q=a%00b"])
+def test_a_host_header_that_names_no_host_is_a_400_never_a_500(app, client_as, who, path, host):
+    """A Host header Werkzeug cannot bind (BadHost) leaves the request without a URL adapter, and the 400 page,
+    which links its assets with url_for, failed to draw: every address answered 500 with a traceback."""
+    app.config["PROPAGATE_EXCEPTIONS"] = False  # a 500 the way a served portal answers one
+    response = client_as(who).get(path, headers={"Host": host})
+    assert response.status_code == 400 and response.mimetype == "text/plain"
+    assert response.get_data(as_text=True).startswith("Bad request: ")
+    api = client_as(None).get("/api/v1/packs", headers={"Host": host})
+    assert (api.status_code, api.json["error"]["code"]) == (400, "invalid_request")
