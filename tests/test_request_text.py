@@ -136,6 +136,38 @@ def test_the_api_names_a_nul_in_its_query_and_body_and_stores_nothing(world, app
     )
 
 
+@pytest.mark.parametrize("depth", [40, 600, 100_000])
+def test_a_json_body_nested_too_deep_is_never_a_500(world, app, users, client_as, depth):
+    """Every request's JSON body is read before its view (for a NUL): one nested a few hundred levels deep
+    overflowed Python's stack while it was read, and any address, signed in or not, answered 500. The API
+    refuses such a body as it refuses any it cannot read (400); elsewhere it is not read, as one that is not
+    JSON."""
+    app.config["PROPAGATE_EXCEPTIONS"] = False  # a 500 the way a served portal answers one
+    nested = "[" * depth + '"x"' + "]" * depth
+    client = client_as(None)
+    for address in ("/healthz", "/login"):
+        response = client.get(address, data=nested, content_type="application/json")
+        assert response.status_code == 200, address
+    headers = {"Authorization": f"Bearer {create_token(users['PlatformAdmin'], 'deep')[1]}"}
+    before = _changes()
+    for method, address, body in (
+        ("post", "/api/v1/agents/acme-desk/ask", '{"question": ' + nested + "}"),
+        ("put", "/api/v1/packs/ops/documents/gauge", '{"expected_version": 1, "text": ' + nested + "}"),
+        ("put", "/api/v1/packs/ops/documents/gauge", nested),
+    ):
+        response = getattr(client, method)(address, data=body, content_type="application/json", headers=headers)
+        assert (response.status_code, response.json["error"]["code"]) == (400, "invalid_request"), address
+    assert _changes() == before
+
+
+def test_a_nul_in_a_json_body_nested_within_the_limit_is_still_named(world, users, client_as):
+    headers = {"Authorization": f"Bearer {create_token(users['PlatformAdmin'], 'deep')[1]}"}
+    body = {"expected_version": 1, "text": "x", "reader_roles": [[[[[[NUL_TEXT]]]]]]}
+    response = client_as(None).put("/api/v1/packs/ops/documents/gauge", json=body, headers=headers)
+    assert response.status_code == 400
+    assert response.json["error"]["message"].startswith("The JSON value reader_roles[0][0][0][0][0][0] holds a NUL")
+
+
 # --- Bidirectional reordering controls (portal/controls.py) ------------------------------------------------
 
 # "Clean up" then an override that shows the rest of its line backwards: stored as written, read as
