@@ -456,12 +456,22 @@ def test_client_posts_chat_completions_with_bearer_and_no_tools(fake, chat_clien
     assert request.body == {"model": "fake-gpt", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
 
 
+# Valid JSON, but Python reads no integer of more than 4,300 digits (ValueError, not JSONDecodeError): such a reply
+# escaped the client as a ValueError, and the chat's answer was a 500 instead of the answer from the evidence.
+TOO_MANY_DIGITS = (
+    b'{"choices": [{"message": {"content": "Reorder at ten units [1]."}}], "usage": {"prompt_tokens": '
+    + b"9" * 5000
+    + b"}}"
+)
+
+
 @pytest.mark.parametrize(
     "script, kind, summary",
     [
         (lambda f: f.fail_with_status(500), "http_status", "HTTP 500"),
         (lambda f: f.fail_with_status(302), "http_status", "HTTP 302"),
         (lambda f: f.reply_malformed_json(), "malformed", "malformed response: not JSON"),
+        (lambda f: f.reply_raw(TOO_MANY_DIGITS), "malformed", "malformed response: not JSON"),
         (lambda f: f.reply_without_choices(), "malformed", "malformed response: no choices[0].message.content text"),
         (lambda f: f.reply("   "), "malformed", "malformed response: empty answer"),
         (lambda f: f.reply_after(5, "late"), "timeout", "timeout after 0.3 s"),
@@ -471,6 +481,7 @@ def test_client_posts_chat_completions_with_bearer_and_no_tools(fake, chat_clien
         "http-500",
         "redirect-not-followed",
         "malformed-json",
+        "a-number-python-will-not-read",
         "no-choices",
         "empty-content",
         "timeout",
@@ -566,6 +577,9 @@ FAILURES = [
     pytest.param(lambda f: f.reply_after(5, "too late [1]"), "timeout after 0.3 s", id="timeout"),
     pytest.param(lambda f: f.fail_with_status(500), "HTTP 500", id="http-500"),
     pytest.param(lambda f: f.reply_malformed_json(), "malformed response: not JSON", id="malformed-json"),
+    pytest.param(
+        lambda f: f.reply_raw(TOO_MANY_DIGITS), "malformed response: not JSON", id="a-number-python-will-not-read"
+    ),
     pytest.param(
         lambda f: f.reply_without_choices(), "malformed response: no choices[0].message.content text", id="no-choices"
     ),
