@@ -19,8 +19,10 @@ from portal.answers.extractive import (
     simple_tokenize,
 )
 from portal.answers.grounding import (
+    ANSWER_CUT_WARNING,
     CITES_NONE_WARNING,
     DOCUMENTS,
+    MAX_MODEL_ANSWER_CHARS,
     MODEL_FOUND_NO_ANSWER_WARNING,
     MODEL_ONLY,
     MODEL_ONLY_WARNING,
@@ -571,6 +573,18 @@ def test_model_citing_only_unissued_numbers(mode, fake, chat_client, references)
         "required": ("stopped", NOT_ACCEPTED_ANSWER, [removed, NOT_ACCEPTED_WARNING]),
     }[mode]
     assert (outcome.status, outcome.answer, outcome.warnings) == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_model_answer_past_the_limit_is_cut_and_says_so(mode, fake, chat_client, references):
+    """A provider may send up to 4 MB; every page showing the answer drew it again (a conversation of such
+    answers took minutes to open). What is kept is the start, its citations checked as always."""
+    fake.reply("Reorder below ten units [1]. " * 5_000)
+    outcome = run(mode, references, chat_client)
+    assert len(outcome.answer) == MAX_MODEL_ANSWER_CHARS and outcome.answer.endswith("…")
+    assert outcome.answer.startswith("Reorder below ten units [1]. Reorder")
+    assert outcome.status == "completed_with_warning" and outcome.warnings == [ANSWER_CUT_WARNING]
+    assert outcome.cited == [1] and outcome.basis == DOCUMENTS
 
 
 FAILURES = [
