@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from flask import jsonify, request
+from flask import Response, jsonify, request
 from flask_wtf.csrf import CSRFError
 from peewee import DoesNotExist, OperationalError
-from werkzeug.exceptions import BadRequest, MethodNotAllowed, RequestEntityTooLarge
+from werkzeug.exceptions import BadHost, BadRequest, MethodNotAllowed, RequestEntityTooLarge
 from werkzeug.exceptions import NotFound as HTTPNotFound
 
 from portal import db
 from portal.errors import NotFound, Refused, VersionConflict
 from portal.ingest.limits import request_too_large_message, too_many_form_parts_message
 from portal.rendering import render
+from portal.search.errors import SearchError
+
+SEARCH_UNAVAILABLE_MESSAGE = (
+    "The portal cannot search its documents right now; nothing was changed. "
+    "Try again later; the administrator finds the cause in the server log."
+)
 
 
 def _wants_json() -> bool:
@@ -24,6 +30,10 @@ def _problem(status: int, title: str, message: str, reason: str | None = None, *
         response = jsonify({"error": {"code": reason or title.lower().replace(" ", "_"), "message": message, **detail}})
         response.status_code = status
         return response
+    if isinstance(request.routing_exception, BadHost):
+        # The Host header names no host Werkzeug can bind (a label over 63 characters …): the request has no URL
+        # adapter, so no page can be drawn (each links its stylesheet with url_for). Anyone can send one.
+        return Response(f"{title}: {message}\n", status, mimetype="text/plain")
     return render("errors/page.html", "errors/_message.html", status=status, title=title, message=message)
 
 
@@ -88,6 +98,16 @@ def init_app(app) -> None:
             raise error
         response = _problem(503, "Busy", db.BUSY_MESSAGE, "busy")
         response.headers["Retry-After"] = "5"
+        return response
+
+    @app.errorhandler(SearchError)
+    def search_unavailable(error: SearchError):
+        """A Lucene index that cannot be read or written here (corrupt, unreadable, locked past its wait): the
+        operator's message goes to the log, the person a 503 saying nothing was changed (a question's run is
+        stored only after its answer, so a failed search stores nothing)."""
+        app.logger.error("%s %s: search unavailable: %s", request.method, request.path, error)
+        response = _problem(503, "Search unavailable", SEARCH_UNAVAILABLE_MESSAGE, "search_unavailable")
+        response.headers["Retry-After"] = "30"
         return response
 
     @app.errorhandler(CSRFError)

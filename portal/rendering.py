@@ -18,8 +18,12 @@ def wants_fragment() -> bool:
 
 def shown_args() -> MultiDict:
     """The query arguments of the address the reader's page shows (htmx sends it as ``HX-Current-URL``), so a
-    fragment can replace what that page shows otherwise than the new one would; empty without the header."""
-    return MultiDict(parse_qsl(urlsplit(htmx.current_url or "").query))
+    fragment can replace what that page shows otherwise than the new one would; empty without the header, and
+    for one that is no address (anyone can send the header; ``urlsplit`` refuses an unclosed IPv6 bracket)."""
+    try:
+        return MultiDict(parse_qsl(urlsplit(htmx.current_url or "").query))
+    except ValueError:
+        return MultiDict()
 
 
 def render(page: str, fragment: str | None = None, status: int = 200, **context):

@@ -60,11 +60,41 @@ class SentText(ImmutableMultiDict):
         )
 
 
+MAX_JSON_DEPTH = 32
+"""How many arrays and objects deep a JSON body may nest; no body the portal reads nests more than three.
+Reading goes down one call per level (Python's decoder, then ``sent_value``), so a deeper body, which
+anyone can send to any address, ended in RecursionError: a 500."""
+
+_TOO_DEEP = object()
+
+
 class SentRequest(Request):
     parameter_storage_class = SentText
 
     def get_json(self, force: bool = False, silent: bool = False, cache: bool = True):
-        return sent_value(super().get_json(force=force, silent=silent, cache=cache))
+        """The body's JSON as ``sent_value`` gives it; one nested deeper than ``MAX_JSON_DEPTH`` is not read:
+        None when ``silent``, else a 400 naming the limit."""
+        try:
+            value = super().get_json(force=force, silent=silent, cache=cache)
+        except RecursionError:  # deeper than the decoder's own limit
+            value = _TOO_DEEP
+        if value is _TOO_DEEP or _nesting(value) > MAX_JSON_DEPTH:
+            if silent:
+                return None
+            raise BadRequest(f"The JSON body nests more than {MAX_JSON_DEPTH} levels deep; nothing was changed.")
+        return sent_value(value)
+
+
+def _nesting(value) -> int:
+    """How many arrays and objects deep ``value`` goes (counting stops past ``MAX_JSON_DEPTH``), without
+    recursion."""
+    deepest, waiting = 0, [(value, 1)]
+    while waiting and deepest <= MAX_JSON_DEPTH:
+        item, depth = waiting.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            waiting.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def _shown(value):

@@ -3,7 +3,7 @@
 The model provider is outside the project, so tests talk to this instead, over
 HTTP. Script what the next requests get (``reply``, ``reply_after``,
 ``reply_trickling``, ``fail_with_status``, ``reply_malformed_json``,
-``reply_without_choices``, ``reply_refusal``); every request received is kept in ``requests``.
+``reply_without_choices``, ``reply_refusal``, ``reply_raw``); every request received is kept in ``requests``.
 """
 
 import json
@@ -62,6 +62,10 @@ class FakeOpenAI:
     def reply_without_choices(self) -> None:
         self._behaviour = ("no_choices",)
 
+    def reply_raw(self, data: bytes) -> None:
+        """Answer these bytes as the body, whatever they hold (what ``json.dumps`` would refuse to write)."""
+        self._behaviour = ("raw", data)
+
     def reset(self) -> None:
         """Forget recorded requests, release delayed replies, and reply ``OK [1]`` again."""
         self._release.set()
@@ -109,6 +113,8 @@ class FakeOpenAI:
                     return self._send(behaviour[1], {"error": {"message": "provider error"}})
                 if kind == "malformed":
                     return self._send_raw(200, b'{"choices": [{"message": ')
+                if kind == "raw":
+                    return self._send_raw(200, behaviour[1])
                 if kind == "no_choices":
                     return self._send(200, {"id": "chatcmpl-fake", "object": "chat.completion"})
                 raise AssertionError(f"unscripted behaviour {behaviour!r}")

@@ -150,6 +150,14 @@ def data_snapshot(app) -> dict:
     return {"files": files, "rows": counts, "generations": generations}
 
 
+def make_index_unreadable(app, slug: str) -> None:
+    """Overwrite every commit of the pack's indexes with bytes Lucene cannot read: a real failed search."""
+    commits = list((Path(app.config["CAIRN_DATA_DIR"]) / "indexes" / slug).glob("*/segments_*"))
+    assert commits, f"pack {slug} has no index yet"
+    for commit in commits:
+        commit.write_bytes(b"not a lucene commit")
+
+
 def signed_in_client(app, user, password: str = PASSWORD):
     """A test client signed in as ``user`` (for users made in a test, beside the per-role ``client_as``)."""
     client = app.test_client()

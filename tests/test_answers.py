@@ -19,8 +19,10 @@ from portal.answers.extractive import (
     simple_tokenize,
 )
 from portal.answers.grounding import (
+    ANSWER_CUT_WARNING,
     CITES_NONE_WARNING,
     DOCUMENTS,
+    MAX_MODEL_ANSWER_CHARS,
     MODEL_FOUND_NO_ANSWER_WARNING,
     MODEL_ONLY,
     MODEL_ONLY_WARNING,
@@ -502,12 +504,22 @@ def test_client_posts_chat_completions_with_bearer_and_no_tools(fake, chat_clien
     assert request.body == {"model": "fake-gpt", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
 
 
+# Valid JSON, but Python reads no integer of more than 4,300 digits (ValueError, not JSONDecodeError): such a reply
+# escaped the client as a ValueError, and the chat's answer was a 500 instead of the answer from the evidence.
+TOO_MANY_DIGITS = (
+    b'{"choices": [{"message": {"content": "Reorder at ten units [1]."}}], "usage": {"prompt_tokens": '
+    + b"9" * 5000
+    + b"}}"
+)
+
+
 @pytest.mark.parametrize(
     "script, kind, summary",
     [
         (lambda f: f.fail_with_status(500), "http_status", "HTTP 500"),
         (lambda f: f.fail_with_status(302), "http_status", "HTTP 302"),
         (lambda f: f.reply_malformed_json(), "malformed", "malformed response: not JSON"),
+        (lambda f: f.reply_raw(TOO_MANY_DIGITS), "malformed", "malformed response: not JSON"),
         (lambda f: f.reply_without_choices(), "malformed", "malformed response: no choices[0].message.content text"),
         (lambda f: f.reply("   "), "malformed", "malformed response: empty answer"),
         (lambda f: f.reply_after(5, "late"), "timeout", "timeout after 0.3 s"),
@@ -517,6 +529,7 @@ def test_client_posts_chat_completions_with_bearer_and_no_tools(fake, chat_clien
         "http-500",
         "redirect-not-followed",
         "malformed-json",
+        "a-number-python-will-not-read",
         "no-choices",
         "empty-content",
         "timeout",
@@ -608,10 +621,25 @@ def test_model_citing_only_unissued_numbers(mode, fake, chat_client, references)
     assert (outcome.status, outcome.answer, outcome.warnings) == expected
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_model_answer_past_the_limit_is_cut_and_says_so(mode, fake, chat_client, references):
+    """A provider may send up to 4 MB; every page showing the answer drew it again (a conversation of such
+    answers took minutes to open). What is kept is the start, its citations checked as always."""
+    fake.reply("Reorder below ten units [1]. " * 5_000)
+    outcome = run(mode, references, chat_client)
+    assert len(outcome.answer) == MAX_MODEL_ANSWER_CHARS and outcome.answer.endswith("…")
+    assert outcome.answer.startswith("Reorder below ten units [1]. Reorder")
+    assert outcome.status == "completed_with_warning" and outcome.warnings == [ANSWER_CUT_WARNING]
+    assert outcome.cited == [1] and outcome.basis == DOCUMENTS
+
+
 FAILURES = [
     pytest.param(lambda f: f.reply_after(5, "too late [1]"), "timeout after 0.3 s", id="timeout"),
     pytest.param(lambda f: f.fail_with_status(500), "HTTP 500", id="http-500"),
     pytest.param(lambda f: f.reply_malformed_json(), "malformed response: not JSON", id="malformed-json"),
+    pytest.param(
+        lambda f: f.reply_raw(TOO_MANY_DIGITS), "malformed response: not JSON", id="a-number-python-will-not-read"
+    ),
     pytest.param(
         lambda f: f.reply_without_choices(), "malformed response: no choices[0].message.content text", id="no-choices"
     ),

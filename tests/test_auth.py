@@ -55,6 +55,17 @@ def test_a_sign_in_link_whose_next_holds_a_control_character_goes_home(app, user
     assert response.status_code == 302 and response.headers["Location"] == "/"
 
 
+@pytest.mark.parametrize("target", ["//[evil.example/", "http://[::1/packs/", "https://[x"])
+def test_a_sign_in_link_whose_next_is_no_address_goes_home(app, users, target):
+    """``urlsplit`` refuses an unclosed IPv6 bracket with ValueError: such a ``next`` made a good password a 500,
+    the person signed in all the same. It is not followed, as any address that is not a local path."""
+    app.config["PROPAGATE_EXCEPTIONS"] = False  # a 500 the way a served portal answers one
+    response = app.test_client().post(
+        "/login", query_string={"next": target}, data={"email": users["Auditor"].email, "password": PASSWORD}
+    )
+    assert response.status_code == 302 and response.headers["Location"] == "/"
+
+
 def test_arriving_at_the_home_page_signed_out_is_no_refusal(app, users):
     client = app.test_client()
     arriving = client.get("/")

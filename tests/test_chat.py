@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import LOCKS, PASSWORD, SPOOL, signed_in_client
+from helpers import LOCKS, PASSWORD, SPOOL, make_index_unreadable, signed_in_client
 from portal import access
 from portal.agents.services import create_agent, update_agent
 from portal.answers.extractive import NO_EVIDENCE_ANSWER
@@ -241,6 +241,26 @@ def test_an_empty_or_long_question_is_refused_and_nothing_is_stored(world, chat,
         assert response.status_code == 422
         assert ("<html" in response.get_data(as_text=True)) is not htmx
         assert message in _soup(response).select_one(".error").text
+    assert (Run.select().count(), Conversation.select().count()) == (runs, conversations)
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+def test_a_question_whose_packs_cannot_be_searched_is_a_503_and_nothing_is_stored(world, chat, app, client_as, htmx):
+    """An unreadable index of a granted pack made the question a 500; it is a 503 that says so, shown where the
+    question was sent, and no run or conversation is stored."""
+    make_index_unreadable(app, "ops")
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    headers = {"HX-Request": "true"} if htmx else {}
+    client = client_as("Member")
+    runs, conversations = Run.select().count(), Conversation.select().count()
+    for path, data in (
+        ("/chat/", {"agent": "acme-desk", "question": QUESTION}),
+        (f"/chat/{chat.conversation.id}", {"question": QUESTION}),
+    ):
+        response = client.post(path, data=data, headers=headers)
+        assert response.status_code == 503
+        assert ("<html" in response.get_data(as_text=True)) is not htmx
+        assert "cannot search its documents right now" in _soup(response).select_one(".error").text
     assert (Run.select().count(), Conversation.select().count()) == (runs, conversations)
 
 

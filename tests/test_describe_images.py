@@ -151,6 +151,31 @@ def test_a_timeout_a_refusal_and_a_too_long_answer(app, client_as, word, vision)
     assert run.status == "completed_with_warning" and "cut to 1,000 characters" in run.warnings[0]
 
 
+def test_a_reply_whose_numbers_python_cannot_use_is_a_failed_call_or_a_bounded_cost_never_a_500(
+    app, client_as, word, vision
+):
+    """A vision reply is input from outside: a number of more than 4,300 digits made the reply unreadable
+    (ValueError), and usage counts past any real call made the cost overflow a float (OverflowError); each step
+    answered 500. The first is a failed call, the second counts as the most a count can be."""
+    app.config["PROPAGATE_EXCEPTIONS"] = False  # a 500 the way a served portal answers one
+    admin = client_as("PlatformAdmin")
+    digits = b"9" * 5000
+    vision.reply_raw(
+        b'{"choices": [{"message": {"content": "A valve."}}], "usage": {"prompt_tokens": ' + digits + b"}}"
+    )
+    assert _describe(admin, word).status_code == 303
+    job = DescribeJob.get()
+    assert job.notes[0] == "Figure 1: not described: malformed response: not JSON."
+    assert job.status == "nothing_written" and _current(word).version == 1
+
+    vision.reply("A valve.", prompt_tokens=10**400, completion_tokens=10**30)
+    assert _describe(admin, word).status_code == 303
+    # Counted as 2,147,483,647 tokens each way at $0.15 and $0.60 a million: the monthly cap stops the second call.
+    costs = [r.cost_microusd for r in Run.select().where(Run.mode == "describe").order_by(Run.id)]
+    assert costs[2:] == [round((2**31 - 1) * 0.75)] and _current(word).version == 2
+    assert "monthly spend cap" in DescribeJob.select().order_by(DescribeJob.id.desc()).get().notes[1]
+
+
 def test_the_monthly_cap_stops_before_the_call(app, client_as, word, vision):
     admin = client_as("PlatformAdmin")
     app.config["CAIRN_VISION_MONTHLY_CAP"] = 0.0

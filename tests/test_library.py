@@ -221,6 +221,18 @@ def test_a_search_with_htmx_brings_the_list_back_to_page_one_with_a_pager_keepin
         assert pagers[0]["hx-swap-oob"] == "true" and pagers[0]["id"] == "library-pager" and not _listed(fragment)
 
 
+@pytest.mark.parametrize("current_url", ["http://[x/library/?page=2", "http://[::1/library/?page=2", "\u00ff"])
+def test_an_address_htmx_says_is_shown_that_is_no_address_counts_as_none(library, client_for, monkeypatch, current_url):
+    """``HX-Current-URL`` is a header anyone can send: one that ``urlsplit`` refuses (an unclosed IPv6 bracket)
+    made the Library's search a 500. It is read as no address, the way a request without the header is."""
+    monkeypatch.setattr(library_services, "DOCUMENTS_PER_PAGE", 2)
+    headers = {"HX-Request": "true", "HX-Current-URL": current_url}
+    response = client_for("Auditor").get("/library/?q=backlog", headers=headers)
+    assert response.status_code == 200
+    pager = BeautifulSoup(response.get_data(as_text=True), "html.parser").select_one("nav.pager")
+    assert pager["hx-swap-oob"] == "true" and "page 1 of 3" in pager.text
+
+
 @pytest.mark.parametrize("page, status, shown", [("3", 200, 3), ("99", 200, 3), ("0", 404, None), ("two", 404, None)])
 def test_a_library_page_past_the_end_is_the_last_and_one_that_is_no_page_a_404(
     library, client_for, monkeypatch, page, status, shown

@@ -156,6 +156,42 @@ def _lose_index_writes(monkeypatch):
     monkeypatch.setattr(IndexStore, "update", killed)
 
 
+def test_a_change_committed_while_a_rebuild_holds_the_pack_is_indexed_when_the_rebuild_ends(app, pack, monkeypatch):
+    """An upload committed while a long rebuild (``cairn index rebuild``, a worker's repair at start) holds the
+    pack's write lock waits for it, gives up after the lock wait and leaves its pending row. The rebuild wrote
+    only what it read before, so the document stayed unsearchable until some later write to the pack or a
+    restart. The rebuild indexes what was committed meanwhile before it ends."""
+    from portal.models import PendingIndexUpdate
+    from portal.search import service as search_service
+    from portal.search.index import IndexStore
+
+    services.upload_file(pack, "a.md", b"# A\n\nThe spool overflow runbook.\n", None)
+    read_by_the_rebuild = search_service.current_passages
+    # The other process: its own store, which meets the rebuild's write.lock (this one's thread lock would wait).
+    other_process = IndexStore(indexes().root, lock_timeout=0.2)
+    uploaded = []
+
+    def passages_then_another_admins_upload(read_pack, doc_ids=None):
+        yield from read_by_the_rebuild(read_pack, doc_ids)
+        if doc_ids is None and not uploaded:
+            rebuilding_store, indexes()._store = indexes().store, other_process
+            try:
+                uploaded.append(services.upload_file(pack, "b.md", b"# B\n\nCertificate expiry in STRUST.\n", None))
+                assert PendingIndexUpdate.select().count() == 1  # its own catch-up gave up waiting
+            finally:
+                indexes()._store = rebuilding_store
+                other_process.close()
+
+    monkeypatch.setattr(search_service, "current_passages", passages_then_another_admins_upload)
+    search_service.rebuild_pack(Pack.get_by_id(pack.id))
+
+    assert uploaded[0].accepted
+    assert [h.document_id for h in search_packs([pack], "STRUST").hits] == ["b"]
+    assert [h.document_id for h in search_packs([pack], "spool").hits] == ["a"]
+    assert PendingIndexUpdate.select().count() == 0
+    assert indexes().store.generation("ops") == Pack.get_by_id(pack.id).index_generation
+
+
 def test_a_change_whose_index_write_was_lost_is_indexed_by_the_next_write_to_the_pack(app, pack, monkeypatch):
     from portal.models import PendingIndexUpdate
 

@@ -7,7 +7,8 @@ import io
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import upload
+from helpers import make_index_unreadable, upload
+from portal.api.tokens import create_token
 from portal.documents import services
 from portal.search.service import search_packs
 
@@ -60,6 +61,32 @@ def test_no_matching_term_says_no_evidence_found_with_a_hint(app, pack, client_a
         "No evidence found: no passage matches “payroll antarctica” in this pack. Try other words"
     )
     assert 'class="hit"' not in body  # never the nearest unrelated passages (SPEC 6)
+
+
+def test_a_search_whose_index_cannot_be_read_is_a_503_that_says_so(app, pack, client_as, users, caplog):
+    """An unreadable Lucene index raised SearchError, which no handler mapped: every search page and the
+    API answered 500. It is a 503 saying nothing was changed, as a page, a fragment and the API's JSON."""
+    services.upload_file(pack, "transport.md", DOC, None)
+    make_index_unreadable(app, "ops")
+    app.config["PROPAGATE_EXCEPTIONS"] = False  # a 500 the way a served portal answers one
+    client = client_as("Auditor")
+    for address in ("/packs/ops/search?q=import+log", "/packs/ops?q=import+log", "/library/?q=import+log"):
+        for headers in ({}, {"HX-Request": "true"}):
+            response = client.get(address, headers=headers)
+            assert (response.status_code, response.headers.get("Retry-After")) == (503, "30"), address
+            body = response.get_data(as_text=True)
+            assert ("<html" in body) is not bool(headers)
+            assert (
+                BeautifulSoup(body, "html.parser")
+                .select_one(".error")
+                .text.startswith("The portal cannot search its documents right now; nothing was changed.")
+            )
+    token = create_token(users["Auditor"], "search")[1]
+    api = client_as(None).get(
+        "/api/v1/search", query_string={"q": "import log", "pack": "ops"}, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert (api.status_code, api.json["error"]["code"]) == (503, "search_unavailable")
+    assert "cannot be read" in caplog.text  # the cause, for the administrator
 
 
 def test_lucene_syntax_is_plain_words(app, pack, client_as):

@@ -136,6 +136,38 @@ def test_the_api_names_a_nul_in_its_query_and_body_and_stores_nothing(world, app
     )
 
 
+@pytest.mark.parametrize("depth", [40, 600, 100_000])
+def test_a_json_body_nested_too_deep_is_never_a_500(world, app, users, client_as, depth):
+    """Every request's JSON body is read before its view (for a NUL): one nested a few hundred levels deep
+    overflowed Python's stack while it was read, and any address, signed in or not, answered 500. The API
+    refuses such a body as it refuses any it cannot read (400); elsewhere it is not read, as one that is not
+    JSON."""
+    app.config["PROPAGATE_EXCEPTIONS"] = False  # a 500 the way a served portal answers one
+    nested = "[" * depth + '"x"' + "]" * depth
+    client = client_as(None)
+    for address in ("/healthz", "/login"):
+        response = client.get(address, data=nested, content_type="application/json")
+        assert response.status_code == 200, address
+    headers = {"Authorization": f"Bearer {create_token(users['PlatformAdmin'], 'deep')[1]}"}
+    before = _changes()
+    for method, address, body in (
+        ("post", "/api/v1/agents/acme-desk/ask", '{"question": ' + nested + "}"),
+        ("put", "/api/v1/packs/ops/documents/gauge", '{"expected_version": 1, "text": ' + nested + "}"),
+        ("put", "/api/v1/packs/ops/documents/gauge", nested),
+    ):
+        response = getattr(client, method)(address, data=body, content_type="application/json", headers=headers)
+        assert (response.status_code, response.json["error"]["code"]) == (400, "invalid_request"), address
+    assert _changes() == before
+
+
+def test_a_nul_in_a_json_body_nested_within_the_limit_is_still_named(world, users, client_as):
+    headers = {"Authorization": f"Bearer {create_token(users['PlatformAdmin'], 'deep')[1]}"}
+    body = {"expected_version": 1, "text": "x", "reader_roles": [[[[[[NUL_TEXT]]]]]]}
+    response = client_as(None).put("/api/v1/packs/ops/documents/gauge", json=body, headers=headers)
+    assert response.status_code == 400
+    assert response.json["error"]["message"].startswith("The JSON value reader_roles[0][0][0][0][0][0] holds a NUL")
+
+
 # --- Bidirectional reordering controls (portal/controls.py) ------------------------------------------------
 
 # "Clean up" then an override that shows the rest of its line backwards: stored as written, read as
@@ -236,3 +268,17 @@ def test_a_query_string_and_an_api_body_lose_them_too_and_a_password_keeps_them(
     create_user("rtl@example.test", "pass \u2067word\u2069 long enough", {"Member"}, "Acme Test Co")
     assert login(app.test_client(), "rtl@example.test", "pass \u2067word\u2069 long enough").status_code == 302
     assert login(app.test_client(), "rtl@example.test", "pass word long enough").status_code != 302
+
+
+@pytest.mark.parametrize("host", ["a" * 64, "two..dots", "."])
+@pytest.mark.parametrize("who", [None, "Auditor"])
+@pytest.mark.parametrize("path", ["/", "/library/?q=zorblax", "/healthz", "/static/cairn.css", "/library/?q=a%00b"])
+def test_a_host_header_that_names_no_host_is_a_400_never_a_500(app, client_as, who, path, host):
+    """A Host header Werkzeug cannot bind (BadHost) leaves the request without a URL adapter, and the 400 page,
+    which links its assets with url_for, failed to draw: every address answered 500 with a traceback."""
+    app.config["PROPAGATE_EXCEPTIONS"] = False  # a 500 the way a served portal answers one
+    response = client_as(who).get(path, headers={"Host": host})
+    assert response.status_code == 400 and response.mimetype == "text/plain"
+    assert response.get_data(as_text=True).startswith("Bad request: ")
+    api = client_as(None).get("/api/v1/packs", headers={"Host": host})
+    assert (api.status_code, api.json["error"]["code"]) == (400, "invalid_request")

@@ -50,6 +50,11 @@ CITES_NONE_WARNING = "the answer cites none of its references"
 NOT_ACCEPTED_WARNING = "answer not accepted: it cites none of its references"
 MODEL_FOUND_NO_ANSWER_WARNING = "the model said the references do not answer the question"
 
+MAX_MODEL_ANSWER_CHARS = 20_000
+"""The most of a model's answer that is kept: a help-desk answer is a few paragraphs, and a provider may send up
+to 4 MB, which every page showing the answer drew again (a conversation of such answers took minutes to open)."""
+ANSWER_CUT_WARNING = f"the model's answer was cut to {MAX_MODEL_ANSWER_CHARS:,} characters"
+
 # What an answer rests on (``run.answer_basis``), each with the label the chat and the
 # run record show for it.
 DOCUMENTS = "documents"  # made with the issued references (cited or not: see the warnings)
@@ -153,7 +158,11 @@ def answer_question(
 
 
 def _judge_model_answer(run: _Run, mode: str, answer: str, issued: list[Reference], model: str) -> Outcome:
-    """Recognise "cannot answer", validate the citations, then accept, warn or reject by mode."""
+    """Keep at most ``MAX_MODEL_ANSWER_CHARS``, recognise "cannot answer", validate the citations, then accept,
+    warn or reject by mode."""
+    if len(answer) > MAX_MODEL_ANSWER_CHARS:
+        answer = answer[: MAX_MODEL_ANSWER_CHARS - 1] + "…"
+        run.warnings.append(ANSWER_CUT_WARNING)
     after_phrase = says_cannot_answer(answer)
     if after_phrase is not None and not (mode == "open" and after_phrase):
         # Whatever a preferred or required model adds after the phrase is not from the references.

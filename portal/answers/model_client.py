@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from portal.config import ModelSettings
 from portal.controls import strip_control_characters
 from portal.errors import CairnError
+from portal.numbers import MAX_NUMBER
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 
@@ -159,7 +160,7 @@ class ChatClient:
     def _completion(raw: bytes) -> Completion:
         try:
             document = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or a number of more than 4,300 digits
             raise ModelError("malformed", "malformed response: not JSON") from None
         try:
             message = document["choices"][0]["message"]
@@ -185,9 +186,11 @@ class ChatClient:
 
 
 def _count(usage, key: str) -> int:
-    """A token count from ``usage``; anything but a non-negative integer counts as 0."""
+    """A token count from ``usage``; anything but a non-negative integer counts as 0, and one beyond
+    ``MAX_NUMBER`` (no call uses two billion tokens) as ``MAX_NUMBER``: a cost worked out from it stays a
+    number the database stores, and still reaches the spend cap."""
     value = usage.get(key) if isinstance(usage, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    return min(value, MAX_NUMBER) if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _reason(error: OSError) -> str:

@@ -184,7 +184,8 @@ class ErrorDetail(BaseModel):
     code: str = Field(
         description="A machine code: `not_found`, `unauthorized`, `version_conflict`, "
         "`invalid_request`, `rate_limited`, `busy` (503 with `Retry-After`: the database was held by another "
-        "change too long; nothing of this request was written), or an upload refusal's reason."
+        "change too long; nothing of this request was written), `search_unavailable` (503 with `Retry-After`: a "
+        "search index cannot be read; nothing was changed), or an upload refusal's reason."
     )
     message: str = Field(description="The sentence shown to people, naming the limit or reason.")
     current_version: int | None = Field(

@@ -25,7 +25,10 @@ def _safe_next(target: str | None) -> str | None:
     address the portal writes, and a line break cannot be written into the ``Location`` header."""
     if not target or any(unicodedata.category(character) == "Cc" for character in target):
         return None
-    parts = urlsplit(target)
+    try:
+        parts = urlsplit(target)
+    except ValueError:  # no address at all: an unclosed IPv6 bracket ("//[x")
+        return None
     if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
         return None
     return target

@@ -12,6 +12,7 @@ from flask import current_app
 
 from portal.answers.model_client import ChatClient, Completion
 from portal.config import VISION_MODEL
+from portal.numbers import MAX_NUMBER
 
 MAX_DESCRIPTION_CHARS = 1000
 # Enough tokens for 1,000 characters of English; a longer answer is cut by ``clean``.
@@ -46,13 +47,14 @@ def describe(vision: ChatClient, webp: bytes, title: str, label: str) -> Complet
 
 
 def cost_microusd(completion: Completion) -> int:
-    """What the call cost, in millionths of a US dollar, at the configured prices per million tokens."""
+    """What the call cost, in millionths of a US dollar, at the configured prices per million tokens; at most
+    ``MAX_NUMBER`` ($2,147), the most the run's INTEGER column holds."""
     config = current_app.config
     dollars = (
         completion.prompt_tokens * float(config["CAIRN_VISION_PRICE_INPUT"])
         + completion.completion_tokens * float(config["CAIRN_VISION_PRICE_OUTPUT"])
     ) / 1_000_000
-    return round(dollars * 1_000_000)
+    return round(min(dollars * 1_000_000, MAX_NUMBER))
 
 
 def monthly_cap_microusd() -> int:

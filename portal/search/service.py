@@ -257,6 +257,7 @@ def catch_up(pack: Pack, rebuild: bool = False) -> IndexUpdate | None:
             change = store.update(pack.slug, lambda shown: _plan(pack.id, pack.slug, shown, True))
         if change is not None:
             _log_not_embedded(pack)
+            _index_what_came_meanwhile(store, pack)
         return change
     except IndexBusy as busy:
         if rebuild:
@@ -270,6 +271,20 @@ def catch_up(pack: Pack, rebuild: bool = False) -> IndexUpdate | None:
             raise
         log.exception("index update of pack %s failed; its pending changes stay listed for the next start", pack.slug)
         return None
+
+
+def _index_what_came_meanwhile(store, pack: Pack) -> None:
+    """After a write: index the changes committed while it held the pack's lock. Their own catch-up, in
+    another process, may have given up waiting (a rebuild of a large pack outlasts the lock wait), and the
+    pack's next write or a restart could be far off. Errors are logged: the rows stay for the next attempt."""
+    if not PendingIndexUpdate.select().where(PendingIndexUpdate.pack == pack.id).exists():
+        return
+    try:
+        store.update(pack.slug, lambda shown: _plan(pack.id, pack.slug, shown, False))
+    except IndexBusy as busy:
+        log.warning("%s Its pending changes stay listed for the next attempt.", busy)
+    except Exception:
+        log.exception("index update of pack %s failed; its pending changes stay listed for the next start", pack.slug)
 
 
 def _plan(pack_id: int, slug: str, shown: int | None, rebuild: bool) -> IndexUpdate | None:
