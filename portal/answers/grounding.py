@@ -52,7 +52,8 @@ MODEL_FOUND_NO_ANSWER_WARNING = "the model said the references do not answer the
 
 MAX_MODEL_ANSWER_CHARS = 20_000
 """The most of a model's answer that is kept: a help-desk answer is a few paragraphs, and a provider may send up
-to 4 MB, which every page showing the answer drew again (a conversation of such answers took minutes to open)."""
+to ``model_client.MAX_RESPONSE_BYTES``, which every page showing the answer drew again (a conversation of such
+answers took minutes to open)."""
 ANSWER_CUT_WARNING = f"the model's answer was cut to {MAX_MODEL_ANSWER_CHARS:,} characters"
 
 # What an answer rests on (``run.answer_basis``), each with the label the chat and the
