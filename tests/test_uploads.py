@@ -1042,6 +1042,20 @@ def test_a_file_that_lies_or_holds_nothing_is_refused_naming_why_and_nothing_is_
     assert data_snapshot(app) == before
 
 
+def test_a_file_name_written_only_in_another_script_is_a_document_and_stays_one(app, pack, client_as):
+    """ "日本語.md" was refused as having "no letters or digits": its letters are not the id's. Its id is a digest
+    of the name, so uploading it again makes a new version, and another name another document."""
+    admin = client_as("PlatformAdmin")
+    assert upload(admin, "ops", "日本語.md", b"zorblax one\n").status_code == 200
+    document = Document.get(Document.title == "日本語")
+    assert document.doc_id.startswith("doc-")
+    assert admin.get(f"/packs/ops/documents/{document.doc_id}").status_code == 200
+    assert upload(admin, "ops", "日本語.md", b"zorblax two\n").status_code == 200
+    assert Document.get_by_id(document.id).current_revision().version == 2
+    assert upload(admin, "ops", "Отчёт.md", b"zorblax three\n").status_code == 200
+    assert Document.get(Document.title == "Отчёт").doc_id not in ("", document.doc_id)
+
+
 @pytest.mark.parametrize("name", ["....", "....md", ".md", "..", "-_-.md"])
 def test_a_file_name_of_only_dots_is_refused_naming_the_name(app, pack, client_as, name):
     before = data_snapshot(app)

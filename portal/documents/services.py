@@ -44,16 +44,21 @@ log = logging.getLogger(__name__)
 
 
 def document_id_for(filename: str) -> str:
-    """The document id a file name maps to (its stem, reduced to the id alphabet).
+    """The document id a file name maps to (its stem, reduced to the id alphabet; a name with no letter of
+    that alphabet, "日本語.md", maps to a digest of itself).
 
     The name is read in its composed Unicode form (NFC) first: a Mac names "Café" with a combining accent
     (NFD), other systems with one character, and both are one name, so one document.
     """
     stem = PurePath(unicodedata.normalize("NFC", filename)).stem.strip().lower()
     cleaned = re.sub(r"[^a-z0-9._-]+", "-", stem).strip("-._")[:MAX_ID_CHARS].rstrip("-._")
-    if not DOCUMENT_ID_RE.match(cleaned):
-        raise Refused("bad_name", f"The file name {filename!r} has no letters or digits to name the document by.")
-    return cleaned
+    if DOCUMENT_ID_RE.match(cleaned):
+        return cleaned
+    if any(character.isalnum() for character in stem):
+        # A name written only in another script ("日本語.md", "Отчёт.docx") has letters the id alphabet lacks:
+        # its id is a digest of the name, so the same name is always the same document (a new version).
+        return "doc-" + hashlib.blake2b(stem.encode("utf-8"), digest_size=5).hexdigest()
+    raise Refused("bad_name", f"The file name {filename!r} has no letters or digits to name the document by.")
 
 
 def refuse_if_bad_document_id(doc_id: str) -> None:
