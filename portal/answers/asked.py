@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from portal.answers import written
+from portal.search.analysis import STOPWORDS
 
 Tokenizer = Callable[[str], list[str]]
 
@@ -109,7 +110,8 @@ def _holds_name(text: str, question: str) -> bool:
     return False
 
 
-_QUESTION_WORDS = frozenset(("what", "which", "whats", "name", "names", "company", "the", "our", "who", "this", "that"))
+# The words that ask for a name, beside the one stop-word list: they say nothing of whose name it is.
+_QUESTION_WORDS = STOPWORDS | {"name", "names", "company"}
 
 # What a question asks for (its words) -> whether a text holds a value of that shape.
 SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {

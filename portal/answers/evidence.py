@@ -124,11 +124,12 @@ _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
 _PLURAL = re.compile(r"(.*[0-9A-Z])['’]?s")
 
 
-def _range_parts(question: str) -> list[re.Match]:
-    """The question's tokens, a range of two names of one shape ("P1-P3", "TW10-TW30") as the two names: the
-    documents write "P1 to P3"."""
+def _tokens(question: str) -> list[tuple[str, int, int]]:
+    """The question's tokens with where each starts and ends; a range of two names of one shape ("P1-P3",
+    "TW10-TW30") as the two names: the documents write "P1 to P3"."""
     tokens = []
     for match in written.IDENTIFIER_TOKEN.finditer(question):
+        start, end = match.span()
         low, dash, high = match.group().partition("-")
         high = _singular(high)  # "the P1-P3s"
         if (
@@ -137,20 +138,13 @@ def _range_parts(question: str) -> list[re.Match]:
             and _RANGE_END.fullmatch(high)
             and low.rstrip("0123456789") == high.rstrip("0123456789")
         ):
-            tokens += [
-                _at(question, match.start(), low),
-                _at(question, match.start() + len(low) + 1, high),
-            ]
+            tokens += [(low, start, start + len(low)), (high, start + len(low) + 1, end)]
         else:
-            tokens.append(match)
+            tokens.append((match.group(), start, end))
     return tokens
 
 
 _RANGE_END = re.compile(r"[A-Za-z]{1,4}\d{1,3}")
-
-
-def _at(text: str, start: int, token: str) -> re.Match:
-    return re.compile(re.escape(token)).match(text, start)
 
 
 def _singular(token: str) -> str:
@@ -209,21 +203,20 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     runs: list[list[str]] = []
     previous_end = -1
     dates = written.day_spans(question)
-    for match in _range_parts(question):
-        token = match.group()
-        in_date = any(start <= match.start() < end for start, end in dates)  # "12 March", "7am": no number
+    for token, start, end in _tokens(question):
+        in_date = any(low <= start < high for low, high in dates)  # "12 March", "7am": no number
         token = _singular(token)
-        where = _is_acronym(token) and _LOCATIVE.search(question[: match.start()]) is not None
+        where = _is_acronym(token) and _LOCATIVE.search(question[:start]) is not None
         if in_date or where or not (is_identifier(token) or (_is_acronym(token) and known(token))):
             previous_end = -1
             continue
-        gap = question[previous_end : match.start()] if previous_end >= 0 else None
+        gap = question[previous_end:start] if previous_end >= 0 else None
         if runs and gap is not None and not gap.strip():
             if token.casefold() not in (t.casefold() for t in runs[-1]):
                 runs[-1].append(token)
         elif not any(token.casefold() == t.casefold() for run in runs for t in run):
             runs.append([token])
-        previous_end = match.end()
+        previous_end = end
     return runs
 
 
@@ -344,8 +337,10 @@ def choose(
             absent_words=absent,
         )
     texts = [searched_text(hit) for hit in hits]
-    folded_texts = " ".join(" ".join(text.split()) for text in texts).casefold()
-    unknown += [name for name in proper_names(question) if name.casefold() not in folded_texts]
+    several_words = proper_names(question)
+    if several_words:  # seldom: the passages are folded for it only then
+        folded = " ".join(" ".join(text.split()) for text in texts).casefold()
+        unknown += [name for name in several_words if name.casefold() not in folded]
     _prefetch(tokenize, texts)
     covered = [set(tokenize(text)) & weights.keys() for text in texts]
     # fsum: the same share whatever order a set gives its terms in (sums of floats depend on it)
