@@ -1067,6 +1067,11 @@ def test_identifiers_a_question_names():
     # a range of two names of one shape is the two names: the documents write "P1 to P3"
     assert identifier_runs("share of P1-P3 incidents, and TW10-TW30?") == [["P1"], ["P3"], ["TW10"], ["TW30"]]
     assert identifier_runs("a single miss among the P1-P3s") == [["P1"], ["P3"]]
+    # ... and so is a pair of them ("for MCEX11/MCEX13": the documents write "MCEX11 and MCEX13")
+    assert identifier_runs("entries in LBWQ for MCEX11/MCEX13") == [["LBWQ"], ["MCEX11"], ["MCEX13"]]
+    assert identifier_runs("rdisp/max_wprun_time on S/4") == [["rdisp/max_wprun_time"], ["S/4"]]  # one name each
+    # a quantity as people type it is no name of a thing
+    assert identifier_runs("how do i work off like 20k inbound idocs, 5GB of them, in 30min?") == []
     assert identifier_runs("What is INC-2026-0427?") == [["INC-2026-0427"]]
     # a name ending in a digit may begin a longer one written in letters, never in digits
     assert names("K4P runs S/4HANA production", "S/4")
@@ -1234,6 +1239,8 @@ def test_a_unit_that_restates_a_chosen_one_is_left_out():
         ("What is the status of PRB-2026-008?", None, None),  # a status is a word, not a value of a shape
         ("When does job X start, and with which program?", None, None),  # several parts: each may be elsewhere
         ("How many tickets came in? And how many were incidents?", None, None),
+        ("what exactly is SPO_NUM and at what fill level should i get a warning?", None, None),
+        ("how big is the spool number range in K4Q?", "quantity", "size"),
         # a question what to do asks for steps, whatever count its clause names
         ("Users can't log on. How do I limit how many dialog processes RFC can grab?", None, None),
     ],

@@ -31,7 +31,8 @@ Other nouns whose values are words (a status, a result) are left out: only a
 value's shape can be checked without understanding the sentence. A question what
 to do ("How do I limit how many …?") asks for steps, not for the value its clause
 names. When the
-question names identifiers, the unit (with its context) must name one of them.
+question names identifiers, the unit (with its context) must name one of them, other than the noun asked
+for: "the MTTR for P4" is not answered by the MTTR of P2.
 A question of several parts ("…, and which program?") is not checked this way:
 each part may be answered by a different passage.
 
@@ -81,11 +82,14 @@ def _holds_phone_number(text: str) -> bool:
 
 
 # The name of a company or a person: "What's the name of the 3PL partner company?", "Which company is our
-# e-invoicing provider?". The answer names it, with a capital, in a clause about what was asked.
+# e-invoicing provider?", "who was on call? need his name". The answer names it, with a capital, in a clause
+# about what was asked.
 _ASKS_NAME = re.compile(
     r"\bnames?\s+of\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w-]+\s+){0,4}?(?:company|vendor|supplier|provider|"
-    r"partner|firm|contractor|manager|lead|person|engineer|consultant|administrator|owner|contact)s?\b"
-    r"|\bwhich\s+(?:company|vendor|supplier|firm|contractor)\b|\bwho\b[^?.]*\bby\s+name\b",
+    r"partner|firm|contractor|manager|lead|person|engineer|consultant|administrator|owner|contact|bank|carrier|"
+    r"haulier|forwarder|insurer|auditor|agency|broker)s?\b"
+    r"|\bwhich\s+(?:company|vendor|supplier|firm|contractor)\b|\bwho\b[^?.]*\bby\s+name\b"
+    r"|\b(?:his|her|their)\s+names?\b",
     re.IGNORECASE,
 )
 _CLAUSE = re.compile(r"[.;:|\n()]+")
@@ -217,6 +221,8 @@ QUANTITY_PATTERN = (
     + _QUANTITY_NOUNS
 )
 _QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
+# A size asked for by how big it is ("how big is the spool number range"): any number answers.
+_HOW_BIG = re.compile(r"\bhow\s+(?:big|large|small|full)\b", re.IGNORECASE)
 # Quantities whose noun is seldom written with their value ("2 percent", "12 of them"): any number answers.
 _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", "amount"))
 # Nouns whose value is written right after them ("version 1.4", "patch level 200", "return code 12").
@@ -231,8 +237,8 @@ _NAMED_VALUE = re.compile(
 # Where the next part of a question of several parts starts: ", and which step catches that?", or a second
 # question after the first one's question mark.
 _NEXT_PART = re.compile(
-    r",?\s+and\s+(?=(?:which|what|how|when|who|where|why|with which|in which|on which|"
-    r"under which|to which)\b)|(?<=\?)\s+(?=\S)",
+    r",?\s+and\s+(?=(?:(?:at|in|on|to|for|by|from|with|under)\s+)?(?:which|what|how|when|who|where|why)\b)"
+    r"|(?<=\?)\s+(?=\S)",
     re.IGNORECASE,
 )
 
@@ -284,6 +290,8 @@ def asked_value(question: str) -> AskedValue | None:
     count = _COUNT.search(question)
     if count:
         return AskedValue("count", count.group(1).strip())
+    if _HOW_BIG.search(question):
+        return AskedValue("quantity", "size")
     quantity = _QUANTITY.search(question)
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
         return AskedValue("quantity", (quantity.group(1) or quantity.group(2)).removesuffix(" of"))

@@ -50,7 +50,12 @@ the terms in its text, heading path or title. There is evidence when
   did the downtime overrun?") is not answered when the units closest to it
   (``CLOSEST_UNITS``) only say what is to happen ("must finish", "will confirm",
   a proposed action, the rows of a calendar or an outlook): the result of
-  something planned is not in the documents.
+  something planned is not in the documents;
+- the question is not an everyday one ("how do I book a meeting room", "second
+  monitor for my desk") that none of the hits speaks to: more like a list of
+  everyday questions than like any passage found, by the embedding model
+  (``portal.answers.everyday``). Word statistics cannot tell the desk's monitor
+  from SM13's; the model reads the topic.
 
 The thresholds were
 calibrated on the tuning half of the demo question set; the distributions are
@@ -91,6 +96,8 @@ CLOSEST_UNITS = 0.9
 Tokenizer = Callable[[str], list[str]]
 # Which of the given days (month, day) the documents of the hits name anywhere (``ask.retrieve`` reads them).
 DaysInDocuments = Callable[[set[tuple[int, int]]], set[tuple[int, int]]]
+# Whether the question is an everyday one none of the hits speaks to (``answers.everyday``, by the embedding model).
+Everyday = Callable[[Sequence["Searched"]], bool]
 
 
 class Searched(Protocol):
@@ -111,6 +118,8 @@ def is_identifier(token: str) -> bool:
     digits = sum(c.isdigit() for c in token)
     if _ORDINAL.fullmatch(token):
         return False  # "the 2nd", "21st": a day or a rank, no name of a thing
+    if _MAGNITUDE.fullmatch(token):
+        return False  # "20k IDocs", "5GB", "30min": a quantity as people type it, no name of a thing
     if "_" in token or (letters and digits):
         return True
     if not letters:
@@ -120,17 +129,19 @@ def is_identifier(token: str) -> bool:
 
 _LOCATIVE = re.compile(r"\b(?:in|into|inside|within|to|from|at|out\s+of)\s+(?:the\s+)?$", re.IGNORECASE)
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
+_MAGNITUDE = re.compile(r"\d+(?:[.,]\d+)?(?:k|m|bn|[kmgt]b|ms|s|h|hrs?|mins?|d|x)", re.IGNORECASE)
 # An identifier in the plural, as people write it: "P3s", "KBPs" (the identifier ends in a digit or a capital).
 _PLURAL = re.compile(r"(.*[0-9A-Z])['’]?s")
 
 
 def _tokens(question: str) -> list[tuple[str, int, int]]:
-    """The question's tokens with where each starts and ends; a range of two names of one shape ("P1-P3",
-    "TW10-TW30") as the two names: the documents write "P1 to P3"."""
+    """The question's tokens with where each starts and ends; a range or a pair of two names of one shape
+    ("P1-P3", "TW10-TW30", "MCEX11/MCEX13") as the two names: the documents write "P1 to P3", "MCEX11 and
+    MCEX13"."""
     tokens = []
     for match in written.IDENTIFIER_TOKEN.finditer(question):
         start, end = match.span()
-        low, dash, high = match.group().partition("-")
+        low, dash, high = match.group().partition("/" if "/" in match.group() else "-")
         high = _singular(high)  # "the P1-P3s"
         if (
             dash
@@ -293,6 +304,7 @@ class Choice:
     unknown_names: list[str] = field(default_factory=list)  # proper nouns the packs never mention
     missing_values: list[str] = field(default_factory=list)  # kinds of value asked for that no passage holds
     unanswered_value: str = ""  # the count or named value asked for that no unit of the evidence gives
+    everyday: bool = False  # an everyday question ("book a meeting room") no passage found speaks to
     uncovered: list[str] = field(default_factory=list)  # question terms no candidate contains
     absent_words: list[str] = field(default_factory=list)  # the question's words no searched passage contains
     weights: dict[str, float] = field(default_factory=dict)
@@ -307,12 +319,14 @@ def choose(
     tokenize: Tokenizer,
     limit: int = REFERENCES_PER_RUN,
     days_in_documents: DaysInDocuments | None = None,
+    everyday: Everyday | None = None,
 ) -> Choice:
     """The evidence check and the passages issued for ``question`` (see the module's docstring).
 
     ``terms`` are the question's analyzed terms (``analysis.question_terms``);
     ``passages`` and ``doc_freqs`` the searched packs' statistics for them;
     ``days_in_documents`` says which of some days the hits' documents name in their other passages;
+    ``everyday`` whether the question is an everyday one that none of the hits speaks to;
     ``tokenize`` turns a passage into the same kind of terms.
     """
     weights = term_weights(terms, passages, doc_freqs)
@@ -382,10 +396,15 @@ def choose(
         and anchored >= MIN_ANCHORED_COVERAGE
         and joined >= MIN_JOINED_COVERAGE
     )
+    # asked last: it embeds the question and the hits, and most questions are decided before
+    is_everyday = bool(evidence and everyday is not None and everyday(hits))
+    evidence = evidence and not is_everyday
     issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
     unanswered = ""
     value = asked_values.asked_value(question)
     past_outcome = asked_values.asks_past_outcome(question)
+    # the noun asked for ("the MTTR for P4") says what the value is, not what it is about
+    subjects = [run for run in runs if value is None or " ".join(run).casefold() != value.phrase.casefold()]
     if issued and (value is not None or past_outcome):
         units = [
             asked_values.Unit(
@@ -402,7 +421,7 @@ def choose(
             units,
             tokenize,
             lambda term: doc_freqs.get(term, 0) > 0,
-            about=lambda text: not runs or any(all(names(text, token) for token in run) for run in runs),
+            about=lambda text: not subjects or any(all(names(text, token) for token in run) for run in subjects),
         ):
             unanswered, evidence, issued = value.phrase, False, []
         elif past_outcome and _only_planned(units, weights, tokenize):
@@ -417,6 +436,7 @@ def choose(
         unknown_names=unknown,
         missing_values=missing_values,
         unanswered_value=unanswered,
+        everyday=is_everyday,
         uncovered=uncovered,
         weights=weights,
         absent_words=absent,

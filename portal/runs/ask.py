@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from flask import current_app
 
-from portal.answers import evidence, written
+from portal.answers import everyday, evidence, written
 from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
@@ -78,6 +78,7 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
         results.hits,
         tokenize=tokenize or TermCache(),
         days_in_documents=functools.partial(_days_in_documents, {hit.revision_id for hit in results.hits}),
+        everyday=functools.partial(everyday.is_everyday, question),
     )
     return Retrieval(choice, results.hits)
 

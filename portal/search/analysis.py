@@ -128,6 +128,8 @@ SHORT_FORMS = {
     "max": "maximum",
     "info": "information",
     "config": "configuration",
+    "cert": "certificate",
+    "certs": "certificates",
     "configs": "configurations",
     "msg": "message",
     "msgs": "messages",

@@ -1,0 +1,73 @@
+"""Whether a question is an everyday one that the searched packs do not speak to.
+
+"how do i book a meeting room for thursday afternoon" shares "meeting",
+"Thursday" and "afternoon" with change-board minutes, and "can i get a second
+monitor for my desk" shares "monitor" and "desk" with runbooks: the lexical
+check (``evidence``) sees enough of each question covered, yet no passage is
+about it. Word statistics cannot tell the two senses of "monitor" apart; the
+packaged embedding model (``portal.search.embedding``), which reads topic well
+and facts poorly, can.
+
+So a question is compared with two things: the passages its search found, and
+a fixed list of everyday questions employees type into a company chat (IT at
+the desk, HR, facilities, travel, small talk: ``everyday_questions.txt``,
+written once, without looking at any question set). A question is everyday
+when it is clearly more like one of those (by ``EVERYDAY_MARGIN``) than like
+any passage found, and no passage is much like it (``PACK_SIMILARITY``). The
+list is not a list of forbidden topics: a pack about leave or travel
+policies holds passages close to such questions, and they are answered. The
+two constants were calibrated on the demo set, the value set and held-out 14,
+and reported on held-out 15 (docs/retrieval-quality.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from portal.search.embedding import EmbeddingUnavailable, passage_text, shared_embedder
+
+log = logging.getLogger(__name__)
+
+EXAMPLES = Path(__file__).with_name("everyday_questions.txt")
+# An everyday question must be this much more like the nearest example than like the nearest passage found
+# (cosine): the answerable question least like its passages came to 0.15 on the tuning sets.
+EVERYDAY_MARGIN = 0.2
+# A passage at least this like the question speaks to it, whatever everyday question it also resembles.
+PACK_SIMILARITY = 0.4
+
+
+@functools.cache
+def _examples() -> np.ndarray:
+    """The everyday questions as unit vectors, one row each (embedded once per process)."""
+    lines = [line.strip() for line in EXAMPLES.read_text(encoding="utf-8").splitlines()]
+    vectors = [v for v in shared_embedder().embed([line for line in lines if line]) if v is not None]
+    return np.vstack(vectors)
+
+
+def is_everyday(question: str, hits: Sequence) -> bool:
+    """Whether ``question`` reads as an everyday question that none of ``hits`` (its search hits) speaks to.
+
+    False when the model cannot be loaded (logged): this is a second signal beside the lexical check,
+    which still decides alone.
+    """
+    embedder = shared_embedder()
+    try:
+        asked = embedder.embed_one(question)
+        if asked is None:
+            return False
+        found = [
+            v
+            for v in embedder.embed([passage_text(h.document_title, h.heading_path or "", h.text) for h in hits])
+            if v is not None
+        ]
+        nearest_example = float((_examples() @ asked).max())
+    except EmbeddingUnavailable as error:
+        log.warning("Everyday questions are not recognised: %s", error)
+        return False
+    nearest_passage = max((float(v @ asked) for v in found), default=0.0)
+    return nearest_passage < PACK_SIMILARITY and nearest_example - nearest_passage > EVERYDAY_MARGIN
