@@ -358,6 +358,23 @@ def test_a_question_asking_for_the_name_of_a_company_needs_a_passage_naming_one(
     assert retrieval.choice.missing_values == ([] if evidence else ["name"])
 
 
+BANK = b"# Payment file to the house bank not delivered\n\n## Impact\n\n- Payments reached the bank at 09:05.\n"
+
+
+@pytest.mark.parametrize(
+    "document, evidence",
+    [
+        # a section's name in the heading path and a list item's first word are capitalised, and name no one
+        (BANK, False),
+        (BANK.replace(b"reached the bank", b"reached the bank, Nordbank AG,"), True),
+    ],
+)
+def test_a_name_asked_for_is_not_a_heading_or_the_first_word_of_an_item(corpus, document, evidence):
+    documents.upload_file(corpus, "payment-file.md", document, None)
+    choice = retrieve(make_agent("preferred"), "what's the name of our house bank for the payments?").choice
+    assert choice.evidence is evidence, choice
+
+
 @pytest.mark.parametrize(
     "document, evidence",
     [

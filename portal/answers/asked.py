@@ -92,7 +92,8 @@ _ASKS_NAME = re.compile(
     r"|\b(?:his|her|their)\s+names?\b",
     re.IGNORECASE,
 )
-_CLAUSE = re.compile(r"[.;:|\n()]+")
+# Where a clause ends: punctuation, a table's cell, a line, the step of a heading path ("Incident > Impact").
+_CLAUSE = re.compile(r"[.;:|\n()>]+")
 _CAPITALISED = re.compile(r"(?<![\w'’-])[A-Z][a-z]+(?:[-'’][A-Za-z]+)?")
 _WORDS = re.compile(r"[^\W\d_]{3,}")
 
@@ -108,7 +109,7 @@ def _holds_name(text: str, question: str) -> bool:
             continue
         for match in _CAPITALISED.finditer(clause):
             name = match.group().casefold()
-            first = not clause[: match.start()].strip()
+            first = not clause[: match.start()].strip(" \t-*•#")  # a heading's or a list item's first word, too
             if not first and name not in asked and name not in written.CALENDAR_NAMES and name not in _QUESTION_WORDS:
                 return True
     return False
