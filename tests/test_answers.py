@@ -1228,6 +1228,16 @@ def test_a_unit_that_restates_a_chosen_one_is_left_out():
     assert "One incident breached: INC-2026-0312 in February." in texts
 
 
+def test_a_default_is_given_before_or_after_its_noun_and_a_bare_default_gives_none():
+    from portal.answers.asked import Unit, holds_named_value
+
+    def holds(text):
+        return holds_named_value(Unit(text, "", text), "default", set())
+
+    assert holds("The cleanup keeps requests for 14 days by default.") and holds("Default: 4096 entries")
+    assert not holds("Enlarge the lock table through the profile; the default is too small for mass updates.")
+
+
 @pytest.mark.parametrize(
     "question, kind, phrase",
     [
@@ -1241,6 +1251,7 @@ def test_a_unit_that_restates_a_chosen_one_is_left_out():
         ("How many tickets came in? And how many were incidents?", None, None),
         ("what exactly is SPO_NUM and at what fill level should i get a warning?", None, None),
         ("how big is the spool number range in K4Q?", "quantity", "size"),
+        ("What is the default value of enque/table_size?", "named", "default"),
         # a question what to do asks for steps, whatever count its clause names
         ("Users can't log on. How do I limit how many dialog processes RFC can grab?", None, None),
     ],

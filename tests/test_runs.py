@@ -343,6 +343,7 @@ PROVIDER = b"# E-invoicing\n\nMost distributors want invoices through the e-invo
         ("What's the name of the e-invoicing provider company?", PROVIDER, False),
         ("who is our e-invoicing service provider? need their name", PROVIDER, False),
         ("What's the name of the bank behind the e-invoicing service provider?", PROVIDER, False),
+        ("Which e-invoicing service company do we send our invoices through?", PROVIDER, False),
         (
             "Which company is our e-invoicing service provider?",
             PROVIDER.replace(b"service provider,", b"service provider, Billtrust Ltd,"),
@@ -1206,6 +1207,10 @@ Close problem PRB-7 if the KXQ rehearsal on 2 May finishes with return code 0.
 
 SMQ2 is watched by the same job as LBWQ.
 
+## Cleanup
+
+The spool cleanup keeps requests for 14 days by default.
+
 ## Earlier months
 
 The tickets of February are reviewed in a document of their own.
@@ -1245,6 +1250,13 @@ The tickets of February are reviewed in a document of their own.
         ("What was the MTTR of P4 incidents in March?", False),
         ("How big is the LBWQ queue at its warning?", True),
         ("How big is the SMQ2 queue at its warning?", False),  # LBWQ's size is no answer for SMQ2
+        # asked in a measure: a value in it, or in one that converts to it, answers; a count of entries does not
+        ("What is the resolution target in hours for P2 incidents?", True),
+        ("What was the MTTR of P2 incidents in minutes?", True),
+        ("What is the warning threshold for LBWQ in minutes?", False),
+        ("How did the K4P rehearsal on 11 April perform?", True),
+        ("How did the KBP rehearsal on 25 April perform?", False),
+        ("What is the default retention of the spool cleanup?", True),  # "14 days by default"
     ],
 )
 def test_a_question_asking_for_a_value_needs_a_unit_that_gives_one(corpus, question, evidence):

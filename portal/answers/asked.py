@@ -15,13 +15,16 @@ naming the months the question names, must hold a value of the kind asked for:
   or the quantity's noun (any of those words the packs use at all; a word the
   packs never use is the asker's own, and does not decide). A percentage, a
   share, a number, a size, a limit or an amount is seldom written beside its
-  value ("a 1.9 TB backup"): any number answers for those;
+  value ("a 1.9 TB backup"): any number answers for those. Asked in a measure
+  ("the resolution target in hours", "in TB"), the number is written in it or in
+  one it converts to ("33 h 11 min" for minutes; never "90 percent" for hours);
 - **a value named by a noun it is written after** ("which kernel patch level",
   "which version", "what is the password of …"): a token shaped like a value —
   with digits or an identifier, not a date — within a few words after that noun and in its
   clause ("patch level 200", "version 1.4", a table row "Version: 1.4; …"); so
   the noun alone, as in "the HANA revision update; app03 retired", is not an
-  answer to "which HANA revision";
+  answer to "which HANA revision" (a default may also stand after its value: "14
+  days by default");
 - **a value of its own shape** (a phone number, an e-mail address, an amount of
   money, the name of a company or a person): a text holding one
   (``SHAPED_VALUES``; a name in a clause sharing a word with the question), in a
@@ -88,7 +91,7 @@ _ASKS_NAME = re.compile(
     r"\bnames?\s+of\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w-]+\s+){0,4}?(?:company|vendor|supplier|provider|"
     r"partner|firm|contractor|manager|lead|person|engineer|consultant|administrator|owner|contact|bank|carrier|"
     r"haulier|forwarder|insurer|auditor|agency|broker)s?\b"
-    r"|\bwhich\s+(?:company|vendor|supplier|firm|contractor)\b|\bwho\b[^?.]*\bby\s+name\b"
+    r"|\bwhich\s+(?:[\w-]+\s+){0,2}?(?:company|vendor|supplier|firm|contractor)\b|\bwho\b[^?.]*\bby\s+name\b"
     r"|\b(?:his|her|their)\s+names?\b",
     re.IGNORECASE,
 )
@@ -151,7 +154,7 @@ _PAST_OUTCOME = re.compile(
     r"(?:^|[.?!;:–—]\s*|\s-\s+)\W*(?:did|was|were|has|have|had)\b(?!\s+(?:the|a|an|its|their)?\s*"
     r"(?:name|number|size|version|revision|level|code|reason|cause)\b)"
     r"|\bwhat\s+(?:was|were|is|are)\s+the\s+(?:results?|outcomes?)\s+of\b|\bwhat\s+came\s+out\s+of\b"
-    r"|\bhow\s+did\b.{1,80}?\b(?:go|turn\s+out|end)\b|\bhow\s+(?:long|late|early|far)\s+did\b",
+    r"|\bhow\s+did\b.{1,80}?\b(?:go|turn\s+out|end|perform|work\s+out|fare)\b|\bhow\s+(?:long|late|early|far)\s+did\b",
     re.IGNORECASE,
 )
 # A unit saying what is to happen: a modal of the future or of an obligation, or a plan.
@@ -229,7 +232,7 @@ _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", 
 # Nouns whose value is written right after them ("version 1.4", "patch level 200", "return code 12").
 # Not: status, name, result (their values are words); number, id, parameter (the value is named without
 # the noun as often as with it: "the change number" is "CHG-2026-0142").
-_VALUE_NOUNS = "version|revision|level|code|password"
+_VALUE_NOUNS = "version|revision|level|code|password|default"
 _NAMED_VALUE = re.compile(
     _ASKING + r"((?:" + _NOT_A_NOUN + r"[\w/-]+(?:['’]s)?\s+){0,3}?(" + _VALUE_NOUNS + r"))\b",
     re.IGNORECASE,
@@ -263,6 +266,7 @@ class AskedValue:
 
     kind: str
     phrase: str
+    measure: str = ""  # the measure the value is asked in ("in hours", "in terabytes"): ``MEASURES``
 
 
 @dataclass(frozen=True)
@@ -288,14 +292,15 @@ def asked_value(question: str) -> AskedValue | None:
         return None
     if _ASKS_WHAT_TO_DO.search(question):
         return None  # "How do I limit how many processes RFC can grab?" asks for steps, not for a count
+    measure = asked_measure(question)
     count = _COUNT.search(question)
     if count:
-        return AskedValue("count", count.group(1).strip())
+        return AskedValue("count", count.group(1).strip(), measure)
     if _HOW_BIG.search(question):
-        return AskedValue("quantity", "size")
+        return AskedValue("quantity", "size", measure)
     quantity = _QUANTITY.search(question)
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
-        return AskedValue("quantity", (quantity.group(1) or quantity.group(2)).removesuffix(" of"))
+        return AskedValue("quantity", (quantity.group(1) or quantity.group(2)).removesuffix(" of"), measure)
     named = _NAMED_VALUE.search(question)
     if named:
         return AskedValue("named", named.group(2))
@@ -334,20 +339,72 @@ def _same_noun(word: str, noun: str) -> bool:
 
 def holds_named_value(unit: Unit, noun: str, named: set[str]) -> bool:
     """Whether ``unit`` has a value (not one the question names) within a few words after ``noun``. A
-    table row reads "Version: 1.3; Date: …", so a column named by the noun counts too."""
+    table row reads "Version: 1.3; Date: …", so a column named by the noun counts too. A default is also
+    written after its value ("14 days by default")."""
     for match in _TOKEN.finditer(unit.text):
         if _same_noun(match.group(), noun):
             # the value stands in the noun's clause: "HANA revision update; app03 retired" names none
             clause = _CLAUSE_END.split(unit.text[match.end() :], maxsplit=1)[0]
             following = _TOKEN.findall(clause)[:NAMED_VALUE_WINDOW]
+            if noun.casefold() == "default":
+                following += _TOKEN.findall(_CLAUSE_END.split(unit.text[: match.start()])[-1])[-NAMED_VALUE_WINDOW:]
             if any(_is_value(t) and t.casefold() not in named for t in following):
                 return True
     return False
 
 
-def holds_count(unit: Unit, counted: set[str], named: set[str], tokenize: Tokenizer) -> bool:
-    """Whether ``unit`` gives a number (not one the question names) and names what is counted."""
+# A measure a value may be asked in ("the resolution target in hours") -> how a value in it is written
+# ("4 hours", "4 h", "33 h 11 min"; "1.9 TB"). A value of another kind ("90 percent") does not answer.
+MEASURES = {
+    "seconds": r"s|secs?|seconds?",
+    "minutes": r"min|mins|minutes?",
+    "hours": r"h|hrs?|hours?",
+    "days": r"d|days?|working\s+days?",
+    "weeks": r"weeks?",
+    "months": r"months?",
+    "years": r"years?",
+    "percent": r"%|percent|per\s+cent",
+    "kilobytes": r"KB|kilobytes?",
+    "megabytes": r"MB|megabytes?",
+    "gigabytes": r"GB|gigabytes?",
+    "terabytes": r"TB|terabytes?",
+}
+_MEASURE_ALIASES = {"%": "percent", "pct": "percent", "kb": "kilobytes", "mb": "megabytes", "gb": "gigabytes"}
+_MEASURE_ALIASES |= {"tb": "terabytes", "hrs": "hours", "mins": "minutes", "secs": "seconds"}
+_ASKED_IN = re.compile(
+    r"\b(?:in|as)\s+(?:a\s+)?(?:number\s+of\s+)?("
+    + "|".join(sorted(set(MEASURES) | set(_MEASURE_ALIASES) - {"%"}, key=len, reverse=True))
+    + r")\b|\bin\s+(%)",
+    re.IGNORECASE,
+)
+# A value in hours answers a question asking in minutes (it converts), one in percent does not.
+_KINDS = (
+    ("seconds", "minutes", "hours", "days", "weeks", "months", "years"),
+    ("kilobytes", "megabytes", "gigabytes", "terabytes"),
+    ("percent",),
+)
+_IN_MEASURE = {
+    measure: re.compile(r"\d(?:[\d.,]*\d)?\s?(?:" + "|".join(MEASURES[m] for m in kind) + r")(?![\w])", re.IGNORECASE)
+    for kind in _KINDS
+    for measure in kind
+}
+
+
+def asked_measure(question: str) -> str:
+    """The measure ``question`` asks its value in ("in hours" -> "hours"), or ""."""
+    match = _ASKED_IN.search(question)
+    if not match:
+        return ""
+    word = (match.group(1) or match.group(2)).casefold()
+    return _MEASURE_ALIASES.get(word, word if word in MEASURES else word + "s")
+
+
+def holds_count(unit: Unit, counted: set[str], named: set[str], tokenize: Tokenizer, measure: str = "") -> bool:
+    """Whether ``unit`` gives a number (not one the question names), in the ``measure`` asked for if any,
+    and names what is counted."""
     if not any(_is_number(t) and t.casefold() not in named for t in _TOKEN.findall(unit.text)):
+        return False
+    if measure and not _IN_MEASURE[measure].search(unit.text):
         return False
     return not counted or bool(counted & set(tokenize(f"{unit.context} {unit.text}")))
 
@@ -382,7 +439,7 @@ def answered(
             continue
         if not about(f"{unit.context}\n{unit.text}"):
             continue
-        if asked.kind in ("count", "quantity") and holds_count(unit, counted, named, tokenize):
+        if asked.kind in ("count", "quantity") and holds_count(unit, counted, named, tokenize, asked.measure):
             return True
         if asked.kind == "named" and holds_named_value(unit, asked.phrase, named):
             return True
