@@ -47,6 +47,7 @@ def init_app(app) -> None:
     from portal.library.views import bp as library_bp
     from portal.models import MAX_ID_CHARS, MAX_TITLE_CHARS, ROLES
     from portal.models.tokens import MAX_NAME_CHARS as MAX_TOKEN_NAME_CHARS
+    from portal.packs.services import MAX_DESCRIPTION_CHARS as MAX_PACK_DESCRIPTION_CHARS
     from portal.packs.services import SLUG_PATTERN
     from portal.packs.views import bp as packs_bp
     from portal.runs.views import bp as runs_bp
@@ -84,6 +85,7 @@ def init_app(app) -> None:
             "field_chars": {
                 "id": MAX_ID_CHARS,
                 "title": MAX_TITLE_CHARS,
+                "pack_description": MAX_PACK_DESCRIPTION_CHARS,
                 "agent_name": MAX_NAME_CHARS,
                 "instructions": MAX_INSTRUCTIONS_CHARS,
                 "token_name": MAX_TOKEN_NAME_CHARS,

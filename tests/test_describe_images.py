@@ -233,6 +233,15 @@ def test_a_description_loses_the_controls_that_file_text_loses(client_as, word, 
     assert not set(text) & set("\x00\x1b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
+def test_a_description_holding_a_lone_surrogate_is_stored(client_as, word, vision):
+    """A vision model's JSON may escape half of a surrogate pair alone; read as a lone surrogate, no UTF-8
+    held it and the new revision failed to store (a 500). It is the replacement character."""
+    vision.reply("A pressure gauge \ud83d reading 4 bar.")
+    response = _describe(client_as("PlatformAdmin"), word)
+    assert response.status_code == 303
+    assert "Figure 1 description: A pressure gauge \ufffd reading 4 bar." in _current(word).text
+
+
 def test_the_document_changed_meanwhile_nothing_is_written(client_as, word, vision, users):
     admin = client_as("PlatformAdmin")
     vision.reply("A chart.")

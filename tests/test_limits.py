@@ -204,6 +204,7 @@ def _too_long_checks():
         ("A description", agents.MAX_DESCRIPTION_CHARS, agents._checked_description),
         ("A note", feedback.MAX_NOTE_CHARS, feedback.checked_note),
         ("A pack's title", MAX_TITLE_CHARS, packs._checked_title),
+        ("A pack's description", packs.MAX_DESCRIPTION_CHARS, packs._checked_description),
         ("A question", limits.MAX_QUESTION_CHARS, ask.checked_question),
         ("A title", MAX_TITLE_CHARS, lambda text: editing.checked_title(text, "note")),
     ]

@@ -27,7 +27,7 @@ from portal.models import (
     RunReference,
 )
 from portal.packs import deletion
-from portal.packs.services import create_pack
+from portal.packs.services import MAX_DESCRIPTION_CHARS, create_pack
 from portal.runs.ask import ask
 from portal.search.service import search_packs
 from resources.make_fixtures import mixed_images_docx
@@ -100,6 +100,25 @@ def test_a_title_or_company_wider_than_its_column_is_refused_not_a_server_error(
     assert "A company's name has at most 255 characters; this one has 256." in _soup(company).select_one(".error").text
     assert [p.slug for p in Pack.select()] == ["ops"] and Pack.get(Pack.slug == "ops").title == "Operations"
     assert admin.post("/packs/ops/edit", data={"title": "t" * 255, "description": "x"}).status_code == 303
+
+
+def test_a_description_over_its_limit_is_refused_on_both_forms(pack, client_as):
+    """A pack's description had no limit: a PlatformAdmin's form of 4 MB stored one, which its pack page then
+    drew on every visit and the audit entry of each later change held twice. It has a limit as an agent's has."""
+    admin = client_as("PlatformAdmin")
+    wide = "d" * (MAX_DESCRIPTION_CHARS + 1)
+    created = admin.post("/packs/", data={"slug": "wide", "title": "Wide", "kind": "generic", "description": wide})
+    edited = admin.post("/packs/ops/edit", data={"title": "Operations", "description": wide})
+    assert (created.status_code, edited.status_code) == (422, 422)
+    message = f"A pack's description has at most {MAX_DESCRIPTION_CHARS:,} characters; this one has {len(wide):,}."
+    assert message in _soup(created).select_one(".error").text and message in _soup(edited).select_one(".error").text
+    assert [p.slug for p in Pack.select()] == ["ops"] and Pack.get(
+        Pack.slug == "ops"
+    ).description == "Runbooks and notes"
+    assert _soup(admin.get("/packs/ops/edit")).select_one("#description")["maxlength"] == str(MAX_DESCRIPTION_CHARS)
+    assert _soup(admin.get("/packs/")).select_one("#description")["maxlength"] == str(MAX_DESCRIPTION_CHARS)
+    full = "d" * MAX_DESCRIPTION_CHARS
+    assert admin.post("/packs/ops/edit", data={"title": "Operations", "description": full}).status_code == 303
 
 
 def test_a_company_pack_is_for_an_existing_company_and_the_form_never_adds_one(app, client_as, users):

@@ -581,6 +581,20 @@ def test_a_model_answer_is_stored_without_a_nul_or_the_controls_that_reorder_it(
     assert not set(page) & set("\x00\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
+def test_a_model_answer_holding_a_lone_surrogate_is_stored_and_shown(corpus, fake_model, client_as):
+    """JSON may escape half of a surrogate pair alone ("\\ud83d"), which Python's JSON reader reads as a lone
+    surrogate: no UTF-8 holds one, so storing the run failed (a 500 for the member who asked). Found by
+    scripting the fake model's answer with one; the describing of figures reads its model through the same
+    client."""
+    fake_model.reply("Run RSPO1041 \ud83d to delete \udc00old spool requests [1].")
+    run = ask(make_agent("required"), None, EVIDENCE_QUESTION)
+    assert run.model == "fake-gpt" and run.cited == [1]
+    stored = Run.get_by_id(run.id).answer
+    assert stored == "Run RSPO1041 \ufffd to delete \ufffdold spool requests [1]."
+    response = client_as("PlatformAdmin").get(f"/runs/{run.id}")
+    assert response.status_code == 200 and "\ufffdold spool" in response.get_data(as_text=True)
+
+
 def test_without_a_base_url_no_request_is_made(corpus, fake_model, app):
     app.config["CAIRN_MODEL_BASE_URL"] = None
     run = ask(make_agent("open"), None, EVIDENCE_QUESTION)

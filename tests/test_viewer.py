@@ -13,6 +13,7 @@ from markupsafe import Markup
 from helpers import upload
 from portal.agents.services import create_agent
 from portal.chat.services import start_conversation
+from portal.controls import BIDI_REORDERING
 from portal.documents import services, viewer
 from portal.feedback.services import rate_answer, triage
 from portal.ingest import markers
@@ -615,3 +616,38 @@ def test_text_given_to_the_sanitizer_in_pieces_comes_back_as_it_was():
             patch.setattr(render, "TEXT_PIECE_CHARS", 3)
             assert (render.render_markdown(text), render_pdf.render_pdf_text(text)) == whole[:2]
             assert render.render_answer(text, {1}, str) == whole[2]
+
+
+# Each of these Markdown entities is a bidirectional reordering control (U+202E, U+202A, U+2067, U+2069):
+# the upload keeps them as written (they are ASCII), and the renderer decoded them into the very characters
+# uploaded text loses (``portal.controls``), so "rm -rf" could be shown reversed ("Trojan Source").
+REORDERING_ENTITIES = b"""# Cleanup &#x202E;gol.dlo&#x202C;
+
+Run the zorblax cleanup: &#8238;fr- mr&#x202A; then &#x2067;check&#x2069; the spool.
+
+[the runbook](https://example.test/run "&#x202E;eltit") and ![gauge](https://example.test/g.png "&#x202E;x")
+"""
+
+
+def test_a_reordering_control_written_as_an_entity_is_not_shown(app, pack, users, client_as):
+    services.upload_file(pack, "cleanup.md", REORDERING_ENTITIES, None)
+    agent = create_agent(
+        None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
+    conversation, run = start_conversation(users["Member"], agent, "How do I run the zorblax cleanup?")
+    assert run.cited
+    member, admin = client_as("Member"), client_as("PlatformAdmin")
+    pages = [
+        (admin, "/packs/ops/documents/cleanup"),
+        (admin, "/library/ops/cleanup"),
+        (admin, f"/runs/{run.id}"),
+        (member, f"/chat/answers/{run.id}/sources/1/document"),
+        (member, f"/chat/{conversation.id}"),
+    ]
+    for client, address in pages:
+        response = client.get(address)
+        assert response.status_code == 200, address
+        shown = response.get_data(as_text=True)
+        assert not set(shown) & set(BIDI_REORDERING), address
+    page = _soup(admin.get("/packs/ops/documents/cleanup"))
+    assert "fr- mr" in page.select_one("article.doc-body").text  # the text itself stays

@@ -7,6 +7,7 @@ never put in a message, a log line or a repr.
 
 import http.client
 import json
+import re
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -172,9 +173,9 @@ class ChatClient:
         # its text is stored like text read out of a file (no NUL, which PostgreSQL cannot store, and none
         # of the controls that reorder how it is shown).
         if isinstance(refusal, str):
-            refusal = strip_control_characters(refusal)
+            refusal = strip_control_characters(_whole_characters(refusal))
         if isinstance(content, str):
-            content = strip_control_characters(content)
+            content = strip_control_characters(_whole_characters(content))
         if isinstance(refusal, str) and refusal.strip() and not (isinstance(content, str) and content.strip()):
             raise ModelError("refused", "the model refused: " + " ".join(refusal.split())[:200])
         if not isinstance(content, str):
@@ -183,6 +184,16 @@ class ChatClient:
             raise ModelError("malformed", "malformed response: empty answer")
         usage = document.get("usage") if isinstance(document, dict) else None
         return Completion(content, _count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))
+
+
+# JSON may escape one half of a surrogate pair alone ("\\ud83d"), which ``json.loads`` reads as a lone surrogate:
+# no UTF-8 holds one, so storing the answer (or a figure's description) failed with UnicodeEncodeError, a 500.
+# Each is the replacement character, as a request's undecodable bytes are; a whole pair was read as one character.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole_characters(text: str) -> str:
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _count(usage, key: str) -> int:

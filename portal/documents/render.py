@@ -29,6 +29,7 @@ from markdown_it.token import Token
 from markupsafe import Markup, escape
 
 from portal.answers.citations import SHOWN_MARKER, marker_pieces
+from portal.controls import strip_control_characters
 from portal.ingest.markdown_blocks import ANSWER_MARKDOWN as _ANSWER_MARKDOWN
 from portal.ingest.markdown_blocks import MARKDOWN, source_lines
 from portal.ingest.markers import is_page_line
@@ -145,10 +146,14 @@ def render_markdown(
 
 def sanitized(body: str, tags: set[str] = _ALLOWED_TAGS) -> Markup:
     """The last step of every rendering: ``body`` cleaned to an allow-list of tags (the viewer's unless
-    given), attributes and link schemes."""
+    given), attributes and link schemes, and of the characters text loses (``portal.controls``).
+
+    Stored text holds no reordering control, but Markdown writes one as an entity (``&#x202E;``, in text or a
+    link's title), which the parser decodes: the page showed "rm -rf" reversed. So they go here, after the
+    renderer, where every entity has become its character."""
     return Markup(
         nh3.clean(
-            _text_in_pieces(body),
+            _text_in_pieces(strip_control_characters(body)),
             tags=tags,
             attributes=_ALLOWED_ATTRIBUTES,
             url_schemes={"http", "https", "mailto"},

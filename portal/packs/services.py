@@ -19,6 +19,10 @@ SLUG_PATTERN = rf"[a-z0-9][a-z0-9\-]{{0,{MAX_ID_CHARS - 1}}}"
 SLUG_RE = re.compile(f"^{SLUG_PATTERN}$")
 DOCUMENTS_PER_PAGE = 50  # a pack page lists its documents a page at a time, as the Library does
 SLUG_RULE = f"1–{MAX_ID_CHARS} lowercase letters, digits and hyphens, starting with a letter or digit"
+# A pack's description is a lead paragraph over its documents (the demo's are under 200 characters). Without a
+# limit a form of 4 MB stored one, which the pack page drew on every visit and each later change's audit entry held
+# twice.
+MAX_DESCRIPTION_CHARS = 2_000
 
 
 def _checked_title(title: str) -> str:
@@ -28,6 +32,13 @@ def _checked_title(title: str) -> str:
     if len(title) > MAX_TITLE_CHARS:
         raise too_long("bad_title", "A pack's title", MAX_TITLE_CHARS, len(title))
     return title
+
+
+def _checked_description(description: str) -> str:
+    description = description.strip()
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise too_long("bad_description", "A pack's description", MAX_DESCRIPTION_CHARS, len(description))
+    return description
 
 
 def create_pack(
@@ -45,7 +56,7 @@ def create_pack(
     slug = slug.strip()
     if not SLUG_RE.match(slug):
         raise Refused("bad_slug", f"A pack slug has {SLUG_RULE}.")
-    title = _checked_title(title)
+    title, description = _checked_title(title), _checked_description(description)
     if kind not in PACK_KINDS:
         raise Refused("bad_kind", "A pack is either generic or company.")
     if kind == "company" and not (company_name or "").strip():
@@ -64,7 +75,7 @@ def create_pack(
         company = company_named(company_name, add=add_company) if kind == "company" else None
         try:
             with database().atomic():
-                return Pack.create(slug=slug, title=title, kind=kind, company=company, description=description.strip())
+                return Pack.create(slug=slug, title=title, kind=kind, company=company, description=description)
         except IntegrityError:  # PostgreSQL: the other admin's pack was committed after this check
             raise _slug_taken(slug) from None
 
@@ -76,7 +87,7 @@ def _slug_taken(slug: str) -> Refused:
 def edit_pack(actor: User | None, pack: Pack, title: str, description: str) -> Pack:
     """Change a pack's title and description (its slug, kind and company stay: grants and
     citations name them); the row as this change left it."""
-    title, description = _checked_title(title), description.strip()
+    title, description = _checked_title(title), _checked_description(description)
     with database().atomic():
         # Locked, and what changed read from it: two saves at once audited their change from the title each
         # request had read before, so the later one's "from" was never the title it replaced.

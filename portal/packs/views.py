@@ -58,6 +58,7 @@ REFUSED_FIELD = {
     "slug_reused": "slug",
     "slug_taken": "slug",
     "bad_title": "title",
+    "bad_description": "description",
     "bad_kind": "kind",
     "bad_company": "company",
     "unknown_company": "company",
