@@ -359,6 +359,45 @@ def test_a_question_asking_for_the_name_of_a_company_needs_a_passage_naming_one(
     assert retrieval.choice.missing_values == ([] if evidence else ["name"])
 
 
+CALENDAR = b"""# Downtime calendar: second quarter
+
+| Date | Type | Content |
+|---|---|---|
+| 2026-05-16 | Planned downtime | Support package update of K4P; KXP stays up, its channels to K4P are stopped |
+"""
+REPORT = b"""# Post-downtime report: K4P support package update, 28 February
+
+The K4P support package update finished at 09:30, 25 minutes faster than the rehearsal.
+"""
+MINUTES = b"""# Change board minutes: 5 March
+
+## Decisions
+
+The board approved CHG-9 for release R26.04.
+
+## Next meeting
+
+Thursday 2026-03-19, 10:00: the board takes up CHG-10.
+"""
+
+
+@pytest.mark.parametrize(
+    "question, evidence",
+    [
+        # the calendar's row only plans it: "its channels are stopped" describes the downtime, it reports nothing
+        ("How did the K4P support package update on 16 May go?", False),
+        ("How did the K4P support package update on 28 February go?", True),
+        # the next meeting is planned in the minutes; a question about the meeting they record is answered
+        ("How did the change board meeting on 5 March go?", True),
+    ],
+)
+def test_a_participle_describing_a_thing_reports_nothing_done(corpus, question, evidence):
+    for name, document in (("calendar.md", CALENDAR), ("report.md", REPORT), ("minutes.md", MINUTES)):
+        documents.upload_file(corpus, name, document, None)
+    choice = retrieve(make_agent("preferred"), question).choice
+    assert choice.evidence is evidence, choice
+
+
 BANK = b"# Payment file to the house bank not delivered\n\n## Impact\n\n- Payments reached the bank at 09:05.\n"
 
 

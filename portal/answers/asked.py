@@ -167,9 +167,16 @@ _PLAN = re.compile(
 # be done once something happens, not that it did; "it finished, even if it took longer" reports it).
 _CONDITION = re.compile(r"\bif\b", re.IGNORECASE)
 # ... a past form that reports something done; "planned", "scheduled" or "required" report no event.
+# A participle after an article, a possessive or a present "is"/"are" describes a thing or a state ("the corrected
+# delivery mass update", "its channels are stopped"), it reports nothing done.
+_ADJECTIVAL = "".join(
+    rf"(?<!\b{word} )"
+    for word in ("the", "a", "an", "its", "their", "our", "this", "that", "these", "those", "is", "are")
+)
 _REPORTED = re.compile(
     r"\b(?:was|were|had|did|took|ran|went|came|got|made|began|"
-    r"(?!(?:planned|scheduled|proposed|expected|required|needed|intended|based|related)\b)\w+ed)\b",
+    + _ADJECTIVAL
+    + r"(?!(?:planned|scheduled|proposed|expected|required|needed|intended|based|related)\b)\w+ed)\b",
     re.IGNORECASE,
 )
 
