@@ -1070,6 +1070,7 @@ def test_identifiers_a_question_names():
     # ... and so is a pair of them ("for MCEX11/MCEX13": the documents write "MCEX11 and MCEX13")
     assert identifier_runs("entries in LBWQ for MCEX11/MCEX13") == [["LBWQ"], ["MCEX11"], ["MCEX13"]]
     assert identifier_runs("rdisp/max_wprun_time on S/4") == [["rdisp/max_wprun_time"], ["S/4"]]  # one name each
+    assert identifier_runs("LBWQ on MCEX11/13 in K4P/K4Q?") == [["LBWQ"], ["MCEX11"], ["MCEX13"], ["K4P"], ["K4Q"]]
     # a quantity as people type it is no name of a thing
     assert identifier_runs("how do i work off like 20k inbound idocs, 5GB of them, in 30min?") == []
     assert identifier_runs("What is INC-2026-0427?") == [["INC-2026-0427"]]
@@ -1252,6 +1253,7 @@ def test_a_default_is_given_before_or_after_its_noun_and_a_bare_default_gives_no
         ("what exactly is SPO_NUM and at what fill level should i get a warning?", None, None),
         ("how big is the spool number range in K4Q?", "quantity", "size"),
         ("What is the default value of enque/table_size?", "named", "default"),
+        ("which SAP note fixes TSV_TNEW_PAGE_ALLOC_FAILED?", "named", "note"),
         # a question what to do asks for steps, whatever count its clause names
         ("Users can't log on. How do I limit how many dialog processes RFC can grab?", None, None),
     ],

@@ -344,6 +344,13 @@ PROVIDER = b"# E-invoicing\n\nMost distributors want invoices through the e-invo
         ("who is our e-invoicing service provider? need their name", PROVIDER, False),
         ("What's the name of the bank behind the e-invoicing service provider?", PROVIDER, False),
         ("Which e-invoicing service company do we send our invoices through?", PROVIDER, False),
+        ("who sends our invoices through the e-invoicing service provider? need the name", PROVIDER, False),
+        # a status is a participle, no name: "in status Released"
+        (
+            "who is our e-invoicing service provider? need the name",
+            PROVIDER.replace(b"night.", b"night, Released."),
+            False,
+        ),
         (
             "Which company is our e-invoicing service provider?",
             PROVIDER.replace(b"service provider,", b"service provider, Billtrust Ltd,"),

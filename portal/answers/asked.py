@@ -92,7 +92,7 @@ _ASKS_NAME = re.compile(
     r"partner|firm|contractor|manager|lead|person|engineer|consultant|administrator|owner|contact|bank|carrier|"
     r"haulier|forwarder|insurer|auditor|agency|broker)s?\b"
     r"|\bwhich\s+(?:[\w-]+\s+){0,2}?(?:company|vendor|supplier|firm|contractor)\b|\bwho\b[^?.]*\bby\s+name\b"
-    r"|\b(?:his|her|their)\s+names?\b",
+    r"|\b(?:his|her|their)\s+names?\b|\b(?:need|want|give\s+me|tell\s+me)\s+(?:the|a)\s+names?\b",
     re.IGNORECASE,
 )
 # Where a clause ends: punctuation, a table's cell, a line, the step of a heading path ("Incident > Impact").
@@ -103,8 +103,8 @@ _WORDS = re.compile(r"[^\W\d_]{3,}")
 
 def _holds_name(text: str, question: str) -> bool:
     """Whether a clause of ``text`` sharing a word with ``question`` holds a capitalised name the question does
-    not use, other than its first word, a month or a day: "handled by the 3PL warehouse partner next door"
-    names no company, "the provider is Billtrust Ltd" does."""
+    not use, other than its first word, a month, a day or a participle (a status: "in status Released"):
+    "handled by the 3PL warehouse partner next door" names no company, "the provider is Billtrust Ltd" does."""
     asked = {w.casefold() for w in _WORDS.findall(question)}
     for clause in _CLAUSE.split(text):
         words = {w.casefold() for w in _WORDS.findall(clause)}
@@ -113,11 +113,18 @@ def _holds_name(text: str, question: str) -> bool:
         for match in _CAPITALISED.finditer(clause):
             name = match.group().casefold()
             first = not clause[: match.start()].strip(" \t-*•#")  # a heading's or a list item's first word, too
-            if not first and name not in asked and name not in written.CALENDAR_NAMES and name not in _QUESTION_WORDS:
+            if (
+                not first
+                and name not in asked
+                and name not in written.CALENDAR_NAMES
+                and name not in _QUESTION_WORDS
+                and not _PARTICIPLE.fullmatch(name)
+            ):
                 return True
     return False
 
 
+_PARTICIPLE = re.compile(r"\w{3,}(?:ed|ing)")
 # The words that ask for a name, beside the one stop-word list: they say nothing of whose name it is.
 _QUESTION_WORDS = STOPWORDS | {"name", "names", "company"}
 
@@ -239,7 +246,7 @@ _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", 
 # Nouns whose value is written right after them ("version 1.4", "patch level 200", "return code 12").
 # Not: status, name, result (their values are words); number, id, parameter (the value is named without
 # the noun as often as with it: "the change number" is "CHG-2026-0142").
-_VALUE_NOUNS = "version|revision|level|code|password|default"
+_VALUE_NOUNS = "version|revision|level|code|password|default|note"
 _NAMED_VALUE = re.compile(
     _ASKING + r"((?:" + _NOT_A_NOUN + r"[\w/-]+(?:['’]s)?\s+){0,3}?(" + _VALUE_NOUNS + r"))\b",
     re.IGNORECASE,

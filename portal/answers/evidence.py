@@ -136,18 +136,18 @@ _PLURAL = re.compile(r"(.*[0-9A-Z])['’]?s")
 
 def _tokens(question: str) -> list[tuple[str, int, int]]:
     """The question's tokens with where each starts and ends; a range or a pair of two names of one shape
-    ("P1-P3", "TW10-TW30", "MCEX11/MCEX13") as the two names: the documents write "P1 to P3", "MCEX11 and
-    MCEX13"."""
+    ("P1-P3", "TW10-TW30", "MCEX11/MCEX13", "MCEX11/13") as the two names: the documents write "P1 to P3",
+    "MCEX11 and MCEX13"."""
     tokens = []
     for match in written.IDENTIFIER_TOKEN.finditer(question):
         start, end = match.span()
         low, dash, high = match.group().partition("/" if "/" in match.group() else "-")
         high = _singular(high)  # "the P1-P3s"
-        if (
-            dash
-            and _RANGE_END.fullmatch(low)
-            and _RANGE_END.fullmatch(high)
-            and low.rstrip("0123456789") == high.rstrip("0123456789")
+        if high.isdigit() and _RANGE_END.fullmatch(low) and len(high) == len(low) - len(low.rstrip(_DIGITS)):
+            high = low.rstrip(_DIGITS) + high  # "MCEX11/13": the second name's letters are the first's
+        if dash and (
+            (_RANGE_END.fullmatch(low) and _RANGE_END.fullmatch(high) and low.rstrip(_DIGITS) == high.rstrip(_DIGITS))
+            or (dash == "/" and is_identifier(low) and _shape(low) == _shape(high))  # "K4P/K4Q"
         ):
             tokens += [(low, start, start + len(low)), (high, start + len(low) + 1, end)]
         else:
@@ -156,6 +156,12 @@ def _tokens(question: str) -> list[tuple[str, int, int]]:
 
 
 _RANGE_END = re.compile(r"[A-Za-z]{1,4}\d{1,3}")
+_DIGITS = "0123456789"
+
+
+def _shape(token: str) -> str:
+    """A token's shape: its letters as ``A`` and its digits as ``9`` (K4P and K4Q: ``A9A``)."""
+    return re.sub(r"[^\W\d_]", "A", re.sub(r"\d", "9", token))
 
 
 def _singular(token: str) -> str:
