@@ -44,6 +44,7 @@ from portal.answers.written import months
 from portal.errors import CairnError
 from portal.ingest.markdown_blocks import path_title
 from portal.ingest.markers import is_page_line, neutralise_markers
+from portal.search.analysis import TermCache, question_terms
 from tests.fake_openai import FakeOpenAI
 
 API_KEY = "sk-test-0123456789abcdef"
@@ -183,6 +184,21 @@ def test_extractive_chooses_by_rarer_terms_and_cites_in_order_of_first_use():
     assert ("A password reset link is emailed.", 3) in parts
     assert [n for _, n in parts] == sorted(n for _, n in parts)
     assert "The router sits in the hall." not in [s for s, _ in parts]
+
+
+def test_a_unit_holds_the_words_its_identifiers_are_built_of():
+    """The analyzer keeps Z_FI_BANK_STMT_IMPORT as one term: the row naming the job shared only "job" with
+    the question, and a sentence about bank statements in general was the answer."""
+    refs = [
+        make_ref(1, "The house bank sends one bank statement a day."),
+        make_ref(
+            2, "| Job | Start |\n|---|---|\n| Z_FI_BANK_STMT_IMPORT | Daily 07:15 |\n| Z_SD_BILLING_RUN | Daily 02:30 |"
+        ),
+    ]
+    question = "When does the bank statement import job run?"
+    weights = dict.fromkeys(question_terms(question), 1.0)
+    answer = extractive_answer(question, refs, tokenize=TermCache(), max_sentences=1, weights=weights)
+    assert answer == "Job: Z_FI_BANK_STMT_IMPORT; Start: Daily 07:15 [2]."
 
 
 def test_of_two_units_matching_nearly_alike_the_better_ranked_passage_s_answers():

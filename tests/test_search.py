@@ -121,6 +121,30 @@ def test_negations_and_contractions_are_question_words_however_typed():
     assert question_terms("the partner's IDocs and O'Brien's ZTW_DON'T") == ["partner", "idoc", "o'brien", "ztw_don't"]
 
 
+def test_a_text_holds_the_words_its_identifiers_are_built_of_and_a_question_searches_as_typed():
+    """Users ask for Z_FI_BANK_STMT_IMPORT as "the bank statement import job"; codes (FI, TW10) and the
+    namespace that opens a customer object (Z, ZTW) are no words."""
+    assert content_terms("Job Z_FI_BANK_STMT_IMPORT and ZTW_LE_LABEL_PRINT, see rdisp/rfc_max_wprun_time.") == [
+        "job",
+        "z_fi_bank_stmt_import",
+        "ztw_le_label_print",
+        "see",
+        "rdisp",
+        "rfc_max_wprun_tim",
+        "bank",
+        "stmt",
+        "import",
+        "label",
+        "print",
+        "rfc",
+        "maximum",
+        "wprun",
+        "time",
+    ]
+    assert content_terms("Z_MM_MRP_LIVE_TW10 ran.") == ["z_mm_mrp_live_tw10", "ran", "mrp", "live"]
+    assert question_terms("when does Z_FI_BANK_STMT_IMPORT run") == ["z_fi_bank_stmt_import", "run"]
+
+
 def test_short_forms_people_type_are_written_out_as_documents_write_them():
     """ "docs" is in no passage: it weighed as the rarest term there is and outweighed the question's subject."""
     assert question_terms("max number of billing docs per run in prod? thx") == [

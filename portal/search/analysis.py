@@ -166,8 +166,30 @@ def _analyzed_stopwords() -> frozenset[str]:
 
 
 def content_terms(text: str) -> list[str]:
-    """The analyzed terms of any text (a question, a passage, a sentence) without stopwords."""
-    return question_terms(text)
+    """The analyzed terms of any text (a question, a passage, a sentence) without stopwords, and the terms of
+    the words its identifiers are built of (``with_identifier_words``)."""
+    return question_terms(with_identifier_words(text))
+
+
+# An identifier built of words joined by "_" (the job Z_FI_BANK_STMT_IMPORT, the channel CC_BANK_PAYMENT_OUT) is
+# one term to the analyzer, yet users ask in its words ("when does the bank statement import job run?"). For the
+# answerer and the evidence check a text also holds those words: each part of three letters or more, the
+# namespace of customer objects that opens one (Z, ZTW, Y…) left out. Not in the index: there the words surfaced
+# passages whose keyword lines looked like answers to a question the documents do not answer.
+_WORD_BUILT = re.compile(r"(?<!\w)[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?!\w)")
+
+
+def with_identifier_words(text: str) -> str:
+    """``text`` followed by the words of its identifiers: ``… Z_FI_BANK_STMT_IMPORT`` → ``… BANK STMT IMPORT``."""
+    if "_" not in text:
+        return text
+    words = []
+    for match in _WORD_BUILT.finditer(text):
+        parts = match.group().split("_")
+        if parts[0][:1] in "ZY":
+            parts = parts[1:]
+        words += [part for part in parts if len(part) >= 3 and part.isalpha()]
+    return f"{text} {' '.join(words)}" if words else text
 
 
 # Joins texts analysed in one Java call; the analyzer keeps it as one term, which no text holds.
@@ -225,9 +247,9 @@ class TermCache:
         wanted = [t for t in wanted if t not in self._terms]
         if not wanted:
             return
-        joined = f" {_SEPARATOR} ".join(wanted)
+        joined = f" {_SEPARATOR} ".join(with_identifier_words(text) for text in wanted)
         parts: list[list[str]] = [[]]
-        for term in content_terms(joined):
+        for term in question_terms(joined):
             if term == _SEPARATOR:
                 parts.append([])
             else:
