@@ -7,11 +7,8 @@ import re
 
 from portal.answers import asked, written
 
-# Each question pattern is read at the start of any of the question's sentences: a user tells the situation
-# first ("An app server crashed and left locks behind. How do I remove them?").
-_SENTENCE_START = r"(?:^|[.!?]\s+)\W*"
 _ASKS_TIME = re.compile(
-    _SENTENCE_START + r"(when|what time|what date|what day|by when|until when|since when|how often|"
+    r"^\W*(when|what time|what date|what day|by when|until when|since when|how often|"
     r"at what time|on which day|on what day)\b",
     re.IGNORECASE,
 )
@@ -27,8 +24,8 @@ _ASKS_IDENTIFIER = re.compile(
 )
 # "How should a date be written?" asks for a rule, not steps: a procedure question has a person doing it.
 _ASKS_STEPS = re.compile(
-    _SENTENCE_START + r"(how (do|can|should|would|shall|must) (i|we|you|one)\b|how to\b|what (are the )?steps\b)"
-    r"|\b(steps|procedure|in (what|which) order|what(?:'s|’s| is) the order|what do (i|we) do first)\b",
+    r"^\W*(how (do|can|should|would|shall|must) (i|we|you|one)\b|how to\b|what (are the )?steps\b)"
+    r"|\b(steps|procedure)\b",
     re.IGNORECASE,
 )
 # An instruction starts with one of these verbs (after an optional lead clause such as "In STMS,"), or
