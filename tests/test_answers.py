@@ -1322,3 +1322,13 @@ def test_an_item_chosen_alone_and_again_among_its_list_steps_is_stated_once():
     texts = [text for text, _ in chosen]
     assert sum("Confirm with the business owner" in text for text in texts) == 1, texts
     assert texts[0].startswith("Overrun because of data volume: Confirm with the business owner")
+
+
+def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_day_s():
+    """Two incidents kept the e-invoices from the provider; the question names the day of one of them."""
+    another_day = make_ref(1, "## Summary\n\nFrom midnight the e-invoices did not reach the e-invoicing provider.")
+    that_day = make_ref(2, "## Summary\n\nNone of the e-invoices of the Monday run reached the provider.")
+    question = "Why did the e-invoices not reach the provider on 2 February?"
+    assert [n for _text, n in extractive_sentences(question, [another_day, that_day], max_sentences=1)] == [1]
+    chosen = extractive_sentences(question, [another_day, that_day], max_sentences=1, on_the_day={2})
+    assert [n for _text, n in chosen] == [2]

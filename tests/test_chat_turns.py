@@ -14,6 +14,7 @@ from bs4 import BeautifulSoup
 
 from helpers import LOCKS, SPOOL
 from portal.agents.services import create_agent
+from portal.answers.extractive import NO_EVIDENCE_ANSWER
 from portal.chat.services import TURNS_PER_PAGE, continue_conversation, start_conversation
 from portal.db import database
 from portal.documents import services as documents
@@ -106,7 +107,10 @@ def test_a_no_evidence_answer_is_announced_as_one(agent, users, client_as):
     )
     fragment = _soup(response)
     assert fragment.select_one(".turn .no-evidence-answer[role=note]") is not None
-    assert fragment.select_one("#chat-announce").text.startswith("Acme desk answered: No evidence found. ")
+    announced = fragment.select_one("#chat-announce").text
+    # the note once (not its title and then its text), the packs searched and what to try
+    assert announced.startswith(f"Acme desk answered: {NO_EVIDENCE_ANSWER} Searched: ")
+    assert announced.count("No evidence found") == 1 and "Try rephrasing" in announced
 
 
 def test_starting_with_htmx_swaps_the_chat_pushes_its_address_and_announces_the_answer(agent, client_as):

@@ -17,7 +17,8 @@ transaction / message → an identifier, how do I → instructions, or the items
 of a list of steps, in order, found by the heading that names the procedure
 as much as by the steps' words), and are chosen to cover every part of the
 question; a unit saying again what a chosen one says (nearly the same terms)
-is left out; a unit of a better-ranked passage counts a little more; a line under "Related documents"
+is left out; a unit of a better-ranked passage counts a little more, one of a document naming none of the
+days the question names (when another document issued names one) half; a line under "Related documents"
 or "See also" counts half (it names other documents by
 their titles). When the answer has room, the prose units that follow the best
 one under its heading complete it (``_continue_best``). The
@@ -26,7 +27,7 @@ answer gives them in passage order (``[n]`` ascending, in order of first use).
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from portal.answers.question_type import asks, carries, is_instruction, named_identifiers
@@ -64,6 +65,10 @@ PASSAGE_BASE = 0.5
 # passage whole, with its length and every term's frequency, which a unit's term weights do not see; of units
 # matching alike, the better-ranked passage's answers more often (calibrated on the tuning halves).
 RANK_WEIGHT = 0.2
+# A unit of a document naming none of the days the question names, when other documents issued name one, counts
+# this much: "Why did the e-invoices not reach the provider on 2 February?" is not answered by the incident of
+# 18 March that also failed to reach it.
+OTHER_DAY_WEIGHT = 0.5
 # How much a question term counts when it is in the unit just before, under the same heading: the
 # sentence after the one naming the subject often carries the fact.
 NEIGHBOUR_WEIGHT = 0.3
@@ -143,6 +148,7 @@ def extractive_sentences(
     tokenize: Tokenizer | None = None,
     max_sentences: int = 4,
     weights: dict[str, float] | None = None,
+    on_the_day: Collection[int] | None = None,
 ) -> list[tuple[str, int]]:
     """The units that answer ``question`` as ``(text, n)``, in passage order; may be empty.
 
@@ -156,7 +162,8 @@ def extractive_sentences(
     scores ``TYPE_BONUS`` more. Units are taken greedily, terms already covered
     counting ``COVERED_WEIGHT``, while they score at least ``MIN_SHARE_OF_BEST``
     of the first; for "how do I" the first may be a whole list (the steps).
-    Only units sharing a term with the question qualify.
+    Only units sharing a term with the question qualify. ``on_the_day``: the numbers of the references whose
+    documents name a day the question names; when some do, the units of the others count ``OTHER_DAY_WEIGHT``.
     """
     tokenize = tokenize or simple_tokenize
     question_terms = set(tokenize(question))
@@ -212,6 +219,8 @@ def extractive_sentences(
     share = {passage: math.fsum(weights[t] for t in terms) / total for passage, terms in in_passage.items()}
     for c in candidates:
         c.weight *= (PASSAGE_BASE + share[c.order[0]]) * (1 + RANK_WEIGHT / (1 + c.order[0]))
+        if on_the_day and c.n not in on_the_day:
+            c.weight *= OTHER_DAY_WEIGHT
     for before, c in zip(candidates, candidates[1:]):
         if before.order[0] == c.order[0] and before.unit.heading == c.unit.heading:
             c.near = before.terms - c.terms - c.context

@@ -22,7 +22,9 @@ replaced by the extractive answer, and the run says so. Without a model the
 extractive answerer is the model.
 """
 
+import functools
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from portal.answers.citations import validate_citations
@@ -122,14 +124,15 @@ def answer_question(
     client: ChatClient | None,
     tokenize: Tokenizer | None = None,
     weights: dict[str, float] | None = None,
+    on_the_day: Collection[int] | None = None,
 ) -> Outcome:
     """Answer ``question`` from ``references`` under the agent's grounding ``mode``.
 
     ``no_evidence`` is retrieval's verdict that no acceptable passage was found;
     then no reference is issued to the model, whatever ``references`` holds.
     ``no_evidence`` is the evidence check's verdict (``portal.answers.evidence``).
-    ``tokenize`` and ``weights`` (each question term's idf in the searched packs)
-    are passed to the extractive answerer (the search analyzer in production).
+    ``tokenize``, ``weights`` (each question term's idf in the searched packs) and ``on_the_day`` (the
+    references whose documents name a day the question names) are passed to the extractive answerer.
     """
     if mode not in GROUNDING_MODES:
         raise ValueError(f"unknown grounding mode {mode!r}")
@@ -155,7 +158,8 @@ def answer_question(
         if answer is not None:
             return _judge_model_answer(run, mode, answer, issued, client.model)
 
-    return _extractive(run, mode, question, issued, tokenize, weights, called_model=client is not None)
+    choose = functools.partial(extractive_sentences, tokenize=tokenize, weights=weights, on_the_day=on_the_day)
+    return _extractive(run, mode, question, issued, choose, called_model=client is not None)
 
 
 def _judge_model_answer(run: _Run, mode: str, answer: str, issued: list[Reference], model: str) -> Outcome:
@@ -183,12 +187,11 @@ def _judge_model_answer(run: _Run, mode: str, answer: str, issued: list[Referenc
     return run.finish("completed", answer, cited, model, called_model=True)
 
 
-def _extractive(
-    run: _Run, mode: str, question: str, issued: list[Reference], tokenize, weights, called_model: bool
-) -> Outcome:
-    """The extractive answer: the model itself, or the stand-in for a failed one."""
+def _extractive(run: _Run, mode: str, question: str, issued: list[Reference], choose, called_model: bool) -> Outcome:
+    """The extractive answer (``choose``: ``extractive_sentences`` with what it reads the question by): the
+    model itself, or the stand-in for a failed one."""
     extractive_started = time.perf_counter()
-    chosen = extractive_sentences(question, issued, tokenize=tokenize, weights=weights)
+    chosen = choose(question, issued)
     run.timings["extractive_ms"] = _elapsed_ms(extractive_started)
     if not chosen:
         if issued and mode != "open":

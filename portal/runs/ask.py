@@ -94,6 +94,16 @@ def _days_in_documents(revisions: set[int], days: set[tuple[int, int]]) -> set[t
     return {day for (text,) in query.tuples() for day in written.days(text) if day in days}
 
 
+def _on_the_day(question: str, issued: list[SearchHit]) -> set[int]:
+    """The numbers of the issued references whose documents name a day the question names (an incident's day
+    stands in its record): the answer tells of that day, not of another incident like it."""
+    asked = set(written.days(question, short_form=False))
+    if not asked:
+        return set()
+    named = {revision: _days_in_documents({revision}, asked) for revision in {hit.revision_id for hit in issued}}
+    return {n for n, hit in enumerate(issued, start=1) if named[hit.revision_id]}
+
+
 def issued_hits(agent: Agent, question: str) -> list[SearchHit]:
     """The passages ``agent`` is given for ``question`` now, best first (none without evidence)."""
     return retrieve(agent, question).issued
@@ -140,6 +150,7 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answer
         client=client,
         tokenize=tokenize,
         weights=retrieval.choice.weights,
+        on_the_day=_on_the_day(question, retrieval.issued),
     )
     timings = {"retrieval_ms": retrieval_ms}
     timings.update((k, v) for k, v in outcome.timings.items() if k != "total_ms")

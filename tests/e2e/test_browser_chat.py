@@ -115,9 +115,10 @@ def test_member_asks_opens_the_cited_document_and_rates_not_helpful(page, pack, 
     expect(form.locator(".error")).to_contain_text("Choose at least one reason")
     form.locator("label", has_text="Incorrect").click()
     form.locator("textarea[name=note]").fill("It should start with SP01.")
-    form.locator("text=Send feedback").click()
+    form.locator("text=Send feedback").press("Enter")  # by keyboard
     rated = page.locator(".turn").first.locator(".rated")
     expect(rated).to_have_text("Thank you. You rated this answer Not helpful: incorrect. Change the reasons")
+    expect(rated).to_be_focused()  # the form that had the focus is gone: a keyboard user goes on from here
     assert page.evaluate("window.notReloaded") is True
 
 
