@@ -39,13 +39,14 @@ def _soup(response):
 
 
 @pytest.fixture
-def world(app, pack, users):
-    """A pack with two runbooks and a Word document with figures; agents for Acme, Globex and everyone."""
+def world(app, pack, other_pack, users):
+    """A pack with two runbooks and a Word document with figures; agents for Acme, Globex and everyone (the one
+    for everyone also searches another pack)."""
     documents.upload_file(pack, "spool-overflow.md", SPOOL, None)
     documents.upload_file(pack, "lock-entries.md", LOCKS, None)
     figures = documents.upload_file(pack, "mixed-images.docx", MIXED_IMAGES_DOCX, None)
     return SimpleNamespace(
-        shared=create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops"], offered=True),
+        shared=create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", ["ops", "other"], offered=True),
         acme=create_agent(
             None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
         ),
@@ -353,7 +354,9 @@ def test_a_long_list_of_other_agents_folds_and_a_short_one_does_not(world, clien
     page = _soup(client_as("Member").get(f"/chat/{conversation.id}"))
     assert page.select_one(".no-evidence-answer details") is None  # one other agent: listed as it is
     for n in range(3):
-        create_agent(None, f"ops-helper-{n}", f"Ops helper {n}", "preferred", None, "", ["ops"], offered=True)
+        create_agent(None, f"ops-helper-{n}", f"Ops helper {n}", "preferred", None, "", ["other"], offered=True)
+    # one searching only the pack already searched would find nothing either: it is not offered
+    create_agent(None, "ops-twin", "Ops twin", "preferred", None, "", ["ops"], offered=True)
     note = _soup(client_as("Member").get(f"/chat/{conversation.id}")).select_one(".no-evidence-answer")
     folded = note.select_one("details.other-agents-more")
     assert folded.select_one("summary").text == "Other agents you can ask (4)"

@@ -17,7 +17,19 @@ from portal import access
 from portal.db import KeptSelect
 from portal.documents.viewer import passages_of
 from portal.errors import NotFound
-from portal.models import Agent, Conversation, Document, Feedback, Passage, Revision, Run, RunReference, User
+from portal.models import (
+    Agent,
+    AgentGrant,
+    Conversation,
+    Document,
+    Feedback,
+    Pack,
+    Passage,
+    Revision,
+    Run,
+    RunReference,
+    User,
+)
 from portal.runs.ask import ask as ask_agent
 from portal.runs.ask import checked_question
 from portal.runs.services import Source, linked_answer, run_sources
@@ -29,6 +41,20 @@ TURNS_PER_PAGE = 50  # the latest turns a conversation shows; "Show earlier" loa
 
 def offered_agents(user: User) -> list[Agent]:
     return access.offered_agents_by_name(user)
+
+
+def agents_searching_elsewhere(run: Run, agents: list[Agent]) -> list[Agent]:
+    """Of ``agents`` (the member's others), those granted a pack ``run`` did not search: one that searches only
+    packs already searched would find no evidence either, so "ask another agent" does not offer it."""
+    if not agents:
+        return []
+    searched = {pack["slug"] for pack in run.searched_packs}
+    granted: dict[int, set[str]] = {agent.id: set() for agent in agents}
+    for agent_id, slug in (
+        AgentGrant.select(AgentGrant.agent, Pack.slug).join(Pack).where(AgentGrant.agent.in_(list(granted))).tuples()
+    ):
+        granted[agent_id].add(slug)
+    return [agent for agent in agents if granted[agent.id] - searched]
 
 
 def conversations_of(user: User, limit: int | None = None) -> list[Conversation]:

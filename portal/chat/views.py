@@ -164,6 +164,9 @@ def ask_another_agent_address(agent: Agent, run: Run) -> str:
     return carried if len(carried) <= CARRIED_QUESTION_BYTES else url_for("chat.new", slug=agent.slug)
 
 
+bp.add_app_template_global(services.agents_searching_elsewhere)  # runs/_answer.html: "ask another agent"
+
+
 @bp.app_template_global()
 def answer_address(run: Run) -> str:
     """Where an answer is shown: its turn in its conversation (on the page of older turns that holds it,

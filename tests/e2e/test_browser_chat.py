@@ -18,6 +18,7 @@ from portal.db import BUSY_MESSAGE
 from portal.documents import services as documents
 from portal.feedback.services import rate_answer
 from portal.models import Run
+from portal.packs.services import create_pack
 
 RUNBOOK = """# Spool overflow runbook
 
@@ -48,7 +49,17 @@ def _agents(pack):
         create_agent(
             None, "acme-desk", "Acme desk", "preferred", "Acme Test Co", "", [pack.slug], offered=True, add_company=True
         ),
-        create_agent(None, "ops-helper", "Ops helper", "preferred", None, "", [pack.slug], offered=True),
+        # it also searches a pack of notes, so a question the runbooks cannot answer may be asked of it
+        create_agent(
+            None,
+            "ops-helper",
+            "Ops helper",
+            "preferred",
+            None,
+            "",
+            [pack.slug, create_pack("notes", "Notes").slug],
+            offered=True,
+        ),
     )
 
 
