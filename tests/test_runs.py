@@ -1439,6 +1439,8 @@ def test_a_heading_path_does_not_repeat_the_title():
         ("How do I reset my VPN password for the spool? My vpn is locked.", ["reset", "VPN", "password"]),
         # an identifier is absent when a part of it is: INC and 2026 occur, 0427 nowhere
         ("What was the cause of INC-2026-0427?", ["INC-2026-0427"]),
+        # the word after "how" is the question's form ("how big", "how far"), not what it is about
+        ("How big is the spool of the VPN, and how far?", ["VPN"]),
         # a word is what the user wrote: "Spool" occurs, "Spool-Aufträge" does not
         ("Wie lösche ich alte Spool-Aufträge?", ["Wie", "lösche", "ich", "alte", "Spool-Aufträge"]),
     ],

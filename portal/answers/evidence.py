@@ -449,6 +449,7 @@ def choose(
     )
 
 
+_AFTER_HOW = re.compile(r"\bhow\s+$", re.IGNORECASE)
 # A word as the user wrote it, an identifier whole (INC-2026-0427, rdisp/rfc_max_own_used_wp, Straße).
 _WORD = re.compile(r"\w+(?:[\-/.]\w+)*")
 
@@ -460,12 +461,15 @@ def absent_words(question: str, looked_up, doc_freqs: dict[str, int], tokenize: 
     the agent searched, whatever the passages share with the rest of the question. A word is absent
     when one of its analyzed terms occurs in no passage: a passage holding the word would hold each
     of its terms. Only the terms whose statistics were ``looked_up`` (the question's terms) decide;
-    stopwords decide nothing.
+    stopwords decide nothing, nor does the word after "how" ("how big"): it is the question's form.
     """
     nowhere = {t for t in looked_up if not doc_freqs.get(t, 0)}
     if not nowhere:  # most questions: no word to look for, and no analysis of each word
         return []
-    words = list(dict.fromkeys(m.group() for m in _WORD.finditer(question)))
+    # the word after "how" is the question's form ("how big", "how far"), not something it is about
+    words = list(
+        dict.fromkeys(m.group() for m in _WORD.finditer(question) if not _AFTER_HOW.search(question, 0, m.start()))
+    )
     _prefetch(tokenize, words)
     absent: dict[str, str] = {}
     for word in words:
