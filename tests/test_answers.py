@@ -1269,6 +1269,8 @@ def test_a_default_is_given_before_or_after_its_noun_and_a_bare_default_gives_no
         ("what exactly is SPO_NUM and at what fill level should i get a warning?", None, None),
         ("how big is the spool number range in K4Q?", "quantity", "size"),
         ("What is the default value of enque/table_size?", "named", "default"),
+        ("what is the default language of K4P?", None, None),  # a default, but of a word
+        ("what is the release note for R26.04?", None, None),
         ("which SAP note fixes TSV_TNEW_PAGE_ALLOC_FAILED?", "named", "note"),
         # a question what to do asks for steps, whatever count its clause names
         ("Users can't log on. How do I limit how many dialog processes RFC can grab?", None, None),
@@ -1332,3 +1334,48 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
     assert [n for _text, n in extractive_sentences(question, [another_day, that_day], max_sentences=1)] == [1]
     chosen = extractive_sentences(question, [another_day, that_day], max_sentences=1, on_the_day={2})
     assert [n for _text, n in chosen] == [2]
+
+
+@pytest.mark.parametrize(
+    "question, asks",
+    [
+        ("what's the name of our house bank for the payment files?", True),
+        ("what is the name of the bank statement import job?", False),  # a job's name: an identifier
+        ("Which certificate authority company signs the certificate?", True),
+        ("which company code does the billing run use?", False),
+        ("who was on call that night? need the name", True),
+        ("what is the job called? need the name", False),
+    ],
+)
+def test_what_asks_for_the_name_of_a_company_or_a_person(question, asks):
+    from portal.answers.asked import SHAPED_VALUES
+
+    assert bool(SHAPED_VALUES["name"][0].search(question)) is asks
+
+
+def test_a_status_is_no_name_and_a_name_may_end_like_one():
+    from portal.answers.asked import SHAPED_VALUES
+
+    holds = SHAPED_VALUES["name"][1]
+    question = "what's the name of our house bank?"
+    assert not holds("The payment job had stayed in status Released at the bank.", question)
+    assert holds("Our house bank is Sterling Bank; it takes the files at 09:00.", question)
+
+
+def test_a_value_in_a_measure_is_a_number_written_in_it_not_the_digits_of_a_name():
+    from portal.answers.asked import Unit, holds_count
+
+    def in_minutes(text):
+        return holds_count(Unit(text, "", text), set(), set(), simple_tokenize, "minutes")
+
+    assert in_minutes("The import took 42 minutes.") and in_minutes("MTTR: 2 h 20 min")
+    assert not in_minutes("CHG-2026-0142 minutes were taken; 3 transports.")
+
+
+def test_the_word_after_how_is_left_out_of_the_absent_words_only_when_it_asks_for_a_degree():
+    from portal.answers.evidence import absent_words
+
+    question = "How big is the spool, and how Kerberos works?"
+    terms = simple_tokenize(question)
+    looked_up = {t: (0 if t in ("big", "kerbero") else 3) for t in terms}
+    assert absent_words(question, terms, looked_up, simple_tokenize) == ["Kerberos"]

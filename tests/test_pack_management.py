@@ -119,6 +119,10 @@ def test_a_description_over_its_limit_is_refused_on_both_forms(pack, client_as):
     assert _soup(admin.get("/packs/")).select_one("#description")["maxlength"] == str(MAX_DESCRIPTION_CHARS)
     full = "d" * MAX_DESCRIPTION_CHARS
     assert admin.post("/packs/ops/edit", data={"title": "Operations", "description": full}).status_code == 303
+    # the browser counted each line break as one character against maxlength and sends it as two
+    lines = ("d" * 99 + "\r\n") * (MAX_DESCRIPTION_CHARS // 100)
+    assert admin.post("/packs/ops/edit", data={"title": "Operations", "description": lines}).status_code == 303
+    assert Pack.get(Pack.slug == "ops").description == lines.replace("\r\n", "\n").strip()
 
 
 def test_a_company_pack_is_for_an_existing_company_and_the_form_never_adds_one(app, client_as, users):

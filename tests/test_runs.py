@@ -349,7 +349,7 @@ PROVIDER = b"# E-invoicing\n\nMost distributors want invoices through the e-invo
         # a status is a participle, no name: "in status Released"
         (
             "who is our e-invoicing service provider? need the name",
-            PROVIDER.replace(b"night.", b"night, Released."),
+            PROVIDER.replace(b"night.", b"night, in status Released."),
             False,
         ),
         (

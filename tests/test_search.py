@@ -142,6 +142,7 @@ def test_a_text_holds_the_words_its_identifiers_are_built_of_and_a_question_sear
         "time",
     ]
     assert content_terms("Z_MM_MRP_LIVE_TW10 ran.") == ["z_mm_mrp_live_tw10", "ran", "mrp", "live"]
+    assert content_terms("YEAR_END_CLOSE") == ["year_end_clos", "year", "end", "close"]  # YEAR is a word
     assert question_terms("when does Z_FI_BANK_STMT_IMPORT run") == ["z_fi_bank_stmt_import", "run"]
 
 

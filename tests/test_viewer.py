@@ -629,6 +629,14 @@ Run the zorblax cleanup: &#8238;fr- mr&#x202A; then &#x2067;check&#x2069; the sp
 """
 
 
+def test_the_last_step_of_every_rendering_drops_a_reordering_control_the_cleaner_decodes():
+    from portal.documents.render import sanitized
+
+    assert str(sanitized("<p>a&#x202E;b <a href='https://x.test' title='&#8238;t'>l</a></p>")) == (
+        '<p>ab <a href="https://x.test" title="t" rel="noopener noreferrer nofollow">l</a></p>'
+    )
+
+
 def test_a_reordering_control_written_as_an_entity_is_not_shown(app, pack, users, client_as):
     services.upload_file(pack, "cleanup.md", REORDERING_ENTITIES, None)
     agent = create_agent(

@@ -87,12 +87,23 @@ def _holds_phone_number(text: str) -> bool:
 # The name of a company or a person: "What's the name of the 3PL partner company?", "Which company is our
 # e-invoicing provider?", "who was on call? need his name". The answer names it, with a capital, in a clause
 # about what was asked.
+# The noun must end its phrase: "the name of the bank statement import job" asks for a job's name, which is an
+# identifier, not a company's.
+_PHRASE_END = (
+    r"(?=\s*(?:[?.,;:!]|$|\b(?:for|of|in|at|on|to|by|from|with|near|next|behind|that|who|which|we|our|is|are|was|"
+    r"were|do|does|did)\b))"
+)
 _ASKS_NAME = re.compile(
     r"\bnames?\s+of\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w-]+\s+){0,4}?(?:company|vendor|supplier|provider|"
     r"partner|firm|contractor|manager|lead|person|engineer|consultant|administrator|owner|contact|bank|carrier|"
     r"haulier|forwarder|insurer|auditor|agency|broker)s?\b"
-    r"|\bwhich\s+(?:[\w-]+\s+){0,2}?(?:company|vendor|supplier|firm|contractor)\b|\bwho\b[^?.]*\bby\s+name\b"
-    r"|\b(?:his|her|their)\s+names?\b|\b(?:need|want|give\s+me|tell\s+me)\s+(?:the|a)\s+names?\b",
+    + _PHRASE_END
+    # "which company code" asks for a code
+    + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?(?:company|vendor|supplier|firm|contractor)\b"
+    + r"(?!\s+(?:codes?|numbers?|ids?|keys?)\b)"
+    + r"|\bwho\b[^?.]*\bby\s+name\b"
+    # "need his name", and after a question who it was, "need the name"
+    r"|\b(?:his|her|their)\s+names?\b|\bwho\b.*\b(?:need|want|give\s+me|tell\s+me)\s+(?:the|a)\s+names?\b",
     re.IGNORECASE,
 )
 # Where a clause ends: punctuation, a table's cell, a line, the step of a heading path ("Incident > Impact").
@@ -103,7 +114,7 @@ _WORDS = re.compile(r"[^\W\d_]{3,}")
 
 def _holds_name(text: str, question: str) -> bool:
     """Whether a clause of ``text`` sharing a word with ``question`` holds a capitalised name the question does
-    not use, other than its first word, a month, a day or a participle (a status: "in status Released"):
+    not use, other than its first word, a month, a day or a status ("in status Released"):
     "handled by the 3PL warehouse partner next door" names no company, "the provider is Billtrust Ltd" does."""
     asked = {w.casefold() for w in _WORDS.findall(question)}
     for clause in _CLAUSE.split(text):
@@ -118,13 +129,14 @@ def _holds_name(text: str, question: str) -> bool:
                 and name not in asked
                 and name not in written.CALENDAR_NAMES
                 and name not in _QUESTION_WORDS
-                and not _PARTICIPLE.fullmatch(name)
+                and not _STATUS.search(clause, 0, match.start())
             ):
                 return True
     return False
 
 
-_PARTICIPLE = re.compile(r"\w{3,}(?:ed|ing)")
+# A capitalised word right after "status" is a status ("in status Released", "status: Finished"), not a name.
+_STATUS = re.compile(r"\b(?:status|state)\s*:?\s*$", re.IGNORECASE)
 # The words that ask for a name, beside the one stop-word list: they say nothing of whose name it is.
 _QUESTION_WORDS = STOPWORDS | {"name", "names", "company"}
 
@@ -176,10 +188,7 @@ _CONDITION = re.compile(r"\bif\b", re.IGNORECASE)
 # ... a past form that reports something done; "planned", "scheduled" or "required" report no event.
 # A participle after an article, a possessive or a present "is"/"are" describes a thing or a state ("the corrected
 # delivery mass update", "its channels are stopped"), it reports nothing done.
-_ADJECTIVAL = "".join(
-    rf"(?<!\b{word} )"
-    for word in ("the", "a", "an", "its", "their", "our", "this", "that", "these", "those", "is", "are")
-)
+_ADJECTIVAL = "".join(rf"(?<!\b{word} )" for word in ("the", "a", "an", "its", "their", "our", "is", "are"))
 _REPORTED = re.compile(
     r"\b(?:was|were|had|did|took|ran|went|came|got|made|began|"
     + _ADJECTIVAL
@@ -246,11 +255,17 @@ _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", 
 # Nouns whose value is written right after them ("version 1.4", "patch level 200", "return code 12").
 # Not: status, name, result (their values are words); number, id, parameter (the value is named without
 # the noun as often as with it: "the change number" is "CHG-2026-0142").
-_VALUE_NOUNS = "version|revision|level|code|password|default|note"
+_VALUE_NOUNS = "version|revision|level|code|password"
 _NAMED_VALUE = re.compile(
     _ASKING + r"((?:" + _NOT_A_NOUN + r"[\w/-]+(?:['’]s)?\s+){0,3}?(" + _VALUE_NOUNS + r"))\b",
     re.IGNORECASE,
 )
+# Nouns asking for a value only as the head of their phrase: "the default (value) of enque/table_size", "which
+# SAP note"; not "the default language of K4P" nor "the release note for R26.04", whose values are words.
+_HEAD_NOUNS = {
+    "default": re.compile(r"\bthe\s+default(?:\s+values?|\s+settings?)?\s+(?:of|for)\b", re.IGNORECASE),
+    "note": re.compile(r"\bwhich\s+(?:SAP\s+)?notes?\b|\bSAP\s+notes?\s+(?:for|fixes|corrects)\b", re.IGNORECASE),
+}
 # "…, and which program?" / "… expire? And when …": a question of several parts.
 # Where the next part of a question of several parts starts: ", and which step catches that?", or a second
 # question after the first one's question mark.
@@ -318,6 +333,9 @@ def asked_value(question: str) -> AskedValue | None:
     named = _NAMED_VALUE.search(question)
     if named:
         return AskedValue("named", named.group(2))
+    for noun, pattern in _HEAD_NOUNS.items():
+        if pattern.search(question):
+            return AskedValue("named", noun)
     return None
 
 
@@ -398,7 +416,9 @@ _KINDS = (
     ("percent",),
 )
 _IN_MEASURE = {
-    measure: re.compile(r"\d(?:[\d.,]*\d)?\s?(?:" + "|".join(MEASURES[m] for m in kind) + r")(?![\w])", re.IGNORECASE)
+    measure: re.compile(
+        r"(?<![\w.,/-])\d(?:[\d.,]*\d)?\s?(?:" + "|".join(MEASURES[m] for m in kind) + r")(?![\w])", re.IGNORECASE
+    )
     for kind in _KINDS
     for measure in kind
 }
@@ -410,7 +430,7 @@ def asked_measure(question: str) -> str:
     if not match:
         return ""
     word = (match.group(1) or match.group(2)).casefold()
-    return _MEASURE_ALIASES.get(word, word if word in MEASURES else word + "s")
+    return _MEASURE_ALIASES.get(word, word)
 
 
 def holds_count(unit: Unit, counted: set[str], named: set[str], tokenize: Tokenizer, measure: str = "") -> bool:

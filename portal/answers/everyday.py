@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from portal.search.embedding import EmbeddingUnavailable, passage_text, shared_embedder
+from portal.search.embedding import DIMENSIONS, EmbeddingUnavailable, passage_text, shared_embedder
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def _examples() -> np.ndarray:
     """The everyday questions as unit vectors, one row each (embedded once per process)."""
     lines = [line.strip() for line in EXAMPLES.read_text(encoding="utf-8").splitlines()]
     vectors = [v for v in shared_embedder().embed([line for line in lines if line]) if v is not None]
-    return np.vstack(vectors)
+    return np.vstack(vectors) if vectors else np.zeros((0, DIMENSIONS), dtype=np.float32)
 
 
 def is_everyday(question: str, hits: Sequence) -> bool:
@@ -65,7 +65,7 @@ def is_everyday(question: str, hits: Sequence) -> bool:
             for v in embedder.embed([passage_text(h.document_title, h.heading_path or "", h.text) for h in hits])
             if v is not None
         ]
-        nearest_example = float((_examples() @ asked).max())
+        nearest_example = float((_examples() @ asked).max(initial=0.0))
     except EmbeddingUnavailable as error:
         log.warning("Everyday questions are not recognised: %s", error)
         return False

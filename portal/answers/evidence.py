@@ -237,6 +237,11 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     return runs
 
 
+def days_asked(question: str) -> dict[tuple[int, int], str]:
+    """The days the asking sentences of ``question`` name (``asking_part``), each as the question writes it."""
+    return written.days(asking_part(question)[0], short_form=False)
+
+
 def asking_part(question: str) -> tuple[str, str]:
     """``(asked, told)``: the sentences of ``question`` ending with ``?``, and the others. A user who
     tells the situation first ("Our label printers at TW30 flood the spool. The cleanup job RSPO1041 has
@@ -376,7 +381,7 @@ def choose(
         anchored = min(anchored, max(holding, default=0.0))
     # A day names an event as an identifier names a thing, in whatever way a passage writes it ("12 March",
     # "2026-03-12", "03-12" in a table): "the change board on 16 April" is not answered by the minutes of 5 March.
-    asked_days = written.days(asking, short_form=False)
+    asked_days = days_asked(question)
     named_days = {day for text in texts for day in written.days(text)}
     unnamed = asked_days.keys() - named_days
     if unnamed and days_in_documents is not None:
@@ -402,7 +407,7 @@ def choose(
         and anchored >= MIN_ANCHORED_COVERAGE
         and joined >= MIN_JOINED_COVERAGE
     )
-    # asked last: it embeds the question and the hits, and most questions are decided before
+    # after the lexical checks, which refuse without embedding anything; every question they let through is embedded
     is_everyday = bool(evidence and everyday is not None and everyday(hits))
     evidence = evidence and not is_everyday
     issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
@@ -450,6 +455,8 @@ def choose(
 
 
 _AFTER_HOW = re.compile(r"\bhow\s+$", re.IGNORECASE)
+# The words that make "how" ask for a degree: "how big", "how far" (not "how Kerberos works").
+_DEGREE = frozenset("big large small full far long many much often old soon fast high low late early".split())
 # A word as the user wrote it, an identifier whole (INC-2026-0427, rdisp/rfc_max_own_used_wp, Straße).
 _WORD = re.compile(r"\w+(?:[\-/.]\w+)*")
 
@@ -468,7 +475,11 @@ def absent_words(question: str, looked_up, doc_freqs: dict[str, int], tokenize: 
         return []
     # the word after "how" is the question's form ("how big", "how far"), not something it is about
     words = list(
-        dict.fromkeys(m.group() for m in _WORD.finditer(question) if not _AFTER_HOW.search(question, 0, m.start()))
+        dict.fromkeys(
+            m.group()
+            for m in _WORD.finditer(question)
+            if not (m.group().casefold() in _DEGREE and _AFTER_HOW.search(question, 0, m.start()))
+        )
     )
     _prefetch(tokenize, words)
     absent: dict[str, str] = {}

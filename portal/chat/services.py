@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flask import has_request_context, request
 from markupsafe import Markup
 from peewee import Tuple
 
@@ -49,12 +50,23 @@ def agents_searching_elsewhere(run: Run, agents: list[Agent]) -> list[Agent]:
     if not agents:
         return []
     searched = {pack["slug"] for pack in run.searched_packs}
-    granted: dict[int, set[str]] = {agent.id: set() for agent in agents}
-    for agent_id, slug in (
-        AgentGrant.select(AgentGrant.agent, Pack.slug).join(Pack).where(AgentGrant.agent.in_(list(granted))).tuples()
-    ):
-        granted[agent_id].add(slug)
-    return [agent for agent in agents if granted[agent.id] - searched]
+    granted = _granted_pack_slugs()
+    return [agent for agent in agents if granted.get(agent.id, set()) - searched]
+
+
+def _granted_pack_slugs() -> dict[int, set[str]]:
+    """Every agent's granted packs (slugs), read once per request: a page shows many "no evidence" turns. Kept
+    on the request, not on ``g``: an application context may outlive several requests."""
+    kept = request.environ if has_request_context() else {}
+    if _GRANTED_KEY not in kept:
+        granted: dict[int, set[str]] = {}
+        for agent_id, slug in AgentGrant.select(AgentGrant.agent, Pack.slug).join(Pack).tuples():
+            granted.setdefault(agent_id, set()).add(slug)
+        kept[_GRANTED_KEY] = granted
+    return kept[_GRANTED_KEY]
+
+
+_GRANTED_KEY = "cairn.granted_pack_slugs"
 
 
 def conversations_of(user: User, limit: int | None = None) -> list[Conversation]:

@@ -149,17 +149,17 @@ def sanitized(body: str, tags: set[str] = _ALLOWED_TAGS) -> Markup:
     given), attributes and link schemes, and of the characters text loses (``portal.controls``).
 
     Stored text holds no reordering control, but Markdown writes one as an entity (``&#x202E;``, in text or a
-    link's title), which the parser decodes: the page showed "rm -rf" reversed. So they go here, after the
-    renderer, where every entity has become its character."""
-    return Markup(
-        nh3.clean(
-            _text_in_pieces(strip_control_characters(body)),
-            tags=tags,
-            attributes=_ALLOWED_ATTRIBUTES,
-            url_schemes={"http", "https", "mailto"},
-            link_rel="noopener noreferrer nofollow",
-        )
+    link's title), which the parser decodes, and so does the cleaner for an entity in raw HTML: the page showed
+    "rm -rf" reversed. So they go here, from what the cleaner writes, where every entity has become its
+    character."""
+    cleaned = nh3.clean(
+        _text_in_pieces(body),
+        tags=tags,
+        attributes=_ALLOWED_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
     )
+    return Markup(strip_control_characters(cleaned))
 
 
 # nh3's serializer (html5ever's) reads from each "&" or no-break space it writes out to the end of that text

@@ -35,7 +35,8 @@ def _checked_title(title: str) -> str:
 
 
 def _checked_description(description: str) -> str:
-    description = description.strip()
+    # A browser counts a line break as one character against maxlength and sends it as two (CRLF).
+    description = description.replace("\r\n", "\n").strip()
     if len(description) > MAX_DESCRIPTION_CHARS:
         raise too_long("bad_description", "A pack's description", MAX_DESCRIPTION_CHARS, len(description))
     return description

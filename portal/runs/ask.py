@@ -85,23 +85,32 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
 
 def _days_in_documents(revisions: set[int], days: set[tuple[int, int]]) -> set[tuple[int, int]]:
     """Which of ``days`` the passages of ``revisions`` name (an incident's date stands in its header)."""
-    if not revisions:
-        return set()
+    return set().union(*_days_by_revision(revisions, days).values())
+
+
+def _days_by_revision(revisions: set[int], days: set[tuple[int, int]]) -> dict[int, set[tuple[int, int]]]:
+    """Which of ``days`` the passages of each of ``revisions`` name, in one query."""
+    if not revisions or not days:
+        return {}
     naming = [Passage.text.contains(part) for month, day in sorted(days) for part in written.day_prefilters(month, day)]
-    query = Passage.select(Passage.text).where(
+    query = Passage.select(Passage.revision, Passage.text).where(
         Passage.revision.in_(sorted(revisions)) & functools.reduce(operator.or_, naming)
     )
-    return {day for (text,) in query.tuples() for day in written.days(text) if day in days}
+    named: dict[int, set[tuple[int, int]]] = {}
+    for revision, text in query.tuples():
+        named.setdefault(revision, set()).update(day for day in written.days(text) if day in days)
+    return named
 
 
 def _on_the_day(question: str, issued: list[SearchHit]) -> set[int]:
-    """The numbers of the issued references whose documents name a day the question names (an incident's day
-    stands in its record): the answer tells of that day, not of another incident like it."""
-    asked = set(written.days(question, short_form=False))
+    """The numbers of the issued references whose documents name a day the question asks about (an incident's
+    day stands in its record): the answer tells of that day, not of another incident like it."""
+    asked = set(evidence.days_asked(question))
     if not asked:
         return set()
-    named = {revision: _days_in_documents({revision}, asked) for revision in {hit.revision_id for hit in issued}}
-    return {n for n, hit in enumerate(issued, start=1) if named[hit.revision_id]}
+    naming = {hit.revision_id for hit in issued if asked & written.days(hit.text).keys()}
+    naming |= {r for r, days in _days_by_revision({h.revision_id for h in issued} - naming, asked).items() if days}
+    return {n for n, hit in enumerate(issued, start=1) if hit.revision_id in naming}
 
 
 def issued_hits(agent: Agent, question: str) -> list[SearchHit]:

@@ -179,6 +179,9 @@ def content_terms(text: str) -> list[str]:
 _WORD_BUILT = re.compile(r"(?<!\w)[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?!\w)")
 
 
+_NAMESPACE = re.compile(r"[ZY][A-Z]{0,2}")  # Z, ZTW, YCL: the namespace of customer objects, not a word (YEAR is)
+
+
 def with_identifier_words(text: str) -> str:
     """``text`` followed by the words of its identifiers: ``… Z_FI_BANK_STMT_IMPORT`` → ``… BANK STMT IMPORT``."""
     if "_" not in text:
@@ -186,7 +189,7 @@ def with_identifier_words(text: str) -> str:
     words = []
     for match in _WORD_BUILT.finditer(text):
         parts = match.group().split("_")
-        if parts[0][:1] in "ZY":
+        if _NAMESPACE.fullmatch(parts[0]):
             parts = parts[1:]
         words += [part for part in parts if len(part) >= 3 and part.isalpha()]
     return f"{text} {' '.join(words)}" if words else text
