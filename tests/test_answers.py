@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from portal.answers.asked import Unit as AskedUnit
-from portal.answers.asked import asked_value, holds_count, planned
+from portal.answers.asked import asked_value, holds_count
 from portal.answers.citations import validate_citations
 from portal.answers.extractive import (
     NO_EVIDENCE_ANSWER,
@@ -36,6 +36,7 @@ from portal.answers.grounding import (
     fallback_warning,
 )
 from portal.answers.model_client import ChatClient, ModelError
+from portal.answers.outcome import planned
 from portal.answers.prompt import CANNOT_ANSWER, EVIDENCE_CLOSE, EVIDENCE_OPEN, build_messages, says_cannot_answer
 from portal.answers.question_type import carries
 from portal.answers.references import Reference, label, section_path
@@ -291,7 +292,7 @@ def test_a_calendar_lists_what_is_to_happen_unless_a_row_reports_it():
     ],
 )
 def test_a_question_about_how_something_went(question, past):
-    from portal.answers.asked import asks_past_outcome
+    from portal.answers.outcome import asks_past_outcome
 
     assert asks_past_outcome(question) is past
 
@@ -1348,13 +1349,13 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
     ],
 )
 def test_what_asks_for_the_name_of_a_company_or_a_person(question, asks):
-    from portal.answers.asked import SHAPED_VALUES
+    from portal.answers.shaped import SHAPED_VALUES
 
     assert bool(SHAPED_VALUES["name"][0].search(question)) is asks
 
 
 def test_a_status_is_no_name_and_a_name_may_end_like_one():
-    from portal.answers.asked import SHAPED_VALUES
+    from portal.answers.shaped import SHAPED_VALUES
 
     holds = SHAPED_VALUES["name"][1]
     question = "what's the name of our house bank?"

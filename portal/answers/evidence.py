@@ -35,7 +35,7 @@ the terms in its text, heading path or title. There is evidence when
   a name of several capitalised words (Solution Manager) occurs as one in the passages;
 - a question asking for a value of a kind that has a shape of its own (a phone,
   mobile or fax number; an e-mail address; the name of a company or a person; an
-  amount of money: ``asked.SHAPED_VALUES``) is answered only by
+  amount of money: ``shaped.SHAPED_VALUES``) is answered only by
   a passage holding a value of that shape, and that passage, too, must cover at
   least ``MIN_ANCHORED_COVERAGE``: "the mobile phone number of the DBA on call"
   is not answered by "alert the DBA on-call phone". The shapes are general, not
@@ -75,7 +75,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from portal.answers import asked as asked_values
-from portal.answers import written
+from portal.answers import outcome, shaped, written
 from portal.answers.units import passage_units
 from portal.search.analysis import STOPWORDS
 
@@ -392,7 +392,7 @@ def choose(
         # passage naming it need not be about the whole question (the asking sentence is).
         missing.append(" ".join(context[0]))
     missing_values = []
-    for kind, (asked, holds) in asked_values.SHAPED_VALUES.items():
+    for kind, (asked, holds) in shaped.SHAPED_VALUES.items():
         if asked.search(question):
             holding = [share for text, share in zip(texts, shares) if holds(text, question)]
             if not holding:
@@ -413,7 +413,7 @@ def choose(
     issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
     unanswered = ""
     value = asked_values.asked_value(question)
-    past_outcome = asked_values.asks_past_outcome(question)
+    past_outcome = outcome.asks_past_outcome(question)
     # the noun asked for ("the MTTR for P4") says what the value is, not what it is about
     subjects = [run for run in runs if value is None or " ".join(run).casefold() != value.phrase.casefold()]
     if issued and (value is not None or past_outcome):
@@ -517,7 +517,7 @@ def _only_planned(units: list[asked_values.Unit], weights: dict[str, float], tok
     shares = [math.fsum(weights[t] for t in set(tokenize(f"{u.context} {u.text}")) & weights.keys()) for u in units]
     best = max(shares, default=0.0)
     closest = [u for u, share in zip(units, shares) if share >= CLOSEST_UNITS * best]
-    return bool(closest) and all(asked_values.planned(u.text, u.context) for u in closest)
+    return bool(closest) and all(outcome.planned(u.text, u.context) for u in closest)
 
 
 def _joined_share(covered: list[set[str]], weights: dict[str, float], total: float) -> float:

@@ -1,0 +1,63 @@
+"""A question how something went, and a text that only says what is to happen: part of the evidence check.
+
+"Did the K4Q rehearsal on 25 April finish with return code 0?", "What came out
+of the DR test?", "How long did the downtime overrun?" are not answered by
+units that only say what is to happen (``planned``: a modal, a condition, a
+proposed action, the rows of a calendar or an outlook): the result of
+something planned is not in the documents (``portal.answers.evidence``).
+"""
+
+from __future__ import annotations
+
+import re
+
+# "Did …?", "Was … closed?", "Has … been …?" (opening the question or one of its clauses), "What was the
+# result of …", "What came out of …", "How did … go?": a question about how something went.
+_PAST_OUTCOME = re.compile(
+    r"(?:^|[.?!;:–—]\s*|\s-\s+)\W*(?:did|was|were|has|have|had)\b(?!\s+(?:the|a|an|its|their)?\s*"
+    r"(?:name|number|size|version|revision|level|code|reason|cause)\b)"
+    r"|\bwhat\s+(?:was|were|is|are)\s+the\s+(?:results?|outcomes?)\s+of\b|\bwhat\s+came\s+out\s+of\b"
+    r"|\bhow\s+did\b.{1,80}?\b(?:go|turn\s+out|end|perform|work\s+out|fare)\b|\bhow\s+(?:long|late|early|far)\s+did\b",
+    re.IGNORECASE,
+)
+# A unit saying what is to happen: a modal of the future or of an obligation, or a plan.
+_PLAN = re.compile(
+    r"\b(?:will|shall|must|(?:is|are) (?:planned|scheduled|due|to be|to)|planned for|scheduled for|proposed for|"
+    r"status: (?:open|proposed|planned|pending|scheduled|in progress))\b",
+    re.IGNORECASE,
+)
+# ... or a condition in a unit that reports nothing done ("close the problem if the test passes" says what is to
+# be done once something happens, not that it did; "it finished, even if it took longer" reports it).
+_CONDITION = re.compile(r"\bif\b", re.IGNORECASE)
+# ... a past form that reports something done; "planned", "scheduled" or "required" report no event.
+# A participle after an article, a possessive or a present "is"/"are" describes a thing or a state ("the corrected
+# delivery mass update", "its channels are stopped"), it reports nothing done.
+_ADJECTIVAL = "".join(rf"(?<!\b{word} )" for word in ("the", "a", "an", "its", "their", "our", "is", "are"))
+_REPORTED = re.compile(
+    r"\b(?:was|were|had|did|took|ran|went|came|got|made|began|"
+    + _ADJECTIVAL
+    + r"(?!(?:planned|scheduled|proposed|expected|required|needed|intended|based|related)\b)\w+ed)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_past_outcome(question: str) -> bool:
+    """Whether ``question`` asks whether something happened (a yes or no about the past)."""
+    return _PAST_OUTCOME.search(question) is not None
+
+
+# A document or section that lists what is to happen (its title or heading names a calendar, a schedule or an
+# outlook): its rows and sentences say when something takes place, never how it went.
+_PLANNING = re.compile(
+    r"\b(?:calendar|schedule|agenda|roadmap|forward plan|outlook|upcoming|next steps|look-?ahead)\b", re.IGNORECASE
+)
+
+
+def planned(text: str, context: str = "") -> bool:
+    """Whether ``text`` speaks of what is to happen rather than of what happened; ``context`` (its title and
+    headings) may say that all it lists is planned."""
+    return (
+        _PLAN.search(text) is not None
+        or (_CONDITION.search(text) is not None and not _REPORTED.search(text))
+        or (_PLANNING.search(context) is not None and not _REPORTED.search(text))
+    )

@@ -1,0 +1,123 @@
+"""Values of a shape of their own that a question may ask for, and whether a text holds one.
+
+A phone, mobile or fax number; an e-mail address; the name of a company or a
+person; an IP address; an amount of money. "What is the mobile phone number of
+the DBA on call?" is not answered by "alert the DBA on-call phone": the
+evidence check (``portal.answers.evidence``) needs a passage holding a value of
+that shape, and covering the question well enough. The shapes are general, not
+any corpus's: an ISO date is no phone number, "Impact" in a heading path or
+"Released" after "status" is no name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from portal.answers import written
+from portal.search.analysis import STOPWORDS
+
+# A phone number: seven or more digits, international (+49 …) or written in groups (0171 2345678,
+# 030/123-456); a run of digits alone is a document number, a date with a time is not a phone number.
+_PHONE = re.compile(r"(?<![\w./:-])(?:\+\d|\(?\d+\)?[ /-]\(?\d)[\d ()/-]{4,}\d(?![\w./:-])")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+# An IPv4 or IPv6 address.
+_IP_ADDRESS = re.compile(
+    r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])|(?<![\w:])(?:[0-9a-f]{1,4}:){3,7}[0-9a-f]{1,4}(?![\w:])|[0-9a-f]{1,4}::[0-9a-f]{0,4}",
+    re.I,
+)
+# An amount of money: a currency sign or code next to a number (€ 1,200, 1.200 EUR, USD 40, 300 euros).
+_MONEY = re.compile(
+    r"(?:[€$£¥]|\b(?:EUR|USD|GBP|CHF|JPY)\b)\s?\d|\d[\d.,]*\s?(?:[€$£¥]|(?:EUR|USD|GBP|CHF|JPY|euros?|dollars?|pounds?)\b)",
+    re.IGNORECASE,
+)
+
+
+def _holds_phone_number(text: str) -> bool:
+    return any(
+        sum(c.isdigit() for c in m.group()) >= 7 and not _ISO_DATE.search(m.group()) for m in _PHONE.finditer(text)
+    )
+
+
+# The name of a company or a person: "What's the name of the 3PL partner company?", "Which company is our
+# e-invoicing provider?", "who was on call? need his name". The answer names it, with a capital, in a clause
+# about what was asked.
+# The noun must end its phrase: "the name of the bank statement import job" asks for a job's name, which is an
+# identifier, not a company's.
+_PHRASE_END = (
+    r"(?=\s*(?:[?.,;:!]|$|\b(?:for|of|in|at|on|to|by|from|with|near|next|behind|that|who|which|we|our|is|are|was|"
+    r"were|do|does|did)\b))"
+)
+_ASKS_NAME = re.compile(
+    r"\bnames?\s+of\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w-]+\s+){0,4}?(?:company|vendor|supplier|provider|"
+    r"partner|firm|contractor|manager|lead|person|engineer|consultant|administrator|owner|contact|bank|carrier|"
+    r"haulier|forwarder|insurer|auditor|agency|broker)s?\b"
+    + _PHRASE_END
+    # "which company code" asks for a code
+    + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?(?:company|vendor|supplier|firm|contractor)\b"
+    + r"(?!\s+(?:codes?|numbers?|ids?|keys?)\b)"
+    + r"|\bwho\b[^?.]*\bby\s+name\b"
+    # "need his name", and after a question who it was, "need the name"
+    r"|\b(?:his|her|their)\s+names?\b|\bwho\b.*\b(?:need|want|give\s+me|tell\s+me)\s+(?:the|a)\s+names?\b",
+    re.IGNORECASE,
+)
+# Where a clause ends: punctuation, a table's cell, a line, the step of a heading path ("Incident > Impact").
+_CLAUSE = re.compile(r"[.;:|\n()>]+")
+_CAPITALISED = re.compile(r"(?<![\w'’-])[A-Z][a-z]+(?:[-'’][A-Za-z]+)?")
+_WORDS = re.compile(r"[^\W\d_]{3,}")
+
+
+def _holds_name(text: str, question: str) -> bool:
+    """Whether a clause of ``text`` sharing a word with ``question`` holds a capitalised name the question does
+    not use, other than its first word, a month, a day or a status ("in status Released"):
+    "handled by the 3PL warehouse partner next door" names no company, "the provider is Billtrust Ltd" does."""
+    asked = {w.casefold() for w in _WORDS.findall(question)}
+    for clause in _CLAUSE.split(text):
+        words = {w.casefold() for w in _WORDS.findall(clause)}
+        if not words & (asked - _QUESTION_WORDS):
+            continue
+        for match in _CAPITALISED.finditer(clause):
+            name = match.group().casefold()
+            first = not clause[: match.start()].strip(" \t-*•#")  # a heading's or a list item's first word, too
+            if (
+                not first
+                and name not in asked
+                and name not in written.CALENDAR_NAMES
+                and name not in _QUESTION_WORDS
+                and not _STATUS.search(clause, 0, match.start())
+            ):
+                return True
+    return False
+
+
+# A capitalised word right after "status" is a status ("in status Released", "status: Finished"), not a name.
+_STATUS = re.compile(r"\b(?:status|state)\s*:?\s*$", re.IGNORECASE)
+# The words that ask for a name, beside the one stop-word list: they say nothing of whose name it is.
+_QUESTION_WORDS = STOPWORDS | {"name", "names", "company"}
+
+# What a question asks for (its words) -> whether a text holds a value of that shape.
+SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
+    "phone number": (
+        re.compile(r"\b(?:phone|telephone|mobile|cell|fax)\s+(?:number|no\b)", re.I),
+        lambda text, question: _holds_phone_number(text),
+    ),
+    "e-mail address": (
+        re.compile(r"\be-?mail\s+address", re.I),
+        lambda text, question: re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text) is not None,
+    ),
+    "name": (_ASKS_NAME, _holds_name),
+    "IP address": (
+        re.compile(r"\bIP(?:v[46])?\s+address", re.I),
+        lambda text, question: _IP_ADDRESS.search(text) is not None,
+    ),
+    "amount of money": (
+        re.compile(
+            r"\bhow\s+much\b[^?.]*\b(?:pay|paid|costs?|charged?|charges|spen[dt]|bill(?:ed)?)\b"
+            r"|\bwhat\s+(?:did|does|do|will|would)\b[^?.]*\bcost\b|\b(?:price|cost|fee|charge)s?\s+(?:of|for|per)\b",
+            re.I,
+        ),
+        lambda text, question: _MONEY.search(text) is not None,
+    ),
+}
