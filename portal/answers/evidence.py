@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -156,7 +157,7 @@ def _tokens(question: str) -> list[tuple[str, int, int]]:
 
 
 _RANGE_END = re.compile(r"[A-Za-z]{1,4}\d{1,3}")
-_DIGITS = "0123456789"
+_DIGITS = string.digits
 
 
 def _shape(token: str) -> str:

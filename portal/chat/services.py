@@ -54,6 +54,9 @@ def agents_searching_elsewhere(run: Run, agents: list[Agent]) -> list[Agent]:
     return [agent for agent in agents if granted.get(agent.id, set()) - searched]
 
 
+_GRANTED_KEY = "cairn.granted_pack_slugs"
+
+
 def _granted_pack_slugs() -> dict[int, set[str]]:
     """Every agent's granted packs (slugs), read once per request: a page shows many "no evidence" turns. Kept
     on the request, not on ``g``: an application context may outlive several requests."""
@@ -64,9 +67,6 @@ def _granted_pack_slugs() -> dict[int, set[str]]:
             granted.setdefault(agent_id, set()).add(slug)
         kept[_GRANTED_KEY] = granted
     return kept[_GRANTED_KEY]
-
-
-_GRANTED_KEY = "cairn.granted_pack_slugs"
 
 
 def conversations_of(user: User, limit: int | None = None) -> list[Conversation]:

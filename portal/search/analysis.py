@@ -114,7 +114,13 @@ def question_terms(question: str) -> list[str]:
     """The analyzed terms of ``question`` without stopwords, in order, repeats kept: the one analysis
     of a question that search, the evidence check and the extractive answer share."""
     dropped = _analyzed_stopwords()
-    return [term for term in analyze(without_question_words(written_out(question))) if term not in dropped]
+    return [term for term in analyze(question_words(question)) if term not in dropped]
+
+
+def question_words(question: str) -> str:
+    """What search reads of a question, BM25 and the embedding model alike: its short forms written out
+    (``written_out``), its stopwords blanked (``without_question_words``)."""
+    return without_question_words(written_out(question))
 
 
 # Short forms people type in a chat, and the words documents write: "docs" is in no passage, so it weighed as

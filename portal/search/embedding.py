@@ -76,9 +76,9 @@ def question_vector(embedder: Embedder, question: str) -> list[float] | None:
     (measured on the demo set: paraphrase Recall@8 of the dense half alone 0.881
     with them, 0.929 without; docs/retrieval-quality.md).
     """
-    from portal.search.analysis import without_question_words, written_out
+    from portal.search.analysis import question_words
 
-    vector = embedder.embed_one(without_question_words(written_out(question)))
+    vector = embedder.embed_one(question_words(question))
     return vector.tolist() if vector is not None else None
 
 

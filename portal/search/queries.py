@@ -6,7 +6,7 @@ import functools
 from collections import Counter
 
 from portal.search import jvm
-from portal.search.analysis import analyze, english_analyzer, without_question_words, written_out
+from portal.search.analysis import analyze, english_analyzer, question_words
 from portal.search.jvm import J
 from portal.search.schema import FIELD_CONTENTS
 
@@ -39,7 +39,7 @@ def build_query(query: str):
     with more distinct terms than Lucene allows clauses (1,024) makes it fail,
     and is then built here from its first terms.
     """
-    query = without_question_words(written_out(query))
+    query = question_words(query)
     try:
         return _bag_of_words()(FIELD_CONTENTS, english_analyzer(), query)
     except jvm.JavaException as error:
