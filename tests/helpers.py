@@ -248,14 +248,35 @@ def migrated_app(data_dir: Path, **settings):
         app.config["DATABASE"].close()
 
 
+def _closed_before_sending(app):
+    """``app`` with each response body read whole and closed before the server sends a byte.
+
+    werkzeug's development server closes a response only after draining the request socket, in the same
+    ``finally``; when the browser resets the connection (a page closed while its favicon was requested),
+    that read raises first, the static file stays open, and whichever test is running fails on the
+    unraisable ResourceWarning. No page of the portal streams, so reading the body first costs nothing.
+    """
+
+    def wsgi(environ, start_response):
+        body = app(environ, start_response)
+        try:
+            return [b"".join(body)]
+        finally:
+            if hasattr(body, "close"):
+                body.close()
+
+    return wsgi
+
+
 def serve_in_thread(app):
     """Serve ``app`` on 127.0.0.1 from a thread of this process (the JVM and the database are shared); yield its URL."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
+    server = make_server("127.0.0.1", 0, _closed_before_sending(app), threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
     thread.join(5)
+    server.server_close()
 
 
 def template_lines_matching(pattern: re.Pattern) -> list[str]:
