@@ -245,6 +245,11 @@ def test_may_is_a_month_only_as_a_date(text, named):
         ("What happens if availability drops below the target?", None),
         ("What is the mobile phone number of the DBA on call?", None),  # a value of its own shape
         ("What's the version of the restart checklist?", ("named", "version")),
+        # a noun in the plural, and two nouns of one value ("the warning and critical thresholds")
+        ("What are the warning and critical thresholds for the KBP data volume?", ("quantity", "threshold")),
+        # "code" is as often program code as a value: "what was the reprint code reusing?" asks for neither
+        ("what was the reprint code wrongly reusing?", None),
+        ("What area code goes into the spec number?", None),
     ],
 )
 def test_what_a_question_asking_for_a_value_asks_for(question, value):
@@ -1086,7 +1091,10 @@ def test_identifiers_a_question_names():
     assert identifier_runs("a single miss among the P1-P3s") == [["P1"], ["P3"]]
     # ... and so is a pair of them ("for MCEX11/MCEX13": the documents write "MCEX11 and MCEX13")
     assert identifier_runs("entries in LBWQ for MCEX11/MCEX13") == [["LBWQ"], ["MCEX11"], ["MCEX13"]]
-    assert identifier_runs("rdisp/max_wprun_time on S/4") == [["rdisp/max_wprun_time"], ["S/4"]]  # one name each
+    assert identifier_runs("rdisp/max_wprun_time on K4P/K4Q") == [["rdisp/max_wprun_time"], ["K4P"], ["K4Q"]]
+    # a product line names a kind of system, which the documents name by its system ids ("the production S/4
+    # system" is K4P): the evidence need not write it
+    assert identifier_runs("the spool range on the production S/4 system, on R/3 and BW/4") == []
     assert identifier_runs("LBWQ on MCEX11/13 in K4P/K4Q?") == [["LBWQ"], ["MCEX11"], ["MCEX13"], ["K4P"], ["K4Q"]]
     # a quantity as people type it is no name of a thing
     assert identifier_runs("how do i work off like 20k inbound idocs, 5GB of them, in 30min?") == []
@@ -1282,6 +1290,17 @@ def test_what_value_a_question_asks_for(question, kind, phrase):
 
     asked = asked_value(question)
     assert (asked.kind if asked else None, asked.phrase if asked else None) == (kind, phrase)
+
+
+def test_a_unit_holding_the_value_asked_for_is_preferred():
+    """Of two units alike, the one holding a count of what was asked (``asked.value_holder``, the rule the
+    evidence check applies) answers "how many jobs": not a number of another thing ("until 2024")."""
+    question = "How many jobs still pointed at the old retired server?"
+    other = "The old retired server still kept its host name until 2024."
+    count = "Afterwards 11 jobs were found."
+    weights = {term: 1.0 for term in simple_tokenize(question)} | {simple_tokenize("jobs")[0]: 2.5}
+    chosen = extractive_sentences(question, [make_ref(1, count), make_ref(2, other)], max_sentences=1, weights=weights)
+    assert chosen == [(count, 1)]
 
 
 def test_the_sentence_after_the_best_one_completes_a_short_answer():

@@ -158,6 +158,7 @@ def test_short_forms_people_type_are_written_out_as_documents_write_them():
         "product",
     ]
     assert question_terms("when does the k4p client cert expire") == ["k4p", "client", "certif", "expir"]
+    assert question_terms("an import came back with RC 16") == ["import", "came", "back", "return", "code", "16"]
     assert question_terms("the app03 host and rdisp/max_wprun_time") == ["app03", "host", "rdisp", "max_wprun_tim"]
     assert question_terms("what does an interface id look like according to the spec?") == ["interfac", "id", "specif"]
 

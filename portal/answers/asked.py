@@ -68,7 +68,8 @@ _NOT_A_NOUN = (
 # How a question asking for a value opens: "which", "what", "what's the", "what was the".
 _ASKING = r"\b(?:which|what(?:'s|’s|\s+(?:is|was|are|were))?(?:\s+the)?)\s+"
 _QUANTITY_NOUNS = (
-    r"(number of|percentage|share|size|amount|price|cost|fee|rate|limit|threshold|target|availability|mttr|duration)\b"
+    r"(number of|percentage|share|size|amount|price|cost|fee|rate|limit|threshold|target|availability|mttr|"
+    r"duration)s?\b"
 )
 # A quantity asked for by its noun: right after "which" or "what", or after up to two words once "what is the"
 # (or "what's") has said a thing is named ("what's the warning threshold"; not "what steps reduce MTTR"). The
@@ -76,7 +77,7 @@ _QUANTITY_NOUNS = (
 QUANTITY_PATTERN = (
     r"\b(?:which|what)\s+"
     + _QUANTITY_NOUNS
-    + r"|\bwhat(?:'s|’s|\s+(?:is|was|are|were))(?:\s+the)?\s+(?:"
+    + r"|\bwhat(?:'s|’s|\s+(?:is|was|are|were))(?:\s+the)?\s+(?:[\w/-]+\s+(?:and|or)\s+)?(?:"
     + _NOT_A_NOUN
     + r"[\w/-]+(?:['’]s)?\s+){0,2}"
     + _QUANTITY_NOUNS
@@ -86,10 +87,11 @@ _QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
 _HOW_BIG = re.compile(r"\bhow\s+(?:big|large|small|full)\b", re.IGNORECASE)
 # Quantities whose noun is seldom written with their value ("2 percent", "12 of them"): any number answers.
 _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", "amount"))
-# Nouns whose value is written right after them ("version 1.4", "patch level 200", "return code 12").
+# Nouns whose value is written right after them ("version 1.4", "patch level 200").
 # Not: status, name, result (their values are words); number, id, parameter (the value is named without
-# the noun as often as with it: "the change number" is "CHG-2026-0142").
-_VALUE_NOUNS = "version|revision|level|code|password"
+# the noun as often as with it: "the change number" is "CHG-2026-0142"); code (as often program code, "what
+# was the reprint code reusing?", or a code of letters, "the area code BC", as "return code 12").
+_VALUE_NOUNS = "version|revision|level|password"
 _NAMED_VALUE = re.compile(
     _ASKING + r"((?:" + _NOT_A_NOUN + r"[\w/-]+(?:['’]s)?\s+){0,3}?(" + _VALUE_NOUNS + r"))\b",
     re.IGNORECASE,
@@ -292,12 +294,7 @@ def answered(
     evidence check asks for one of the question's identifiers there, so "P1 4 hours, P2 8 hours" does
     not give the hours of P4, while a digest's title names the incident its sentences are about.
     """
-    named = {m.group().casefold() for m in _TOKEN.finditer(question)}
-    counted = (
-        {t for t in tokenize(asked.phrase) if in_packs(t)}
-        if asked.kind == "count" or (asked.kind == "quantity" and asked.phrase.casefold() not in _UNWRITTEN_NOUNS)
-        else set()
-    )
+    holds = value_holder(question, asked, tokenize, in_packs)
     asked_months = written.months(question)
     in_period: dict[str, bool] = {}  # a passage's units share its text: it is read for the months once
     for unit in units:
@@ -307,8 +304,26 @@ def answered(
             continue
         if not about(f"{unit.context}\n{unit.text}"):
             continue
-        if asked.kind in ("count", "quantity") and holds_count(unit, counted, named, tokenize, asked.measure):
-            return True
-        if asked.kind == "named" and holds_named_value(unit, asked.phrase, named):
+        if holds(unit):
             return True
     return False
+
+
+def value_holder(
+    question: str, asked: AskedValue, tokenize: Tokenizer, in_packs: Callable[[str], bool]
+) -> Callable[[Unit], bool]:
+    """Whether a unit holds a value of the kind ``asked`` for (``answered`` without the months and the
+    subject): the evidence check asks it of the passages, the extractive answer prefers the units it holds."""
+    named = {m.group().casefold() for m in _TOKEN.finditer(question)}
+    counted = (
+        {t for t in tokenize(asked.phrase) if in_packs(t)}
+        if asked.kind == "count" or (asked.kind == "quantity" and asked.phrase.casefold() not in _UNWRITTEN_NOUNS)
+        else set()
+    )
+
+    def holds(unit: Unit) -> bool:
+        if asked.kind in ("count", "quantity"):
+            return holds_count(unit, counted, named, tokenize, asked.measure)
+        return holds_named_value(unit, asked.phrase, named)
+
+    return holds

@@ -119,6 +119,8 @@ def is_identifier(token: str) -> bool:
     digits = sum(c.isdigit() for c in token)
     if _ORDINAL.fullmatch(token):
         return False  # "the 2nd", "21st": a day or a rank, no name of a thing
+    if _PRODUCT_LINE.fullmatch(token):
+        return False  # "S/4", "R/3": a product line, which the documents name by its systems (K4P)
     if _MAGNITUDE.fullmatch(token):
         return False  # "20k IDocs", "5GB", "30min": a quantity as people type it, no name of a thing
     if "_" in token or (letters and digits):
@@ -129,6 +131,7 @@ def is_identifier(token: str) -> bool:
 
 
 _LOCATIVE = re.compile(r"\b(?:in|into|inside|within|to|from|at|out\s+of)\s+(?:the\s+)?$", re.IGNORECASE)
+_PRODUCT_LINE = re.compile(r"[A-Za-z]{1,2}/\d")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
 _MAGNITUDE = re.compile(r"\d+(?:[.,]\d+)?(?:k|m|bn|[kmgt]b|ms|s|h|hrs?|mins?|d|x)", re.IGNORECASE)
 # An identifier in the plural, as people write it: "P3s", "KBPs" (the identifier ends in a digit or a capital).

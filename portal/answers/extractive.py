@@ -30,6 +30,8 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
+from portal.answers.asked import Unit as AskedUnit
+from portal.answers.asked import asked_value, value_holder
 from portal.answers.question_type import asks, carries, is_instruction, named_identifiers
 from portal.answers.references import Reference
 from portal.answers.units import Unit, passage_units
@@ -53,6 +55,9 @@ _REFERENCES_HEADING = re.compile(
 )
 # A unit carrying what the question type asks for (a time, a number, an identifier) counts this much more.
 TYPE_BONUS = 0.5
+# A unit holding a value of the kind the question asks for (``asked.value_holder``: a count in the unit and
+# measure asked, a version after its noun) counts this much more again.
+VALUE_BONUS = 0.5
 # A question term already covered by a chosen unit counts this much for the next one: parts not yet
 # covered win, so every part of a question of several parts is answered.
 COVERED_WEIGHT = 0.6
@@ -171,6 +176,10 @@ def extractive_sentences(
         return []
     asked = asks(question)
     named = named_identifiers(question)
+    value = asked_value(question)
+    # every counted word must be in the unit (the evidence check drops those the packs never use): a word only
+    # the asker uses makes no unit hold the value, and then the answer is chosen as without one
+    holds_value = value_holder(question, value, tokenize, lambda term: True) if value is not None else None
 
     candidates: list[_Candidate] = []
     lists: dict[tuple[int, int], list[_Candidate]] = {}
@@ -202,6 +211,10 @@ def extractive_sentences(
                 weight *= REFERENCES_WEIGHT
             if asked and carries(unit.text, asked, named):
                 weight *= 1 + TYPE_BONUS
+            if holds_value is not None and holds_value(
+                AskedUnit(unit.text, f"{around} {unit.heading} {unit.lead_in}", ref.text)
+            ):
+                weight *= 1 + VALUE_BONUS
             candidate = _Candidate(unit, ref.n, (ref_position, unit_position), terms, context, weight)
             candidates.append(candidate)
             if unit.kind == "item":

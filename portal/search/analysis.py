@@ -150,6 +150,7 @@ SHORT_FORMS = {
     "mgmt": "management",
     "dept": "department",
     "hrs": "hours",
+    "rc": "return code",  # in these packs; a release candidate is written out
     "mins": "minutes",
     "pls": "please",
     "plz": "please",
