@@ -1365,12 +1365,52 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
         ("which company code does the billing run use?", False),
         ("who was on call that night? need the name", True),
         ("what is the job called? need the name", False),
+        ("What is the name of the security officer who handles our certificate requests?", True),
     ],
 )
 def test_what_asks_for_the_name_of_a_company_or_a_person(question, asks):
     from portal.answers.shaped import SHAPED_VALUES
 
     assert bool(SHAPED_VALUES["name"][0].search(question)) is asks
+
+
+@pytest.mark.parametrize(
+    "question, asks",
+    [
+        ("What budget was approved for the separate backup targets?", True),
+        ("how much budget is left for the HANA upgrade?", True),
+        ("Which backup targets were planned in the budget?", False),
+        ("What did the consultants cost?", True),
+    ],
+)
+def test_a_budget_asks_for_an_amount_of_money(question, asks):
+    from portal.answers.shaped import SHAPED_VALUES
+
+    assert bool(SHAPED_VALUES["amount of money"][0].search(question)) is asks
+
+
+def test_a_value_asked_for_two_months_may_stand_in_each_month_s_own_review():
+    from portal.answers.asked import answered
+
+    question = "What was the availability of K4P in February and in March 2026?"
+    february = "Monthly service review February 2026: K4P availability 99.86 percent."
+    march = "Monthly service review March 2026: K4P availability 99.81 percent."
+    units = [AskedUnit(text, "", text) for text in (february, march)]
+
+    def answered_by(units):
+        return answered(question, asked_value(question), units, simple_tokenize, lambda t: True, lambda text: True)
+
+    assert answered_by(units)
+    assert not answered_by(units[:1])  # March's is not given
+    april = "Monthly service review April 2026: K4P availability 99.9 percent."
+    assert not answered(
+        "What was the availability of K4P in March and April?",
+        asked_value(question),
+        [AskedUnit(april, "", april)],
+        simple_tokenize,
+        lambda t: True,
+        lambda text: True,
+    )
 
 
 def test_a_status_is_no_name_and_a_name_may_end_like_one():

@@ -287,24 +287,29 @@ def answered(
     in_packs: Callable[[str], bool],
     about: Callable[[str], bool],
 ) -> bool:
-    """Whether one of ``units``, in a passage naming the months the question names, holds the value
-    ``asked`` for. ``in_packs(term)`` says whether an analysed term occurs in the searched packs.
+    """Whether one of ``units``, in a passage naming the months the question names (for a question naming
+    several, one unit for each month, in a passage naming it), holds the value ``asked`` for.
+    ``in_packs(term)`` says whether an analysed term occurs in the searched packs.
 
     ``about(text)`` says whether a unit, read with its context, is about what the question names: the
     evidence check asks for one of the question's identifiers there, so "P1 4 hours, P2 8 hours" does
     not give the hours of P4, while a digest's title names the incident its sentences are about.
     """
     holds = value_holder(question, asked, tokenize, in_packs)
+    units = list(units)
     asked_months = written.months(question)
+    # "in February and in March": each month's value may stand in its own month's review
+    periods = [[month] for month in asked_months] if len(asked_months) > 1 else [asked_months]
+    return all(_held_in(units, period, holds, about) for period in periods)
+
+
+def _held_in(units: list[Unit], months: list[str], holds: Callable[[Unit], bool], about: Callable[[str], bool]) -> bool:
+    """Whether a unit about the question's subject, in a passage naming ``months``, holds the value."""
     in_period: dict[str, bool] = {}  # a passage's units share its text: it is read for the months once
     for unit in units:
         if unit.passage not in in_period:
-            in_period[unit.passage] = all(names_month(unit.passage, month) for month in asked_months)
-        if not in_period[unit.passage]:
-            continue
-        if not about(f"{unit.context}\n{unit.text}"):
-            continue
-        if holds(unit):
+            in_period[unit.passage] = all(names_month(unit.passage, month) for month in months)
+        if in_period[unit.passage] and about(f"{unit.context}\n{unit.text}") and holds(unit):
             return True
     return False
 

@@ -53,7 +53,8 @@ _PHRASE_END = (
 _ASKS_NAME = re.compile(
     r"\bnames?\s+of\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w-]+\s+){0,4}?(?:company|vendor|supplier|provider|"
     r"partner|firm|contractor|manager|lead|person|engineer|consultant|administrator|owner|contact|bank|carrier|"
-    r"haulier|forwarder|insurer|auditor|agency|broker)s?\b"
+    r"haulier|forwarder|insurer|auditor|agency|broker|officer|analyst|coordinator|supervisor|director|specialist|"
+    r"technician|colleague)s?\b"
     + _PHRASE_END
     # "which company code" asks for a code
     + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?(?:company|vendor|supplier|firm|contractor)\b"
@@ -115,7 +116,8 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
     "amount of money": (
         re.compile(
             r"\bhow\s+much\b[^?.]*\b(?:pay|paid|costs?|charged?|charges|spen[dt]|bill(?:ed)?)\b"
-            r"|\bwhat\s+(?:did|does|do|will|would)\b[^?.]*\bcost\b|\b(?:price|cost|fee|charge)s?\s+(?:of|for|per)\b",
+            r"|\bwhat\s+(?:did|does|do|will|would)\b[^?.]*\bcost\b|\b(?:price|cost|fee|charge)s?\s+(?:of|for|per)\b"
+            r"|\b(?:what|which|how\s+much)\s+(?:[\w-]+\s+){0,2}?budget\b|\bbudget\s+(?:of|for)\b",
             re.I,
         ),
         lambda text, question: _MONEY.search(text) is not None,
