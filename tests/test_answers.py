@@ -247,9 +247,12 @@ def test_may_is_a_month_only_as_a_date(text, named):
         ("What's the version of the restart checklist?", ("named", "version")),
         # a noun in the plural, and two nouns of one value ("the warning and critical thresholds")
         ("What are the warning and critical thresholds for the KBP data volume?", ("quantity", "threshold")),
-        # "code" is as often program code as a value: "what was the reprint code reusing?" asks for neither
+        # a code is as often program code or letters: only a return, error, reason or exit code is a value
         ("what was the reprint code wrongly reusing?", None),
         ("What area code goes into the spec number?", None),
+        ("What was the return code of the import?", ("named", "code")),
+        # the plural of a noun naming things asks for the things
+        ("Which targets failed last night?", None),
     ],
 )
 def test_what_a_question_asking_for_a_value_asks_for(question, value):
@@ -1379,8 +1382,13 @@ def test_what_asks_for_the_name_of_a_company_or_a_person(question, asks):
     [
         ("What budget was approved for the separate backup targets?", True),
         ("how much budget is left for the HANA upgrade?", True),
+        ("What is the budget for the upgrade?", True),
         ("Which backup targets were planned in the budget?", False),
         ("What did the consultants cost?", True),
+        # a budget's owner, line or approval, and a budget of time or errors, are no amount
+        ("Who approves the budget for the upgrade?", False),
+        ("Which budget line covers the new server?", False),
+        ("What error budget does the SLO leave?", False),
     ],
 )
 def test_a_budget_asks_for_an_amount_of_money(question, asks):
@@ -1403,9 +1411,10 @@ def test_a_value_asked_for_two_months_may_stand_in_each_month_s_own_review():
     assert answered_by(units)
     assert not answered_by(units[:1])  # March's is not given
     april = "Monthly service review April 2026: K4P availability 99.9 percent."
+    later = "What was the availability of K4P in March and April?"
     assert not answered(
-        "What was the availability of K4P in March and April?",
-        asked_value(question),
+        later,
+        asked_value(later),
         [AskedUnit(april, "", april)],
         simple_tokenize,
         lambda t: True,

@@ -6,7 +6,8 @@ lists "P1 4 hours, P2 8 hours, P3 72 hours" and, elsewhere, "P4 resolved within
 target: 62 of 64" — yet no sentence gives hours for P4. So when a question asks
 for a value, one unit of the evidence (a sentence, a list item or a table row,
 read with its heading, lead-in, heading path and document title), in a passage
-naming the months the question names, must hold a value of the kind asked for:
+naming the months the question names (one for each month when it names several),
+must hold a value of the kind asked for:
 
 - **a count or a quantity** ("how many hours", "how much downtime", "what
   percentage", "what's the warning threshold"): a number that
@@ -67,9 +68,11 @@ _NOT_A_NOUN = (
 )
 # How a question asking for a value opens: "which", "what", "what's the", "what was the".
 _ASKING = r"\b(?:which|what(?:'s|’s|\s+(?:is|was|are|were))?(?:\s+the)?)\s+"
+# In the plural only where the plural asks for values too ("the warning and critical thresholds"): "which
+# targets failed", "which shares are mounted" ask for things. The group holds the noun in the singular.
 _QUANTITY_NOUNS = (
     r"(number of|percentage|share|size|amount|price|cost|fee|rate|limit|threshold|target|availability|mttr|"
-    r"duration)s?\b"
+    r"duration)(?:(?:(?<=price)|(?<=cost)|(?<=fee)|(?<=rate)|(?<=limit)|(?<=threshold))s)?\b"
 )
 # A quantity asked for by its noun: right after "which" or "what", or after up to two words once "what is the"
 # (or "what's") has said a thing is named ("what's the warning threshold"; not "what steps reduce MTTR"). The
@@ -89,9 +92,10 @@ _HOW_BIG = re.compile(r"\bhow\s+(?:big|large|small|full)\b", re.IGNORECASE)
 _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", "amount"))
 # Nouns whose value is written right after them ("version 1.4", "patch level 200").
 # Not: status, name, result (their values are words); number, id, parameter (the value is named without
-# the noun as often as with it: "the change number" is "CHG-2026-0142"); code (as often program code, "what
-# was the reprint code reusing?", or a code of letters, "the area code BC", as "return code 12").
-_VALUE_NOUNS = "version|revision|level|password"
+# the noun as often as with it: "the change number" is "CHG-2026-0142"); a code, but for a return, error, reason
+# or exit code ("return code 12"): as often program code ("what was the reprint code reusing?") or letters
+# ("the area code BC").
+_VALUE_NOUNS = "version|revision|level|password|(?:(?<=return )|(?<=error )|(?<=reason )|(?<=exit ))code"
 _NAMED_VALUE = re.compile(
     _ASKING + r"((?:" + _NOT_A_NOUN + r"[\w/-]+(?:['’]s)?\s+){0,3}?(" + _VALUE_NOUNS + r"))\b",
     re.IGNORECASE,
@@ -299,7 +303,7 @@ def answered(
     units = list(units)
     asked_months = written.months(question)
     # "in February and in March": each month's value may stand in its own month's review
-    periods = [[month] for month in asked_months] if len(asked_months) > 1 else [asked_months]
+    periods = [[month] for month in asked_months] or [[]]
     return all(_held_in(units, period, holds, about) for period in periods)
 
 

@@ -177,8 +177,9 @@ def extractive_sentences(
     asked = asks(question)
     named = named_identifiers(question)
     value = asked_value(question)
-    # every counted word must be in the unit (the evidence check drops those the packs never use): a word only
-    # the asker uses makes no unit hold the value, and then the answer is chosen as without one
+    # a unit holds a count only with one of the counted words in it; the evidence check leaves out the words the
+    # packs never use, which the answerer cannot tell (it has no document frequencies): when all of them are the
+    # asker's own, no unit gets the bonus and the answer is chosen as without it
     holds_value = value_holder(question, value, tokenize, lambda term: True) if value is not None else None
 
     candidates: list[_Candidate] = []

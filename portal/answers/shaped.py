@@ -117,7 +117,11 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
         re.compile(
             r"\bhow\s+much\b[^?.]*\b(?:pay|paid|costs?|charged?|charges|spen[dt]|bill(?:ed)?)\b"
             r"|\bwhat\s+(?:did|does|do|will|would)\b[^?.]*\bcost\b|\b(?:price|cost|fee|charge)s?\s+(?:of|for|per)\b"
-            r"|\b(?:what|which|how\s+much)\s+(?:[\w-]+\s+){0,2}?budget\b|\bbudget\s+(?:of|for)\b",
+            # "what budget was approved", "what's the budget for …"; not a time or error budget, nor a budget's
+            # line, code, owner or approval
+            r"|\b(?:what(?:'s|’s|\s+(?:is|was|are|were)\s+the)?|which|how\s+much)\s+"
+            r"(?:(?!(?:time|error|performance)\b)[\w-]+\s+){0,2}?budget\b"
+            r"(?!\s+(?:lines?|codes?|owners?|holders?|approvals?|process|items?|cent(?:er|re)s?)\b)",
             re.I,
         ),
         lambda text, question: _MONEY.search(text) is not None,

@@ -150,7 +150,6 @@ SHORT_FORMS = {
     "mgmt": "management",
     "dept": "department",
     "hrs": "hours",
-    "rc": "return code",  # in these packs; a release candidate is written out
     "mins": "minutes",
     "pls": "please",
     "plz": "please",
@@ -161,8 +160,14 @@ SHORT_FORMS = {
 _SHORT_FORM = re.compile(r"(?<![\w.\-/])(" + "|".join(re.escape(f) for f in SHORT_FORMS) + r")(?![\w\-/])", re.I)
 
 
+# "RC 8", "RC8", "rc=12": a return code. "RC" alone has two readings (a root cause, too) and stays as typed.
+_RETURN_CODE = re.compile(r"(?<![\w.\-/])rc\s*=?\s*(\d+)(?![\w\-/])", re.I)
+
+
 def written_out(question: str) -> str:
-    """``question`` with the short forms people type written out as documents write them (``SHORT_FORMS``)."""
+    """``question`` with the short forms people type written out as documents write them (``SHORT_FORMS``,
+    and a return code)."""
+    question = _RETURN_CODE.sub(r"return code \1", question)
     return _SHORT_FORM.sub(lambda match: SHORT_FORMS[match.group().lower()], question)
 
 
