@@ -260,7 +260,7 @@
       var loaded = event.target;
       if (!(loaded instanceof Element)) { return; }
       if (loaded.id === "chat") {
-        showLatestTurn(loaded);
+        showLatestTurn(loaded, true);  // a new conversation: its first answer, where the start page was scrolled
         focusQuestion(loaded);
       } else if (loaded.id === "ask") {
         focusQuestion(loaded);
@@ -383,9 +383,11 @@
     if (field) { field.focus({ preventScroll: true }); }
   }
 
-  function showLatestTurn(chat) {
+  // An opened conversation of one turn is already at the top of its page; one just started replaced the start
+  // page wherever it was scrolled (below its agents, at the question box), so its first turn is brought in too.
+  function showLatestTurn(chat, evenTheFirst) {
     var turns = chat.querySelectorAll(".turn");
-    if (turns.length > 1) { turns[turns.length - 1].scrollIntoView({ block: "start" }); }
+    if (turns.length > (evenTheFirst ? 0 : 1)) { turns[turns.length - 1].scrollIntoView({ block: "start" }); }
   }
 
   // A table wider than the screen scrolls within its box (_table_scroll.html), or within itself (a table

@@ -174,6 +174,41 @@ def test_two_questions_in_a_row_append_their_turns_and_leave_the_earlier_one_alo
     expect(page.locator(".turn")).to_have_count(3)
 
 
+def test_the_first_answer_of_a_new_conversation_is_brought_into_view_on_a_phone(page, pack, users):
+    """The start page scrolls down to the question box below the agents; the conversation that replaces it
+    starts with the answer, which must not stay above the screen while the box below has the focus."""
+    acme, _ = _agents(pack)
+    # earlier conversations, listed below the chat on a phone: the new page is tall enough to stay scrolled
+    for question in ("stale lock entries", "spool TemSe", "print requests") * 4:
+        start_conversation(users["Member"], acme, question)
+    described = "Answers questions about the spool, output devices and print requests from the runbooks."
+    for number in range(20):  # enough agents that the question box is a scroll away on a phone
+        create_agent(
+            None,
+            f"desk-{number}",
+            f"Desk {number}",
+            "preferred",
+            None,
+            "",
+            [pack.slug],
+            description=described,
+            offered=True,
+        )
+    page.set_viewport_size({"width": 390, "height": 844})
+    sign_in(page, users["Member"].email, PASSWORD)
+    arrived_at(page, re.compile(r"/chat/$"))
+    page.check("input[name=agent][value=acme-desk]")
+    page.fill("#question", QUESTION)
+    page.locator("#question").scroll_into_view_if_needed()
+    assert page.evaluate("window.scrollY") > 400  # the agents fill most of the screen above the box
+    page.press("#question", "Enter")
+    arrived_at(page, re.compile(r"/chat/\d+$"))
+    expect(page.locator(".turn .answer")).to_contain_text("RSPO1041")
+    # the question asked, and the answer under it, are on the screen, not scrolled past
+    expect(page.locator(".turn .bubble-question")).to_be_in_viewport()
+    expect(page.locator("#question")).to_be_focused()
+
+
 def test_show_earlier_puts_the_older_turns_on_top(page, pack, users):
     acme, _ = _agents(pack)
     conversation, first = start_conversation(users["Member"], acme, QUESTION)
