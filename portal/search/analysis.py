@@ -119,8 +119,8 @@ def question_terms(question: str) -> list[str]:
 
 def question_words(question: str) -> str:
     """What search reads of a question, BM25 and the embedding model alike: its short forms written out
-    (``written_out``), its stopwords blanked (``without_question_words``)."""
-    return without_question_words(written_out(question))
+    (``written_out``), its stopwords and product lines blanked (``without_question_words``, ``_PRODUCT_LINE``)."""
+    return without_question_words(_PRODUCT_LINE.sub(" ", written_out(question)))
 
 
 # Short forms people type in a chat, and the words documents write: "docs" is in no passage, so it weighed as
@@ -162,6 +162,10 @@ _SHORT_FORM = re.compile(r"(?<![\w.\-/])(" + "|".join(re.escape(f) for f in SHOR
 
 # "RC 8", "RC8", "rc=12": a return code. "RC" alone has two readings (a root cause, too) and stays as typed.
 _RETURN_CODE = re.compile(r"(?<![\w.\-/])rc\s*=?\s*(\d+)(?![\w\-/])", re.I)
+# "S/4", "BW/4": a product line, which a question names as the kind of system its documents are about ("the
+# production S/4 system" is K4P). Read as typed it gave search a bare "4" to match in any count or date; written
+# out as S/4HANA, a name few passages repeat, it outweighed what was asked. Search reads it as no word.
+_PRODUCT_LINE = re.compile(r"(?<![\w.\-/])(?:S|BW)/4(?![\w\-/])", re.I)
 
 
 def written_out(question: str) -> str:
