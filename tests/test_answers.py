@@ -1429,6 +1429,7 @@ def test_a_status_is_no_name_and_a_name_may_end_like_one():
     question = "what's the name of our house bank?"
     assert not holds("The payment job had stayed in status Released at the bank.", question)
     assert holds("Our house bank is Sterling Bank; it takes the files at 09:00.", question)
+    assert not holds("Payments go to the bank.\nKeywords: bank, payment file, Kerberos, Sterling", question)
 
 
 def test_a_value_in_a_measure_is_a_number_written_in_it_not_the_digits_of_a_name():

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 
 from portal.answers import written
+from portal.answers.units import KEYWORDS_LINE
 from portal.search.analysis import STOPWORDS
 
 # A phone number: seven or more digits, international (+49 …) or written in groups (0171 2345678,
@@ -75,6 +76,8 @@ def _holds_name(text: str, question: str) -> bool:
     not use, other than its first word, a month, a day or a status ("in status Released"):
     "handled by the 3PL warehouse partner next door" names no company, "the provider is Billtrust Ltd" does."""
     asked = {w.casefold() for w in _WORDS.findall(question)}
+    # a document's keywords line lists its topics, capitalised as names are, and states nothing
+    text = "\n".join(line for line in text.splitlines() if not KEYWORDS_LINE.match(line.strip()))
     for clause in _CLAUSE.split(text):
         words = {w.casefold() for w in _WORDS.findall(clause)}
         if not words & (asked - _QUESTION_WORDS):
