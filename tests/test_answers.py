@@ -1159,6 +1159,36 @@ def test_a_passage_naming_an_identifier_must_be_about_the_part_of_the_question_t
     assert not choose(one_part, one_terms, 100, {t: 1 for t in one_terms}, hits, simple_tokenize).evidence
 
 
+def test_a_number_that_a_noun_numbers_is_named_after_that_noun():
+    """ "RC 16" is a return code: a passage of 16 March whose import came back with return code 8 does not name
+    it; the table row "Return code: 16" does, and so does "status 16" only for a question about a status."""
+    from dataclasses import dataclass
+
+    from portal.answers.evidence import choose
+    from portal.search.analysis import written_out
+
+    @dataclass
+    class Hit:
+        text: str
+        document_title: str = ""
+        heading_path: str = ""
+
+    question = "an import came back with RC 16, what does that point to?"
+    terms = simple_tokenize(written_out(question))
+    weights = {t: 1 for t in terms}
+    sibling = Hit("On 16 March at 16:05 an import came back with return code 8; it points to a missing object.")
+    table = Hit(
+        "Return codes of an import:\n\n| Return code | Meaning |\n|---|---|\n| 16 | Serious tp or system error |"
+    )
+    refused = choose(question, terms, 100, weights, [sibling], simple_tokenize)
+    assert not refused.evidence and refused.missing_identifiers == ["16"]
+    assert choose(question, terms, 100, weights, [sibling, table], simple_tokenize).evidence
+    # a number no noun numbers is named anywhere, as before
+    plain = "an import came back after 16 hours, what does that point to?"
+    plain_terms = simple_tokenize(plain)
+    assert choose(plain, plain_terms, 100, {t: 1 for t in plain_terms}, [sibling], simple_tokenize).evidence
+
+
 DUMP_STEPS_TEXT = """## Reading a dump in three steps
 
 1. **Header**: runtime error name, user and host.

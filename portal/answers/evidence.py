@@ -25,7 +25,10 @@ the terms in its text, heading path or title. There is evidence when
   In a question of several parts the passage naming an identifier need cover only
   the part that names it. An ordinal (the 2nd) is no identifier, nor is the day of a date
   or a time; a range (P1-P3) is its two names, a plural (P3s) the name, and a name
-  ending in a digit may begin a longer one written in letters (S/4 in S/4HANA). A
+  ending in a digit may begin a longer one written in letters (S/4HANA); a product
+  line (S/4, R/3) is no identifier. A number a noun numbers ("return code 16",
+  "status 51", "sold-to party 200719") is named only after that noun (or in the
+  noun's column of a table), not as a day or a time (``names_numbered``). A
   three-letter system name after "in", "to", "from" or "at" says where something
   happens ("shows up in SAP"), not what is asked, and is not required;
 - a day the question names ("12 March", "feb 6", "2026-03-12") is named by a
@@ -78,7 +81,7 @@ from typing import Protocol
 from portal.answers import asked as asked_values
 from portal.answers import outcome, shaped, written
 from portal.answers.units import passage_units
-from portal.search.analysis import STOPWORDS
+from portal.search.analysis import STOPWORDS, written_out
 
 REFERENCES_PER_RUN = 8
 # Hits read before the ones carrying none of the question's weight are dropped, so up to 8 remain.
@@ -241,6 +244,45 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     return runs
 
 
+# A noun that numbers things, and the number after it: "return code 16", "IDoc status 51", "message 017", "sold-to
+# party 200719". Not any word before a number: "reached 92 percent" is answered by "at 92 percent".
+_NUMBERED = re.compile(
+    r"\b(codes?|status(?:es)?|messages?|errors?|clients?|ports?|notes?|steps?|levels?|types?|rules?|items?|lines?|"
+    r"part(?:y|ies)|partners?|customers?|vendors?|suppliers?|plants?|orders?|accounts?|documents?|invoices?|"
+    r"deliver(?:y|ies)|materials?|requests?|tickets?)"
+    r"\s+(\d{2,})\b",
+    re.IGNORECASE,
+)
+
+
+def numbers_named_by_noun(question: str) -> dict[str, str]:
+    """The bare numbers of ``question`` that a noun before them says what they number, each with its noun."""
+    return {m.group(2): m.group(1) for m in _NUMBERED.finditer(question)}
+
+
+def names_numbered(hit: Searched, noun: str, number: str) -> bool:
+    """Whether ``hit`` names ``number`` as the question does, after its noun: "return code 16" is not answered
+    by a passage of 16 March, nor "status 51" by "51 minutes". A table row is read as ``Header: value``, so a
+    column "Return code" names the 16 of its row."""
+    before = re.compile(rf"([A-Za-z]+)\W{{1,3}}{re.escape(number)}(?![\w.,:-]*\d)(?!\w)")
+    texts = [searched_text(hit)] + [unit.text for unit in passage_units(hit.text) if unit.kind == "row"]
+    return any(_one_noun(m.group(1), noun) for text in texts for m in before.finditer(text))
+
+
+def _one_noun(word: str, noun: str) -> bool:
+    """Whether two nouns are one in the singular or the plural (status, statuses; party, parties)."""
+
+    def singular(w: str) -> str:
+        w = w.casefold()
+        if w.endswith("ies"):
+            return w[:-3] + "y"
+        if w.endswith(("ses", "xes")):
+            return w[:-2]
+        return w[:-1] if w.endswith("s") and not w.endswith(("ss", "us")) else w
+
+    return singular(word) == singular(noun)
+
+
 def days_asked(question: str) -> dict[tuple[int, int], str]:
     """The days the asking sentences of ``question`` name (``asking_part``), each as the question writes it."""
     return written.days(asking_part(question)[0], short_form=False)
@@ -377,9 +419,15 @@ def choose(
     joined = _joined_share(covered, weights, total)
     anchored = 1.0
     missing = []
+    numbered = numbers_named_by_noun(written_out(asking))
     for run in runs:
         part_shares = _shares_of_part(_part_naming(asking, run), covered, weights, tokenize) or shares
-        holding = [share for text, share in zip(texts, part_shares) if all(names(text, token) for token in run)]
+        holding = [
+            share
+            for hit, text, share in zip(hits, texts, part_shares)
+            if all(names(text, token) for token in run)
+            and (len(run) > 1 or run[0] not in numbered or names_numbered(hit, numbered[run[0]], run[0]))
+        ]
         if not holding:
             missing.append(" ".join(run))
         anchored = min(anchored, max(holding, default=0.0))
