@@ -1460,6 +1460,11 @@ def test_a_status_is_no_name_and_a_name_may_end_like_one():
     assert not holds("The payment job had stayed in status Released at the bank.", question)
     assert holds("Our house bank is Sterling Bank; it takes the files at 09:00.", question)
     assert not holds("Payments go to the bank.\nKeywords: bank, payment file, Kerberos, Sterling", question)
+    # a word next to an acronym is part of a technical name; a company's legal form is no such acronym
+    officer = "What is the name of the security officer who handles our certificate requests?"
+    assert not SHAPED_VALUES["name"][1]("Owner: security officer, with the AMS Basis lead", officer)
+    assert not SHAPED_VALUES["name"][1]("The certificate of the SSL client Standard PSE expires", officer)
+    assert holds("Our house bank is Sterling Bank AG; it takes the files at 09:00.", question)
 
 
 def test_a_value_in_a_measure_is_a_number_written_in_it_not_the_digits_of_a_name():

@@ -87,6 +87,7 @@ def _holds_name(text: str, question: str) -> bool:
             first = not clause[: match.start()].strip(" \t-*•#")  # a heading's or a list item's first word, too
             if (
                 not first
+                and not _in_technical_name(clause, match)
                 and name not in asked
                 and name not in written.CALENDAR_NAMES
                 and name not in _QUESTION_WORDS
@@ -94,6 +95,19 @@ def _holds_name(text: str, question: str) -> bool:
             ):
                 return True
     return False
+
+
+# A capitalised word next to an acronym is part of a technical name ("AMS Basis", "SSL client Standard PSE"), not a
+# person's or a company's; a legal form after a company's name is no such acronym (Sterling Bank AG).
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,}")
+_LEGAL_FORMS = frozenset("AG SE LLC PLC NV BV SA SAS SPA KG OHG LTD INC CORP LLP".split())
+
+
+def _in_technical_name(clause: str, match: re.Match) -> bool:
+    before = clause[: match.start()].split()
+    after = clause[match.end() :].split()
+    neighbours = [word.strip(",;:()") for word in (before[-1:] + after[:1])]
+    return any(_ACRONYM.fullmatch(word) and word not in _LEGAL_FORMS for word in neighbours)
 
 
 # A capitalised word right after "status" is a status ("in status Released", "status: Finished"), not a name.
