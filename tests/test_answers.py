@@ -1314,6 +1314,11 @@ def test_a_default_is_given_before_or_after_its_noun_and_a_bare_default_gives_no
         ("what is the default language of K4P?", None, None),  # a default, but of a word
         ("what is the release note for R26.04?", None, None),
         ("which SAP note fixes TSV_TNEW_PAGE_ALLOC_FAILED?", "named", "note"),
+        # typed as a noun phrase, without a word that asks: its quantity noun is asked for
+        ("mttr for p4 tickets in march?", "quantity", "mttr"),
+        ("k4q availability in march, percent?", "quantity", "availability"),
+        ("k4q ssl server cert - expiry date?", None, None),
+        ("the availability report is late again", None, None),  # no question
         # a question what to do asks for steps, whatever count its clause names
         ("Users can't log on. How do I limit how many dialog processes RFC can grab?", None, None),
     ],

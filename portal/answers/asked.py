@@ -147,6 +147,20 @@ class Unit:
     passage: str  # the whole passage it stands in, with its title and heading path
 
 
+# A question typed as a noun phrase, without a word that asks ("mttr for p4 tickets in march?", "k4q
+# availability in march, percent?"): its quantity noun is what it asks for.
+_TERSE_QUANTITY = re.compile(r"\b" + _QUANTITY_NOUNS, re.IGNORECASE)
+_ASKING_WORD = re.compile(
+    r"\b(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|should|would|will|"
+    r"has|have|had|may|might|must|shall|any|tell|show|give|list|explain|describe|need)\b",
+    re.IGNORECASE,
+)
+
+
+def _is_terse(question: str) -> bool:
+    return question.rstrip().endswith("?") and not _ASKING_WORD.search(question)
+
+
 # A question asking what to do: the steps answer it, whatever value its clause names.
 _ASKS_WHAT_TO_DO = re.compile(
     r"(?:^|[.?!]\s+)\W*how\s+(?:do|can|could|should|would|shall|must)\s+(?:i|we|you|one)\b|(?:^|[.?!]\s+)\W*how\s+to\b",
@@ -167,7 +181,7 @@ def asked_value(question: str) -> AskedValue | None:
         return AskedValue("count", count.group(1).strip(), measure)
     if _HOW_BIG.search(question):
         return AskedValue("quantity", "size", measure)
-    quantity = _QUANTITY.search(question)
+    quantity = _QUANTITY.search(question) or (_TERSE_QUANTITY.search(question) if _is_terse(question) else None)
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
         return AskedValue("quantity", (quantity.group(1) or quantity.group(2)).removesuffix(" of"), measure)
     named = _NAMED_VALUE.search(question)
