@@ -1098,6 +1098,7 @@ def test_identifiers_a_question_names():
     # a product line names a kind of system, which the documents name by its system ids ("the production S/4
     # system" is K4P): the evidence need not write it
     assert identifier_runs("the spool range on the production S/4 system, on R/3 and BW/4") == []
+    assert identifier_runs("user locked in s4 prod, and the S4 tickets?") == [["S4"]]  # alone, S4 may be a severity
     assert identifier_runs("LBWQ on MCEX11/13 in K4P/K4Q?") == [["LBWQ"], ["MCEX11"], ["MCEX13"], ["K4P"], ["K4Q"]]
     # a quantity as people type it is no name of a thing
     assert identifier_runs("how do i work off like 20k inbound idocs, 5GB of them, in 30min?") == []

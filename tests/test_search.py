@@ -164,6 +164,7 @@ def test_short_forms_people_type_are_written_out_as_documents_write_them():
     assert question_terms("the RC of INC-2026-0203") == ["rc", "inc", "2026", "0203"]
     # a product line names the kind of system, not a word to find ("4" is in every count and date)
     assert question_terms("availability of the production S/4 system, and of BW/4?") == ["avail", "product", "system"]
+    assert question_terms("locked in s4 prod after the pw rotation") == ["lock", "product", "password", "rotat"]
     assert question_terms("the app03 host and rdisp/max_wprun_time") == ["app03", "host", "rdisp", "max_wprun_tim"]
     assert question_terms("what does an interface id look like according to the spec?") == ["interfac", "id", "specif"]
 

@@ -81,7 +81,7 @@ from typing import Protocol
 from portal.answers import asked as asked_values
 from portal.answers import outcome, shaped, written
 from portal.answers.units import passage_units
-from portal.search.analysis import STOPWORDS, written_out
+from portal.search.analysis import STOPWORDS, without_product_lines, written_out
 
 REFERENCES_PER_RUN = 8
 # Hits read before the ones carrying none of the question's weight are dropped, so up to 8 remain.
@@ -122,8 +122,6 @@ def is_identifier(token: str) -> bool:
     digits = sum(c.isdigit() for c in token)
     if _ORDINAL.fullmatch(token):
         return False  # "the 2nd", "21st": a day or a rank, no name of a thing
-    if _PRODUCT_LINE.fullmatch(token):
-        return False  # "S/4", "R/3": a product line, which the documents name by its systems (K4P)
     if _MAGNITUDE.fullmatch(token):
         return False  # "20k IDocs", "5GB", "30min": a quantity as people type it, no name of a thing
     if "_" in token or (letters and digits):
@@ -134,7 +132,6 @@ def is_identifier(token: str) -> bool:
 
 
 _LOCATIVE = re.compile(r"\b(?:in|into|inside|within|to|from|at|out\s+of)\s+(?:the\s+)?$", re.IGNORECASE)
-_PRODUCT_LINE = re.compile(r"[A-Za-z]{1,2}/\d")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
 _MAGNITUDE = re.compile(r"\d+(?:[.,]\d+)?(?:k|m|bn|[kmgt]b|ms|s|h|hrs?|mins?|d|x)", re.IGNORECASE)
 # An identifier in the plural, as people write it: "P3s", "KBPs" (the identifier ends in a digit or a capital).
@@ -224,6 +221,7 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     """The identifiers ``question`` names, adjacent ones joined into one run (``ZTW_EDI 017``,
     ``FS-SD-030 REQ-09``): a run names one thing, so its parts must occur in one passage.
     ``known(token)`` says whether the searched packs contain a three-letter acronym."""
+    question = without_product_lines(question)  # "the production S/4 system" names K4P, which is asked
     runs: list[list[str]] = []
     previous_end = -1
     dates = written.day_spans(question)

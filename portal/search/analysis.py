@@ -119,8 +119,9 @@ def question_terms(question: str) -> list[str]:
 
 def question_words(question: str) -> str:
     """What search reads of a question, BM25 and the embedding model alike: its short forms written out
-    (``written_out``), its stopwords and product lines blanked (``without_question_words``, ``_PRODUCT_LINE``)."""
-    return without_question_words(_PRODUCT_LINE.sub(" ", written_out(question)))
+    (``written_out``), its stopwords and product lines blanked (``without_question_words``,
+    ``without_product_lines``)."""
+    return without_question_words(without_product_lines(written_out(question)))
 
 
 # Short forms people type in a chat, and the words documents write: "docs" is in no passage, so it weighed as
@@ -150,6 +151,8 @@ SHORT_FORMS = {
     "mgmt": "management",
     "dept": "department",
     "hrs": "hours",
+    "pw": "password",
+    "pwd": "password",
     "mins": "minutes",
     "pls": "please",
     "plz": "please",
@@ -162,10 +165,18 @@ _SHORT_FORM = re.compile(r"(?<![\w.\-/])(" + "|".join(re.escape(f) for f in SHOR
 
 # "RC 8", "RC8", "rc=12": a return code. "RC" alone has two readings (a root cause, too) and stays as typed.
 _RETURN_CODE = re.compile(r"(?<![\w.\-/])rc\s*=?\s*(\d+)(?![\w\-/])", re.I)
-# "S/4", "BW/4": a product line, which a question names as the kind of system its documents are about ("the
-# production S/4 system" is K4P). Read as typed it gave search a bare "4" to match in any count or date; written
-# out as S/4HANA, a name few passages repeat, it outweighed what was asked. Search reads it as no word.
-_PRODUCT_LINE = re.compile(r"(?<![\w.\-/])(?:S|BW)/4(?![\w\-/])", re.I)
+# "S/4", "BW/4", "R/3", "s4 prod": a product line, which a question names as the kind of system its documents are
+# about ("the production S/4 system" is K4P). Read as typed it gave search a bare "4" to match in any count or
+# date, and the evidence check an identifier no passage writes; written out as S/4HANA, a name few passages
+# repeat, it outweighed what was asked. Neither reads it. ("S4" alone may be a severity: only before a system.)
+PRODUCT_LINE = re.compile(
+    r"(?<![\w.\-/])(?:[A-Za-z]{1,2}/\d|S4(?=\s+(?:prod|production|system|client|landscape)\b))(?![\w\-/])", re.I
+)
+
+
+def without_product_lines(text: str) -> str:
+    """``text`` with its product lines (``PRODUCT_LINE``) blanked, each by as many spaces: positions stay."""
+    return PRODUCT_LINE.sub(lambda match: " " * len(match.group()), text)
 
 
 def written_out(question: str) -> str:
