@@ -225,10 +225,13 @@ def all_agents() -> list[Agent]:
 
 
 def grants_by_agent(agents: list[Agent]) -> dict[int, list[Pack]]:
-    """Each agent's granted packs by slug, in one query (the agents list)."""
+    """Each of ``agents``' granted packs by slug, in one query (the agents list, the chat's other agents)."""
     grants: dict[int, list[Pack]] = {a.id: [] for a in agents}
-    for grant in AgentGrant.select(AgentGrant, Pack).join(Pack).order_by(Pack.slug):
-        grants.setdefault(grant.agent_id, []).append(grant.pack)
+    if not agents:
+        return grants
+    query = AgentGrant.select(AgentGrant, Pack).join(Pack).where(AgentGrant.agent.in_(list(grants)))
+    for grant in query.order_by(Pack.slug):
+        grants[grant.agent_id].append(grant.pack)
     return grants
 
 

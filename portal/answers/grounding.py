@@ -22,9 +22,8 @@ replaced by the extractive answer, and the run says so. Without a model the
 extractive answerer is the model.
 """
 
-import functools
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from portal.answers.citations import validate_citations
@@ -124,7 +123,7 @@ def answer_question(
     client: ChatClient | None,
     tokenize: Tokenizer | None = None,
     weights: dict[str, float] | None = None,
-    on_the_day: Collection[int] | None = None,
+    on_the_day: Callable[[], Collection[int]] | None = None,
 ) -> Outcome:
     """Answer ``question`` from ``references`` under the agent's grounding ``mode``.
 
@@ -132,7 +131,8 @@ def answer_question(
     then no reference is issued to the model, whatever ``references`` holds.
     ``no_evidence`` is the evidence check's verdict (``portal.answers.evidence``).
     ``tokenize``, ``weights`` (each question term's idf in the searched packs) and ``on_the_day`` (the
-    references whose documents name a day the question names) are passed to the extractive answerer.
+    references whose documents name a day the question names, read only when the extractive answerer runs) are
+    passed to the extractive answerer.
     """
     if mode not in GROUNDING_MODES:
         raise ValueError(f"unknown grounding mode {mode!r}")
@@ -158,7 +158,10 @@ def answer_question(
         if answer is not None:
             return _judge_model_answer(run, mode, answer, issued, client.model)
 
-    choose = functools.partial(extractive_sentences, tokenize=tokenize, weights=weights, on_the_day=on_the_day)
+    def choose(question: str, issued: list[Reference]) -> list[tuple[str, int]]:
+        days = on_the_day() if on_the_day is not None else None
+        return extractive_sentences(question, issued, tokenize=tokenize, weights=weights, on_the_day=days)
+
     return _extractive(run, mode, question, issued, choose, called_model=client is not None)
 
 

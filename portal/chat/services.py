@@ -15,22 +15,11 @@ from markupsafe import Markup
 from peewee import Tuple
 
 from portal import access
+from portal.agents.services import grants_by_agent
 from portal.db import KeptSelect
 from portal.documents.viewer import passages_of
 from portal.errors import NotFound
-from portal.models import (
-    Agent,
-    AgentGrant,
-    Conversation,
-    Document,
-    Feedback,
-    Pack,
-    Passage,
-    Revision,
-    Run,
-    RunReference,
-    User,
-)
+from portal.models import Agent, Conversation, Document, Feedback, Pack, Passage, Revision, Run, RunReference, User
 from portal.runs.ask import ask as ask_agent
 from portal.runs.ask import checked_question
 from portal.runs.services import Source, linked_answer, run_sources
@@ -50,23 +39,18 @@ def agents_searching_elsewhere(run: Run, agents: list[Agent]) -> list[Agent]:
     if not agents:
         return []
     searched = {pack["slug"] for pack in run.searched_packs}
-    granted = _granted_pack_slugs()
-    return [agent for agent in agents if granted.get(agent.id, set()) - searched]
+    granted = _grants_of(agents)
+    return [agent for agent in agents if {pack.slug for pack in granted[agent.id]} - searched]
 
 
-_GRANTED_KEY = "cairn.granted_pack_slugs"
-
-
-def _granted_pack_slugs() -> dict[int, set[str]]:
-    """Every agent's granted packs (slugs), read once per request: a page shows many "no evidence" turns. Kept
-    on the request, not on ``g``: an application context may outlive several requests."""
+def _grants_of(agents: list[Agent]) -> dict[int, list[Pack]]:
+    """``agents``' granted packs, read once per request: a page shows many "no evidence" turns. Kept on the
+    request, not on ``g``: an application context may outlive several requests."""
     kept = request.environ if has_request_context() else {}
-    if _GRANTED_KEY not in kept:
-        granted: dict[int, set[str]] = {}
-        for agent_id, slug in AgentGrant.select(AgentGrant.agent, Pack.slug).join(Pack).tuples():
-            granted.setdefault(agent_id, set()).add(slug)
-        kept[_GRANTED_KEY] = granted
-    return kept[_GRANTED_KEY]
+    key = "cairn.grants_of:" + ",".join(str(agent.id) for agent in agents)
+    if key not in kept:
+        kept[key] = grants_by_agent(agents)
+    return kept[key]
 
 
 def conversations_of(user: User, limit: int | None = None) -> list[Conversation]:

@@ -159,7 +159,7 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answer
         client=client,
         tokenize=tokenize,
         weights=retrieval.choice.weights,
-        on_the_day=_on_the_day(question, retrieval.issued),
+        on_the_day=functools.partial(_on_the_day, question, retrieval.issued),  # read only if it answers itself
     )
     timings = {"retrieval_ms": retrieval_ms}
     timings.update((k, v) for k, v in outcome.timings.items() if k != "total_ms")
