@@ -1100,6 +1100,9 @@ def test_identifiers_a_question_names():
     assert identifier_runs("the spool range on the production S/4 system, on R/3 and BW/4") == []
     assert identifier_runs("user locked in s4 prod, and the S4 tickets?") == [["S4"]]  # alone, S4 may be a severity
     assert identifier_runs("LBWQ on MCEX11/13 in K4P/K4Q?") == [["LBWQ"], ["MCEX11"], ["MCEX13"], ["K4P"], ["K4Q"]]
+    # a return code as typed ("rc8", "RC 12") is the code written out: its number, not "rc8", is what a passage names
+    assert identifier_runs("r26.02 rc8 and r26.03 rc12, which transports failed") == [["r26.02"], ["r26.03"], ["12"]]
+    assert identifier_runs("rc8 on import, dictionary object not active - how do i fix forward") == []
     # a quantity as people type it is no name of a thing
     assert identifier_runs("how do i work off like 20k inbound idocs, 5GB of them, in 30min?") == []
     assert identifier_runs("What is INC-2026-0427?") == [["INC-2026-0427"]]

@@ -167,6 +167,15 @@ def test_short_forms_people_type_are_written_out_as_documents_write_them():
     assert question_terms("locked in s4 prod after the pw rotation") == ["lock", "product", "password", "rotat"]
     assert question_terms("the app03 host and rdisp/max_wprun_time") == ["app03", "host", "rdisp", "max_wprun_tim"]
     assert question_terms("what does an interface id look like according to the spec?") == ["interfac", "id", "specif"]
+    assert question_terms("db full, just bump the params vs the tcode's defaults?") == [
+        "databas",
+        "full",
+        "bump",
+        "paramet",
+        "transact",
+        "code",
+        "default",
+    ]
 
 
 def test_question_words_are_blanked_exactly_as_by_an_alternation_of_the_stopwords():

@@ -221,7 +221,8 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     """The identifiers ``question`` names, adjacent ones joined into one run (``ZTW_EDI 017``,
     ``FS-SD-030 REQ-09``): a run names one thing, so its parts must occur in one passage.
     ``known(token)`` says whether the searched packs contain a three-letter acronym."""
-    question = without_product_lines(question)  # "the production S/4 system" names K4P, which is asked
+    # "the production S/4 system" names K4P, which is asked; "rc8" is return code 8, which a passage writes
+    question = without_product_lines(written_out(question))
     runs: list[list[str]] = []
     previous_end = -1
     dates = written.day_spans(question)

@@ -159,6 +159,13 @@ SHORT_FORMS = {
     "thx": "thanks",
     "w/o": "without",
     "b/c": "because",
+    "db": "database",
+    "param": "parameter",
+    "params": "parameters",
+    "tcode": "transaction code",
+    "tcodes": "transaction codes",
+    "env": "environment",
+    "vs": "and",  # "the February count vs the March one": two parts, as "and" joins them
 }
 _SHORT_FORM = re.compile(r"(?<![\w.\-/])(" + "|".join(re.escape(f) for f in SHORT_FORMS) + r")(?![\w\-/])", re.I)
 
