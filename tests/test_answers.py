@@ -315,6 +315,9 @@ def test_a_transaction_code_or_a_date_is_no_number_or_value_asked_for():
     )
     assert not holds_named_value(AskedUnit("KBP gets a HANA revision update on 2026-04-18.", "", ""), "revision", set())
     assert holds_named_value(AskedUnit("KBP got HANA revision 2026.79 on 2026-04-18.", "", ""), "revision", set())
+    # a revision is a number, not the system named after the noun
+    assert not holds_named_value(AskedUnit("HANA revision update of the K4P database.", "", ""), "revision", set())
+    assert holds_named_value(AskedUnit("The return code was RC_ABORT.", "", ""), "code", set())
 
 
 def test_a_multiplier_is_no_value_but_tells_the_answerer_a_number_is_there():
@@ -1448,6 +1451,28 @@ def test_a_value_asked_for_two_months_may_stand_in_each_month_s_own_review():
         lambda t: True,
         lambda text: True,
     )
+
+
+def test_in_a_passage_of_several_months_the_unit_says_which_month_its_value_is_for():
+    """A review compares months: its passage names April (an outlook) and its table gives March's count.
+    "How many tickets in April?" is not answered by March's row, but a digest naming one month only is
+    read as a whole (its sentences seldom repeat the month of its header)."""
+    from portal.answers.asked import answered
+
+    def answered_by(question, units):
+        return answered(question, asked_value(question), units, simple_tokenize, lambda t: True, lambda text: True)
+
+    review = "Tickets: Type: Total; March: 191; February: 173.\nOutlook: the release of 13 April."
+    rows = [AskedUnit("Type: Total; March: 191; February: 173", "Tickets", review)]
+    assert answered_by("How many tickets did we get in March 2026?", rows)
+    assert not answered_by("How many tickets did we get in April 2026?", rows)
+    digest = "INC-2026-0203 (3 February): 1,502 entries stayed in SM58."
+    assert answered_by("How many entries stayed in SM58 in February?", [AskedUnit("1,502 entries stayed in SM58.", "", digest)])
+    # how available a system was asks for its availability, a number
+    availability = "Availability of K4P: 99.81 percent (March).\nJanuary close freeze."
+    units = [AskedUnit("Availability of K4P: 99.81 percent (March).", "", availability)]
+    assert answered_by("How available was K4P in March, in percent?", units)
+    assert not answered_by("How available was K4P in January 2026, in percent?", units)
 
 
 def test_a_status_is_no_name_and_a_name_may_end_like_one():

@@ -6,7 +6,8 @@ lists "P1 4 hours, P2 8 hours, P3 72 hours" and, elsewhere, "P4 resolved within
 target: 62 of 64" — yet no sentence gives hours for P4. So when a question asks
 for a value, one unit of the evidence (a sentence, a list item or a table row,
 read with its heading, lead-in, heading path and document title), in a passage
-naming the months the question names (one for each month when it names several),
+naming the months the question names (one for each month when it names several;
+when the passage names other months too, the unit with its context names the month),
 must hold a value of the kind asked for:
 
 - **a count or a quantity** ("how many hours", "how much downtime", "what
@@ -88,6 +89,8 @@ QUANTITY_PATTERN = (
 _QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
 # A size asked for by how big it is ("how big is the spool number range"): any number answers.
 _HOW_BIG = re.compile(r"\bhow\s+(?:big|large|small|full)\b", re.IGNORECASE)
+# How available a system was asks for its availability, a number in a unit naming it.
+_HOW_AVAILABLE = re.compile(r"\bhow\s+available\b", re.IGNORECASE)
 # Quantities whose noun is seldom written with their value ("2 percent", "12 of them"): any number answers.
 _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", "amount"))
 # Nouns whose value is written right after them ("version 1.4", "patch level 200").
@@ -95,6 +98,7 @@ _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", 
 # the noun as often as with it: "the change number" is "CHG-2026-0142"); a code, but for a return, error, reason
 # or exit code ("return code 12"): as often program code ("what was the reprint code reusing?") or letters
 # ("the area code BC").
+_NUMERIC_NOUNS = frozenset(("version", "revision", "level"))
 _VALUE_NOUNS = "version|revision|level|password|(?:(?<=return )|(?<=error )|(?<=reason )|(?<=exit ))code"
 _NAMED_VALUE = re.compile(
     _ASKING + r"((?:" + _NOT_A_NOUN + r"[\w/-]+(?:['’]s)?\s+){0,3}?(" + _VALUE_NOUNS + r"))\b",
@@ -181,6 +185,8 @@ def asked_value(question: str) -> AskedValue | None:
         return AskedValue("count", count.group(1).strip(), measure)
     if _HOW_BIG.search(question):
         return AskedValue("quantity", "size", measure)
+    if _HOW_AVAILABLE.search(question):
+        return AskedValue("quantity", "availability", measure)
     quantity = _QUANTITY.search(question) or (_TERSE_QUANTITY.search(question) if _is_terse(question) else None)
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
         return AskedValue("quantity", (quantity.group(1) or quantity.group(2)).removesuffix(" of"), measure)
@@ -213,6 +219,11 @@ def _is_number(token: str) -> bool:
     )
 
 
+def _is_numeric_value(token: str) -> bool:
+    """A version, revision or level is a number (1.4, 200, 2.00.059), not a system named after it (K4P)."""
+    return token[:1].isdigit() and _DATE.fullmatch(token) is None
+
+
 def _is_value(token: str) -> bool:
     """A token shaped like a value: it has digits (12, K4DK901702, 15,2), or is an identifier (ZTW_EDI); a
     date is no version, level or code."""
@@ -234,7 +245,8 @@ def holds_named_value(unit: Unit, noun: str, named: set[str]) -> bool:
             following = _TOKEN.findall(clause)[:NAMED_VALUE_WINDOW]
             if noun.casefold() == "default":
                 following += _TOKEN.findall(_CLAUSE_END.split(unit.text[: match.start()])[-1])[-NAMED_VALUE_WINDOW:]
-            if any(_is_value(t) and t.casefold() not in named for t in following):
+            shaped = _is_numeric_value if noun.casefold() in _NUMERIC_NOUNS else _is_value
+            if any(shaped(t) and t.casefold() not in named for t in following):
                 return True
     return False
 
@@ -323,11 +335,18 @@ def answered(
 
 def _held_in(units: list[Unit], months: list[str], holds: Callable[[Unit], bool], about: Callable[[str], bool]) -> bool:
     """Whether a unit about the question's subject, in a passage naming ``months``, holds the value."""
-    in_period: dict[str, bool] = {}  # a passage's units share its text: it is read for the months once
+    # A passage's units share its text: it is read for the months once. A passage naming other months too (a
+    # review comparing months, an outlook) leaves it to the unit to say which month its value is for.
+    in_period: dict[str, tuple[bool, bool]] = {}
     for unit in units:
         if unit.passage not in in_period:
-            in_period[unit.passage] = all(names_month(unit.passage, month) for month in months)
-        if in_period[unit.passage] and about(f"{unit.context}\n{unit.text}") and holds(unit):
+            in_period[unit.passage] = (
+                all(names_month(unit.passage, month) for month in months),
+                bool(months) and bool(set(written.months(unit.passage)) - set(months)),
+            )
+        held, others = in_period[unit.passage]
+        read = f"{unit.context}\n{unit.text}"
+        if held and (not others or all(names_month(read, m) for m in months)) and about(read) and holds(unit):
             return True
     return False
 
