@@ -1326,6 +1326,10 @@ def test_a_default_is_given_before_or_after_its_noun_and_a_bare_default_gives_no
         ("k4q availability in march, percent?", "quantity", "availability"),
         ("k4q ssl server cert - expiry date?", None, None),
         ("the availability report is late again", None, None),  # no question
+        # ... typed without a question mark too, as people do in a chat; a statement ends with a full stop
+        ("mttr for p4 tickets in march", "quantity", "mttr"),
+        ("p4 resolution target in hours", "quantity", "target"),
+        ("Availability report late again.", None, None),
         # a question what to do asks for steps, whatever count its clause names
         ("Users can't log on. How do I limit how many dialog processes RFC can grab?", None, None),
     ],
@@ -1467,7 +1471,8 @@ def test_in_a_passage_of_several_months_the_unit_says_which_month_its_value_is_f
     assert answered_by("How many tickets did we get in March 2026?", rows)
     assert not answered_by("How many tickets did we get in April 2026?", rows)
     digest = "INC-2026-0203 (3 February): 1,502 entries stayed in SM58."
-    assert answered_by("How many entries stayed in SM58 in February?", [AskedUnit("1,502 entries stayed in SM58.", "", digest)])
+    stayed = [AskedUnit("1,502 entries stayed in SM58.", "", digest)]
+    assert answered_by("How many entries stayed in SM58 in February?", stayed)
     # how available a system was asks for its availability, a number
     availability = "Availability of K4P: 99.81 percent (March).\nJanuary close freeze."
     units = [AskedUnit("Availability of K4P: 99.81 percent (March).", "", availability)]

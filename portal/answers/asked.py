@@ -162,7 +162,9 @@ _ASKING_WORD = re.compile(
 
 
 def _is_terse(question: str) -> bool:
-    return question.rstrip().endswith("?") and not _ASKING_WORD.search(question)
+    """A noun phrase asked: no word that asks, and a question mark or no end of a sentence at all (typed in a
+    chat as "kbp availability in january"); "Availability report late again." is a statement."""
+    return not question.rstrip().endswith((".", "!")) and not _ASKING_WORD.search(question)
 
 
 # A question asking what to do: the steps answer it, whatever value its clause names.
