@@ -317,7 +317,10 @@ def test_a_transaction_code_or_a_date_is_no_number_or_value_asked_for():
     assert holds_named_value(AskedUnit("KBP got HANA revision 2026.79 on 2026-04-18.", "", ""), "revision", set())
     # a revision is a number, not the system named after the noun
     assert not holds_named_value(AskedUnit("HANA revision update of the K4P database.", "", ""), "revision", set())
-    assert holds_named_value(AskedUnit("The return code was RC_ABORT.", "", ""), "code", set())
+    # ... while versions and levels are written in many shapes
+    assert holds_named_value(AskedUnit("K4P is on support package level SP05.", "", ""), "level", set())
+    assert holds_named_value(AskedUnit("Version: v1.4; Date: 2026-03-30", "", ""), "version", set())
+    assert holds_named_value(AskedUnit("HANA revision 2.00.059 on K4P", "", ""), "revision", set())
 
 
 def test_a_multiplier_is_no_value_but_tells_the_answerer_a_number_is_there():
@@ -1190,6 +1193,9 @@ def test_a_number_that_a_noun_numbers_is_named_after_that_noun():
     refused = choose(question, terms, 100, weights, [sibling], simple_tokenize)
     assert not refused.evidence and refused.missing_identifiers == ["16"]
     assert choose(question, terms, 100, weights, [sibling, table], simple_tokenize).evidence
+    # a passage may write the code as people type it, as the question did
+    typed = Hit("Transport K4DK901688 came back with RC 16 at 19:12; the import points to a missing data file.")
+    assert choose(question, terms, 100, weights, [typed], simple_tokenize).evidence
     # a number no noun numbers is named anywhere, as before
     plain = "an import came back after 16 hours, what does that point to?"
     plain_terms = simple_tokenize(plain)
@@ -1330,6 +1336,10 @@ def test_a_default_is_given_before_or_after_its_noun_and_a_bare_default_gives_no
         ("mttr for p4 tickets in march", "quantity", "mttr"),
         ("p4 resolution target in hours", "quantity", "target"),
         ("Availability report late again.", None, None),
+        # ... and without a question mark only where the quantity noun heads the phrase: these say what happened
+        ("cost center blocked for postings", None, None),
+        ("price conditions missing in the sales order", None, None),
+        ("the availability report late again", None, None),
         # a question what to do asks for steps, whatever count its clause names
         ("Users can't log on. How do I limit how many dialog processes RFC can grab?", None, None),
     ],
@@ -1457,10 +1467,11 @@ def test_a_value_asked_for_two_months_may_stand_in_each_month_s_own_review():
     )
 
 
-def test_in_a_passage_of_several_months_the_unit_says_which_month_its_value_is_for():
+def test_a_unit_about_other_months_only_gives_no_value_for_the_month_asked():
     """A review compares months: its passage names April (an outlook) and its table gives March's count.
-    "How many tickets in April?" is not answered by March's row, but a digest naming one month only is
-    read as a whole (its sentences seldom repeat the month of its header)."""
+    "How many tickets in April?" is not answered by March's row (a unit naming other months only, with its
+    context), but a unit naming no month stands for its passage (a digest's sentences seldom repeat its month).
+    """
     from portal.answers.asked import answered
 
     def answered_by(question, units):
@@ -1474,6 +1485,10 @@ def test_in_a_passage_of_several_months_the_unit_says_which_month_its_value_is_f
     stayed = [AskedUnit("1,502 entries stayed in SM58.", "", digest)]
     assert answered_by("How many entries stayed in SM58 in February?", stayed)
     # how available a system was asks for its availability, a number
+    # a digest may name another month in passing: its sentences without a month are the digest's own month's
+    digest = "INC-2026-0366 (9 March): transport K4DK901688, released on 3 February, was cancelled."
+    restored = [AskedUnit("Service was restored after 20 hours.", "", digest)]
+    assert answered_by("How many hours did INC-2026-0366 take to restore in March?", restored)
     availability = "Availability of K4P: 99.81 percent (March).\nJanuary close freeze."
     units = [AskedUnit("Availability of K4P: 99.81 percent (March).", "", availability)]
     assert answered_by("How available was K4P in March, in percent?", units)

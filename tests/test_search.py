@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from portal.search import jvm
-from portal.search.analysis import STOPWORDS, TermCache, content_terms, question_terms, without_question_words
+from portal.search.analysis import (
+    STOPWORDS,
+    TermCache,
+    content_terms,
+    question_terms,
+    without_question_words,
+    written_out,
+)
 from portal.search.errors import IndexBusy
 from portal.search.index import IndexStore
 from portal.search.schema import IndexedPassage
@@ -167,15 +174,16 @@ def test_short_forms_people_type_are_written_out_as_documents_write_them():
     assert question_terms("locked in s4 prod after the pw rotation") == ["lock", "product", "password", "rotat"]
     assert question_terms("the app03 host and rdisp/max_wprun_time") == ["app03", "host", "rdisp", "max_wprun_tim"]
     assert question_terms("what does an interface id look like according to the spec?") == ["interfac", "id", "specif"]
-    assert question_terms("db full, just bump the params vs the tcode's defaults?") == [
-        "databas",
-        "full",
+    assert question_terms("just bump the params vs the tcode's defaults in env?") == [
         "bump",
         "paramet",
         "transact",
         "code",
         "default",
+        "environ",
     ]
+    # a short form inside a name stays as typed; a sentence may end after one
+    assert written_out("the db.sql script and rc8.log in prod.") == "the db.sql script and rc8.log in production."
 
 
 def test_question_words_are_blanked_exactly_as_by_an_alternation_of_the_stopwords():

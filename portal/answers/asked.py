@@ -6,9 +6,8 @@ lists "P1 4 hours, P2 8 hours, P3 72 hours" and, elsewhere, "P4 resolved within
 target: 62 of 64" — yet no sentence gives hours for P4. So when a question asks
 for a value, one unit of the evidence (a sentence, a list item or a table row,
 read with its heading, lead-in, heading path and document title), in a passage
-naming the months the question names (one for each month when it names several;
-when the passage names other months too, the unit with its context names the month),
-must hold a value of the kind asked for:
+naming the months the question names (one for each month when it names several),
+and not itself about other months only, must hold a value of the kind asked for:
 
 - **a count or a quantity** ("how many hours", "how much downtime", "what
   percentage", "what's the warning threshold"): a number that
@@ -98,7 +97,7 @@ _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", 
 # the noun as often as with it: "the change number" is "CHG-2026-0142"); a code, but for a return, error, reason
 # or exit code ("return code 12"): as often program code ("what was the reprint code reusing?") or letters
 # ("the area code BC").
-_NUMERIC_NOUNS = frozenset(("version", "revision", "level"))
+_VERSION_NOUNS = frozenset(("version", "revision", "level"))
 _VALUE_NOUNS = "version|revision|level|password|(?:(?<=return )|(?<=error )|(?<=reason )|(?<=exit ))code"
 _NAMED_VALUE = re.compile(
     _ASKING + r"((?:" + _NOT_A_NOUN + r"[\w/-]+(?:['’]s)?\s+){0,3}?(" + _VALUE_NOUNS + r"))\b",
@@ -161,10 +160,21 @@ _ASKING_WORD = re.compile(
 )
 
 
-def _is_terse(question: str) -> bool:
-    """A noun phrase asked: no word that asks, and a question mark or no end of a sentence at all (typed in a
-    chat as "kbp availability in january"); "Availability report late again." is a statement."""
-    return not question.rstrip().endswith((".", "!")) and not _ASKING_WORD.search(question)
+# Without a question mark, a noun phrase asks for its quantity noun only where that noun heads it: at its end or
+# before a preposition ("kbp availability in january", "p4 resolution target in hours"). "cost center blocked for
+# postings" and "the rate limit change broke logons" say what happened.
+_TERSE_HEAD = re.compile(
+    r"\b" + _QUANTITY_NOUNS + r"(?=\s*$|\s*[,;:(\-–—]|\s+(?:for|in|of|at|on|per|by|during|since|from)\b)", re.IGNORECASE
+)
+
+
+def _terse_quantity(question: str) -> re.Match | None:
+    """The quantity noun a question typed as a noun phrase, without a word that asks, asks for (or None)."""
+    if _ASKING_WORD.search(question):
+        return None
+    if question.rstrip().endswith("?"):
+        return _TERSE_QUANTITY.search(question)
+    return _TERSE_HEAD.search(question)
 
 
 # A question asking what to do: the steps answer it, whatever value its clause names.
@@ -189,7 +199,7 @@ def asked_value(question: str) -> AskedValue | None:
         return AskedValue("quantity", "size", measure)
     if _HOW_AVAILABLE.search(question):
         return AskedValue("quantity", "availability", measure)
-    quantity = _QUANTITY.search(question) or (_TERSE_QUANTITY.search(question) if _is_terse(question) else None)
+    quantity = _QUANTITY.search(question) or _terse_quantity(question)
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
         return AskedValue("quantity", (quantity.group(1) or quantity.group(2)).removesuffix(" of"), measure)
     named = _NAMED_VALUE.search(question)
@@ -221,9 +231,13 @@ def _is_number(token: str) -> bool:
     )
 
 
-def _is_numeric_value(token: str) -> bool:
-    """A version, revision or level is a number (1.4, 200, 2.00.059), not a system named after it (K4P)."""
-    return token[:1].isdigit() and _DATE.fullmatch(token) is None
+# A system id (K4P, KXQ): three characters, a letter first. After "revision" it names the system, not a value.
+_SYSTEM_ID = re.compile(r"[A-Za-z][A-Za-z0-9]{2}")
+
+
+def _is_version(token: str) -> bool:
+    """A version, revision or level (1.4, 200, SP05, v1.4, TLSv1.2), not the system named after the noun (K4P)."""
+    return _is_value(token) and _SYSTEM_ID.fullmatch(token) is None
 
 
 def _is_value(token: str) -> bool:
@@ -247,7 +261,7 @@ def holds_named_value(unit: Unit, noun: str, named: set[str]) -> bool:
             following = _TOKEN.findall(clause)[:NAMED_VALUE_WINDOW]
             if noun.casefold() == "default":
                 following += _TOKEN.findall(_CLAUSE_END.split(unit.text[: match.start()])[-1])[-NAMED_VALUE_WINDOW:]
-            shaped = _is_numeric_value if noun.casefold() in _NUMERIC_NOUNS else _is_value
+            shaped = _is_version if noun.casefold() in _VERSION_NOUNS else _is_value
             if any(shaped(t) and t.casefold() not in named for t in following):
                 return True
     return False
@@ -337,20 +351,23 @@ def answered(
 
 def _held_in(units: list[Unit], months: list[str], holds: Callable[[Unit], bool], about: Callable[[str], bool]) -> bool:
     """Whether a unit about the question's subject, in a passage naming ``months``, holds the value."""
-    # A passage's units share its text: it is read for the months once. A passage naming other months too (a
-    # review comparing months, an outlook) leaves it to the unit to say which month its value is for.
-    in_period: dict[str, tuple[bool, bool]] = {}
+    in_period: dict[str, bool] = {}  # a passage's units share its text: it is read for the months once
     for unit in units:
         if unit.passage not in in_period:
-            in_period[unit.passage] = (
-                all(names_month(unit.passage, month) for month in months),
-                bool(months) and bool(set(written.months(unit.passage)) - set(months)),
-            )
-        held, others = in_period[unit.passage]
+            in_period[unit.passage] = all(names_month(unit.passage, month) for month in months)
         read = f"{unit.context}\n{unit.text}"
-        if held and (not others or all(names_month(read, m) for m in months)) and about(read) and holds(unit):
+        if in_period[unit.passage] and not _of_other_months(read, months) and about(read) and holds(unit):
             return True
     return False
+
+
+def _of_other_months(text: str, months: list[str]) -> bool:
+    """Whether ``text`` (a unit with its context) names months, none of them one of ``months``: in a review
+    comparing months, March's row ("Total; March: 191; February: 173") gives no count for April."""
+    if not months:
+        return False
+    named = set(written.months(text)) | {written.MONTHS[month - 1] for month, _ in written.days(text)}
+    return bool(named) and not named & set(months)
 
 
 def value_holder(

@@ -81,7 +81,7 @@ from typing import Protocol
 from portal.answers import asked as asked_values
 from portal.answers import outcome, shaped, written
 from portal.answers.units import passage_units
-from portal.search.analysis import STOPWORDS, without_product_lines, written_out
+from portal.search.analysis import STOPWORDS, return_codes_written_out, without_product_lines, written_out
 
 REFERENCES_PER_RUN = 8
 # Hits read before the ones carrying none of the question's weight are dropped, so up to 8 remain.
@@ -265,6 +265,8 @@ def names_numbered(hit: Searched, noun: str, number: str) -> bool:
     column "Return code" names the 16 of its row."""
     before = re.compile(rf"([A-Za-z]+)\W{{1,3}}{re.escape(number)}(?![\w.,:-]*\d)(?!\w)")
     texts = [searched_text(hit)] + [unit.text for unit in passage_units(hit.text) if unit.kind == "row"]
+    # a passage may write a return code as people type it ("RC 12", "rc12"), as the question was read
+    texts = [return_codes_written_out(text) for text in texts]
     return any(_one_noun(m.group(1), noun) for text in texts for m in before.finditer(text))
 
 

@@ -65,7 +65,7 @@ STOPWORDS = frozenset(
     get gets got getting gotten happen happens happened happening mean means meant
     go goes went gone going make makes made take takes took taken need needs needed
     know knows knew known want wants wanted say says said let like look looks deal find according
-    still ever even also actually really nearly suddenly instead already
+    still ever even also actually really nearly suddenly instead already vs versus
     anything something nothing everything thing things
     cannot dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt
     whats thats theres
@@ -159,19 +159,19 @@ SHORT_FORMS = {
     "thx": "thanks",
     "w/o": "without",
     "b/c": "because",
-    "db": "database",
     "param": "parameter",
     "params": "parameters",
     "tcode": "transaction code",
     "tcodes": "transaction codes",
     "env": "environment",
-    "vs": "and",  # "the February count vs the March one": two parts, as "and" joins them
 }
-_SHORT_FORM = re.compile(r"(?<![\w.\-/])(" + "|".join(re.escape(f) for f in SHORT_FORMS) + r")(?![\w\-/])", re.I)
+# A short form is a whole word: not part of a name ("prod.sql", "env/prod", "K4P-prod"), though a sentence may end
+# after it ("in prod.").
+_SHORT_FORM = re.compile(r"(?<![\w.\-/])(" + "|".join(re.escape(f) for f in SHORT_FORMS) + r")(?![\w\-/]|\.\w)", re.I)
 
 
 # "RC 8", "RC8", "rc=12": a return code. "RC" alone has two readings (a root cause, too) and stays as typed.
-_RETURN_CODE = re.compile(r"(?<![\w.\-/])rc\s*=?\s*(\d+)(?![\w\-/])", re.I)
+_RETURN_CODE = re.compile(r"(?<![\w.\-/])rc\s*=?\s*(\d+)(?![\w\-/]|\.\w)", re.I)
 # "S/4", "BW/4", "R/3", "s4 prod": a product line, which a question names as the kind of system its documents are
 # about ("the production S/4 system" is K4P). Read as typed it gave search a bare "4" to match in any count or
 # date, and the evidence check an identifier no passage writes; written out as S/4HANA, a name few passages
@@ -186,10 +186,15 @@ def without_product_lines(text: str) -> str:
     return PRODUCT_LINE.sub(lambda match: " " * len(match.group()), text)
 
 
+def return_codes_written_out(text: str) -> str:
+    """``text`` with its return codes as people type them ("RC 8", "rc12") written "return code N"."""
+    return _RETURN_CODE.sub(r"return code \1", text)
+
+
 def written_out(question: str) -> str:
     """``question`` with the short forms people type written out as documents write them (``SHORT_FORMS``,
     and a return code)."""
-    question = _RETURN_CODE.sub(r"return code \1", question)
+    question = return_codes_written_out(question)
     return _SHORT_FORM.sub(lambda match: SHORT_FORMS[match.group().lower()], question)
 
 
