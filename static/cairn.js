@@ -72,6 +72,14 @@
       var chosen = Array.prototype.slice.call(input.files);
       if (!chosen.length || !window.XMLHttpRequest) { return; }
       event.preventDefault();
+      if (outcomes.querySelector("li.outcome")) {
+        // A second upload on the page: its lines start under a divider, so the summary (which counts this
+        // upload's lines only) and the lines it counts are seen together; the earlier lines stay readable above.
+        var divider = document.createElement("li");
+        divider.className = "outcome-batch";
+        divider.textContent = "Sent at " + new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) + ":";
+        outcomes.appendChild(divider);
+      }
       var earlier = outcomes.children.length;  // the lines of this batch come after these
       function tooLarge(f) { return f.size > limit; }
       var files = chosen.filter(function (f) { return !tooLarge(f); });

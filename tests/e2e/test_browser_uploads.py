@@ -38,6 +38,13 @@ def test_word_pdf_and_scanned_pdf_uploads(page, pack, users, tmp_path):
     page.keyboard.press("Enter")
     expect(refused).to_be_focused()
 
+    # a second upload on the page starts under a divider: its summary counts the lines below it
+    page.set_input_files("#files", [str(scanned)])
+    page.locator("#upload-form button[type=submit]").press("Enter")
+    expect(done).to_have_text("Done: 1 file sent — 0 added, 1 refused.")
+    expect(page.locator("#upload-outcomes .outcome-batch")).to_have_count(1)
+    expect(page.locator("#upload-outcomes .outcome-batch ~ .outcome")).to_have_count(1)
+
     page.click("#document-list >> text=Interface monitoring")
     figures = page.locator(".doc-body .figure img")
     expect(figures).to_have_count(2)
