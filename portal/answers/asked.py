@@ -86,10 +86,12 @@ QUANTITY_PATTERN = (
     + _QUANTITY_NOUNS
 )
 _QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
-# A size asked for by how big it is ("how big is the spool number range"): any number answers.
-_HOW_BIG = re.compile(r"\bhow\s+(?:big|large|small|full)\b", re.IGNORECASE)
-# How available a system was asks for its availability, a number in a unit naming it.
-_HOW_AVAILABLE = re.compile(r"\bhow\s+available\b", re.IGNORECASE)
+# A quantity asked for by an adjective: how big something is asks for its size (any number answers), how available
+# a system was for its availability.
+_HOW_ADJECTIVE = (
+    (re.compile(r"\bhow\s+(?:big|large|small|full)\b", re.IGNORECASE), "size"),
+    (re.compile(r"\bhow\s+available\b", re.IGNORECASE), "availability"),
+)
 # Quantities whose noun is seldom written with their value ("2 percent", "12 of them"): any number answers.
 _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", "amount"))
 # Nouns whose value is written right after them ("version 1.4", "patch level 200").
@@ -195,10 +197,9 @@ def asked_value(question: str) -> AskedValue | None:
     count = _COUNT.search(question)
     if count:
         return AskedValue("count", count.group(1).strip(), measure)
-    if _HOW_BIG.search(question):
-        return AskedValue("quantity", "size", measure)
-    if _HOW_AVAILABLE.search(question):
-        return AskedValue("quantity", "availability", measure)
+    for how, noun in _HOW_ADJECTIVE:
+        if how.search(question):
+            return AskedValue("quantity", noun, measure)
     quantity = _QUANTITY.search(question) or _terse_quantity(question)
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
         return AskedValue("quantity", (quantity.group(1) or quantity.group(2)).removesuffix(" of"), measure)

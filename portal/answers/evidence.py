@@ -81,7 +81,7 @@ from typing import Protocol
 from portal.answers import asked as asked_values
 from portal.answers import outcome, shaped, written
 from portal.answers.units import passage_units
-from portal.search.analysis import STOPWORDS, return_codes_written_out, without_product_lines, written_out
+from portal.search.analysis import STOPWORDS, as_read, return_codes_written_out
 
 REFERENCES_PER_RUN = 8
 # Hits read before the ones carrying none of the question's weight are dropped, so up to 8 remain.
@@ -222,7 +222,7 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     ``FS-SD-030 REQ-09``): a run names one thing, so its parts must occur in one passage.
     ``known(token)`` says whether the searched packs contain a three-letter acronym."""
     # "the production S/4 system" names K4P, which is asked; "rc8" is return code 8, which a passage writes
-    question = without_product_lines(written_out(question))
+    question = as_read(question)
     runs: list[list[str]] = []
     previous_end = -1
     dates = written.day_spans(question)
@@ -420,7 +420,7 @@ def choose(
     joined = _joined_share(covered, weights, total)
     anchored = 1.0
     missing = []
-    numbered = numbers_named_by_noun(written_out(asking))
+    numbered = numbers_named_by_noun(as_read(asking))
     for run in runs:
         part_shares = _shares_of_part(_part_naming(asking, run), covered, weights, tokenize) or shares
         holding = [

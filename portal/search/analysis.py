@@ -118,10 +118,15 @@ def question_terms(question: str) -> list[str]:
 
 
 def question_words(question: str) -> str:
-    """What search reads of a question, BM25 and the embedding model alike: its short forms written out
-    (``written_out``), its stopwords and product lines blanked (``without_question_words``,
-    ``without_product_lines``)."""
-    return without_question_words(without_product_lines(written_out(question)))
+    """What search reads of a question, BM25 and the embedding model alike: the question ``as_read``, its
+    stopwords blanked (``without_question_words``)."""
+    return without_question_words(as_read(question))
+
+
+def as_read(question: str) -> str:
+    """A question as search and the evidence check read it: its short forms written out (``written_out``), its
+    product lines blanked (``without_product_lines``)."""
+    return without_product_lines(written_out(question))
 
 
 # Short forms people type in a chat, and the words documents write: "docs" is in no passage, so it weighed as
