@@ -52,6 +52,7 @@ def init_app(app) -> None:
     from portal.packs.views import bp as packs_bp
     from portal.runs.views import bp as runs_bp
     from portal.search.results import PER_DOCUMENT_CAP
+    from portal.search.vocabulary import MAX_VOCABULARY_CHARS
 
     numbers.init_app(app)
     wording.init_app(app)
@@ -86,6 +87,7 @@ def init_app(app) -> None:
                 "id": MAX_ID_CHARS,
                 "title": MAX_TITLE_CHARS,
                 "pack_description": MAX_PACK_DESCRIPTION_CHARS,
+                "vocabulary": MAX_VOCABULARY_CHARS,
                 "agent_name": MAX_NAME_CHARS,
                 "instructions": MAX_INSTRUCTIONS_CHARS,
                 "token_name": MAX_TOKEN_NAME_CHARS,

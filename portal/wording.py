@@ -20,7 +20,14 @@ def when_to_the_second(moment: dt.datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
+def edit_stamp(moment: dt.datetime | None) -> str:
+    """When a thing last changed, as an edit form carries it back (its ``based_on`` field): exact to the
+    microsecond, "" for a thing never changed; compared as text by ``errors.refuse_if_changed``."""
+    return moment.isoformat() if moment else ""
+
+
 def init_app(app) -> None:
     app.add_template_filter(counted)
     app.add_template_filter(when)
+    app.add_template_filter(edit_stamp)
     app.add_template_filter(when_to_the_second)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_runner
+from portal.models import Agent, Pack
 
 CAIRN = [sys.executable, "-m", "portal.cli"]
 # The commands run from a temporary folder: put this checkout first, not wherever `portal` is installed from.
@@ -146,3 +147,20 @@ def test_only_the_command_line_imports_the_command_line():
         if "cli" not in path.relative_to(portal_dir).parts[:1] and ("portal.cli" in path.read_text(encoding="utf-8"))
     ]
     assert importers == []
+
+
+def test_arguments_lose_control_characters_as_forms_do_but_a_path_to_a_file_stays_as_typed(cli, tmp_path):
+    """A title typed with a right-to-left override, a bell and a terminal escape was stored as typed: members saw
+    the agent's name reordered in their chat, and a terminal listing it rang and turned red."""
+    cli("packs", "create", "rtl", "--title", "Pack \u202eevil\x07bell", "--description", "a\x1b[31mred")
+    cli("agents", "create", "rtl-agent", "--name", "N\u202eame\x1b[31m", "--mode", "open")
+    pack = Pack.get(Pack.slug == "rtl")
+    assert (pack.title, pack.description) == ("Pack evilbell", "a[31mred")
+    assert Agent.get(Agent.slug == "rtl-agent").name == "Name[31m"
+
+    # a file may be named so: its path reaches the upload as typed, whose own rule refuses the name with a reason
+    odd = tmp_path / "notes\x07.md"
+    odd.write_text("# Notes\n\nDelete stale lock entries in SM12.\n")
+    outcome = json.loads(cli("ingest", "rtl", str(odd), "--json", ok=False).stdout.splitlines()[0])
+    assert (outcome["reason"], outcome["file"]) == ("bad_name", str(odd))
+    assert "U+0007" in outcome["message"]

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 import requests
+from bs4 import BeautifulSoup
 from peewee import OperationalError
 
 from helpers import (
@@ -561,6 +562,80 @@ def test_two_admins_retitling_one_pack_at_once_leave_an_audit_trail_that_adds_up
         trail = [entry.detail["changed"]["title"] for entry in entries]
         assert all(before[1] == after[0] for before, after in zip(trail, trail[1:])), trail
         assert trail[-1][1] == Pack.get_by_id(pack.id).title
+
+
+CHANGED_MEANWHILE = "after you opened this form. Nothing was saved."
+
+
+def _form_fields(session: requests.Session, address: str) -> dict:
+    """The hidden fields of the edit form at ``address`` as a person's browser holds them."""
+    page = BeautifulSoup(session.get(address).text, "html.parser")
+    return {field["name"]: field.get("value", "") for field in page.select("form input[type=hidden]")}
+
+
+def test_two_admins_saving_one_pack_form_get_one_save_and_one_refusal_that_keeps_the_text(server, admins, pack):
+    """Both opened the form before either saved: the later save undid the earlier one silently (its title and
+    vocabulary). Now it is refused, nothing of it is stored, and its page keeps what was typed."""
+    address = f"{server}/packs/{pack.slug}/edit"
+    for round_number in range(RACE_ROUNDS):
+        opened = [_form_fields(session, address) for session in admins]
+        forms = [
+            {
+                **fields,
+                "title": f"Ops {round_number} by {n}",
+                "description": "",
+                "vocabulary": f"r{round_number} => {n}",
+            }
+            for n, fields in enumerate(opened)
+        ]
+        responses = together(
+            [
+                lambda session=session, form=form: session.post(address, data=form, allow_redirects=False)
+                for session, form in zip(admins, forms)
+            ]
+        )
+
+        assert sorted(r.status_code for r in responses) == [303, 409], [r.text[:300] for r in responses]
+        winner, loser = (forms[[r.status_code for r in responses].index(code)] for code in (303, 409))
+        refused = BeautifulSoup(responses[[r.status_code for r in responses].index(409)].text, "html.parser")
+        assert CHANGED_MEANWHILE in refused.select_one("[role=alert]").get_text()
+        assert refused.select_one("input#title")["value"] == loser["title"]
+        fresh = Pack.get_by_id(pack.id)
+        assert (fresh.title, fresh.vocabulary) == (winner["title"], winner["vocabulary"])
+        # the refused page's form is based on the change its person has now been told of: saving it again saves
+        again = {field["name"]: field.get("value", "") for field in refused.select("form input[type=hidden]")}
+        session = admins[[r.status_code for r in responses].index(409)]
+        assert session.post(address, data={**loser, **again}, allow_redirects=False).status_code == 303
+        assert Pack.get_by_id(pack.id).title == loser["title"]
+
+
+def test_two_builders_saving_one_agent_form_never_lose_a_grant_silently(server, admins, pack, other_pack):
+    """One builder granted a pack while another, on a form opened before, renamed the agent: the rename revoked
+    the grant without a word. Now the later save is refused and names what differs."""
+    agent = create_agent(None, "desk", "Desk", "open", None, "", [])
+    address = f"{server}/agents/{agent.slug}"
+    for round_number in range(RACE_ROUNDS):
+        opened = [_form_fields(session, address) for session in admins]
+        granted = {
+            **opened[0],
+            "name": "Desk",
+            "mode": "required",
+            "packs": [pack.slug, other_pack.slug][: round_number % 2 + 1],
+        }
+        renamed = {**opened[1], "name": f"Desk {round_number}", "mode": "open", "packs": []}
+        responses = together(
+            [
+                lambda form=form, session=session: session.post(address, data=form, allow_redirects=False)
+                for session, form in zip(admins, (granted, renamed))
+            ]
+        )
+
+        assert sorted(r.status_code for r in responses) == [303, 409], [r.text[:300] for r in responses]
+        saved = (granted, renamed)[[r.status_code for r in responses].index(303)]
+        fresh = Agent.get_by_id(agent.id)
+        grants = sorted(g.pack.slug for g in AgentGrant.select().where(AgentGrant.agent == agent))
+        assert (fresh.name, fresh.mode, grants) == (saved["name"], saved["mode"], sorted(saved["packs"]))
+        assert CHANGED_MEANWHILE in responses[[r.status_code for r in responses].index(409)].text
 
 
 @pytest.mark.parametrize("change", ["create", "save"])

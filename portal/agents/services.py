@@ -16,6 +16,7 @@ from portal.audit import audit
 from portal.companies import company_named
 from portal.db import database, locking
 from portal.errors import NotFound, Refused, too_long
+from portal.meanwhile import refuse_if_changed
 from portal.models import (
     GROUNDING_MODES,
     MAX_DESCRIPTION_CHARS,
@@ -113,9 +114,14 @@ def update_agent(
     instructions: str,
     pack_slugs,
     description: str | None = None,
+    based_on: str | None = None,
+    base: dict | None = None,
 ) -> Agent:
     """Save new settings and grants as given (grants not listed are revoked; ``description`` None: kept);
-    audit what changed."""
+    audit what changed. ``based_on`` and ``base``: when the agent had last changed as the form showed it
+    (``wording.edit_stamp``), and the values it showed (``FORM_FIELDS``, ``packs`` a set); ``ChangedMeanwhile``
+    when it has changed since, so a form opened before another administrator's save does not silently undo it
+    (its grants above all; ``portal.meanwhile``)."""
     name, instructions = _checked_name(name), _checked_instructions(instructions)
     description = agent.description if description is None else _checked_description(description)
     _check_mode(mode)
@@ -134,6 +140,9 @@ def update_agent(
         granted, revoked = sorted(new_packs - old_packs), sorted(old_packs - new_packs)
         if not (changed or granted or revoked):
             return agent
+        mine = {**_form_values(after), "packs": frozenset(new_packs)}
+        current = {**_form_values(before), "packs": frozenset(old_packs)}
+        refuse_if_changed("agent", agent.updated_at, based_on, base, mine, current, FIELD_NAMES)
         agent.updated_at = utcnow()
         agent.save()
         if revoked:
@@ -264,6 +273,26 @@ def agents_as_json(agents) -> list[dict]:
         }
         for a in agents
     ]
+
+
+# The fields of the agent's form, as a message names them.
+FIELD_NAMES = {
+    "name": "name",
+    "mode": "grounding mode",
+    "company": "company",
+    "instructions": "instructions",
+    "description": "description",
+    "packs": "granted packs",
+}
+
+
+def form_values(agent: Agent) -> dict:
+    """The agent's settings as its form shows them (the company by name, "" for none), its grants a set."""
+    return {**_form_values(_settings(agent)), "packs": frozenset(p.slug for p in agent.granted_packs())}
+
+
+def _form_values(settings: dict) -> dict:
+    return {**settings, "company": settings["company"] or ""}
 
 
 def _settings(agent: Agent) -> dict:

@@ -9,11 +9,13 @@ from portal import access
 from portal.agents import services
 from portal.companies import company_names
 from portal.errors import NotFound, Refused
+from portal.meanwhile import ChangedMeanwhile, shown_base
 from portal.models import MAX_DESCRIPTION_CHARS, Agent, Run
 from portal.numbers import query_number
 from portal.rendering import render, wants_fragment
 from portal.runs import services as runs
 from portal.runs.ask import ask as ask_run
+from portal.wording import edit_stamp
 
 bp = Blueprint("agents", __name__, url_prefix="/agents")
 
@@ -64,7 +66,14 @@ def create():
 @login_required
 def show(slug: str):
     agent = access.agent_for(current_user, slug)
-    return _form_page("agents/show.html", agent, _agent_form(agent), {p.slug for p in agent.granted_packs()})
+    return _form_page(
+        "agents/show.html",
+        agent,
+        _agent_form(agent),
+        {p.slug for p in agent.granted_packs()},
+        based_on=edit_stamp(agent.updated_at),
+        base=services.form_values(agent),
+    )
 
 
 @bp.route("/<slug>", methods=["POST"])
@@ -82,9 +91,32 @@ def update(slug: str):
             instructions=form.get("instructions", ""),
             pack_slugs=form.getlist("packs"),
             description=form.get("description"),
+            based_on=form.get("based_on"),
+            base=shown_base(form, services.FIELD_NAMES.keys() - {"packs"}, sets=("packs",)),
+        )
+    except ChangedMeanwhile as refusal:  # both changes in the form, based on the change the person was told of
+        current = access.agent_for(current_user, slug, "agents.configure")
+        return _form_page(
+            "agents/show.html",
+            current,
+            refusal.form,
+            set(refusal.form["packs"]),
+            refusal.message,
+            409,
+            edit_stamp(current.updated_at),
+            services.form_values(current),
         )
     except Refused as refusal:
-        return _form_page("agents/show.html", agent, form, set(form.getlist("packs")), refusal.message, 422)
+        return _form_page(
+            "agents/show.html",
+            agent,
+            form,
+            set(form.getlist("packs")),
+            refusal.message,
+            422,
+            form.get("based_on"),
+            shown_base(form, services.FIELD_NAMES.keys() - {"packs"}, sets=("packs",)),
+        )
     flash("Saved.")
     return redirect(url_for("agents.show", slug=slug), code=303)
 
@@ -158,10 +190,21 @@ def _shown_run(agent: Agent, run_id: int | None) -> Run | None:
 
 
 def _form_page(
-    template: str, agent: Agent | None, form, selected_packs: set[str], error: str | None = None, status: int = 200
+    template: str,
+    agent: Agent | None,
+    form,
+    selected_packs: set[str],
+    error: str | None = None,
+    status: int = 200,
+    based_on: str | None = None,
+    base: dict | None = None,
 ):
+    """The new-agent or agent page with its form; ``based_on`` and ``base``: when the agent had last changed as
+    the form shows it, and the values it shows, carried back with a save (``services.update_agent``)."""
     context = {
         "agent": agent,
+        "based_on": based_on,
+        "base": base or {},
         "form": form,
         "selected_packs": selected_packs,
         "error": error,

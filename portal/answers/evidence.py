@@ -344,6 +344,15 @@ def term_weights(terms: Sequence[str], passages: int, doc_freqs: dict[str, int])
     return {term: idf(passages, doc_freqs.get(term, 0)) for term in dict.fromkeys(terms)}
 
 
+def covered_terms(terms: set[str], asked, synonyms: dict[str, frozenset[str]] | None) -> set[str]:
+    """The ``asked`` terms a text of ``terms`` covers: its own, and those a word of the packs' vocabulary stands for
+    ("label" for the user's "sticker")."""
+    covered = terms & asked
+    if synonyms:
+        covered |= {term for term, targets in synonyms.items() if term in asked and not targets.isdisjoint(terms)}
+    return covered
+
+
 def searched_text(hit: Searched) -> str:
     """What the index matched for a passage: title, heading path and text."""
     return "\n".join(part for part in (hit.document_title, hit.heading_path, hit.text) if part)
@@ -378,6 +387,7 @@ def choose(
     limit: int = REFERENCES_PER_RUN,
     days_in_documents: DaysInDocuments | None = None,
     everyday: Everyday | None = None,
+    synonyms: dict[str, frozenset[str]] | None = None,
 ) -> Choice:
     """The evidence check and the passages issued for ``question`` (see the module's docstring).
 
@@ -385,7 +395,9 @@ def choose(
     ``passages`` and ``doc_freqs`` the searched packs' statistics for them;
     ``days_in_documents`` says which of some days the hits' documents name in their other passages;
     ``everyday`` whether the question is an everyday one that none of the hits speaks to;
-    ``tokenize`` turns a passage into the same kind of terms.
+    ``tokenize`` turns a passage into the same kind of terms;
+    ``synonyms``: for a question term, the document terms the packs' vocabulary gives for it (a passage holding
+    one covers the term).
     """
     weights = term_weights(terms, passages, doc_freqs)
     total = math.fsum(weights.values())
@@ -393,7 +405,8 @@ def choose(
     def in_packs(token: str) -> bool:
         return any(doc_freqs.get(t, 0) for t in tokenize(token))
 
-    absent = absent_words(question, weights.keys(), doc_freqs, tokenize) if passages else []
+    # a user's word the packs' vocabulary gives document words for is not absent: "sticker" is read as "label"
+    absent = absent_words(question, weights.keys() - (synonyms or {}).keys(), doc_freqs, tokenize) if passages else []
     asking, told = asking_part(question)
     runs = identifier_runs(asking, known=in_packs)
     folded = {token.casefold() for run in runs for token in run}
@@ -414,7 +427,7 @@ def choose(
         folded = " ".join(" ".join(text.split()) for text in texts).casefold()
         unknown += [name for name in several_words if name.casefold() not in folded]
     _prefetch(tokenize, texts)
-    covered = [set(tokenize(text)) & weights.keys() for text in texts]
+    covered = [covered_terms(set(tokenize(text)), weights.keys(), synonyms) for text in texts]
     # fsum: the same share whatever order a set gives its terms in (sums of floats depend on it)
     shares = [math.fsum(weights[t] for t in c) / total for c in covered]
     joined = _joined_share(covered, weights, total)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from portal.answers.asked import Unit as AskedUnit
 from portal.answers.asked import asked_value, value_holder
+from portal.answers.evidence import covered_terms
 from portal.answers.question_type import asks, carries, is_instruction, named_identifiers
 from portal.answers.references import Reference
 from portal.answers.units import Unit, passage_units
@@ -154,6 +155,7 @@ def extractive_sentences(
     max_sentences: int = 4,
     weights: dict[str, float] | None = None,
     on_the_day: Collection[int] | None = None,
+    synonyms: dict[str, frozenset[str]] | None = None,
 ) -> list[tuple[str, int]]:
     """The units that answer ``question`` as ``(text, n)``, in passage order; may be empty.
 
@@ -169,6 +171,8 @@ def extractive_sentences(
     of the first; for "how do I" the first may be a whole list (the steps).
     Only units sharing a term with the question qualify. ``on_the_day``: the numbers of the references whose
     documents name a day the question names; when some do, the units of the others count ``OTHER_DAY_WEIGHT``.
+    ``synonyms``: for a question term, the document terms the packs' vocabulary gives for it; a unit holding one
+    holds the term (``evidence.covered_terms``).
     """
     tokenize = tokenize or simple_tokenize
     question_terms = set(tokenize(question))
@@ -205,8 +209,10 @@ def extractive_sentences(
         for unit_position, unit in enumerate(units[ref.n]):
             if not _is_answerable(unit.text):
                 continue
-            terms = frozenset(tokenize(unit.text))
-            context = frozenset(tokenize(f"{around} {unit.heading} {unit.lead_in}")) - terms
+            own = set(tokenize(unit.text))
+            terms = frozenset(own | covered_terms(own, question_terms, synonyms))
+            around_terms = set(tokenize(f"{around} {unit.heading} {unit.lead_in}"))
+            context = frozenset(around_terms | covered_terms(around_terms, question_terms, synonyms)) - terms
             weight = TABLE_ROW_WEIGHT if unit.kind == "row" else 1.0
             if _REFERENCES_HEADING.match(unit.heading or (ref.heading_path or "").rpartition(" > ")[2]):
                 weight *= REFERENCES_WEIGHT

@@ -124,13 +124,15 @@ def answer_question(
     tokenize: Tokenizer | None = None,
     weights: dict[str, float] | None = None,
     on_the_day: Callable[[], Collection[int]] | None = None,
+    synonyms: dict[str, frozenset[str]] | None = None,
 ) -> Outcome:
     """Answer ``question`` from ``references`` under the agent's grounding ``mode``.
 
     ``no_evidence`` is retrieval's verdict that no acceptable passage was found;
     then no reference is issued to the model, whatever ``references`` holds.
     ``no_evidence`` is the evidence check's verdict (``portal.answers.evidence``).
-    ``tokenize``, ``weights`` (each question term's idf in the searched packs) and ``on_the_day`` (the
+    ``tokenize``, ``weights`` (each question term's idf in the searched packs), ``synonyms`` (the packs'
+    vocabulary for the question's words) and ``on_the_day`` (the
     references whose documents name a day the question names, read only when the extractive answerer runs) are
     passed to the extractive answerer.
     """
@@ -160,7 +162,9 @@ def answer_question(
 
     def choose(question: str, issued: list[Reference]) -> list[tuple[str, int]]:
         days = on_the_day() if on_the_day is not None else None
-        return extractive_sentences(question, issued, tokenize=tokenize, weights=weights, on_the_day=days)
+        return extractive_sentences(
+            question, issued, tokenize=tokenize, weights=weights, on_the_day=days, synonyms=synonyms
+        )
 
     return _extractive(run, mode, question, issued, choose, called_model=client is not None)
 

@@ -22,14 +22,25 @@ def packs():
 @click.option("--kind", type=click.Choice(["generic", "company"]), default="generic", show_default=True)
 @click.option("--company", default=None, help="The company of a company pack (added when new).")
 @click.option("--description", default="")
-def packs_create(slug, title, kind, company, description):
+@click.option(
+    "--vocabulary",
+    type=click.File(encoding="utf-8"),
+    default=None,
+    help="A file of the words readers type for what the documents name otherwise, one 'user words => document "
+    "words' a line.",
+)
+def packs_create(slug, title, kind, company, description, vocabulary):
     """Create a pack."""
     from portal.errors import Refused
     from portal.packs.services import create_pack
 
     app_context()
     try:
-        pack = create_pack(slug, title, kind, company, description, add_company=True)
+        text = vocabulary.read() if vocabulary is not None else ""
+    except UnicodeDecodeError:
+        fail(f"The vocabulary file {vocabulary.name} is not UTF-8 text.")
+    try:
+        pack = create_pack(slug, title, kind, company, description, add_company=True, vocabulary=text)
     except Refused as refusal:
         fail(refusal.message)
     say(f"created pack {pack.slug}")

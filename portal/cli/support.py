@@ -4,6 +4,7 @@ app context a command runs in, the error exit, the listing printer and ``say``, 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -31,7 +32,16 @@ class CairnGroup(AppGroup):
     def make_context(self, info_name, args, parent=None, **extra):
         if "obj" not in extra and "obj" not in self.context_settings:
             extra["obj"] = ScriptInfo(create_app=cli_app, set_debug_flag=False)
-        return super().make_context(info_name, args, parent=parent, **extra)
+        return super().make_context(info_name, [_as_sent(arg) for arg in args], parent=parent, **extra)
+
+
+def _as_sent(arg: str) -> str:
+    """An argument as the browser's forms read text (``request_text``): without the bidirectional reordering
+    controls and the other control characters but tab and line breaks, which a title or a name would store as
+    one thing and show as another. A path to a file that exists is kept as typed (passwords come from standard
+    input, never from an argument)."""
+    cleaned = strip_control_characters(arg)
+    return arg if cleaned != arg and os.path.lexists(arg) else cleaned
 
 
 def app_context(check_every_index: bool = False, repair: bool = True):

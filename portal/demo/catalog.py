@@ -49,6 +49,11 @@ def _generated_document(entry: dict[str, str]) -> dict[str, str]:
     }
 
 
+def _vocabulary(name: str | None) -> str:
+    """The text of ``vocabulary/<name>.txt``, or "" for a pack without one."""
+    return (DEMO_DIR / "vocabulary" / f"{name}.txt").read_text(encoding="utf-8") if name else ""
+
+
 def _load(path: Path = CATALOG_PATH) -> tuple[dict, list, list, list, dict]:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     company = data["company"]
@@ -64,6 +69,7 @@ def _load(path: Path = CATALOG_PATH) -> tuple[dict, list, list, list, dict]:
             "kind": entry["kind"],
             "company": company_of(entry),
             "visibility": entry["visibility"],
+            "vocabulary": _vocabulary(entry.get("vocabulary")),
             "documents": _corpus_documents(entry["slug"])
             + [_generated_document(generated) for generated in entry.get("generated", [])],
         }

@@ -27,7 +27,7 @@ from portal.documents.readers import ReaderAccess
 from portal.documents.services import document_id_for, upload_file
 from portal.errors import Refused
 from portal.models import Agent, AuditLog, Document, Pack, User
-from portal.packs.services import create_pack
+from portal.packs.services import create_pack, edit_pack
 from portal.search.service import batched_index_updates
 
 
@@ -93,8 +93,11 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
             entry.get("company"),
             entry.get("description", ""),
             add_company=True,
+            vocabulary=entry.get("vocabulary", ""),
         )
         report.packs_created.append(pack.slug)
+    elif entry.get("vocabulary") and not pack.vocabulary:  # seeded before packs had vocabularies (an edited one: kept)
+        pack = edit_pack(None, pack, pack.title, pack.description, entry["vocabulary"])
     with tempfile.TemporaryDirectory(prefix="cairn-seed-") as scratch:
         for document in entry["documents"]:
             path = catalog.build_document(document, Path(scratch))

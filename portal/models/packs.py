@@ -28,11 +28,16 @@ class Pack(BaseModel):
     description = TextField(default="")
     kind = CharField(default="generic")
     company = ForeignKeyField(Company, null=True, backref="packs", on_delete="RESTRICT")
+    # The words its readers type for what its documents name otherwise (``portal.search.vocabulary``).
+    vocabulary = TextField(default="")
     # Bumped in the same transaction as every change to the pack's passages, which
     # also writes a PendingIndexUpdate with the new value; the Lucene index records
     # the generation it shows, so a lagging, lost or missing index is detected.
     index_generation = IntegerField(default=0)
     created_at = DateTimeField(default=utcnow)
+    # When its title, description or vocabulary last changed (None: never): a save based on an older form is
+    # refused (``packs.services.edit_pack``).
+    updated_at = DateTimeField(null=True)
     # Set on delete: the row stays as a tombstone so the slug is never reused (migrations/0016).
     deleted_at = DateTimeField(null=True)
 

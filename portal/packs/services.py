@@ -11,8 +11,11 @@ from portal.audit import audit
 from portal.companies import company_named
 from portal.db import database, locking
 from portal.errors import NotFound, Refused, too_long
-from portal.models import MAX_ID_CHARS, MAX_TITLE_CHARS, PACK_KINDS, Document, Pack, User
+from portal.meanwhile import refuse_if_changed
+from portal.models import MAX_ID_CHARS, MAX_TITLE_CHARS, PACK_KINDS, Document, Pack, User, utcnow
 from portal.paging import ListPage
+from portal.search import vocabulary
+from portal.wording import counted
 
 # A pack's or an agent's slug; the forms' ``pattern`` attribute is this too (``\-``: valid in its v-mode).
 SLUG_PATTERN = rf"[a-z0-9][a-z0-9\-]{{0,{MAX_ID_CHARS - 1}}}"
@@ -50,6 +53,7 @@ def create_pack(
     description: str = "",
     *,
     add_company: bool = False,
+    vocabulary: str = "",
 ) -> Pack:
     """A new pack; a company pack names an existing company, or with ``add_company`` (the command line and the
     demo seed, which set a deployment up) a new one. The browser form chooses among the existing ones, so a
@@ -58,6 +62,7 @@ def create_pack(
     if not SLUG_RE.match(slug):
         raise Refused("bad_slug", f"A pack slug has {SLUG_RULE}.")
     title, description = _checked_title(title), _checked_description(description)
+    vocabulary = _checked_vocabulary(vocabulary)
     if kind not in PACK_KINDS:
         raise Refused("bad_kind", "A pack is either generic or company.")
     if kind == "company" and not (company_name or "").strip():
@@ -76,7 +81,9 @@ def create_pack(
         company = company_named(company_name, add=add_company) if kind == "company" else None
         try:
             with database().atomic():
-                return Pack.create(slug=slug, title=title, kind=kind, company=company, description=description)
+                return Pack.create(
+                    slug=slug, title=title, kind=kind, company=company, description=description, vocabulary=vocabulary
+                )
         except IntegrityError:  # PostgreSQL: the other admin's pack was committed after this check
             raise _slug_taken(slug) from None
 
@@ -85,26 +92,59 @@ def _slug_taken(slug: str) -> Refused:
     return Refused("slug_taken", f"A pack {slug!r} exists already.")
 
 
-def edit_pack(actor: User | None, pack: Pack, title: str, description: str) -> Pack:
-    """Change a pack's title and description (its slug, kind and company stay: grants and
-    citations name them); the row as this change left it."""
+def edit_pack(
+    actor: User | None,
+    pack: Pack,
+    title: str,
+    description: str,
+    vocabulary: str | None = None,
+    based_on: str | None = None,
+    base: dict | None = None,
+) -> Pack:
+    """Change a pack's title, description and vocabulary (None: kept; its slug, kind and company stay: grants
+    and citations name them); the row as this change left it. ``based_on`` and ``base``: when the pack had last
+    changed as the form showed it (``wording.edit_stamp``), and the values it showed; ``ChangedMeanwhile`` when it
+    has changed since (``portal.meanwhile``)."""
     title, description = _checked_title(title), _checked_description(description)
+    vocabulary = None if vocabulary is None else _checked_vocabulary(vocabulary)
     with database().atomic():
         # Locked, and what changed read from it: two saves at once audited their change from the title each
         # request had read before, so the later one's "from" was never the title it replaced.
         locked = locking(Pack.select().where((Pack.id == pack.id) & Pack.deleted_at.is_null())).first()
         if locked is None:
             raise NotFound(pack.slug)  # deleted by someone else meanwhile
-        changed = {
-            name: [old, new]
-            for name, old, new in (("title", locked.title, title), ("description", locked.description, description))
-            if old != new
-        }
+        wanted = {"title": title, "description": description}
+        if vocabulary is not None:
+            wanted["vocabulary"] = vocabulary
+        differing = [name for name, value in wanted.items() if getattr(locked, name) != value]
+        if differing:
+            current = {name: getattr(locked, name) for name in wanted}
+            refuse_if_changed("pack", locked.updated_at, based_on, base, wanted, current)
+        changed = {name: _audited(name, getattr(locked, name), wanted[name]) for name in differing}
         if changed:
-            locked.title, locked.description = title, description
-            locked.save(only=[Pack.title, Pack.description])
+            for name in differing:
+                setattr(locked, name, wanted[name])
+            locked.updated_at = utcnow()
+            locked.save(only=[Pack.title, Pack.description, Pack.vocabulary, Pack.updated_at])
             audit(actor, "pack.update", locked, {"slug": locked.slug, "changed": changed})
     return locked
+
+
+def _audited(name: str, old: str, new: str) -> list:
+    """A changed field as the audit log keeps it: a vocabulary by its count of entries (its text may be long)."""
+    if name == "vocabulary":
+        return [
+            counted(len(vocabulary.parsed(old)), "entry", "entries"),
+            counted(len(vocabulary.parsed(new)), "entry", "entries"),
+        ]
+    return [old, new]
+
+
+def _checked_vocabulary(text: str) -> str:
+    """A vocabulary as stored: line breaks as one character, and every line an entry or a comment."""
+    text = text.replace("\r\n", "\n").strip()
+    vocabulary.parsed(text)
+    return text
 
 
 def all_packs() -> list[Pack]:

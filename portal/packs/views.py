@@ -9,12 +9,13 @@ from portal import access
 from portal.answers.references import section_path
 from portal.companies import company_names
 from portal.errors import NotFound, Refused
+from portal.meanwhile import ChangedMeanwhile, shown_base
 from portal.numbers import form_number, query_page
 from portal.packs.deletion import delete_pack, pack_contents
 from portal.packs.services import create_pack, documents_page, edit_pack, live_document_counts
 from portal.rendering import render, wants_fragment
 from portal.request_text import query_search
-from portal.wording import counted
+from portal.wording import counted, edit_stamp
 
 bp = Blueprint("packs", __name__, url_prefix="/packs")
 
@@ -119,13 +120,38 @@ def pack_page(pack, query: str = "", fragment: str | None = None, outcomes: list
 def edit(slug: str):
     pack = access.pack_for(current_user, slug, "documents.write")
     if request.method == "GET":
-        return render("packs/edit.html", pack=pack, form=pack.__data__, error=None)
+        return _edit_page(pack, pack.__data__, pack)
+    form = request.form
     try:
-        edit_pack(current_user, pack, request.form.get("title", ""), request.form.get("description", ""))
+        edit_pack(
+            current_user,
+            pack,
+            form.get("title", ""),
+            form.get("description", ""),
+            form.get("vocabulary"),
+            based_on=form.get("based_on"),
+            base=shown_base(form, EDITED_FIELDS),
+        )
+    except ChangedMeanwhile as refusal:  # both changes in the form, based on the change the person was told of
+        current = access.pack_for(current_user, slug, "documents.write")
+        return _edit_page(pack, refusal.form, current, refusal.message, 409)
     except Refused as refusal:
-        return render("packs/edit.html", status=422, pack=pack, form=request.form, error=refusal.message)
-    flash("Saved the pack's title and description.")
+        return _edit_page(pack, form, None, refusal.message, 422)
+    flash("Saved the pack's title, description and vocabulary.")
     return redirect(url_for("packs.show", slug=slug), code=303)
+
+
+EDITED_FIELDS = ("title", "description", "vocabulary")
+
+
+def _edit_page(pack, form, shown, error: str | None = None, status: int = 200):
+    """The edit form holding ``form``; ``shown``: the pack the form is now based on (None: as the refused
+    request was based, by its ``base_…`` fields and ``based_on``)."""
+    if shown is None:
+        base, based_on = shown_base(form, EDITED_FIELDS) or {}, form.get("based_on")
+    else:
+        base, based_on = {name: getattr(shown, name) for name in EDITED_FIELDS}, edit_stamp(shown.updated_at)
+    return render("packs/edit.html", status=status, pack=pack, form=form, base=base, based_on=based_on, error=error)
 
 
 @bp.route("/<slug>/delete", methods=["GET", "POST"])

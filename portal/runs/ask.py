@@ -31,6 +31,7 @@ from portal.ingest import limits
 from portal.ingest.markers import figure_markers
 from portal.models import Agent, Conversation, Document, Figure, Pack, Passage, Run, RunReference, User, utcnow
 from portal.runs.services import forget_documents_text
+from portal.search import vocabulary
 from portal.search.analysis import TermCache, question_terms
 from portal.search.hits import SearchHit
 from portal.search.service import search_packs
@@ -58,6 +59,7 @@ class Retrieval:
 
     choice: evidence.Choice
     hits: list[SearchHit]
+    synonyms: dict[str, frozenset[str]]  # the packs' vocabulary for the question's words
 
     @property
     def issued(self) -> list[SearchHit]:
@@ -69,7 +71,8 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
     check; nothing is stored."""
     packs = list(agent.granted_packs()) if packs is None else packs
     terms = question_terms(question)
-    results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms)
+    synonyms = vocabulary.of_packs(packs).synonyms(question)
+    results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms, synonyms=synonyms)
     choice = evidence.choose(
         question,
         terms,
@@ -79,8 +82,9 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
         tokenize=tokenize or TermCache(),
         days_in_documents=functools.partial(_days_in_documents, {hit.revision_id for hit in results.hits}),
         everyday=functools.partial(everyday.is_everyday, question),
+        synonyms=synonyms,
     )
-    return Retrieval(choice, results.hits)
+    return Retrieval(choice, results.hits, synonyms)
 
 
 def _days_in_documents(revisions: set[int], days: set[tuple[int, int]]) -> set[tuple[int, int]]:
@@ -159,6 +163,7 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answer
         client=client,
         tokenize=tokenize,
         weights=retrieval.choice.weights,
+        synonyms=retrieval.synonyms,
         on_the_day=functools.partial(_on_the_day, question, retrieval.issued),  # read only if it answers itself
     )
     timings = {"retrieval_ms": retrieval_ms}

@@ -169,6 +169,13 @@ SHORT_FORMS = {
     "tcode": "transaction code",
     "tcodes": "transaction codes",
     "env": "environment",
+    "bg": "background",
+    "crit": "critical",
+    "dest": "destination",
+    "conf": "confirmation",
+    "confs": "confirmations",
+    "shud": "should",
+    "vol": "volume",
 }
 # A short form is a whole word: not part of a name ("prod.sql", "env/prod", "K4P-prod"), though a sentence may end
 # after it ("in prod.").

@@ -18,28 +18,32 @@ def query_terms(query: str, limit: int) -> list[tuple[str, int]]:
     return list(Counter(analyze(query)).items())[:limit]
 
 
-def terms_query(terms: list[str]):
+def terms_query(terms: list[str], expanded: tuple[str, ...] = ()):
     """A Lucene query matching any of these analyzed terms, a repeated term weighing as many times;
-    the same query ``build_query`` makes of a text, without analysing it again."""
+    the same query ``build_query`` makes of a text, without analysing it again. ``expanded``: the
+    searched packs' document words for the user's words (``vocabulary``), each asked for once as well."""
     classes = J()
     should = classes.JBooleanClauseOccur.SHOULD
     builder = classes.JBooleanQueryBuilder()
-    for term, count in list(Counter(terms).items())[: classes.JIndexSearcher.getMaxClauseCount()]:
+    counted = list(Counter(terms).items()) + [(term, 1) for term in expanded if term not in terms]
+    for term, count in counted[: classes.JIndexSearcher.getMaxClauseCount()]:
         query = classes.JTermQuery(classes.JTerm(FIELD_CONTENTS, term))
         builder.add(classes.JBoostQuery(query, float(count)) if count > 1 else query, should)
     return builder.build()
 
 
-def build_query(query: str):
+def build_query(query: str, expanded: tuple[str, ...] = ()):
     """A Lucene query matching any analyzed term of ``query``; it has no clause when the text has no term.
 
     The text is analyzed, never parsed, so Lucene syntax in it is just words. A
     term repeated in the question weighs as many times, as with Lucene's parser.
     Anserini's ``BagOfWordsQueryGenerator`` does this in one Java call; a text
     with more distinct terms than Lucene allows clauses (1,024) makes it fail,
-    and is then built here from its first terms.
+    and is then built here from its first terms. With ``expanded`` terms it is built as ``terms_query``.
     """
     query = question_words(query)
+    if expanded:
+        return terms_query(analyze(query), expanded)
     try:
         return _bag_of_words()(FIELD_CONTENTS, english_analyzer(), query)
     except jvm.JavaException as error:

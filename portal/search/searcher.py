@@ -61,6 +61,7 @@ class Searcher:
         per_document_cap: int = PER_DOCUMENT_CAP,
         terms: list[str] | None = None,
         readable: Readable | None = None,
+        expanded: tuple[str, ...] = (),
     ) -> SearchResult:
         """The best ``limit`` passages of ``pack_slugs`` for ``query``, at most ``per_document_cap`` per document.
 
@@ -68,13 +69,14 @@ class Searcher:
         without an index are skipped, as if empty. With ``terms`` (the query
         already analyzed, see ``analysis.question_terms``) the query is built
         from them and the result carries the packs' statistics for them. With
-        ``readable`` only the partitions it admits are searched, and counted.
+        ``readable`` only the partitions it admits are searched, and counted. ``expanded``: document words
+        the query also asks for, with less weight (``vocabulary``).
         """
 
         def bm25(pack_set: PackSetSearcher) -> SearchResult:
             if terms is None:
-                return pack_set.search(build_query(query), limit, per_document_cap)
-            result = pack_set.search(terms_query(terms), limit, per_document_cap) if terms else SearchResult()
+                return pack_set.search(build_query(query, expanded), limit, per_document_cap)
+            result = pack_set.search(terms_query(terms, expanded), limit, per_document_cap) if terms else SearchResult()
             passages, doc_freqs = pack_set.statistics(terms)
             return dataclasses.replace(result, passages=passages, doc_freqs=doc_freqs)
 
@@ -114,6 +116,7 @@ class Searcher:
         per_document_cap: int = PER_DOCUMENT_CAP,
         terms: list[str] | None = None,
         readable: Readable | None = None,
+        expanded: tuple[str, ...] = (),
     ) -> SearchResult:
         """BM25 and dense halves over ``pack_slugs``, fused by RRF, at most ``per_document_cap`` per document.
 
@@ -124,13 +127,13 @@ class Searcher:
         to embed). Raises ``ModelMismatch`` when a pack's index holds another
         model's vectors: scores of two models are not comparable. With ``terms`` (the
         query already analyzed) the BM25 half is built from them and the result carries
-        the packs' statistics for them, as ``search`` does; ``readable`` as there.
+        the packs' statistics for them, as ``search`` does; ``readable`` and ``expanded`` as there.
         """
 
         def hybrid(pack_set: PackSetSearcher) -> SearchResult:
             pack_set.require_model(model_id)
             pool = fusion.pool_size(limit)
-            query_object = build_query(query) if terms is None else terms_query(terms)
+            query_object = build_query(query, expanded) if terms is None else terms_query(terms, expanded)
             if terms is None or terms:
                 lexical, total, total_is_exact = pack_set.bm25_pool(query_object, pool)
             else:  # nothing analyzed survives: no lexical half, as in ``search``

@@ -36,7 +36,7 @@ from flask import current_app
 from portal.db import KeptSelectIn, database
 from portal.errors import NotFound
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
-from portal.search import embedding, jvm
+from portal.search import embedding, jvm, vocabulary
 from portal.search.errors import IndexBusy, ModelMismatch
 from portal.search.hits import SearchHit, SearchResults
 from portal.search.index import IndexStore, IndexUpdate
@@ -410,6 +410,7 @@ def search_packs(
     terms: list[str] | None = None,
     retrieval: str | None = None,
     readable: Readable | None = None,
+    synonyms: dict[str, frozenset[str]] | None = None,
 ) -> SearchResults:
     """BM25, or hybrid (``CAIRN_RETRIEVAL``, or ``retrieval``), over exactly these packs; hits come back as
     passages from the database.
@@ -418,11 +419,16 @@ def search_packs(
     result then also carries the packs' statistics for them, in either mode.
     ``readable``: only the partitions (access classes) it admits, for a person's
     own reading (``access.search_for_reader``); None for all (an agent's grant).
+    ``synonyms``: the document words the packs' vocabularies give for the query's words
+    (``vocabulary.Vocabulary.synonyms``), when the caller has read them; the search also asks for them.
     """
     limit = max(1, min(int(limit), MAX_LIMIT))
     by_slug = {p.slug: p for p in packs}
     if not query.strip() or not by_slug:
         return SearchResults(query=query, hits=[], no_evidence=True)
+    if synonyms is None:
+        synonyms = vocabulary.of_packs(by_slug.values()).synonyms(query)
+    expanded = vocabulary.expanded_terms(synonyms)
     if (retrieval or indexes().retrieval) == "hybrid":
         embedder = embedding.shared_embedder()
         result = indexes().searcher.search_hybrid(
@@ -434,9 +440,12 @@ def search_packs(
             limit=limit,
             terms=terms,
             readable=readable,
+            expanded=expanded,
         )
     else:
-        result = indexes().searcher.search(list(by_slug), query, limit=limit, terms=terms, readable=readable)
+        result = indexes().searcher.search(
+            list(by_slug), query, limit=limit, terms=terms, readable=readable, expanded=expanded
+        )
     rows = {p.id: p for p in _hit_passages.rows(h.passage_id for h in result.hits)}
     hits = []
     for hit in result.hits:

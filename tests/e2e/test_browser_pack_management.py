@@ -8,7 +8,9 @@ from browser_helpers import arrived_at, sign_in
 from playwright.sync_api import expect
 
 from helpers import LOCKS, PASSWORD, SPOOL
+from portal.auth.services import create_user
 from portal.documents import services as documents
+from portal.models import Pack
 
 
 def test_admin_edits_a_pack_then_deletes_it_after_the_confirmation(page, pack, users):
@@ -63,3 +65,35 @@ def test_a_refused_pack_edit_or_token_puts_the_focus_on_its_message(page, pack, 
     message = page.get_by_role("alert")
     expect(message).to_contain_text("Give the token a name")
     expect(message).to_be_focused()
+
+
+def test_a_pack_saved_from_a_form_opened_before_another_admin_s_save_is_refused_and_keeps_its_text(
+    page, browser, live_server, pack, users
+):
+    """The later save used to undo the earlier one without a word (its vocabulary above all)."""
+    second = create_user("second-admin@example.test", PASSWORD, {"PlatformAdmin"})
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/ops/edit")
+    other = browser.new_context(base_url=live_server).new_page()
+    sign_in(other, second.email, PASSWORD)
+    other.goto("/packs/ops/edit")
+    other.fill("#vocabulary", "sticker => label")
+    other.get_by_role("button", name="Save").click()
+    arrived_at(other, re.compile(r"/packs/ops$"))
+    other.context.close()
+
+    page.fill("#title", "Ops night desk")
+    page.fill("#vocabulary", "crash => dump, short dump")
+    page.get_by_role("button", name="Save").press("Enter")
+    message = page.get_by_role("alert")
+    expect(message).to_contain_text("Someone else changed this pack")
+    expect(message).to_contain_text("You both changed its vocabulary: the form keeps yours.")
+    expect(message).to_be_focused()
+    expect(page.locator("#title")).to_have_value("Ops night desk")  # what was typed stays
+    expect(page.locator("#vocabulary")).to_have_value("crash => dump, short dump")
+    assert Pack.get_by_id(pack.id).vocabulary == "sticker => label"
+
+    page.get_by_role("button", name="Save").click()  # now a deliberate replace
+    arrived_at(page, re.compile(r"/packs/ops$"))
+    expect(page.locator("h1")).to_contain_text("Ops night desk")
+    assert Pack.get_by_id(pack.id).vocabulary == "crash => dump, short dump"

@@ -1,0 +1,170 @@
+"""A pack's vocabulary: the words readers type for what its documents name otherwise.
+
+Real parts throughout: the Lucene analyzer, a migrated database, real indexes, the ask path and the pack form.
+"""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+
+from helpers import cli_runner
+from portal.agents.services import create_agent
+from portal.answers.extractive import NO_EVIDENCE_ANSWER
+from portal.documents import services as documents
+from portal.errors import Refused
+from portal.models import AuditLog, Pack
+from portal.packs.services import create_pack, edit_pack
+from portal.runs.ask import ask
+from portal.search import vocabulary
+from portal.search.service import search_packs
+
+LABELS = (
+    b"# Label printing\n\n## Label printer jams\n\n"
+    b"When a label printer stops, clear the output device in SPAD and reprint the delivery labels.\n"
+)
+STUCK = "What do I do about a stuck sticker machine?"  # no word of it is in the documents
+OTHER = b"# Spool\n\nDelete old spool requests with RSPO0041 every night.\n"
+STICKERS = "sticker => label\nsticker printer => label printer, output device\n"
+
+
+@pytest.fixture
+def labels(app, pack):
+    documents.upload_file(pack, "label-printing.md", LABELS, None)
+    documents.upload_file(pack, "spool.md", OTHER, None)
+    return pack
+
+
+def _agent(slug="ops-agent"):
+    return create_agent(None, slug, "Ops agent", "preferred", None, "You help the operations team.", ["ops"])
+
+
+# --- what a vocabulary is ------------------------------------------------------------------
+
+
+def test_entries_comments_and_blank_lines_are_read():
+    entries = vocabulary.parsed("# printing\n\nsticker => label\n  Sticker Printer =>  label printer , SPAD \n")
+    assert entries == [
+        vocabulary.Entry(("sticker",), ("label",)),
+        vocabulary.Entry(("sticker", "printer"), ("label printer", "SPAD")),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("sticker => label\nsticker label", "line 2 has no '=>'"),
+        (" => label", "line 1 names no user words"),
+        ("sticker =>  ,", "line 1 names no document words"),
+        ("a very long user phrase => label", "line 1 has more than 4 user words"),
+        ("sticker => a, b, c, d, e, f", "line 1 has more than 5 document words"),
+        ("sticker => label => printer", "line 1 has more than one '=>'"),
+    ],
+)
+def test_a_line_that_is_no_entry_is_refused_by_its_number(text, problem):
+    with pytest.raises(Refused) as refused:
+        vocabulary.parsed(text)
+    assert refused.value.reason == "bad_vocabulary" and problem in refused.value.message
+
+
+def test_a_vocabulary_over_its_length_is_refused():
+    with pytest.raises(Refused, match="at most 50,000 characters"):
+        vocabulary.parsed("a => b\n" * 8_000)
+
+
+def test_the_user_s_words_stand_for_the_document_words_in_the_singular_or_plural_and_in_phrases(app):
+    words = vocabulary.Vocabulary(vocabulary.parsed(STICKERS + "invoice => billing\ninvoice run => billing run\n"))
+    # a word on both sides ("printer") stands for itself
+    assert words.synonyms("Why do the sticker printers jam?") == {"sticker": frozenset({"label", "output", "devic"})}
+    # both the phrase and the word it starts with; "run" is typed, so it is no expansion
+    assert words.synonyms("When is the invoice run?") == {"invoic": frozenset({"bill"})}
+    assert words.synonyms("Invoices missing") == {"invoic": frozenset({"bill"})}
+    # a document word typed as well expands nothing, and neither does a word inside another
+    assert words.synonyms("invoice billing") == {}
+    assert words.synonyms("stickers-only and invoiced") == {}
+
+
+def test_the_longest_entry_reads_its_words_once(app):
+    words = vocabulary.Vocabulary(vocabulary.parsed("data warehouse => BW\nwarehouse => distribution centre\n"))
+    assert words.synonyms("Why did the data warehouse show no figures?") == {
+        "data": frozenset({"bw"}),
+        "warehous": frozenset({"bw"}),
+    }
+    assert words.synonyms("Which warehouse ships it?") == {"warehous": frozenset({"distribut", "centr"})}
+
+
+# --- search, the evidence check and the answer --------------------------------------------
+
+
+def test_without_a_vocabulary_the_user_s_word_finds_nothing(labels):
+    assert search_packs([labels], STUCK).hits == []
+    assert ask(_agent(), None, STUCK).answer == NO_EVIDENCE_ANSWER
+
+
+def test_the_pack_s_vocabulary_finds_answers_and_cites_the_document_words(labels):
+    edit_pack(None, labels, labels.title, labels.description, STICKERS)
+
+    hits = search_packs([Pack.get_by_id(labels.id)], STUCK).hits
+    assert [hit.document_id for hit in hits] == ["label-printing"]
+
+    run = ask(_agent(), None, STUCK)
+    assert "clear the output device in SPAD and reprint the delivery labels" in run.answer
+    assert [r.document_id for r in run.references() if r.n in run.cited] == ["label-printing"]
+    # the note naming the words no document mentions leaves out the one the vocabulary read
+    assert run.absent_words == ["stuck", "machine"]
+
+
+def test_a_pack_s_vocabulary_serves_only_searches_of_that_pack(labels, other_pack):
+    documents.upload_file(other_pack, "labels-too.md", LABELS.replace(b"Label printing", b"Labels"), None)
+    edit_pack(None, labels, labels.title, labels.description, STICKERS)
+    assert search_packs([Pack.get_by_id(other_pack.id)], STUCK).hits == []
+    assert search_packs([Pack.get_by_id(other_pack.id), Pack.get_by_id(labels.id)], STUCK).hits  # together: theirs
+
+
+# --- keeping one --------------------------------------------------------------------------
+
+
+def test_the_pack_form_saves_a_vocabulary_and_audits_its_count_of_entries(labels, client_as):
+    admin = client_as("PlatformAdmin")
+    page = BeautifulSoup(admin.get("/packs/ops/edit").get_data(as_text=True), "html.parser")
+    form = {field["name"]: field.get("value", "") for field in page.select("form input[type=hidden]")}
+    response = admin.post(
+        "/packs/ops/edit", data={**form, "title": "Operations", "description": "", "vocabulary": STICKERS}
+    )
+    assert response.status_code == 303
+    assert Pack.get_by_id(labels.id).vocabulary == STICKERS.strip()
+    entry = AuditLog.select().where(AuditLog.action == "pack.update").get()
+    assert entry.detail["changed"]["vocabulary"] == ["0 entries", "2 entries"]
+
+
+def test_a_bad_vocabulary_line_is_named_and_nothing_is_saved(labels, client_as):
+    admin = client_as("PlatformAdmin")
+    response = admin.post(
+        "/packs/ops/edit",
+        data={"title": "Renamed", "description": "", "vocabulary": "sticker => label\nsticker label printer"},
+    )
+    text = BeautifulSoup(response.get_data(as_text=True), "html.parser")
+    assert response.status_code == 422
+    assert "Vocabulary line 2 has no '=>'" in text.select_one("[role=alert]").get_text()
+    assert "sticker label printer" in text.select_one("textarea#vocabulary").get_text()  # what was typed stays
+    pack = Pack.get_by_id(labels.id)
+    assert (pack.title, pack.vocabulary) == ("Operations", "")
+
+
+def test_the_command_line_creates_a_pack_with_a_vocabulary_file(app, tmp_path):
+    path = tmp_path / "words.txt"
+    path.write_text(STICKERS, encoding="utf-8")
+    run = cli_runner(app)
+    run("packs", "create", "printing", "--title", "Printing", "--vocabulary", str(path))
+    assert Pack.get(Pack.slug == "printing").vocabulary == STICKERS.strip()
+
+    path.write_bytes(b"sticker => \xff\n")
+    result = run("packs", "create", "printing-2", "--title", "P", "--vocabulary", str(path), ok=False)
+    assert "not UTF-8 text" in result.stderr
+    assert not Pack.select().where(Pack.slug == "printing-2").exists()
+
+
+def test_a_pack_made_with_a_bad_vocabulary_is_not_made(app):
+    with pytest.raises(Refused, match="line 1"):
+        create_pack("printing", "Printing", "generic", vocabulary="sticker label")
+    assert not Pack.select().where(Pack.slug == "printing").exists()
