@@ -25,8 +25,8 @@ class Merge:
 
 
 def merged(base: Mapping | None, mine: Mapping, current: Mapping) -> Merge:
-    """Both changes to one form; without ``base`` (a form that did not carry it) this person's values
-    stand and every field whose current value differs from theirs is named as changed."""
+    """Both changes to one form; without ``base`` (a form that did not carry what it showed, such as a page
+    opened before this rule) this person's values stand and every field whose current value differs is named."""
     if base is None:
         return Merge(dict(mine), [name for name in mine if mine[name] != current[name]])
     form, theirs, both = {}, [], []
@@ -44,24 +44,22 @@ def merged(base: Mapping | None, mine: Mapping, current: Mapping) -> Merge:
 
 
 class ChangedMeanwhile(Refused):
-    """Nothing was saved: the thing changed after the form was opened. ``form`` is what the page shows now."""
+    """Nothing was saved: the thing changed after the form was opened. The page shows ``form`` (both changes),
+    based on ``current`` and ``based_on``: the row as the refusal read it, locked, so a change made after the
+    refusal is caught by the next save again."""
 
-    def __init__(self, what: str, changed_at, merge: Merge, based: bool, names: Mapping | None = None):
-        self.form = merge.form
+    def __init__(self, what: str, changed_at, merge: Merge, current: Mapping, names: Mapping | None = None):
+        self.form, self.current, self.based_on = merge.form, dict(current), wording.edit_stamp(changed_at)
         named = names or {}
-        merge = Merge(merge.form, [named.get(n, n) for n in merge.theirs], [named.get(n, n) for n in merge.both])
+        theirs, both = [named.get(n, n) for n in merge.theirs], [named.get(n, n) for n in merge.both]
         at = f" at {wording.when(changed_at)} UTC" if changed_at else ""
-        if not based:  # a form that did not carry what it showed: only what differs now is known
-            differs = f" The current {_listed(merge.theirs)} {_verb(merge.theirs)} from yours." if merge.theirs else ""
-            then = " Your text is still below: save again to replace their change with it."
-        else:
-            differs = f" They changed its {_listed(merge.theirs)}: the form below shows theirs." if merge.theirs else ""
-            if merge.both:
-                differs += f" You both changed its {_listed(merge.both)}: the form keeps yours."
-            then = " Check it and save again."
+        differs = f" They changed its {_listed(theirs)}: the form below shows theirs." if theirs else ""
+        if both:
+            differs += f" You both changed its {_listed(both)}: the form keeps yours."
         super().__init__(
             "changed_meanwhile",
-            f"Someone else changed this {what}{at}, after you opened this form. Nothing was saved.{differs}{then}",
+            f"Someone else changed this {what}{at}, after you opened this form. Nothing was saved.{differs} "
+            "Check it and save again.",
         )
 
 
@@ -74,11 +72,17 @@ def refuse_if_changed(
     current: Mapping,
     names: Mapping | None = None,
 ) -> None:
-    """``ChangedMeanwhile`` when the form was based on another moment of change than the row's (``based_on``
-    as ``wording.edit_stamp`` wrote it; None: a caller that read no form, such as the command line, is not
-    checked). ``names``: how the message names a field ("granted packs" for ``packs``)."""
-    if based_on is not None and based_on != wording.edit_stamp(changed_at):
-        raise ChangedMeanwhile(what, changed_at, merged(base, mine, current), base is not None, names)
+    """``ChangedMeanwhile`` when the thing changed after the form was opened (``based_on``, as
+    ``wording.edit_stamp`` wrote it, is not the row's) and saving ``mine`` would undo some of that change. A
+    change to nothing the form shows (an agent offered meanwhile), or the same change made by both, is no
+    conflict. None: a caller that read no form (the command line, the seed) is not checked. ``names``: how the
+    message names a field ("granted packs" for ``packs``)."""
+    if based_on is None or based_on == wording.edit_stamp(changed_at):
+        return
+    merge = merged(base, mine, current)
+    if base is not None and not (merge.theirs or merge.both):  # nothing of theirs would be undone
+        return
+    raise ChangedMeanwhile(what, changed_at, merge, current, names)
 
 
 def shown_base(form: Mapping, names, sets=()) -> dict | None:

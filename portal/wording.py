@@ -22,7 +22,7 @@ def when_to_the_second(moment: dt.datetime) -> str:
 
 def edit_stamp(moment: dt.datetime | None) -> str:
     """When a thing last changed, as an edit form carries it back (its ``based_on`` field): exact to the
-    microsecond, "" for a thing never changed; compared as text by ``errors.refuse_if_changed``."""
+    microsecond, "" for a thing never changed; compared as text by ``meanwhile.refuse_if_changed``."""
     return moment.isoformat() if moment else ""
 
 

@@ -434,3 +434,22 @@ def test_cairn_index_rebuild_restores_the_vectors(tmp_path):
     assert len(nearest) == 1 and nearest[0].document_id == "printer"
     found = json.loads(run("search", "printer ribbon", "--pack", "notes", "--json").stdout)
     assert [hit["document_id"] for hit in found["hits"]] == ["printer"]
+
+
+def test_the_lexical_half_asks_for_the_document_words_of_a_vocabulary_too(store, searcher):
+    """A user's word no passage holds ("wrench") finds the passage by the word a vocabulary gives for it."""
+    question = "Which wrench do I take?"
+    plain = hybrid(searcher, ["ops"], question, floor=1.0)  # the dense half kept out: only words decide
+    embedder = shared_embedder()
+    expanded = searcher.search_hybrid(
+        ["ops"],
+        question,
+        question_vector(embedder, question),
+        model_id=embedder.model_id,
+        floor=1.0,
+        terms=["wrench", "take"],
+        expanded=("lock",),
+    )
+    assert plain.hits == []
+    assert [hit.passage_id for hit in expanded.hits] == [206]
+    assert expanded.doc_freqs == {"wrench": 0, "take": 0, "lock": 1}  # the statistics cover the document word

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
-from portal.agents.services import create_agent, update_agent
+from portal.agents.services import create_agent, set_offered, update_agent
 from portal.meanwhile import merged
-from portal.models import AgentGrant, Pack
+from portal.models import Agent, AgentGrant, Pack
+from portal.packs import views as packs_views
 from portal.packs.services import create_pack, edit_pack
 
 
@@ -94,3 +95,51 @@ def test_an_edit_form_carries_what_it_shows(app, client_as, path):
     else:
         assert hidden["based_on"][0].startswith("20")
         assert hidden["base_instructions"] == ["line one\nline two"] and hidden["base_packs"] == ["ops"]
+
+
+def test_a_change_the_form_does_not_show_is_no_conflict(app, client_as):
+    """Offering the agent meanwhile moves its time of change, but saving the form undoes nothing of it."""
+    create_pack("ops", "Operations", "generic")
+    agent = create_agent(None, "desk", "Desk", "open", None, "", ["ops"])
+    admin = client_as("PlatformAdmin")
+    _, opened = _fields(admin.get("/agents/desk"))
+    set_offered(None, agent, True)
+
+    form = {**opened, "name": "Night desk", "mode": "open", "instructions": "", "description": "", "packs": ["ops"]}
+    assert admin.post("/agents/desk", data=form).status_code == 303
+    assert Agent.get_by_id(agent.id).name == "Night desk" and Agent.get_by_id(agent.id).offered
+
+
+def test_the_refused_page_is_based_on_the_row_the_refusal_read(app, client_as, monkeypatch):
+    """A third save landing between the refusal and its page must still be caught by the next save."""
+    create_pack("ops", "Operations", "generic", description="Runbooks")
+    admin = client_as("PlatformAdmin")
+    _, opened = _fields(admin.get("/packs/ops/edit"))
+    edit_pack(None, Pack.get(Pack.slug == "ops"), "Operations", "Second", None)
+
+    rendered = packs_views._edit_page
+
+    def third_save_first(*args, **kwargs):  # the third save commits while the refused page is being made
+        edit_pack(None, Pack.get(Pack.slug == "ops"), "Operations", "Third", None)
+        return rendered(*args, **kwargs)
+
+    monkeypatch.setattr(packs_views, "_edit_page", third_save_first)
+    response = admin.post("/packs/ops/edit", data={**opened, "title": "Ops desk", "description": "Runbooks"})
+    monkeypatch.undo()
+    page, again = _fields(response)
+    assert response.status_code == 409 and page.select_one("#description").get_text() == "Second"
+
+    saved = admin.post("/packs/ops/edit", data={**again, "title": "Ops desk", "description": "Second"})
+    assert saved.status_code == 409  # "Third" is not undone unseen
+    assert Pack.get(Pack.slug == "ops").description == "Third"
+
+
+def test_a_form_without_a_field_keeps_its_value_through_a_refusal(app, client_as):
+    create_pack("ops", "Operations", "generic", vocabulary="sticker => label")
+    admin = client_as("PlatformAdmin")
+    _, opened = _fields(admin.get("/packs/ops/edit"))
+    edit_pack(None, Pack.get(Pack.slug == "ops"), "Operations", "Changed", None)
+    response = admin.post("/packs/ops/edit", data={**opened, "title": "Ops", "description": ""})  # no vocabulary
+    page, _ = _fields(response)
+    assert response.status_code == 409
+    assert page.select_one("#vocabulary").get_text() == "sticker => label"

@@ -164,3 +164,19 @@ def test_the_demo_member_reads_the_shared_and_company_documents_in_the_library(s
     assert not any(visibility == "staff" for _, visibility in readable)
     found = search_library(member, "glossary")
     assert found.hits and {h.pack for h in found.hits} <= {slug for slug, _ in readable}
+
+
+def test_re_seeding_fills_a_demo_pack_s_vocabulary_once_and_never_one_an_administrator_emptied(app):
+    from portal.models import Pack
+    from portal.packs.services import edit_pack
+
+    seed_demo()
+    runbooks = Pack.get(Pack.slug == "sap-operations-runbooks")
+    assert "invoice => billing" in runbooks.vocabulary
+    Pack.update(vocabulary="").where(Pack.id == runbooks.id).execute()  # seeded before packs had vocabularies
+    seed_demo()
+    assert "invoice => billing" in Pack.get_by_id(runbooks.id).vocabulary
+
+    edit_pack(None, Pack.get_by_id(runbooks.id), runbooks.title, runbooks.description, "")  # emptied on purpose
+    seed_demo()
+    assert Pack.get_by_id(runbooks.id).vocabulary == ""

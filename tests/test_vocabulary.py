@@ -10,13 +10,15 @@ from bs4 import BeautifulSoup
 
 from helpers import cli_runner
 from portal.agents.services import create_agent
-from portal.answers.extractive import NO_EVIDENCE_ANSWER
+from portal.answers.extractive import NO_EVIDENCE_ANSWER, extractive_sentences
+from portal.answers.references import Reference
 from portal.documents import services as documents
 from portal.errors import Refused
 from portal.models import AuditLog, Pack
 from portal.packs.services import create_pack, edit_pack
 from portal.runs.ask import ask
 from portal.search import vocabulary
+from portal.search.analysis import TermCache
 from portal.search.service import search_packs
 
 LABELS = (
@@ -81,7 +83,7 @@ def test_the_user_s_words_stand_for_the_document_words_in_the_singular_or_plural
     assert words.synonyms("Invoices missing") == {"invoic": frozenset({"bill"})}
     # a document word typed as well expands nothing, and neither does a word inside another
     assert words.synonyms("invoice billing") == {}
-    assert words.synonyms("stickers-only and invoiced") == {}
+    assert words.synonyms("stickerbooks and invoiced") == {}
 
 
 def test_the_longest_entry_reads_its_words_once(app):
@@ -168,3 +170,50 @@ def test_a_pack_made_with_a_bad_vocabulary_is_not_made(app):
     with pytest.raises(Refused, match="line 1"):
         create_pack("printing", "Printing", "generic", vocabulary="sticker label")
     assert not Pack.select().where(Pack.slug == "printing").exists()
+
+
+def test_a_hyphen_parts_words_on_both_sides_and_plurals_are_read_as_people_write_them(app):
+    words = vocabulary.Vocabulary(vocabulary.parsed("sign-off => approve\ngo live => go-live\nprocess => job\n"))
+    assert words.synonyms("who gives the sign off?") == {"sign": frozenset({"approv"})}
+    assert words.synonyms("who gives the sign-off?") == {"sign": frozenset({"approv"})}
+    assert words.synonyms("when did it go-live") == {}  # "go-live" is its own document word
+    assert words.synonyms("which processes hang") == {"process": frozenset({"job"})}
+
+
+def test_an_entry_whose_document_words_no_searched_pack_holds_stands_for_nothing(labels):
+    """The note naming the words no document mentions still names the user's word where nothing stands for it."""
+    edit_pack(None, labels, labels.title, labels.description, "sticker => barcode")
+    run = ask(_agent(), None, STUCK)
+    assert run.answer == NO_EVIDENCE_ANSWER
+    assert run.absent_words == ["stuck", "sticker", "machine"]
+
+
+def test_a_stored_vocabulary_a_stricter_rule_would_refuse_still_serves_its_good_lines(labels):
+    Pack.update(vocabulary="sticker => label\nthis line is no entry").where(Pack.id == labels.id).execute()
+    assert [hit.document_id for hit in search_packs([Pack.get_by_id(labels.id)], STUCK).hits] == ["label-printing"]
+    # and the form saves a corrected text (the audit counts the old one's good lines)
+    edit_pack(None, Pack.get_by_id(labels.id), labels.title, labels.description, "sticker => label")
+    entry = AuditLog.select().where(AuditLog.action == "pack.update").get()
+    assert entry.detail["changed"]["vocabulary"] == ["1 entry", "1 entry"]
+
+
+def test_a_vocabulary_file_loses_its_byte_order_mark_and_control_characters(app, tmp_path):
+    path = tmp_path / "words.txt"
+    path.write_bytes("\ufeff# printing\r\nsticker\u202e => label\x07\r\n".encode())
+    cli_runner(app)("packs", "create", "printing", "--title", "Printing", "--vocabulary", str(path))
+    assert Pack.get(Pack.slug == "printing").vocabulary == "# printing\nsticker => label"
+
+
+def test_the_answerer_reads_a_unit_holding_a_document_word_as_holding_the_user_s_word(app):
+    text = (
+        "## Labels\n\nClear the output device in SPAD when labels stop.\n\n"
+        "## Service\n\nMachines are serviced on Mondays.\n"
+    )
+    reference = Reference(1, 101, 11, "Printing", "ops", "Ops", 1, None, "", 1, 3, text)
+    question = "What do I do about a stuck sticker machine?"
+    without = extractive_sentences(question, [reference], TermCache(), max_sentences=1)
+    with_it = extractive_sentences(
+        question, [reference], TermCache(), max_sentences=1, synonyms={"sticker": frozenset({"label"})}
+    )
+    assert without == [("Machines are serviced on Mondays.", 1)]
+    assert with_it == [("Clear the output device in SPAD when labels stop.", 1)]

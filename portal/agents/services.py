@@ -119,15 +119,16 @@ def update_agent(
 ) -> Agent:
     """Save new settings and grants as given (grants not listed are revoked; ``description`` None: kept);
     audit what changed. ``based_on`` and ``base``: when the agent had last changed as the form showed it
-    (``wording.edit_stamp``), and the values it showed (``FORM_FIELDS``, ``packs`` a set); ``ChangedMeanwhile``
+    (``wording.edit_stamp``), and the values it showed (``FIELD_NAMES``, ``packs`` a set); ``ChangedMeanwhile``
     when it has changed since, so a form opened before another administrator's save does not silently undo it
     (its grants above all; ``portal.meanwhile``)."""
     name, instructions = _checked_name(name), _checked_instructions(instructions)
-    description = agent.description if description is None else _checked_description(description)
+    description = None if description is None else _checked_description(description)
     _check_mode(mode)
     with database().atomic():
         # Locked: a second save at the same moment starts from this one's grants, not the same old ones.
         agent = _locked(agent)
+        description = agent.description if description is None else description  # kept as it is now
         company = company_named(company_name)
         packs = _grantable_packs(pack_slugs, company)
         before = _settings(agent)

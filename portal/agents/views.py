@@ -66,13 +66,9 @@ def create():
 @login_required
 def show(slug: str):
     agent = access.agent_for(current_user, slug)
+    shown = services.form_values(agent)
     return _form_page(
-        "agents/show.html",
-        agent,
-        _agent_form(agent),
-        {p.slug for p in agent.granted_packs()},
-        based_on=edit_stamp(agent.updated_at),
-        base=services.form_values(agent),
+        "agents/show.html", agent, shown, set(shown["packs"]), based_on=edit_stamp(agent.updated_at), base=shown
     )
 
 
@@ -94,17 +90,16 @@ def update(slug: str):
             based_on=form.get("based_on"),
             base=shown_base(form, services.FIELD_NAMES.keys() - {"packs"}, sets=("packs",)),
         )
-    except ChangedMeanwhile as refusal:  # both changes in the form, based on the change the person was told of
-        current = access.agent_for(current_user, slug, "agents.configure")
+    except ChangedMeanwhile as refusal:  # both changes in the form, based on the row the refusal read
         return _form_page(
             "agents/show.html",
-            current,
+            agent,
             refusal.form,
             set(refusal.form["packs"]),
             refusal.message,
             409,
-            edit_stamp(current.updated_at),
-            services.form_values(current),
+            refusal.based_on,
+            refusal.current,
         )
     except Refused as refusal:
         return _form_page(
@@ -219,14 +214,3 @@ def _form_page(
         context["recent_runs"] = services.recent_runs(agent, RECENT_RUNS)
         context["status_labels"] = runs.STATUS_LABELS
     return render(template, status=status, **context)
-
-
-def _agent_form(agent: Agent) -> dict:
-    return {
-        "slug": agent.slug,
-        "name": agent.name,
-        "mode": agent.mode,
-        "instructions": agent.instructions,
-        "description": agent.description,
-        "company": agent.company.name if agent.company_id else "",
-    }

@@ -397,16 +397,18 @@ def choose(
     ``everyday`` whether the question is an everyday one that none of the hits speaks to;
     ``tokenize`` turns a passage into the same kind of terms;
     ``synonyms``: for a question term, the document terms the packs' vocabulary gives for it (a passage holding
-    one covers the term).
+    one covers the term); ``doc_freqs`` holds their statistics too.
     """
     weights = term_weights(terms, passages, doc_freqs)
     total = math.fsum(weights.values())
+    # an entry of the vocabulary stands for a user's word only where the searched packs hold its document words
+    synonyms = {term: targets for term, targets in (synonyms or {}).items() if any(doc_freqs.get(t) for t in targets)}
 
     def in_packs(token: str) -> bool:
         return any(doc_freqs.get(t, 0) for t in tokenize(token))
 
     # a user's word the packs' vocabulary gives document words for is not absent: "sticker" is read as "label"
-    absent = absent_words(question, weights.keys() - (synonyms or {}).keys(), doc_freqs, tokenize) if passages else []
+    absent = absent_words(question, weights.keys() - synonyms.keys(), doc_freqs, tokenize) if passages else []
     asking, told = asking_part(question)
     runs = identifier_runs(asking, known=in_packs)
     folded = {token.casefold() for run in runs for token in run}

@@ -24,7 +24,7 @@ def packs():
 @click.option("--description", default="")
 @click.option(
     "--vocabulary",
-    type=click.File(encoding="utf-8"),
+    type=click.File(encoding="utf-8-sig"),
     default=None,
     help="A file of the words readers type for what the documents name otherwise, one 'user words => document "
     "words' a line.",

@@ -96,7 +96,7 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
             vocabulary=entry.get("vocabulary", ""),
         )
         report.packs_created.append(pack.slug)
-    elif entry.get("vocabulary") and not pack.vocabulary:  # seeded before packs had vocabularies (an edited one: kept)
+    elif entry.get("vocabulary") and not pack.vocabulary and pack.updated_at is None:  # seeded before vocabularies
         pack = edit_pack(None, pack, pack.title, pack.description, entry["vocabulary"])
     with tempfile.TemporaryDirectory(prefix="cairn-seed-") as scratch:
         for document in entry["documents"]:

@@ -9,6 +9,7 @@ from peewee import IntegrityError, fn
 from portal import access
 from portal.audit import audit
 from portal.companies import company_named
+from portal.controls import strip_control_characters
 from portal.db import database, locking
 from portal.errors import NotFound, Refused, too_long
 from portal.meanwhile import refuse_if_changed
@@ -92,6 +93,10 @@ def _slug_taken(slug: str) -> Refused:
     return Refused("slug_taken", f"A pack {slug!r} exists already.")
 
 
+# What a pack's edit form shows and saves.
+EDITED_FIELDS = ("title", "description", "vocabulary")
+
+
 def edit_pack(
     actor: User | None,
     pack: Pack,
@@ -113,12 +118,12 @@ def edit_pack(
         locked = locking(Pack.select().where((Pack.id == pack.id) & Pack.deleted_at.is_null())).first()
         if locked is None:
             raise NotFound(pack.slug)  # deleted by someone else meanwhile
-        wanted = {"title": title, "description": description}
+        current = {name: getattr(locked, name) for name in EDITED_FIELDS}
+        wanted = {"title": title, "description": description, "vocabulary": current["vocabulary"]}
         if vocabulary is not None:
             wanted["vocabulary"] = vocabulary
-        differing = [name for name, value in wanted.items() if getattr(locked, name) != value]
+        differing = [name for name, value in wanted.items() if current[name] != value]
         if differing:
-            current = {name: getattr(locked, name) for name in wanted}
             refuse_if_changed("pack", locked.updated_at, based_on, base, wanted, current)
         changed = {name: _audited(name, getattr(locked, name), wanted[name]) for name in differing}
         if changed:
@@ -133,16 +138,15 @@ def edit_pack(
 def _audited(name: str, old: str, new: str) -> list:
     """A changed field as the audit log keeps it: a vocabulary by its count of entries (its text may be long)."""
     if name == "vocabulary":
-        return [
-            counted(len(vocabulary.parsed(old)), "entry", "entries"),
-            counted(len(vocabulary.parsed(new)), "entry", "entries"),
-        ]
+        return [counted(len(vocabulary.parsed(text, strict=False)), "entry", "entries") for text in (old, new)]
     return [old, new]
 
 
 def _checked_vocabulary(text: str) -> str:
-    """A vocabulary as stored: line breaks as one character, and every line an entry or a comment."""
-    text = text.replace("\r\n", "\n").strip()
+    """A vocabulary as stored: no byte-order mark or control characters but line breaks and tabs (a file given
+    to the command line is read as a form's text is), line breaks as one character, every line an entry or a
+    comment."""
+    text = strip_control_characters(text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")).strip()
     vocabulary.parsed(text)
     return text
 

@@ -12,7 +12,7 @@ from portal.errors import NotFound, Refused
 from portal.meanwhile import ChangedMeanwhile, shown_base
 from portal.numbers import form_number, query_page
 from portal.packs.deletion import delete_pack, pack_contents
-from portal.packs.services import create_pack, documents_page, edit_pack, live_document_counts
+from portal.packs.services import EDITED_FIELDS, create_pack, documents_page, edit_pack, live_document_counts
 from portal.rendering import render, wants_fragment
 from portal.request_text import query_search
 from portal.wording import counted, edit_stamp
@@ -120,7 +120,8 @@ def pack_page(pack, query: str = "", fragment: str | None = None, outcomes: list
 def edit(slug: str):
     pack = access.pack_for(current_user, slug, "documents.write")
     if request.method == "GET":
-        return _edit_page(pack, pack.__data__, pack)
+        shown = {name: getattr(pack, name) for name in EDITED_FIELDS}
+        return _edit_page(pack, shown, shown, edit_stamp(pack.updated_at))
     form = request.form
     try:
         edit_pack(
@@ -132,25 +133,17 @@ def edit(slug: str):
             based_on=form.get("based_on"),
             base=shown_base(form, EDITED_FIELDS),
         )
-    except ChangedMeanwhile as refusal:  # both changes in the form, based on the change the person was told of
-        current = access.pack_for(current_user, slug, "documents.write")
-        return _edit_page(pack, refusal.form, current, refusal.message, 409)
+    except ChangedMeanwhile as refusal:  # both changes in the form, based on the row the refusal read
+        return _edit_page(pack, refusal.form, refusal.current, refusal.based_on, refusal.message, 409)
     except Refused as refusal:
-        return _edit_page(pack, form, None, refusal.message, 422)
+        return _edit_page(pack, form, shown_base(form, EDITED_FIELDS) or {}, form.get("based_on"), refusal.message, 422)
     flash("Saved the pack's title, description and vocabulary.")
     return redirect(url_for("packs.show", slug=slug), code=303)
 
 
-EDITED_FIELDS = ("title", "description", "vocabulary")
-
-
-def _edit_page(pack, form, shown, error: str | None = None, status: int = 200):
-    """The edit form holding ``form``; ``shown``: the pack the form is now based on (None: as the refused
-    request was based, by its ``base_…`` fields and ``based_on``)."""
-    if shown is None:
-        base, based_on = shown_base(form, EDITED_FIELDS) or {}, form.get("based_on")
-    else:
-        base, based_on = {name: getattr(shown, name) for name in EDITED_FIELDS}, edit_stamp(shown.updated_at)
+def _edit_page(pack, form, base: dict, based_on: str | None, error: str | None = None, status: int = 200):
+    """The edit form holding ``form``, based on ``base`` (the values it shows as saved) and ``based_on`` (when
+    the pack had last changed then), which a save carries back (``services.edit_pack``)."""
     return render("packs/edit.html", status=status, pack=pack, form=form, base=base, based_on=based_on, error=error)
 
 

@@ -172,8 +172,6 @@ SHORT_FORMS = {
     "bg": "background",
     "crit": "critical",
     "dest": "destination",
-    "conf": "confirmation",
-    "confs": "confirmations",
     "shud": "should",
     "vol": "volume",
 }

@@ -70,14 +70,14 @@ class Searcher:
         already analyzed, see ``analysis.question_terms``) the query is built
         from them and the result carries the packs' statistics for them. With
         ``readable`` only the partitions it admits are searched, and counted. ``expanded``: document words
-        the query also asks for, with less weight (``vocabulary``).
+        the query also asks for (``vocabulary``); the statistics cover them too.
         """
 
         def bm25(pack_set: PackSetSearcher) -> SearchResult:
             if terms is None:
                 return pack_set.search(build_query(query, expanded), limit, per_document_cap)
             result = pack_set.search(terms_query(terms, expanded), limit, per_document_cap) if terms else SearchResult()
-            passages, doc_freqs = pack_set.statistics(terms)
+            passages, doc_freqs = pack_set.statistics(_with_expanded(terms, expanded))
             return dataclasses.replace(result, passages=passages, doc_freqs=doc_freqs)
 
         return self._on_pack_set(pack_slugs, limit, per_document_cap, bm25, readable)
@@ -147,7 +147,7 @@ class Searcher:
                 and (not lexical or pack_set.single_document_matches(query_object, lexical[0], total, total_is_exact))
             ):
                 hits = _fused_and_capped(lexical, kept, limit, limit)
-            passages, doc_freqs = pack_set.statistics(terms) if terms is not None else (0, {})
+            passages, doc_freqs = pack_set.statistics(_with_expanded(terms, expanded)) if terms is not None else (0, {})
             dense_only = len({hit.passage_id for hit in kept} - {hit.passage_id for hit in lexical})
             return SearchResult(
                 hits=hits,
@@ -211,6 +211,12 @@ class Searcher:
         for key in list(self._pack_sets):
             if any(self._readers.version(slug, partition) != version for slug, partition, version in key):
                 self._pack_sets.pop(key).close()
+
+
+def _with_expanded(terms: list[str], expanded: tuple[str, ...]) -> list[str]:
+    """The terms whose statistics a search reports: the question's, and the document words it also asked for
+    (the evidence check reads a vocabulary's entry only where the packs hold one of its document words)."""
+    return list(terms) + [term for term in expanded if term not in terms]
 
 
 def _fused_and_capped(lexical: list[Hit], dense: list[Hit], limit: int, per_document_cap: int) -> list[Hit]:

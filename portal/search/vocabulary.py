@@ -26,14 +26,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from portal.errors import Refused, too_long
-from portal.search.analysis import analyze, as_read
+from portal.search.analysis import analyze, as_read, question_terms
 
 MAX_VOCABULARY_CHARS = 50_000
 MAX_SOURCE_WORDS = 4
 MAX_TARGETS = 5
-# A word as users type it: letters and digits, joined by an apostrophe, hyphen, slash or dot ("can't", "sign-off",
-# "s/4"); matched on the question as search reads it (``as_read``), folded.
-_WORD = re.compile(r"\w+(?:['’\-/.]\w+)*")
+# A word as users type it: letters and digits, joined by an apostrophe, slash or dot ("can't", "s/4", "pain.001");
+# matched on the question as search reads it (``as_read``), folded. A hyphen parts words, on both sides: "sign-off"
+# and "sign off" are one entry however either is written.
+_WORD = re.compile(r"\w+(?:['’/.]\w+)*")
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,10 @@ class Entry:
     targets: tuple[str, ...]  # the document words as written
 
 
-def parsed(text: str) -> list[Entry]:
-    """The entries of a vocabulary text; ``Refused`` naming the first line that is not one."""
-    if len(text) > MAX_VOCABULARY_CHARS:
+def parsed(text: str, strict: bool = True) -> list[Entry]:
+    """The entries of a vocabulary text; ``Refused`` naming the first line that is not one. Not ``strict`` (a
+    stored text read for a search, which rules made stricter later must not break): such lines are left out."""
+    if strict and len(text) > MAX_VOCABULARY_CHARS:
         raise too_long("bad_vocabulary", "A vocabulary", MAX_VOCABULARY_CHARS, len(text))
     entries = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -69,9 +71,10 @@ def parsed(text: str) -> list[Entry]:
             if len(written) > MAX_TARGETS
             else None
         )
-        if problem:
-            raise Refused("bad_vocabulary", f"Vocabulary line {number} {problem}: {line[:80]!r}.")
-        entries.append(Entry(words, written))
+        if problem and strict:
+            raise Refused("bad_vocabulary", f"Vocabulary line {number} {problem}: “{line[:80]}”.")
+        if not problem:
+            entries.append(Entry(words, written))
     return entries
 
 
@@ -82,7 +85,7 @@ class Vocabulary:
         self._by_source: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]]] = {}
         for entry in entries:
             source_terms, targets = self._by_source.get(entry.source, ((), frozenset()))
-            source_terms = source_terms or tuple(analyze(" ".join(entry.source)))
+            source_terms = source_terms or tuple(question_terms(" ".join(entry.source)))  # "sign off": "sign"
             # a letter alone ("S/4HANA" is "s" and "4hana") would match any passage naming another thing by it
             targets |= frozenset(term for target in entry.targets for term in analyze(target) if len(term) > 1)
             self._by_source[entry.source] = (source_terms, targets)
@@ -135,7 +138,7 @@ def expanded_terms(synonyms: dict[str, frozenset[str]]) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=64)
 def _compiled(texts: tuple[str, ...]) -> Vocabulary:
-    return Vocabulary(entry for text in texts for entry in parsed(text))
+    return Vocabulary(entry for text in texts for entry in parsed(text, strict=False))
 
 
 def of_packs(packs: Iterable) -> Vocabulary:
