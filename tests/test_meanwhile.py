@@ -143,3 +143,13 @@ def test_a_form_without_a_field_keeps_its_value_through_a_refusal(app, client_as
     page, _ = _fields(response)
     assert response.status_code == 409
     assert page.select_one("#vocabulary").get_text() == "sticker => label"
+
+
+def test_the_refused_page_names_the_pack_as_the_other_person_renamed_it(app, client_as):
+    create_pack("ops", "Operations", "generic")
+    admin = client_as("PlatformAdmin")
+    _, opened = _fields(admin.get("/packs/ops/edit"))
+    edit_pack(None, Pack.get(Pack.slug == "ops"), "Night operations", "", None)
+    page, _ = _fields(admin.post("/packs/ops/edit", data={**opened, "title": "Operations", "description": "Mine"}))
+    assert page.select_one("title").get_text().startswith("Edit Night operations")
+    assert page.select_one("#title")["value"] == "Night operations"  # theirs: this person left it as shown

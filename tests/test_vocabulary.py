@@ -126,6 +126,17 @@ def test_a_pack_s_vocabulary_serves_only_searches_of_that_pack(labels, other_pac
 # --- keeping one --------------------------------------------------------------------------
 
 
+def test_the_pack_page_tells_its_editors_how_many_entries_its_vocabulary_has(labels, client_as):
+    def said(role):
+        page = BeautifulSoup(client_as(role).get("/packs/ops").get_data(as_text=True), "html.parser")
+        return [p.get_text(" ", strip=True) for p in page.select("p.muted") if "ocabulary" in p.get_text()]
+
+    assert said("PlatformAdmin") == ["No vocabulary: questions are searched by their own words only."]
+    edit_pack(None, labels, labels.title, labels.description, STICKERS + "# a comment\n")
+    assert said("PlatformAdmin") == ["Vocabulary: 2 entries naming the words readers type for the documents' words."]
+    assert said("Auditor") == []  # readers who cannot edit the pack are not told
+
+
 def test_the_pack_form_saves_a_vocabulary_and_audits_its_count_of_entries(labels, client_as):
     admin = client_as("PlatformAdmin")
     page = BeautifulSoup(admin.get("/packs/ops/edit").get_data(as_text=True), "html.parser")

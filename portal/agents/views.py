@@ -91,6 +91,7 @@ def update(slug: str):
             base=shown_base(form, services.FIELD_NAMES.keys() - {"packs"}, sets=("packs",)),
         )
     except ChangedMeanwhile as refusal:  # both changes in the form, based on the row the refusal read
+        agent.name = refusal.current["name"]  # the heading names the agent as it now is (never saved from here)
         return _form_page(
             "agents/show.html",
             agent,

@@ -15,6 +15,7 @@ from portal.packs.deletion import delete_pack, pack_contents
 from portal.packs.services import EDITED_FIELDS, create_pack, documents_page, edit_pack, live_document_counts
 from portal.rendering import render, wants_fragment
 from portal.request_text import query_search
+from portal.search import vocabulary
 from portal.wording import counted, edit_stamp
 
 bp = Blueprint("packs", __name__, url_prefix="/packs")
@@ -112,6 +113,7 @@ def pack_page(pack, query: str = "", fragment: str | None = None, outcomes: list
         documents=documents_page(current_user, pack, query_page()),
         query=query,
         results=results,
+        vocabulary_entries=len(vocabulary.parsed(pack.vocabulary, strict=False)),
     )
 
 
@@ -134,6 +136,7 @@ def edit(slug: str):
             base=shown_base(form, EDITED_FIELDS),
         )
     except ChangedMeanwhile as refusal:  # both changes in the form, based on the row the refusal read
+        pack.title = refusal.current["title"]  # the heading names the pack as it now is (never saved from here)
         return _edit_page(pack, refusal.form, refusal.current, refusal.based_on, refusal.message, 409)
     except Refused as refusal:
         return _edit_page(pack, form, shown_base(form, EDITED_FIELDS) or {}, form.get("based_on"), refusal.message, 422)
