@@ -75,7 +75,7 @@ def test_a_vocabulary_over_its_length_is_refused():
 
 
 def test_the_user_s_words_stand_for_the_document_words_in_the_singular_or_plural_and_in_phrases(app):
-    words = vocabulary.Vocabulary(vocabulary.parsed(STICKERS + "invoice => billing\ninvoice run => billing run\n"))
+    words = vocabulary.Vocabulary([STICKERS + "invoice => billing\ninvoice run => billing run\n"])
     # a word on both sides ("printer") stands for itself
     assert words.synonyms("Why do the sticker printers jam?") == {"sticker": frozenset({"label", "output", "devic"})}
     # both the phrase and the word it starts with; "run" is typed, so it is no expansion
@@ -87,7 +87,7 @@ def test_the_user_s_words_stand_for_the_document_words_in_the_singular_or_plural
 
 
 def test_the_longest_entry_reads_its_words_once(app):
-    words = vocabulary.Vocabulary(vocabulary.parsed("data warehouse => BW\nwarehouse => distribution centre\n"))
+    words = vocabulary.Vocabulary(["data warehouse => BW\nwarehouse => distribution centre\n"])
     assert words.synonyms("Why did the data warehouse show no figures?") == {
         "data": frozenset({"bw"}),
         "warehous": frozenset({"bw"}),
@@ -184,7 +184,7 @@ def test_a_pack_made_with_a_bad_vocabulary_is_not_made(app):
 
 
 def test_a_hyphen_parts_words_on_both_sides_and_plurals_are_read_as_people_write_them(app):
-    words = vocabulary.Vocabulary(vocabulary.parsed("sign-off => approve\ngo live => go-live\nprocess => job\n"))
+    words = vocabulary.Vocabulary(["sign-off => approve\ngo live => go-live\nprocess => job\n"])
     assert words.synonyms("who gives the sign off?") == {"sign": frozenset({"approv"})}
     assert words.synonyms("who gives the sign-off?") == {"sign": frozenset({"approv"})}
     assert words.synonyms("when did it go-live") == {}  # "go-live" is its own document word

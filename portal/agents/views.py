@@ -77,6 +77,7 @@ def show(slug: str):
 def update(slug: str):
     agent = access.agent_for(current_user, slug, "agents.configure")
     form = request.form
+    base = shown_base(form, services.FIELD_NAMES.keys() - {"packs"}, sets=("packs",))
     try:
         services.update_agent(
             current_user,
@@ -88,7 +89,7 @@ def update(slug: str):
             pack_slugs=form.getlist("packs"),
             description=form.get("description"),
             based_on=form.get("based_on"),
-            base=shown_base(form, services.FIELD_NAMES.keys() - {"packs"}, sets=("packs",)),
+            base=base,
         )
     except ChangedMeanwhile as refusal:  # both changes in the form, based on the row the refusal read
         agent.name = refusal.current["name"]  # the heading names the agent as it now is (never saved from here)
@@ -111,7 +112,7 @@ def update(slug: str):
             refusal.message,
             422,
             form.get("based_on"),
-            shown_base(form, services.FIELD_NAMES.keys() - {"packs"}, sets=("packs",)),
+            base,
         )
     flash("Saved.")
     return redirect(url_for("agents.show", slug=slug), code=303)

@@ -344,13 +344,12 @@ def term_weights(terms: Sequence[str], passages: int, doc_freqs: dict[str, int])
     return {term: idf(passages, doc_freqs.get(term, 0)) for term in dict.fromkeys(terms)}
 
 
-def covered_terms(terms: set[str], asked, synonyms: dict[str, frozenset[str]] | None) -> set[str]:
-    """The ``asked`` terms a text of ``terms`` covers: its own, and those a word of the packs' vocabulary stands for
-    ("label" for the user's "sticker")."""
-    covered = terms & asked
-    if synonyms:
-        covered |= {term for term, targets in synonyms.items() if term in asked and not targets.isdisjoint(terms)}
-    return covered
+def with_synonyms(terms: set[str], synonyms: dict[str, frozenset[str]] | None) -> set[str]:
+    """A text's ``terms`` and the user's words a document word of them stands for ("sticker" where it says
+    "label"; ``synonyms`` from the packs' vocabulary)."""
+    if not synonyms:
+        return terms
+    return terms | {term for term, targets in synonyms.items() if not targets.isdisjoint(terms)}
 
 
 def searched_text(hit: Searched) -> str:
@@ -375,6 +374,8 @@ class Choice:
     uncovered: list[str] = field(default_factory=list)  # question terms no candidate contains
     absent_words: list[str] = field(default_factory=list)  # the question's words no searched passage contains
     weights: dict[str, float] = field(default_factory=dict)
+    # for a question term, the document terms the packs' vocabulary gives for it that the packs hold
+    synonyms: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def choose(
@@ -418,6 +419,7 @@ def choose(
         return Choice(
             False,
             weights=weights,
+            synonyms=synonyms,
             uncovered=list(weights),
             unknown_names=unknown,
             missing_identifiers=[" ".join(r) for r in runs or context],
@@ -429,7 +431,7 @@ def choose(
         folded = " ".join(" ".join(text.split()) for text in texts).casefold()
         unknown += [name for name in several_words if name.casefold() not in folded]
     _prefetch(tokenize, texts)
-    covered = [covered_terms(set(tokenize(text)), weights.keys(), synonyms) for text in texts]
+    covered = [with_synonyms(set(tokenize(text)), synonyms) & weights.keys() for text in texts]
     # fsum: the same share whatever order a set gives its terms in (sums of floats depend on it)
     shares = [math.fsum(weights[t] for t in c) / total for c in covered]
     joined = _joined_share(covered, weights, total)
@@ -518,6 +520,7 @@ def choose(
         everyday=is_everyday,
         uncovered=uncovered,
         weights=weights,
+        synonyms=synonyms,
         absent_words=absent,
     )
 

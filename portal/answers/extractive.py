@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from portal.answers.asked import Unit as AskedUnit
 from portal.answers.asked import asked_value, value_holder
-from portal.answers.evidence import covered_terms
+from portal.answers.evidence import with_synonyms
 from portal.answers.question_type import asks, carries, is_instruction, named_identifiers
 from portal.answers.references import Reference
 from portal.answers.units import Unit, passage_units
@@ -172,7 +172,7 @@ def extractive_sentences(
     Only units sharing a term with the question qualify. ``on_the_day``: the numbers of the references whose
     documents name a day the question names; when some do, the units of the others count ``OTHER_DAY_WEIGHT``.
     ``synonyms``: for a question term, the document terms the packs' vocabulary gives for it; a unit holding one
-    holds the term (``evidence.covered_terms``).
+    holds the term (``evidence.with_synonyms``).
     """
     tokenize = tokenize or simple_tokenize
     question_terms = set(tokenize(question))
@@ -209,10 +209,10 @@ def extractive_sentences(
         for unit_position, unit in enumerate(units[ref.n]):
             if not _is_answerable(unit.text):
                 continue
-            own = set(tokenize(unit.text))
-            terms = frozenset(own | covered_terms(own, question_terms, synonyms))
-            around_terms = set(tokenize(f"{around} {unit.heading} {unit.lead_in}"))
-            context = frozenset(around_terms | covered_terms(around_terms, question_terms, synonyms)) - terms
+            terms = frozenset(with_synonyms(set(tokenize(unit.text)), synonyms))
+            context = (
+                frozenset(with_synonyms(set(tokenize(f"{around} {unit.heading} {unit.lead_in}")), synonyms)) - terms
+            )
             weight = TABLE_ROW_WEIGHT if unit.kind == "row" else 1.0
             if _REFERENCES_HEADING.match(unit.heading or (ref.heading_path or "").rpartition(" > ")[2]):
                 weight *= REFERENCES_WEIGHT

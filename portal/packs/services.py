@@ -138,7 +138,7 @@ def edit_pack(
 def _audited(name: str, old: str, new: str) -> list:
     """A changed field as the audit log keeps it: a vocabulary by its count of entries (its text may be long)."""
     if name == "vocabulary":
-        return [counted(len(vocabulary.parsed(text, strict=False)), "entry", "entries") for text in (old, new)]
+        return [counted(vocabulary.entry_count(text), "entry", "entries") for text in (old, new)]
     return [old, new]
 
 

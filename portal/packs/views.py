@@ -113,7 +113,7 @@ def pack_page(pack, query: str = "", fragment: str | None = None, outcomes: list
         documents=documents_page(current_user, pack, query_page()),
         query=query,
         results=results,
-        vocabulary_entries=len(vocabulary.parsed(pack.vocabulary, strict=False)),
+        vocabulary_entries=vocabulary.entry_count(pack.vocabulary),
     )
 
 
@@ -125,6 +125,7 @@ def edit(slug: str):
         shown = {name: getattr(pack, name) for name in EDITED_FIELDS}
         return _edit_page(pack, shown, shown, edit_stamp(pack.updated_at))
     form = request.form
+    base = shown_base(form, EDITED_FIELDS)
     try:
         edit_pack(
             current_user,
@@ -133,13 +134,13 @@ def edit(slug: str):
             form.get("description", ""),
             form.get("vocabulary"),
             based_on=form.get("based_on"),
-            base=shown_base(form, EDITED_FIELDS),
+            base=base,
         )
     except ChangedMeanwhile as refusal:  # both changes in the form, based on the row the refusal read
         pack.title = refusal.current["title"]  # the heading names the pack as it now is (never saved from here)
         return _edit_page(pack, refusal.form, refusal.current, refusal.based_on, refusal.message, 409)
     except Refused as refusal:
-        return _edit_page(pack, form, shown_base(form, EDITED_FIELDS) or {}, form.get("based_on"), refusal.message, 422)
+        return _edit_page(pack, form, base or {}, form.get("based_on"), refusal.message, 422)
     flash("Saved the pack's title, description and vocabulary.")
     return redirect(url_for("packs.show", slug=slug), code=303)
 

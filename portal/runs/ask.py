@@ -59,7 +59,6 @@ class Retrieval:
 
     choice: evidence.Choice
     hits: list[SearchHit]
-    synonyms: dict[str, frozenset[str]]  # the packs' vocabulary for the question's words
 
     @property
     def issued(self) -> list[SearchHit]:
@@ -84,7 +83,7 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
         everyday=functools.partial(everyday.is_everyday, question),
         synonyms=synonyms,
     )
-    return Retrieval(choice, results.hits, synonyms)
+    return Retrieval(choice, results.hits)
 
 
 def _days_in_documents(revisions: set[int], days: set[tuple[int, int]]) -> set[tuple[int, int]]:
@@ -163,7 +162,7 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answer
         client=client,
         tokenize=tokenize,
         weights=retrieval.choice.weights,
-        synonyms=retrieval.synonyms,
+        synonyms=retrieval.choice.synonyms,
         on_the_day=functools.partial(_on_the_day, question, retrieval.issued),  # read only if it answers itself
     )
     timings = {"retrieval_ms": retrieval_ms}

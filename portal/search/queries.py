@@ -25,11 +25,19 @@ def terms_query(terms: list[str], expanded: tuple[str, ...] = ()):
     classes = J()
     should = classes.JBooleanClauseOccur.SHOULD
     builder = classes.JBooleanQueryBuilder()
-    counted = list(Counter(terms).items()) + [(term, 1) for term in expanded if term not in terms]
-    for term, count in counted[: classes.JIndexSearcher.getMaxClauseCount()]:
+    for term, count in list(Counter(with_expanded(terms, expanded)).items())[
+        : classes.JIndexSearcher.getMaxClauseCount()
+    ]:
         query = classes.JTermQuery(classes.JTerm(FIELD_CONTENTS, term))
         builder.add(classes.JBoostQuery(query, float(count)) if count > 1 else query, should)
     return builder.build()
+
+
+def with_expanded(terms: list[str], expanded: tuple[str, ...]) -> list[str]:
+    """A question's terms and the document words a vocabulary adds that it does not name itself: what a query asks
+    for, and whose statistics a search reports (the evidence check reads an entry only where the packs hold one of
+    its document words)."""
+    return list(terms) + [term for term in expanded if term not in terms]
 
 
 def build_query(query: str, expanded: tuple[str, ...] = ()):

@@ -25,7 +25,7 @@ from portal.search.errors import SearchError
 from portal.search.index import DEFAULT_B, DEFAULT_K1
 from portal.search.jvm import J
 from portal.search.pack_set import PackSetSearcher
-from portal.search.queries import build_query, terms_query
+from portal.search.queries import build_query, terms_query, with_expanded
 from portal.search.readers import PackReaders
 from portal.search.results import PER_DOCUMENT_CAP, DiversityPicker, Hit, SearchResult
 from portal.search.schema import checked_pack_slug, partitions_of
@@ -77,7 +77,7 @@ class Searcher:
             if terms is None:
                 return pack_set.search(build_query(query, expanded), limit, per_document_cap)
             result = pack_set.search(terms_query(terms, expanded), limit, per_document_cap) if terms else SearchResult()
-            passages, doc_freqs = pack_set.statistics(_with_expanded(terms, expanded))
+            passages, doc_freqs = pack_set.statistics(with_expanded(terms, expanded))
             return dataclasses.replace(result, passages=passages, doc_freqs=doc_freqs)
 
         return self._on_pack_set(pack_slugs, limit, per_document_cap, bm25, readable)
@@ -147,7 +147,7 @@ class Searcher:
                 and (not lexical or pack_set.single_document_matches(query_object, lexical[0], total, total_is_exact))
             ):
                 hits = _fused_and_capped(lexical, kept, limit, limit)
-            passages, doc_freqs = pack_set.statistics(_with_expanded(terms, expanded)) if terms is not None else (0, {})
+            passages, doc_freqs = pack_set.statistics(with_expanded(terms, expanded)) if terms is not None else (0, {})
             dense_only = len({hit.passage_id for hit in kept} - {hit.passage_id for hit in lexical})
             return SearchResult(
                 hits=hits,
@@ -211,12 +211,6 @@ class Searcher:
         for key in list(self._pack_sets):
             if any(self._readers.version(slug, partition) != version for slug, partition, version in key):
                 self._pack_sets.pop(key).close()
-
-
-def _with_expanded(terms: list[str], expanded: tuple[str, ...]) -> list[str]:
-    """The terms whose statistics a search reports: the question's, and the document words it also asked for
-    (the evidence check reads a vocabulary's entry only where the packs hold one of its document words)."""
-    return list(terms) + [term for term in expanded if term not in terms]
 
 
 def _fused_and_capped(lexical: list[Hit], dense: list[Hit], limit: int, per_document_cap: int) -> list[Hit]:

@@ -81,18 +81,12 @@ def parsed(text: str, strict: bool = True) -> list[Entry]:
 class Vocabulary:
     """Entries read for matching: each source's words, and its analyzed source and document terms."""
 
-    def __init__(self, entries: Iterable[Entry]):
+    def __init__(self, texts: Iterable[str]):
         self._by_source: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]]] = {}
-        for entry in entries:
-            source_terms, targets = self._by_source.get(entry.source, ((), frozenset()))
-            source_terms = source_terms or tuple(question_terms(" ".join(entry.source)))  # "sign off": "sign"
-            # a letter alone ("S/4HANA" is "s" and "4hana") would match any passage naming another thing by it
-            targets |= frozenset(term for target in entry.targets for term in analyze(target) if len(term) > 1)
-            self._by_source[entry.source] = (source_terms, targets)
+        for text in texts:  # texts searched together: an entry in two of them stands for both's words
+            for source, (source_terms, targets) in _read(text).items():
+                self._by_source[source] = (source_terms, self._by_source.get(source, ((), frozenset()))[1] | targets)
         self._longest = max((len(source) for source in self._by_source), default=0)
-
-    def __bool__(self) -> bool:
-        return bool(self._by_source)
 
     def synonyms(self, question: str) -> dict[str, frozenset[str]]:
         """For each analyzed term of the user's words ``question`` names, the document terms that stand for it
@@ -137,10 +131,29 @@ def expanded_terms(synonyms: dict[str, frozenset[str]]) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(texts: tuple[str, ...]) -> Vocabulary:
-    return Vocabulary(entry for text in texts for entry in parsed(text, strict=False))
+def _read(text: str) -> dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]]]:
+    """One stored text's entries by their user words, analyzed (once per process for each text)."""
+    by_source: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]]] = {}
+    for entry in parsed(text, strict=False):
+        source_terms, targets = by_source.get(entry.source, ((), frozenset()))
+        source_terms = source_terms or tuple(question_terms(" ".join(entry.source)))  # "sign off": "sign"
+        # a letter alone ("S/4HANA" is "s" and "4hana") would match any passage naming another thing by it
+        targets |= frozenset(term for target in entry.targets for term in analyze(target) if len(term) > 1)
+        by_source[entry.source] = (source_terms, targets)
+    return by_source
+
+
+@functools.lru_cache(maxsize=64)
+def entry_count(text: str) -> int:
+    """How many entries a stored text holds (its lines a stricter rule would refuse left out)."""
+    return len(parsed(text, strict=False))
+
+
+@functools.lru_cache(maxsize=64)
+def _together(texts: tuple[str, ...]) -> Vocabulary:
+    return Vocabulary(texts)
 
 
 def of_packs(packs: Iterable) -> Vocabulary:
-    """The searched packs' vocabularies together (each text parsed and analyzed once per process)."""
-    return _compiled(tuple(sorted({pack.vocabulary for pack in packs if getattr(pack, "vocabulary", "")})))
+    """The searched packs' vocabularies together (each text read once per process, ``_read``)."""
+    return _together(tuple(sorted({pack.vocabulary for pack in packs if pack.vocabulary})))
