@@ -1174,6 +1174,7 @@ def test_cli_ask_prints_the_run_as_json(app, tmp_path):
         "answer_basis",
         "searched_packs",
         "absent_words",
+        "evidence_gap",
         "references",
         "cited",
         "document_citations",
@@ -1451,6 +1452,55 @@ def test_a_run_records_the_words_of_its_question_no_searched_passage_contains(co
     assert run.absent_words == absent
     assert Run.get_by_id(run.id).absent_words == absent
     assert run_services.run_as_json(run)["absent_words"] == absent
+
+
+MRP_SCHEDULE = b"""# Batch schedule
+
+## Planning
+
+The nightly MRP job of the valve plant, Z_MM_MRP_LIVE_TW10, starts at 22:00 with variant ZTW_TW10.
+
+## Plants
+
+Plants TW10 and TW20 each plan their materials with MRP.
+"""
+
+
+def test_a_no_evidence_note_says_what_else_was_missing(corpus, client_as, pack):
+    """Besides the absent words, the note tells why the passages found do not answer: here they are about a
+    sibling of the plant asked (TW10, not TW20). The run keeps it, the JSON carries it, the page says it."""
+    documents.upload_file(pack, "batch-schedule.md", MRP_SCHEDULE, None)
+    refused = ask(make_agent("preferred"), None, "When does the MRP job of plant TW20 start?")
+    gap = {"kind": "sibling", "asked": "TW20", "found": "TW10"}
+    assert refused.answer_basis == "no_evidence" and refused.evidence_gap == gap
+    assert Run.get_by_id(refused.id).evidence_gap == gap
+    assert run_services.run_as_json(refused)["evidence_gap"] == gap
+    note = _soup(client_as("Auditor").get(f"/runs/{refused.id}")).select_one(".no-evidence-answer .evidence-gap")
+    assert note.text == "The closest passages are about TW10, not TW20."
+    assert [q.text for q in note.select(".gap-word")] == ["TW10", "TW20"]
+
+    answered = ask(make_agent("preferred", slug="second-agent"), None, "When does the MRP job of plant TW10 start?")
+    assert answered.answer_basis == "documents" and answered.evidence_gap == {} and "22:00" in answered.answer
+    assert not _soup(client_as("Auditor").get(f"/runs/{answered.id}")).select(".evidence-gap")
+
+    # a name no document holds is said once, among the absent words
+    missing = ask(make_agent("preferred", slug="third-agent"), None, "When does job Z_MM_MRP_LIVE_TW30 start?")
+    assert missing.answer_basis == "no_evidence"
+    assert missing.absent_words == ["Z_MM_MRP_LIVE_TW30"] and missing.evidence_gap == {}
+
+
+def test_the_gap_names_what_no_passage_found_names_once():
+    from portal.answers.evidence import Choice
+
+    assert Choice(False, missing_identifiers=["INC-2026-0427", "12 March"], absent_words=["inc-2026-0427"]).gap() == {
+        "kind": "not_named",
+        "names": ["12 March"],
+    }
+    assert Choice(False, unanswered_value="threshold").gap() == {"kind": "no_value", "value": "threshold"}
+    assert Choice(False, missing_values=["phone number"]).gap() == {"kind": "no_value", "value": "phone number"}
+    assert Choice(False, unreported=True).gap() == {"kind": "unreported"}
+    assert Choice(False, coverage=0.1).gap() == {}  # too little of the question covered: the absent words say it
+    assert Choice(True, sibling=("TW20", "TW10")).gap() == {}
 
 
 def test_the_answer_names_the_words_no_searched_document_mentions(corpus, client_as):

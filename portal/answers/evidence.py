@@ -370,12 +370,32 @@ class Choice:
     unknown_names: list[str] = field(default_factory=list)  # proper nouns the packs never mention
     missing_values: list[str] = field(default_factory=list)  # kinds of value asked for that no passage holds
     unanswered_value: str = ""  # the count or named value asked for that no unit of the evidence gives
+    unreported: bool = False  # asked how something went; the closest units only say what was to happen
+    sibling: tuple[str, str] | None = None  # (a name asked, the sibling the closest units name instead): TW20, TW10
     everyday: bool = False  # an everyday question ("book a meeting room") no passage found speaks to
     uncovered: list[str] = field(default_factory=list)  # question terms no candidate contains
     absent_words: list[str] = field(default_factory=list)  # the question's words no searched passage contains
     weights: dict[str, float] = field(default_factory=dict)
     # for a question term, the document terms the packs' vocabulary gives for it that the packs hold
     synonyms: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def gap(self) -> dict:
+        """What the "no evidence" note tells the user besides the words no passage holds (``absent_words``, shown
+        apart): a name no passage found names, a sibling the closest passages are about instead, a value none
+        gives, an outcome none reports. Empty with evidence, or when none of these is why (``Run.evidence_gap``)."""
+        if self.evidence:
+            return {}
+        absent = {word.casefold() for word in self.absent_words}
+        unnamed = [name for name in self.missing_identifiers if name.casefold() not in absent]
+        if unnamed:
+            return {"kind": "not_named", "names": unnamed}
+        if self.sibling:
+            return {"kind": "sibling", "asked": self.sibling[0], "found": self.sibling[1]}
+        if self.missing_values or self.unanswered_value:
+            return {"kind": "no_value", "value": (self.missing_values or [self.unanswered_value])[0]}
+        if self.unreported:
+            return {"kind": "unreported"}
+        return {}
 
 
 def choose(
@@ -481,12 +501,14 @@ def choose(
     is_everyday = bool(evidence and everyday is not None and everyday(hits))
     evidence = evidence and not is_everyday
     issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
-    unanswered = ""
+    unanswered, unreported = "", False
+    sibling: tuple[str, str] | None = None
     value = asked_values.asked_value(question)
     past_outcome = outcome.asks_past_outcome(question)
     # the noun asked for ("the MTTR for P4") says what the value is, not what it is about
     subjects = [run for run in runs if value is None or " ".join(run).casefold() != value.phrase.casefold()]
-    if issued and (value is not None or past_outcome):
+    kin_asked = [run[0] for run in runs if len(run) == 1 and _has_kin(run[0])]
+    if issued and (value is not None or past_outcome or kin_asked):
         units = [
             asked_values.Unit(
                 unit.text,
@@ -496,7 +518,11 @@ def choose(
             for i in issued
             for unit in passage_units(hits[i].text)
         ]
-        if value is not None and not asked_values.answered(
+        closest = _closest(units, weights, tokenize)
+        sibling = next((found for name in kin_asked if (found := _about_sibling(closest, name))), None)
+        if sibling is not None:
+            evidence, issued = False, []
+        elif value is not None and not asked_values.answered(
             question,
             value,
             units,
@@ -505,8 +531,8 @@ def choose(
             about=lambda text: not subjects or any(all(names(text, token) for token in run) for run in subjects),
         ):
             unanswered, evidence, issued = value.phrase, False, []
-        elif past_outcome and _only_planned(units, weights, tokenize):
-            unanswered, evidence, issued = "the outcome", False, []
+        elif past_outcome and _only_planned(closest):
+            unreported, evidence, issued = True, False, []
     return Choice(
         evidence,
         issued,
@@ -517,6 +543,8 @@ def choose(
         unknown_names=unknown,
         missing_values=missing_values,
         unanswered_value=unanswered,
+        unreported=unreported,
+        sibling=sibling,
         everyday=is_everyday,
         uncovered=uncovered,
         weights=weights,
@@ -581,14 +609,47 @@ def _shares_of_part(
     return [math.fsum(weights[t] for t in c & terms) / total for c in covered]
 
 
-def _only_planned(units: list[asked_values.Unit], weights: dict[str, float], tokenize: Tokenizer) -> bool:
-    """Whether the units closest to the question (by the weight of its terms they cover, with their
-    context) all speak of what is to happen: "the rehearsal must finish with return code 0" does
-    not say whether it did."""
+def _closest(units: list[asked_values.Unit], weights: dict[str, float], tokenize: Tokenizer) -> list[asked_values.Unit]:
+    """The units closest to the question: those covering at least ``CLOSEST_UNITS`` of the best one's weight of
+    the question's terms, with their context."""
     shares = [math.fsum(weights[t] for t in set(tokenize(f"{u.context} {u.text}")) & weights.keys()) for u in units]
     best = max(shares, default=0.0)
-    closest = [u for u, share in zip(units, shares) if share >= CLOSEST_UNITS * best]
+    return [u for u, share in zip(units, shares) if share >= CLOSEST_UNITS * best]
+
+
+def _only_planned(closest: list[asked_values.Unit]) -> bool:
+    """Whether the units closest to the question all speak of what is to happen: "the rehearsal must finish
+    with return code 0" does not say whether it did."""
     return bool(closest) and all(outcome.planned(u.text, u.context) for u in closest)
+
+
+def _has_kin(name: str) -> bool:
+    """Whether ``name`` may be one of a family of names written alike: letters and digits (TW10, TW20; K4P, K4Q;
+    R26.03, R26.04) or a three-letter system name (KBP, KXP)."""
+    return (any(c.isdigit() for c in name) and any(c.isalpha() for c in name)) or _is_acronym(name)
+
+
+def _kin(name: str, token: str) -> bool:
+    """Whether ``token`` names a sibling of ``name``: a name of the same shape that differs in one character
+    (TW10 for TW20, KXP for KBP; not INC-2026-0231 for INC-2026-0266, nor EDI for ERP)."""
+    if len(token) != len(name) or _shape(token) != _shape(name):
+        return False
+    return sum(a != b for a, b in zip(token.casefold(), name.casefold())) == 1
+
+
+def _siblings(text: str, name: str) -> list[str]:
+    """The siblings of ``name`` that ``text`` names, also inside a longer name (Z_MM_MRP_LIVE_TW10)."""
+    tokens = written.IDENTIFIER_TOKEN.findall(text)
+    return [part for token in tokens for part in {token, *token.split("_")} if _kin(name, part)]
+
+
+def _about_sibling(closest: list[asked_values.Unit], name: str) -> tuple[str, str] | None:
+    """``(name, sibling)`` when the units closest to the question all name a sibling of ``name`` and none names
+    ``name``: "the MRP job of plant TW20" is not answered by the MRP job of TW10."""
+    siblings = [_siblings(f"{u.context} {u.text}", name) for u in closest]
+    if closest and all(siblings) and not any(names(f"{u.context} {u.text}", name) for u in closest):
+        return name, siblings[0][0]
+    return None
 
 
 def _joined_share(covered: list[set[str]], weights: dict[str, float], total: float) -> float:

@@ -14,9 +14,10 @@ import re
 # "Did …?", "Was … closed?", "Has … been …?" (opening the question or one of its clauses), "What was the
 # result of …", "What came out of …", "How did … go?": a question about how something went.
 _PAST_OUTCOME = re.compile(
-    r"(?:^|[.?!;:–—]\s*|\s-\s+)\W*(?:did|was|were|has|have|had)\b(?!\s+(?:the|a|an|its|their)?\s*"
+    r"(?:^|[.?!;:–—,]\s*|\s-\s+)\W*(?:did|was|were|has|have|had)\b(?!\s+(?:the|a|an|its|their)?\s*"
     r"(?:name|number|size|version|revision|level|code|reason|cause)\b)"
     r"|\bwhat\s+(?:was|were|is|are)\s+the\s+(?:results?|outcomes?)\s+of\b|\bwhat\s+came\s+out\s+of\b"
+    r"|\b(?:was|were)\s+there\b|\bthere\s+(?:was|were)\b|\bfinished\s+(?:in|on)\s+time\b|\bresults?\s+of\b"
     r"|\bhow\s+did\b.{1,80}?\b(?:go|turn\s+out|end|perform|work\s+out|fare)\b|\bhow\s+(?:long|late|early|far)\s+did\b",
     re.IGNORECASE,
 )

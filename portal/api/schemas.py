@@ -346,6 +346,15 @@ class RunOut(BaseModel):
     absent_words: list[str] = Field(
         description="Words of the question that no passage of the searched packs contains, as the user wrote them."
     )
+    evidence_gap: dict[str, str | list[str]] = Field(
+        description=(
+            "Why no evidence was found, besides the absent words; empty when there was evidence. `kind` is "
+            "`not_named` (with `names`: identifiers or days no passage found names), `sibling` (with `asked` and "
+            "`found`: the closest passages are about `found`, not `asked`), `no_value` (with `value`: the value "
+            "asked for that no passage gives) or `unreported` (asked how something went; the passages only say "
+            "what was to happen)."
+        )
+    )
     references: list[ReferenceOut] = Field(description="Every passage issued to the agent, numbered `[n]`.")
     cited: list[int]
     document_citations: list[CitationOut] = Field(description="The references the answer cites.")

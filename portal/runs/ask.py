@@ -140,6 +140,7 @@ class Answered:
     searched: list[dict]  # the packs searched, {"slug", "title"}, as they were at the time
     timings: dict[str, float]
     absent_words: list[str]  # the question's words no searched passage contains
+    evidence_gap: dict  # why there is no evidence besides those words (``evidence.Choice.gap``)
 
 
 def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answered:
@@ -170,7 +171,12 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answer
     timings["answer_ms"] = outcome.timings.get("total_ms", 0.0)
     timings["total_ms"] = _elapsed_ms(started)
     return Answered(
-        outcome, issued, [{"slug": p.slug, "title": p.title} for p in packs], timings, retrieval.choice.absent_words
+        outcome,
+        issued,
+        [{"slug": p.slug, "title": p.title} for p in packs],
+        timings,
+        retrieval.choice.absent_words,
+        retrieval.choice.gap(),
     )
 
 
@@ -213,6 +219,7 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
             answer_basis=outcome.basis,
             searched_packs=answered.searched,
             absent_words=answered.absent_words,
+            evidence_gap=answered.evidence_gap,
             conversation=conversation,
         )
         rows = [_receipt_row(run, item) for item in answered.issued]

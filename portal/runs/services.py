@@ -286,6 +286,7 @@ def run_as_json(run: Run) -> dict:
         "answer_basis": run.answer_basis,
         "searched_packs": run.searched_packs,
         "absent_words": run.absent_words,
+        "evidence_gap": run.evidence_gap,
         "references": [
             {
                 "n": r.n,
