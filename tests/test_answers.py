@@ -1032,6 +1032,48 @@ def test_a_noun_followed_by_the_identifier_it_names_does_not_ask_for_one(questio
     assert asks(question) == asked
 
 
+@pytest.mark.parametrize(
+    "question, asked",
+    [
+        ("In which order should I look at things?", "steps"),
+        ("What is the order to start the systems after a downtime?", "steps"),
+        ("after a downtime whats the start order for prd. step by step pls", "steps"),
+        ("In which sales order was the credit limit exceeded?", ""),  # a sales order is no order of steps
+        ("What is the order type of the blocked order?", ""),
+    ],
+)
+def test_in_which_order_and_step_by_step_ask_for_steps(question, asked):
+    from portal.answers.question_type import asks
+
+    assert asks(question) == asked
+
+
+CLEANUP_DIGEST = """## Root cause
+
+The weekly spool cleanup had been failing since 18 January because its variant had been deleted.
+On 13 January an obsolete-variant cleanup deleted variant ZTW_14DAYS of program RSPO1041.
+The label printers at TW30 create most spool requests.
+
+## Resolution
+
+The spool cleanup variant was created again and the weekly job rescheduled.
+"""
+
+
+def test_a_cause_told_in_two_sentences_is_answered_with_both():
+    """A "why" question's best sentence names what failed; the next sentence of its section carries the
+    specifics (the variant and who deleted it) without sharing a word with the question."""
+    refs = [make_ref(1, CLEANUP_DIGEST)]
+    why = extractive_sentences("Why had the weekly spool cleanup stopped working?", refs, max_sentences=2)
+    assert [text for text, _ in why] == [
+        "The weekly spool cleanup had been failing since 18 January because its variant had been deleted.",
+        "On 13 January an obsolete-variant cleanup deleted variant ZTW_14DAYS of program RSPO1041.",
+    ]
+    # another question's best sentence is not followed by its neighbour for that reason alone
+    what = extractive_sentences("What happened to the weekly spool cleanup?", refs, max_sentences=2)
+    assert "ZTW_14DAYS" not in " ".join(text for text, _ in what)
+
+
 def test_the_row_of_the_transaction_a_question_names_answers_what_it_shows():
     """Every row of the table stood under a title naming SM58; the rows carrying another transaction won as
     "identifiers asked for" until "transaction SM58" counted as naming one, not asking for one."""

@@ -22,10 +22,12 @@ _ASKS_IDENTIFIER = re.compile(
     r"numbers?|notes?|idoc types?|message types?|partners?|releases?|clients?|hosts?|groups?|fields?)\b",
     re.IGNORECASE,
 )
-# "How should a date be written?" asks for a rule, not steps: a procedure question has a person doing it.
+# "How should a date be written?" asks for a rule, not steps: a procedure question has a person doing it. "In which
+# order …" and "step by step" ask for steps too ("a sales order" is no order of steps).
 _ASKS_STEPS = re.compile(
     r"^\W*(how (do|can|should|would|shall|must) (i|we|you|one)\b|how to\b|what (are the )?steps\b)"
-    r"|\b(steps|procedure)\b",
+    r"|\b(steps|procedure)\b|\bstep[ -]by[ -]step\b"
+    r"|\bin (what|which) order\b|\bwhat(?:'s| is) the (right |correct )?order (to|in which)\b",
     re.IGNORECASE,
 )
 # An instruction starts with one of these verbs (after an optional lead clause such as "In STMS,"), or
@@ -78,6 +80,17 @@ def asks(question: str) -> str:
     if _ASKS_STEPS.search(question):
         return "steps"
     return ""
+
+
+# A question asking why something happened, or what caused it.
+_ASKS_CAUSE = re.compile(
+    r"\bwhy\b|\bwhat (?:was|went) wrong\b|\bwhat caused\b|\broot cause\b|\breason\b", re.IGNORECASE
+)
+
+
+def asks_cause(question: str) -> bool:
+    """Whether ``question`` asks for a cause: "why …", "what went wrong", "what caused …", "the root cause"."""
+    return _ASKS_CAUSE.search(question) is not None
 
 
 def is_instruction(unit_text: str) -> bool:
