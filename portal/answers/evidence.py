@@ -518,6 +518,7 @@ def choose(
             for i in issued
             for unit in passage_units(hits[i].text)
         ]
+        _prefetch(tokenize, [f"{u.context} {u.text}" for u in units])  # read in one call, as the passages were
         closest = _closest(units, weights, tokenize)
         sibling = next((found for name in kin_asked if (found := _about_sibling(closest, name))), None)
         if sibling is not None:
