@@ -179,11 +179,18 @@ def _terse_quantity(question: str) -> re.Match | None:
     return _TERSE_HEAD.search(question)
 
 
-# A question asking what to do: the steps answer it, whatever value its clause names.
+# A question asking what to do: the steps answer it, whatever value its clause names. It may follow a clause that
+# tells the situation ("If there was an error in the spool job, how do I restart it?").
 _ASKS_WHAT_TO_DO = re.compile(
-    r"(?:^|[.?!]\s+)\W*how\s+(?:do|can|could|should|would|shall|must)\s+(?:i|we|you|one)\b|(?:^|[.?!]\s+)\W*how\s+to\b",
+    r"(?:^|[.?!,;:]\s*)\W*how\s+(?:do|can|could|should|would|shall|must)\s+(?:i|we|you|one)\b"
+    r"|(?:^|[.?!,;:]\s*)\W*how\s+to\b",
     re.IGNORECASE,
 )
+
+
+def asks_what_to_do(question: str) -> bool:
+    """Whether ``question`` asks what to do ("How do I …", "…, how can we …", "how to …"): steps answer it."""
+    return _ASKS_WHAT_TO_DO.search(question) is not None
 
 
 def asked_value(question: str) -> AskedValue | None:
@@ -191,7 +198,7 @@ def asked_value(question: str) -> AskedValue | None:
     of a shape of its own, which ``SHAPED_VALUES`` checks: "the phone number of …" asks for no count)."""
     if len(question_parts(question)) > 1 or any(asked.search(question) for asked, _ in SHAPED_VALUES.values()):
         return None
-    if _ASKS_WHAT_TO_DO.search(question):
+    if asks_what_to_do(question):
         return None  # "How do I limit how many processes RFC can grab?" asks for steps, not for a count
     measure = asked_measure(question)
     count = _COUNT.search(question)

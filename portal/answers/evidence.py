@@ -48,6 +48,11 @@ the terms in its text, heading path or title. There is evidence when
   passages gives such a value, in a passage naming the months the question names,
   the unit with its context naming the question's identifiers ("P1 4 hours, P2
   8 hours" does not answer for P4; ``portal.answers.asked``);
+- a question about one of a family of names written alike (plant TW20; TW10 and
+  TW30 are its siblings, as K4Q is K4P's and KXP is KBP's) is not answered when the
+  units closest to it (``CLOSEST_UNITS``) all name a sibling and none of them
+  (with its context) names the name asked: the MRP job of TW10 does not answer
+  for TW20. A sibling the question names itself says nothing;
 - a question how something went ("Did the rehearsal finish with return code
   0?", "Was PRB-2026-007 closed …?", "What came out of the DR test?", "How long
   did the downtime overrun?") is not answered when the units closest to it
@@ -79,7 +84,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from portal.answers import asked as asked_values
-from portal.answers import outcome, shaped, written
+from portal.answers import outcome, question_type, shaped, written
 from portal.answers.units import passage_units
 from portal.search.analysis import STOPWORDS, as_read, return_codes_written_out
 
@@ -93,9 +98,12 @@ MIN_JOINED_COVERAGE = 0.15
 MAX_JOINED = 3
 # ... and for each identifier the question names, a passage naming it must cover this share.
 MIN_ANCHORED_COVERAGE = 0.3
-# A question about a past outcome is answered when one of the units covering at least this share of the
-# best unit's weight states something other than a plan.
+# The units closest to a question cover at least this share of the best unit's weight of its terms: a question
+# about a past outcome is answered when one of them states something other than a plan, one about a name (TW20)
+# when one of them names it rather than only a sibling (TW10).
 CLOSEST_UNITS = 0.9
+# The most names of a question read for siblings.
+MAX_SIBLING_NAMES = 4
 
 Tokenizer = Callable[[str], list[str]]
 # Which of the given days (month, day) the documents of the hits name anywhere (``ask.retrieve`` reads them).
@@ -370,6 +378,7 @@ class Choice:
     unknown_names: list[str] = field(default_factory=list)  # proper nouns the packs never mention
     missing_values: list[str] = field(default_factory=list)  # kinds of value asked for that no passage holds
     unanswered_value: str = ""  # the count or named value asked for that no unit of the evidence gives
+    unanswered_for: list[str] = field(default_factory=list)  # ... for what the question names ("hours" for P4)
     unreported: bool = False  # asked how something went; the closest units only say what was to happen
     sibling: tuple[str, str] | None = None  # (a name asked, the sibling the closest units name instead): TW20, TW10
     everyday: bool = False  # an everyday question ("book a meeting room") no passage found speaks to
@@ -386,13 +395,20 @@ class Choice:
         if self.evidence:
             return {}
         absent = {word.casefold() for word in self.absent_words}
-        unnamed = [name for name in self.missing_identifiers if name.casefold() not in absent]
+        # a name of several parts ("ZTW_EDI 017") is said already when one of its parts is among the absent words
+        unnamed = [
+            name
+            for name in self.missing_identifiers
+            if name.casefold() not in absent and not absent & set(name.casefold().split())
+        ]
         if unnamed:
             return {"kind": "not_named", "names": unnamed}
         if self.sibling:
             return {"kind": "sibling", "asked": self.sibling[0], "found": self.sibling[1]}
-        if self.missing_values or self.unanswered_value:
-            return {"kind": "no_value", "value": (self.missing_values or [self.unanswered_value])[0]}
+        if self.missing_values:
+            return {"kind": "no_value", "value": self.missing_values[0]}
+        if self.unanswered_value:
+            return {"kind": "no_value", "value": self.unanswered_value, "of": self.unanswered_for}
         if self.unreported:
             return {"kind": "unreported"}
         return {}
@@ -501,13 +517,14 @@ def choose(
     is_everyday = bool(evidence and everyday is not None and everyday(hits))
     evidence = evidence and not is_everyday
     issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
-    unanswered, unreported = "", False
+    unanswered, unanswered_for, unreported = "", [], False
     sibling: tuple[str, str] | None = None
     value = asked_values.asked_value(question)
     past_outcome = outcome.asks_past_outcome(question)
     # the noun asked for ("the MTTR for P4") says what the value is, not what it is about
     subjects = [run for run in runs if value is None or " ".join(run).casefold() != value.phrase.casefold()]
-    kin_asked = [run[0] for run in runs if len(run) == 1 and _has_kin(run[0])]
+    # the first few names a question asks about (a question listing hundreds reads each unit for each name)
+    kin_asked = [run[0] for run in runs if len(run) == 1 and _is_name(run[0])][:MAX_SIBLING_NAMES]
     if issued and (value is not None or past_outcome or kin_asked):
         units = [
             asked_values.Unit(
@@ -520,7 +537,7 @@ def choose(
         ]
         _prefetch(tokenize, [f"{u.context} {u.text}" for u in units])  # read in one call, as the passages were
         closest = _closest(units, weights, tokenize)
-        sibling = next((found for name in kin_asked if (found := _about_sibling(closest, name))), None)
+        sibling = _sibling_asked(question, kin_asked, units, weights, tokenize)
         if sibling is not None:
             evidence, issued = False, []
         elif value is not None and not asked_values.answered(
@@ -532,6 +549,7 @@ def choose(
             about=lambda text: not subjects or any(all(names(text, token) for token in run) for run in subjects),
         ):
             unanswered, evidence, issued = value.phrase, False, []
+            unanswered_for = [" ".join(run) for run in subjects]
         elif past_outcome and _only_planned(closest):
             unreported, evidence, issued = True, False, []
     return Choice(
@@ -544,6 +562,7 @@ def choose(
         unknown_names=unknown,
         missing_values=missing_values,
         unanswered_value=unanswered,
+        unanswered_for=unanswered_for,
         unreported=unreported,
         sibling=sibling,
         everyday=is_everyday,
@@ -573,12 +592,15 @@ def absent_words(question: str, looked_up, doc_freqs: dict[str, int], tokenize: 
     nowhere = {t for t in looked_up if not doc_freqs.get(t, 0)}
     if not nowhere:  # most questions: no word to look for, and no analysis of each word
         return []
-    # the word after "how" is the question's form ("how big", "how far"), not something it is about
+    # the word after "how" is the question's form ("how big", "how far"), not something it is about; the words of a
+    # day ("25 apr", "2026-04-25") are how the day is written: whether a document names the day, the day check says
+    days = written.day_spans(question)
     words = list(
         dict.fromkeys(
             m.group()
             for m in _WORD.finditer(question)
             if not (m.group().casefold() in _DEGREE and _AFTER_HOW.search(question, 0, m.start()))
+            and not any(low <= m.start() < high for low, high in days)
         )
     )
     _prefetch(tokenize, words)
@@ -624,33 +646,66 @@ def _only_planned(closest: list[asked_values.Unit]) -> bool:
     return bool(closest) and all(outcome.planned(u.text, u.context) for u in closest)
 
 
-def _has_kin(name: str) -> bool:
-    """Whether ``name`` may be one of a family of names written alike: letters and digits (TW10, TW20; K4P, K4Q;
-    R26.03, R26.04) or a three-letter system name (KBP, KXP)."""
-    return (any(c.isdigit() for c in name) and any(c.isalpha() for c in name)) or _is_acronym(name)
+def _is_name(token: str) -> bool:
+    """A name that may be one of a family written alike: letters and digits (TW10, TW20; K4P, K4Q; R26.03), or a
+    three-letter system name in capitals (KBP, KXP) — never a word ("was" is no sibling of QAS)."""
+    return (any(c.isdigit() for c in token) and any(c.isalpha() for c in token)) or _is_acronym(token)
 
 
 def _kin(name: str, token: str) -> bool:
-    """Whether ``token`` names a sibling of ``name``: a name of the same shape that differs in one character
-    (TW10 for TW20, KXP for KBP; not INC-2026-0231 for INC-2026-0266, nor EDI for ERP)."""
-    if len(token) != len(name) or _shape(token) != _shape(name):
+    """Whether ``token`` names a sibling of ``name``: another name of the same shape that differs in one character
+    (TW10 for TW20, KXP for KBP, INC-2026-0265 for INC-2026-0266; not EDI for ERP, nor "was" for QAS)."""
+    if len(token) != len(name) or _shape(token) != _shape(name) or not _is_name(token):
         return False
     return sum(a != b for a, b in zip(token.casefold(), name.casefold())) == 1
 
 
-def _siblings(text: str, name: str) -> list[str]:
-    """The siblings of ``name`` that ``text`` names, also inside a longer name (Z_MM_MRP_LIVE_TW10)."""
-    tokens = written.IDENTIFIER_TOKEN.findall(text)
-    return [part for token in tokens for part in {token, *token.split("_")} if _kin(name, part)]
+def _names_in(text: str) -> list[str]:
+    """The names ``text`` writes, in order and each once, read as the question's are (``_tokens``: "K4P/K4Q" is
+    two), with the parts of a name joined by ``_`` (Z_MM_MRP_LIVE_TW10 names TW10)."""
+    names = (part for token, _, _ in _tokens(text) for part in (token, *token.split("_")) if _is_name(part))
+    return list(dict.fromkeys(names))
 
 
-def _about_sibling(closest: list[asked_values.Unit], name: str) -> tuple[str, str] | None:
-    """``(name, sibling)`` when the units closest to the question all name a sibling of ``name`` and none names
-    ``name``: "the MRP job of plant TW20" is not answered by the MRP job of TW10."""
-    siblings = [_siblings(f"{u.context} {u.text}", name) for u in closest]
-    if closest and all(siblings) and not any(names(f"{u.context} {u.text}", name) for u in closest):
-        return name, siblings[0][0]
+def _sibling_asked(
+    question: str, asked: list[str], units: list[asked_values.Unit], weights: dict[str, float], tokenize: Tokenizer
+) -> tuple[str, str] | None:
+    """The first of the names ``asked`` whose closest units are about a sibling, with that sibling (or None).
+
+    Closest by the question's terms, and closest by the rest of the question (the name's own terms left out): a
+    unit naming the plant asked only in passing ("ships from plants TW10 and TW20") is not about the MRP job
+    asked, however rare "TW20" is. By the rest alone only when no unit naming the name carries what the question
+    asks for (a time, a number, an identifier): "P1 4 hours, P2 8 hours" answers for P2 however well a row
+    about P4 covers the rest."""
+    in_question = {token.casefold() for token, _, _ in _tokens(question)}
+    wanted = question_type.asks(question)
+    for name in asked:
+        found = _about_sibling(_closest(units, weights, tokenize), name, in_question)
+        if found is None and wanted in ("time", "number", "identifier"):
+            carrying = any(
+                names(f"{u.context} {u.text}", name) and question_type.carries(u.text, wanted, {name.casefold()})
+                for u in units
+            )
+            own = set(tokenize(name))
+            rest = {t: w for t, w in weights.items() if t not in own}
+            found = None if carrying else _about_sibling(_closest(units, rest, tokenize), name, in_question)
+        if found is not None:
+            return found
     return None
+
+
+def _about_sibling(closest: list[asked_values.Unit], name: str, in_question: set[str]) -> tuple[str, str] | None:
+    """``(name, sibling)`` when the units closest to the question all name a sibling of ``name`` and none of them
+    names ``name``, with its context (a digest's title names its incident): "the MRP job of plant TW20" is not
+    answered by the MRP job of TW10. A sibling the question names itself ("TW10 and TW20") says nothing
+    (``in_question``: its names, casefolded)."""
+    siblings = [
+        [t for t in _names_in(f"{u.context} {u.text}") if t.casefold() not in in_question and _kin(name, t)]
+        for u in closest
+    ]
+    if not closest or not all(siblings) or any(names(f"{u.context} {u.text}", name) for u in closest):
+        return None
+    return name, siblings[0][0]
 
 
 def _joined_share(covered: list[set[str]], weights: dict[str, float], total: float) -> float:

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import re
 
-# "Did …?", "Was … closed?", "Has … been …?" (opening the question or one of its clauses), "What was the
-# result of …", "What came out of …", "How did … go?": a question about how something went.
+from portal.answers.asked import asks_what_to_do
+
+# "Did …?", "Was … closed?", "Has … been …?" (opening the question or one of its sentences), "…, did all phases
+# end?", "…, were there incidents?" (after a comma: "has" and "have" there are too often "Hi, has anyone …"), "What
+# was the result of …", "Results of …", "What came out of …", "Were there …", "How did … go?": a question about how
+# something went. "If there was an error …" is a condition, not a question.
 _PAST_OUTCOME = re.compile(
-    r"(?:^|[.?!;:–—,]\s*|\s-\s+)\W*(?:did|was|were|has|have|had)\b(?!\s+(?:the|a|an|its|their)?\s*"
-    r"(?:name|number|size|version|revision|level|code|reason|cause)\b)"
-    r"|\bwhat\s+(?:was|were|is|are)\s+the\s+(?:results?|outcomes?)\s+of\b|\bwhat\s+came\s+out\s+of\b"
-    r"|\b(?:was|were)\s+there\b|\bthere\s+(?:was|were)\b|\bfinished\s+(?:in|on)\s+time\b|\bresults?\s+of\b"
+    r"(?:(?:^|[.?!;:–—]\s*|\s-\s+)\W*(?:did|was|were|has|have|had)|,\s*(?:did|was|were))\b"
+    r"(?!\s+(?:the|a|an|its|their)?\s*(?:name|number|size|version|revision|level|code|reason|cause)\b)"
+    r"|\bwhat\s+(?:was|were|is|are)\s+the\s+(?:results?|outcomes?)\s+of\b|^\W*results?\s+of\b"
+    r"|\bwhat\s+came\s+out\s+of\b|\b(?:was|were)\s+there\b|(?<!\bif )(?<!\bwhen )\bthere\s+(?:was|were)\b"
+    r"|\bfinished\s+(?:in|on)\s+time\b"
     r"|\bhow\s+did\b.{1,80}?\b(?:go|turn\s+out|end|perform|work\s+out|fare)\b|\bhow\s+(?:long|late|early|far)\s+did\b",
     re.IGNORECASE,
 )
@@ -43,8 +48,9 @@ _REPORTED = re.compile(
 
 
 def asks_past_outcome(question: str) -> bool:
-    """Whether ``question`` asks whether something happened (a yes or no about the past)."""
-    return _PAST_OUTCOME.search(question) is not None
+    """Whether ``question`` asks whether something happened (a yes or no about the past); a question what to do
+    ("How do I read the results of …", "If there was an error, how do I …") does not."""
+    return _PAST_OUTCOME.search(question) is not None and not asks_what_to_do(question)
 
 
 # A document or section that lists what is to happen (its title or heading names a calendar, a schedule or an

@@ -27,7 +27,8 @@ _ASKS_IDENTIFIER = re.compile(
 _ASKS_STEPS = re.compile(
     r"^\W*(how (do|can|should|would|shall|must) (i|we|you|one)\b|how to\b|what (are the )?steps\b)"
     r"|\b(steps|procedure)\b|\bstep[ -]by[ -]step\b"
-    r"|\bin (what|which) order\b|\bwhat(?:'s| is) the (right |correct )?order (to|in which)\b",
+    r"|\bin (what|which) order\b(?!\s+(?:type|number|item|quantity|value|date|status))"
+    r"|\bwhat(?:['’]s| is) the (right |correct )?order (to|in which)\b",
     re.IGNORECASE,
 )
 # An instruction starts with one of these verbs (after an optional lead clause such as "In STMS,"), or
@@ -84,7 +85,7 @@ def asks(question: str) -> str:
 
 # A question asking why something happened, or what caused it.
 _ASKS_CAUSE = re.compile(
-    r"\bwhy\b|\bwhat (?:was|went) wrong\b|\bwhat caused\b|\broot cause\b|\breason\b", re.IGNORECASE
+    r"\bwhy\b|\bwhat (?:was|went) wrong\b|\bwhat caused\b|\broot cause\b|\breasons?\b(?!\s+codes?\b)", re.IGNORECASE
 )
 
 
