@@ -1053,6 +1053,21 @@ def test_in_which_order_and_step_by_step_ask_for_steps(question, asked):
     assert asks(question) == asked
 
 
+@pytest.mark.parametrize("first", [0, 1])
+def test_the_words_told_before_asking_weigh_less_in_choosing_the_answer(first):
+    """ "Our dock team prints labels every night. Which printer reprints a damaged label?" asks about reprints:
+    the sentence about the nightly printing matches more of the words told, and says nothing asked."""
+    texts = ["Damaged labels are reprinted on printer four.", "Every night the dock team prints labels."]
+    texts = texts if first == 0 else texts[::-1]
+    refs = [make_ref(n, text) for n, text in enumerate(texts, start=1)]
+    question = "Our dock team prints labels every night. Which printer reprints a damaged label?"
+    [(text, _)] = extractive_sentences(question, refs, max_sentences=1)
+    assert text == "Damaged labels are reprinted on printer four."
+    # asked in one sentence, every word weighs in full
+    [(text, _)] = extractive_sentences("Which labels does the dock team print every night?", refs, max_sentences=1)
+    assert text == "Every night the dock team prints labels."
+
+
 CLEANUP_DIGEST = """## Root cause
 
 The weekly spool cleanup had been failing since 18 January because its variant had been deleted.
