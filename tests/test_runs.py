@@ -1491,6 +1491,28 @@ def test_a_no_evidence_note_says_what_else_was_missing(corpus, client_as, pack):
     assert missing.absent_words == ["Z_MM_MRP_LIVE_TW30"] and missing.evidence_gap == {}
 
 
+PRODUCT_REVIEW = b"""# Monthly review: March 2026
+
+## Tickets
+
+The SAP support team looks after KBP and KXP.
+
+March had 191 tickets.
+
+KXP had 12 tickets in March.
+"""
+
+
+def test_a_value_asked_of_a_three_letter_name_with_no_sibling_is_given_anywhere(corpus, pack):
+    """ "The SAP support team" names the product every unit is about: March's 191 tickets answer it. KBP is one
+    system of several (KXP, its sibling, has a count of its own): its count must stand beside it."""
+    documents.upload_file(pack, "product-review.md", PRODUCT_REVIEW, None)
+    agent = make_agent("preferred")
+    assert retrieve(agent, "How many tickets did the SAP support team get in March?").choice.evidence
+    refused = retrieve(agent, "How many tickets did KBP get in March?").choice
+    assert not refused.evidence and refused.unanswered_value == "tickets"
+
+
 def test_the_gap_names_what_no_passage_found_names_once():
     from portal.answers.evidence import Choice
 

@@ -536,6 +536,9 @@ def choose(
             for unit in passage_units(hits[i].text)
         ]
         _prefetch(tokenize, [f"{u.context} {u.text}" for u in units])  # read in one call, as the passages were
+        # a three-letter name with no sibling in the units (the product, "the SAP support team") names no one thing
+        # among others: the value asked for need not stand beside it
+        subjects = [run for run in subjects if not _alone_of_its_kind(run, units)]
         closest = _closest(units, weights, tokenize)
         sibling = _sibling_asked(question, kin_asked, units, weights, tokenize)
         if sibling is not None:
@@ -644,6 +647,14 @@ def _only_planned(closest: list[asked_values.Unit]) -> bool:
     """Whether the units closest to the question all speak of what is to happen: "the rehearsal must finish
     with return code 0" does not say whether it did."""
     return bool(closest) and all(outcome.planned(u.text, u.context) for u in closest)
+
+
+def _alone_of_its_kind(run: list[str], units: list[asked_values.Unit]) -> bool:
+    """Whether ``run`` is a three-letter name none of ``units`` writes a sibling of: KBP beside KXP is one system of
+    several, and a value for it is given beside it; SAP, named alone, is what every unit is about."""
+    if len(run) != 1 or not _is_acronym(run[0]):
+        return False
+    return not any(_kin(run[0], name) for u in units for name in _names_in(f"{u.context} {u.text}"))
 
 
 def _is_name(token: str) -> bool:
