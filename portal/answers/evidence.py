@@ -47,7 +47,9 @@ the terms in its text, heading path or title. There is evidence when
   hours …", "which patch level …") is answered only when one unit of the issued
   passages gives such a value, in a passage naming the months the question names,
   the unit with its context naming the question's identifiers ("P1 4 hours, P2
-  8 hours" does not answer for P4; ``portal.answers.asked``);
+  8 hours" does not answer for P4; ``portal.answers.asked``), but for a
+  three-letter name no unit writes a sibling of ("the SAP support team": the
+  product every unit is about);
 - a question about one of a family of names written alike (plant TW20; TW10 and
   TW30 are its siblings, as K4Q is K4P's and KXP is KBP's) is not answered when the
   units closest to it (``CLOSEST_UNITS``) all name a sibling and none of them
