@@ -77,8 +77,8 @@ RANK_WEIGHT = 0.2
 # 18 March that also failed to reach it.
 OTHER_DAY_WEIGHT = 0.5
 # How much a word of what the user tells before asking counts, against a word of the question asked (an identifier
-# told counts in full): measured on the tune half and three opened held-out sets, 0.5 gained a key fact or an expected
-# document cited on three of them and lost none; 0.25 lost on one.
+# told counts in full): measured on the tune half and three opened held-out sets, 0.5 gained key facts and expected
+# documents cited on two of them and lost none; 0.25 lost on one.
 TOLD_WEIGHT = 0.5
 # How much a question term counts when it is in the unit just before, under the same heading: the
 # sentence after the one naming the subject often carries the fact.
@@ -352,9 +352,9 @@ def _told_weighs_less(
 ) -> dict[str, float]:
     """``weights`` with the words only in what the user tells before asking at ``TOLD_WEIGHT`` (``asking_part``).
 
-    "IT told me the invoices were sitting in SM58. What is SM58?" asks what SM58 is: a unit about invoices in
-    SM58 matches more words, and says less. An identifier told keeps its weight ("The release notes mention
-    INC-2026-0244. Did that stop our label printing?" asks about it)."""
+    "Our dock team prints labels every night. Which printer reprints a damaged label?" asks about reprints: the
+    sentence about the nightly printing matches more of the words, and says nothing asked. An identifier told keeps
+    its weight ("The release notes mention INC-2026-0244. Did that stop our label printing?" asks about it)."""
     asking, told = asking_part(question)
     if not told.strip():
         return weights
