@@ -98,7 +98,3 @@ def shown_base(form: Mapping, names, sets=()) -> dict | None:
 
 def _listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _verb(names: list[str]) -> str:
-    return "differs" if len(names) == 1 else "differ"

@@ -538,11 +538,12 @@ def choose(
             for unit in passage_units(hits[i].text)
         ]
         _prefetch(tokenize, [f"{u.context} {u.text}" for u in units])  # read in one call, as the passages were
-        # a three-letter name with no sibling in the units (the product, "the SAP support team") names no one thing
-        # among others: the value asked for need not stand beside it
-        subjects = [run for run in subjects if not _alone_of_its_kind(run, units)]
+        if value is not None:
+            # a three-letter name with no sibling in the units (the product, "the SAP support team") names no one
+            # thing among others: the value asked for need not stand beside it
+            subjects = [run for run in subjects if not _alone_of_its_kind(run, units)]
         closest = _closest(units, weights, tokenize)
-        sibling = _sibling_asked(question, kin_asked, units, weights, tokenize)
+        sibling = _sibling_asked(question, kin_asked, units, closest, weights, tokenize)
         if sibling is not None:
             evidence, issued = False, []
         elif value is not None and not asked_values.answered(
@@ -681,11 +682,16 @@ def _names_in(text: str) -> list[str]:
 
 
 def _sibling_asked(
-    question: str, asked: list[str], units: list[asked_values.Unit], weights: dict[str, float], tokenize: Tokenizer
+    question: str,
+    asked: list[str],
+    units: list[asked_values.Unit],
+    closest: list[asked_values.Unit],
+    weights: dict[str, float],
+    tokenize: Tokenizer,
 ) -> tuple[str, str] | None:
     """The first of the names ``asked`` whose closest units are about a sibling, with that sibling (or None).
 
-    Closest by the question's terms, and closest by the rest of the question (the name's own terms left out): a
+    Closest by the question's terms (``closest``), and by the rest of the question (the name's own terms left out): a
     unit naming the plant asked only in passing ("ships from plants TW10 and TW20") is not about the MRP job
     asked, however rare "TW20" is. By the rest alone only when no unit naming the name carries what the question
     asks for (a time, a number, an identifier): "P1 4 hours, P2 8 hours" answers for P2 however well a row
@@ -693,7 +699,7 @@ def _sibling_asked(
     in_question = {token.casefold() for token, _, _ in _tokens(question)}
     wanted = question_type.asks(question)
     for name in asked:
-        found = _about_sibling(_closest(units, weights, tokenize), name, in_question)
+        found = _about_sibling(closest, name, in_question)
         if found is None and wanted in ("time", "number", "identifier"):
             carrying = any(
                 names(f"{u.context} {u.text}", name) and question_type.carries(u.text, wanted, {name.casefold()})
