@@ -1685,3 +1685,14 @@ def test_the_word_after_how_is_left_out_of_the_absent_words_only_when_it_asks_fo
     terms = simple_tokenize(question)
     looked_up = {t: (0 if t in ("big", "kerbero") else 3) for t in terms}
     assert absent_words(question, terms, looked_up, simple_tokenize) == ["Kerberos"]
+
+
+def test_a_link_whose_target_holds_parentheses_reads_as_its_text():
+    """Markdown allows balanced parentheses in a link's target: the answer reads the link's text, with no ")"
+    left over from the target."""
+    from portal.answers.units import plain
+
+    line = "Described in [the vendor page](https://en.wikipedia.org/wiki/Valve_(mechanical)) and takes 7 minutes."
+    assert plain(line) == "Described in the vendor page and takes 7 minutes."
+    assert plain("See ![a valve](img/valve_(1).png) here.") == "See a valve here."
+    assert plain("[plain](https://example.com/a) link") == "plain link"

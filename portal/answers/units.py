@@ -203,8 +203,10 @@ def passage_units(text: str) -> tuple[Unit, ...]:
 
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _SINGLE_STAR = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
-_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\([^)\s]*\)")
-_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\s]*\)")
+# A link's target may hold balanced parentheses, as Markdown allows ("…/wiki/Valve_(mechanical)").
+_TARGET = r"\((?:[^()\s]|\([^()\s]*\))*\)"
+_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]" + _TARGET)
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]" + _TARGET)
 _HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _HIDDEN_WILDCARDS = str.maketrans("*_", "\x00\x01")
 _SHOWN_WILDCARDS = str.maketrans("\x00\x01", "*_")
