@@ -1296,6 +1296,43 @@ def test_a_question_naming_hundreds_of_names_is_read_for_the_first_few():
     assert 0 < len(set(compared)) <= evidence.MAX_SIBLING_NAMES
 
 
+def test_a_question_asking_when_is_answered_by_a_time_beside_what_it_names():
+    """ "When does the KXQ certificate expire?" is covered word for word by the other systems' expiry dates and a
+    list naming KXQ among the systems: no unit gives a time for KXQ, so there is no evidence."""
+    from dataclasses import dataclass
+
+    from portal.answers.evidence import choose
+
+    @dataclass
+    class Hit:
+        text: str
+        document_title: str = "Certificate inventory"
+        heading_path: str = ""
+
+    def check(question, hits):
+        terms = simple_tokenize(question)
+        return choose(question, terms, 100, {t: 1 for t in terms}, hits, simple_tokenize)
+
+    rows = Hit(
+        "| System | Certificate | Expires |\n|---|---|---|\n"
+        "| K4P | SSL client | 2028-03-18 |\n| KBP | SSL server | 2026-09-02 |"
+    )
+    systems = Hit("Systems with certificates: K4P, K4Q, KBP, KXP, KXQ.")
+    refused = check("When does the KXQ certificate expire?", [rows, systems])
+    assert not refused.evidence and refused.unanswered_value == "time" and refused.unanswered_for == ["KXQ"]
+    assert check("When does the KBP certificate expire?", [rows, systems]).evidence
+    # a time the question names itself is no answer: "the job of 22:00" does not say when it ended
+    started = "The MRP job started at 22:00 and ran all night."
+    assert not check("When did the TW10 MRP job of 22:00 end?", [Hit(started, "MRP overrun at TW10")]).evidence
+    # a digest's sentences seldom repeat its subject: its title names it
+    ended = Hit(f"{started} It ended at 07:10.", "MRP overrun at TW10")
+    assert check("When did the TW10 MRP job of 22:00 end?", [ended]).evidence
+    # "when should we …" asks under which condition: no time need answer it; "each" alone is no time
+    rule = Hit("Open a problem record for TW10 when the same symptom appears twice within a quarter.")
+    assert check("When should we open a problem record for TW10?", [rule]).evidence
+    assert not check("When does TW10 plan its materials?", [Hit("TW10 plans each material with MRP.")]).evidence
+
+
 def test_a_question_about_one_of_a_family_of_names_is_not_answered_by_its_sibling():
     """Plants TW10 and TW20, systems K4P and K4Q, KBP and KXP are written alike: when the units closest to
     the question all name a sibling of the name asked and none names it, the passages are about another
@@ -1487,6 +1524,7 @@ def test_a_default_is_given_before_or_after_its_noun_and_a_bare_default_gives_no
         ("which SAP note fixes TSV_TNEW_PAGE_ALLOC_FAILED?", "named", "note"),
         # typed as a noun phrase, without a word that asks: its quantity noun is asked for
         ("mttr for p4 tickets in march?", "quantity", "mttr"),
+        ("What was the mean time to restore for P1 incidents in January?", "quantity", "mean time to restore"),
         ("k4q availability in march, percent?", "quantity", "availability"),
         ("k4q ssl server cert - expiry date?", None, None),
         ("the availability report is late again", None, None),  # no question
@@ -1592,12 +1630,32 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
         ("amount of money", "Who approves the budget for the upgrade?", False),
         ("amount of money", "Which budget line covers the new server?", False),
         ("amount of money", "What error budget does the SLO leave?", False),
+        ("amount of money", "What was the total value in euros of the invoices created late?", True),
+        ("amount of money", "how much money did the outage cost us", True),
+        ("amount of money", "Which invoices were created late in EUR billing?", False),
     ],
 )
 def test_what_asks_for_a_name_or_an_amount_of_money(shape, question, asks):
     from portal.answers.shaped import SHAPED_VALUES
 
     assert bool(SHAPED_VALUES[shape][0].search(question)) is asks
+
+
+def test_a_percentage_is_a_number_in_percent_asked_or_not():
+    """ "What percentage …" names no measure, yet a count ("January: 1") is no percentage: the value must be
+    written in percent, as for "in percent"."""
+    from portal.answers.asked import answered
+
+    question = "What percentage of P1 to P3 incidents were resolved within target in January 2026?"
+    assert asked_value(question).measure == "percent"
+
+    def answered_by(text):
+        unit = AskedUnit(text, "Monthly service review", text)
+        return answered(question, asked_value(question), [unit], simple_tokenize, lambda t: True, lambda t: True)
+
+    assert not answered_by("Type: Incidents P1 to P3; February: 12; January: 9")
+    assert answered_by("Resolved within target in January: 11 of 12 (91.7 percent)")
+    assert asked_value("How available was KBP in March?").measure == "percent"
 
 
 def test_a_value_asked_for_two_months_may_stand_in_each_month_s_own_review():

@@ -1490,6 +1490,12 @@ def test_a_no_evidence_note_says_what_else_was_missing(corpus, client_as, pack):
     assert missing.answer_basis == "no_evidence"
     assert missing.absent_words == ["Z_MM_MRP_LIVE_TW30"] and missing.evidence_gap == {}
 
+    # asked when of a thing the units name without a time: the note says no passage says when
+    untimed = ask(make_agent("preferred", slug="fourth-agent"), None, "When does plant TW20 plan its materials?")
+    assert untimed.evidence_gap == {"kind": "no_time", "of": ["TW20"]}
+    note = _soup(client_as("Auditor").get(f"/runs/{untimed.id}")).select_one(".no-evidence-answer .evidence-gap")
+    assert note.text == "No passage found says when, for TW20."
+
 
 PRODUCT_REVIEW = b"""# Monthly review: March 2026
 
@@ -1529,6 +1535,7 @@ def test_the_gap_names_what_no_passage_found_names_once():
     }
     assert Choice(False, missing_values=["phone number"]).gap() == {"kind": "no_value", "value": "phone number"}
     assert Choice(False, unreported=True).gap() == {"kind": "unreported"}
+    assert Choice(False, unanswered_value="time", unanswered_for=["KXQ"]).gap() == {"kind": "no_time", "of": ["KXQ"]}
     assert Choice(False, coverage=0.1).gap() == {}  # too little of the question covered: the absent words say it
     assert Choice(True, sibling=("TW20", "TW10")).gap() == {}
 

@@ -18,7 +18,10 @@ and not itself about other months only, must hold a value of the kind asked for:
   share, a number, a size, a limit or an amount is seldom written beside its
   value ("a 1.9 TB backup"): any number answers for those. Asked in a measure
   ("the resolution target in hours", "in TB"), the number is written in it or in
-  one it converts to ("33 h 11 min" for minutes; never "90 percent" for hours);
+  one it converts to ("33 h 11 min" for minutes; never "90 percent" for hours).
+  A percentage or an availability is asked in percent even when the question
+  does not say so ("what percentage …": "Incidents P1; January: 1" is none);
+  the mean time to restore is an MTTR;
 - **a value named by a noun it is written after** ("which kernel patch level",
   "which version", "what is the password of …"): a token shaped like a value —
   with digits or an identifier, not a date — within a few words after that noun and in its
@@ -26,6 +29,8 @@ and not itself about other months only, must hold a value of the kind asked for:
   the noun alone, as in "the HANA revision update; app03 retired", is not an
   answer to "which HANA revision" (a default may also stand after its value: "14
   days by default");
+- **a time**, for a question of one part asking "when": a time, date,
+  weekday or duration (``written.TIME``) the question does not name itself;
 - **a value of its own shape** (a phone number, an e-mail address, an amount of
   money, the name of a company or a person) is checked by ``portal.answers.shaped``.
 
@@ -72,7 +77,8 @@ _ASKING = r"\b(?:which|what(?:'s|’s|\s+(?:is|was|are|were))?(?:\s+the)?)\s+"
 # targets failed", "which shares are mounted" ask for things. The group holds the noun in the singular.
 _QUANTITY_NOUNS = (
     r"(number of|percentage|share|size|amount|price|cost|fee|rate|limit|threshold|target|availability|mttr|"
-    r"duration)(?:(?:(?<=price)|(?<=cost)|(?<=fee)|(?<=rate)|(?<=limit)|(?<=threshold))s)?\b"
+    r"mean time to (?:restore|repair|recover)|duration)"
+    r"(?:(?:(?<=price)|(?<=cost)|(?<=fee)|(?<=rate)|(?<=limit)|(?<=threshold))s)?\b"
 )
 # A quantity asked for by its noun: right after "which" or "what", or after up to two words once "what is the"
 # (or "what's") has said a thing is named ("what's the warning threshold"; not "what steps reduce MTTR"). The
@@ -94,6 +100,9 @@ _HOW_ADJECTIVE = (
 )
 # Quantities whose noun is seldom written with their value ("2 percent", "12 of them"): any number answers.
 _UNWRITTEN_NOUNS = frozenset(("percentage", "share", "number", "size", "limit", "amount"))
+# Quantities with a measure of their own: a percentage or an availability is a number in percent. "Type: Incidents
+# P1; February: 2; January: 1" gives no percentage of incidents resolved in January.
+_MEASURE_OF_NOUN = {"percentage": "percent", "availability": "percent"}
 # Nouns whose value is written right after them ("version 1.4", "patch level 200").
 # Not: status, name, result (their values are words); number, id, parameter (the value is named without
 # the noun as often as with it: "the change number" is "CHG-2026-0142"); a code, but for a return, error, reason
@@ -136,7 +145,7 @@ _CLAUSE_END = re.compile(r"[;!?\n]|\.(?!\w)")
 @dataclass(frozen=True)
 class AskedValue:
     """What a question asks for: ``kind`` "count" (with the counted phrase), "quantity" or "named" (with
-    its noun)."""
+    its noun), or "time" (a "when" question: the evidence check asks for it, ``evidence._time_asked``)."""
 
     kind: str
     phrase: str
@@ -206,10 +215,11 @@ def asked_value(question: str) -> AskedValue | None:
         return AskedValue("count", count.group(1).strip(), measure)
     for how, noun in _HOW_ADJECTIVE:
         if how.search(question):
-            return AskedValue("quantity", noun, measure)
+            return AskedValue("quantity", noun, measure or _MEASURE_OF_NOUN.get(noun, ""))
     quantity = _QUANTITY.search(question) or _terse_quantity(question)
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
-        return AskedValue("quantity", (quantity.group(1) or quantity.group(2)).removesuffix(" of"), measure)
+        noun = (quantity.group(1) or quantity.group(2)).removesuffix(" of")
+        return AskedValue("quantity", noun, measure or _MEASURE_OF_NOUN.get(noun.casefold(), ""))
     named = _NAMED_VALUE.search(question)
     if named:
         return AskedValue("named", named.group(2))
@@ -384,6 +394,7 @@ def value_holder(
     """Whether a unit holds a value of the kind ``asked`` for (``answered`` without the months and the
     subject): the evidence check asks it of the passages, the extractive answer prefers the units it holds."""
     named = {m.group().casefold() for m in _TOKEN.finditer(question)}
+    folded_question = question.casefold()
     counted = (
         {t for t in tokenize(asked.phrase) if in_packs(t)}
         if asked.kind == "count" or (asked.kind == "quantity" and asked.phrase.casefold() not in _UNWRITTEN_NOUNS)
@@ -391,6 +402,11 @@ def value_holder(
     )
 
     def holds(unit: Unit) -> bool:
+        if asked.kind == "time":  # a time the question does not name itself; "each" or "every" alone is none
+            return any(
+                m.group().casefold() not in folded_question and m.group().casefold() not in ("each", "every")
+                for m in written.TIME.finditer(unit.text)
+            )
         if asked.kind in ("count", "quantity"):
             return holds_count(unit, counted, named, tokenize, asked.measure)
         return holds_named_value(unit, asked.phrase, named)

@@ -49,7 +49,9 @@ the terms in its text, heading path or title. There is evidence when
   the unit with its context naming the question's identifiers ("P1 4 hours, P2
   8 hours" does not answer for P4; ``portal.answers.asked``), but for a
   three-letter name no unit writes a sibling of ("the SAP support team": the
-  product every unit is about);
+  product every unit is about); a question of one part asking "when" asks for a
+  time the same way ("When does the KXQ certificate expire?" is not answered
+  by the other systems' expiry dates);
 - a question about one of a family of names written alike (plant TW20; TW10 and
   TW30 are its siblings, as K4Q is K4P's and KXP is KBP's) is not answered when the
   units closest to it (``CLOSEST_UNITS``) all name a sibling and none of them
@@ -379,7 +381,7 @@ class Choice:
     missing_identifiers: list[str] = field(default_factory=list)
     unknown_names: list[str] = field(default_factory=list)  # proper nouns the packs never mention
     missing_values: list[str] = field(default_factory=list)  # kinds of value asked for that no passage holds
-    unanswered_value: str = ""  # the count or named value asked for that no unit of the evidence gives
+    unanswered_value: str = ""  # the count, named value or "time" asked for that no unit of the evidence gives
     unanswered_for: list[str] = field(default_factory=list)  # ... for what the question names ("hours" for P4)
     unreported: bool = False  # asked how something went; the closest units only say what was to happen
     sibling: tuple[str, str] | None = None  # (a name asked, the sibling the closest units name instead): TW20, TW10
@@ -409,6 +411,8 @@ class Choice:
             return {"kind": "sibling", "asked": self.sibling[0], "found": self.sibling[1]}
         if self.missing_values:
             return {"kind": "no_value", "value": self.missing_values[0]}
+        if self.unanswered_value == "time":
+            return {"kind": "no_time", "of": self.unanswered_for}
         if self.unanswered_value:
             return {"kind": "no_value", "value": self.unanswered_value, "of": self.unanswered_for}
         if self.unreported:
@@ -521,7 +525,7 @@ def choose(
     issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
     unanswered, unanswered_for, unreported = "", [], False
     sibling: tuple[str, str] | None = None
-    value = asked_values.asked_value(question)
+    value = asked_values.asked_value(question) or _time_asked(question)
     past_outcome = outcome.asks_past_outcome(question)
     # the noun asked for ("the MTTR for P4") says what the value is, not what it is about
     subjects = [run for run in runs if value is None or " ".join(run).casefold() != value.phrase.casefold()]
@@ -644,6 +648,26 @@ def _closest(units: list[asked_values.Unit], weights: dict[str, float], tokenize
     shares = [math.fsum(weights[t] for t in set(tokenize(f"{u.context} {u.text}")) & weights.keys()) for u in units]
     best = max(shares, default=0.0)
     return [u for u, share in zip(units, shares) if share >= CLOSEST_UNITS * best]
+
+
+# "When should we open a problem record?" asks under which condition, not for a time.
+_WHEN_TO_ACT = re.compile(
+    r"\bwhen\s+(?:should|must|do|does|can|could|may|might|would|shall|will|need|is\s+it)\s+(?:i|we|you|one|they|it)\b",
+    re.IGNORECASE,
+)
+
+
+def _time_asked(question: str) -> asked_values.AskedValue | None:
+    """A time, when a question of one part asks "when": "When does the KXQ certificate expire?" is answered by a
+    unit giving a time beside KXQ, not by the expiry dates of the other systems' certificates. "When should we
+    …" asks for a condition ("when the same symptom appears twice"), which no time need give."""
+    if (
+        question_type.asks(question) != "time"
+        or len(asked_values.question_parts(question)) > 1
+        or _WHEN_TO_ACT.search(question)
+    ):
+        return None
+    return asked_values.AskedValue("time", "time")
 
 
 def _only_planned(closest: list[asked_values.Unit]) -> bool:

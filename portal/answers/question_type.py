@@ -50,14 +50,6 @@ _LEAD_CLAUSE = re.compile(
     re.IGNORECASE,
 )
 
-_TIME = re.compile(
-    r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(daily|weekly|"
-    r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
-    + written.MONTH_PATTERN
-    + r"|"
-    r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?)\b|\b\d{1,2}\s*(am|pm)\b",
-    re.IGNORECASE,
-)
 _NUMBER = re.compile(r"(?<![\w-])\d+(?:[.,]\d+)*\s*(%|percent)?(?![\w-])|" + written.NUMBER_WORD_PATTERN, re.IGNORECASE)
 
 
@@ -120,7 +112,7 @@ def carries(unit_text: str, asked: str, named: set[str]) -> bool:
     if asked == "steps":
         return is_instruction(unit_text)
     if asked == "time":
-        return bool(_TIME.search(unit_text))
+        return bool(written.TIME.search(unit_text))
     if asked == "number":
         return any(m.group(0).strip().casefold() not in named for m in _NUMBER.finditer(unit_text))
     if asked == "identifier":

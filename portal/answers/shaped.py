@@ -138,7 +138,11 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
             # line, code, owner or approval
             r"|\b(?:what(?:'s|’s|\s+(?:is|was|are|were)\s+the)?|which|how\s+much)\s+"
             r"(?:(?!(?:time|error|performance)\b)[\w-]+\s+){0,2}?budget\b"
-            r"(?!\s+(?:lines?|codes?|owners?|holders?|approvals?|process|items?|cent(?:er|re)s?)\b)",
+            r"(?!\s+(?:lines?|codes?|owners?|holders?|approvals?|process|items?|cent(?:er|re)s?)\b)"
+            # a value asked in a currency: "the total value in euros of …", "how much money"; not "in EUR billing"
+            r"|\bin\s+(?:euros?|dollars?|pounds?|francs?|EUR|USD|GBP|CHF|JPY)"
+            r"(?=\s*(?:[?.,;:!)]|$)|\s+(?:of|for|in|on|at|per|was|were|is|are|did|does|do|that|from|to|by|with)\b)"
+            r"|\bhow\s+much\s+money\b",
             re.I,
         ),
         lambda text, question: _MONEY.search(text) is not None,

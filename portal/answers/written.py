@@ -30,6 +30,16 @@ MONTH_PATTERN = (
 )
 _MONTH = re.compile(MONTH_PATTERN, re.IGNORECASE)
 
+# A time, a date, a weekday, a frequency or a duration as units write them: what a question asking "when" asks for.
+TIME = re.compile(
+    r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(daily|weekly|"
+    r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
+    + MONTH_PATTERN
+    + r"|"
+    r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?)\b|\b\d{1,2}\s*(am|pm)\b",
+    re.IGNORECASE,
+)
+
 # Numbers written as words count as numbers ("eleven of the twelve").
 NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred thousand "
