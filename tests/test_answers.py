@@ -1547,6 +1547,25 @@ def test_what_value_a_question_asks_for(question, kind, phrase):
     assert (asked.kind if asked else None, asked.phrase if asked else None) == (kind, phrase)
 
 
+def test_the_number_of_a_day_asked_about_counts_only_in_a_unit_naming_that_day():
+    """ "Why did K4P stop on 12 March?": the review's "12 incidents" in March is no answer about 12 March."""
+    question = "Why did K4P stop on 12 March?"
+    stopped = "K4P stopped when the log volume filled."
+    outage = f"Opened: 2026-03-12.\n\n{stopped}"  # the digest's header names the day, its sentences do not
+    review = "In March K4P had 12 incidents."
+    weights = {term: 1.0 for term in simple_tokenize(question)}
+
+    def best(other):
+        return extractive_sentences(
+            question, [make_ref(1, outage), make_ref(2, other)], max_sentences=1, weights=weights
+        )
+
+    assert best(review) == [(stopped, 1)]
+    # a unit naming the day keeps its number
+    dated = "On 12 March K4P had 12 incidents."
+    assert best(dated) == [(dated, 2)]
+
+
 def test_a_unit_holding_the_value_asked_for_is_preferred():
     """Of two units alike, the one holding a count of what was asked (``asked.value_holder``, the rule the
     evidence check applies) answers "how many jobs": not a number of another thing ("until 2024")."""
