@@ -1448,6 +1448,20 @@ def test_how_do_i_prefers_instructions_to_a_list_of_symptoms():
     assert "Users report" not in answer
 
 
+def test_a_numbered_list_of_conditions_is_no_procedure_to_prefer():
+    """A numbered list of causes is read in order, but tells no one what to do: a list of instructions matching
+    fewer of the question's words answers "how do I" before it."""
+    question = "How do I free a delivery lock left by a session?"
+    instructions = "- Confirm in SM04 that the session is gone.\n- Delete the lock entry in SM12 to free it.\n"
+    causes = "1. The delivery lock is left in the table.\n2. Nothing monitors the sessions.\n"
+    weights = {term: 1.0 for term in simple_tokenize(question)}
+    chosen = extractive_sentences(question, [make_ref(1, instructions), make_ref(2, causes)], weights=weights)
+    assert chosen[:2] == [
+        ("Confirm in SM04 that the session is gone.", 1),
+        ("Delete the lock entry in SM12 to free it.", 1),
+    ]
+
+
 def test_a_question_how_something_should_be_written_is_not_a_procedure():
     # "How should a date be written?" asks for the rule, not for the items of a list
     answer = extractive_answer("How should a date be written?", [make_ref(1, STYLE_TEXT)])

@@ -257,9 +257,8 @@ def extractive_sentences(
     if asked == "steps":
         for items in lists.values():
             # a list of steps: instructions, or numbered (a list of symptoms is not a procedure)
-            if len(items) >= 2 and (
-                items[0].unit.numbered or sum(is_instruction(i.unit.text) for i in items) * 2 >= len(items)
-            ):
+            instructions = sum(is_instruction(i.unit.text) for i in items)
+            if len(items) >= 2 and (items[0].unit.numbered or instructions * 2 >= len(items)):
                 first = items[0]
                 # the heading a procedure stands under names it ("Reading a dump in five steps"): its
                 # terms count in full, like the steps' own
@@ -268,16 +267,12 @@ def extractive_sentences(
                 )
                 context = first.context - terms
                 weight = first.weight / (1 + TYPE_BONUS) if is_instruction(first.unit.text) else first.weight
+                # a numbered list of causes, conditions or sections is read in order, but tells no one what to
+                # do: it carries no bonus ("Three conditions together: 1. The adapter stops reconnecting …")
+                if instructions * 2 >= len(items):
+                    weight *= 1 + TYPE_BONUS
                 candidates.append(
-                    _Candidate(
-                        first.unit,
-                        first.n,
-                        first.order,
-                        terms,
-                        context,
-                        (1 + TYPE_BONUS) * weight,
-                        steps=items[:MAX_STEPS],
-                    )
+                    _Candidate(first.unit, first.n, first.order, terms, context, weight, steps=items[:MAX_STEPS])
                 )
 
     def score(c: _Candidate, covered: set[str]) -> float:
