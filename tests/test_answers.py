@@ -1435,10 +1435,12 @@ A date is written as 2031-04-07 in every document.
 def test_how_do_i_gives_the_numbered_steps_under_the_heading_that_names_the_procedure():
     # the other list mentions "dump" and "read" in its steps; the heading names the procedure asked for
     answer = extractive_answer("How do I read a dump, step by step?", [make_ref(1, DUMP_STEPS_TEXT)])
-    assert answer == (
+    assert answer.startswith(
         "Header: runtime error name, user and host. [1] Error analysis: the values involved. [1] "
         "Active calls: the call stack down to the failing line. [1]"
     )
+    # three steps leave room for one unit completing them, never for the other list's steps together
+    assert "Open SM13" not in answer
 
 
 def test_how_do_i_prefers_instructions_to_a_list_of_symptoms():
@@ -1446,6 +1448,28 @@ def test_how_do_i_prefers_instructions_to_a_list_of_symptoms():
     assert "Free space on the backup target" in answer
     assert "Do not remove log segments by hand" in answer
     assert "Users report" not in answer
+
+
+def test_a_short_list_of_steps_leaves_room_for_the_units_that_complete_it():
+    """Two steps answer "how do I resend thousands of failed calls" in part: the sentence naming the report for a
+    large number follows them, as long as the answer has room; another list of steps does not."""
+    question = "How do I resend thousands of failed RFC calls once the destination is fixed?"
+    after_fix = "- Resend failed calls in SM58.\n- Restart the process that called the destination.\n"
+    queues = "For thousands of failed calls, schedule report RSARFCEX instead of SM58."
+    other_steps = "- Fix the destination in SM59.\n- Test the destination again.\n"
+    references = [make_ref(1, after_fix), make_ref(2, queues), make_ref(3, other_steps)]
+    weights = {term: 1.0 for term in simple_tokenize(question)}
+    chosen = extractive_sentences(question, references, weights=weights)
+    assert chosen == [
+        ("Resend failed calls in SM58.", 1),
+        ("Restart the process that called the destination.", 1),
+        (queues, 2),
+    ]
+    # a list as long as the answer's room is the whole answer
+    long_list = "".join(f"- Resend failed calls of queue {n}.\n" for n in range(1, 5))
+    report = "Report RSARFCEX resends failed calls."
+    chosen = extractive_sentences(question, [make_ref(1, long_list), make_ref(2, report)], weights=weights)
+    assert [n for _, n in chosen] == [1, 1, 1, 1]
 
 
 def test_a_numbered_list_of_conditions_is_no_procedure_to_prefer():

@@ -174,7 +174,8 @@ def extractive_sentences(
     over the issued units. A unit carrying what the question type asks for
     scores ``TYPE_BONUS`` more. Units are taken greedily, terms already covered
     counting ``COVERED_WEIGHT``, while they score at least ``MIN_SHARE_OF_BEST``
-    of the first; for "how do I" the first may be a whole list (the steps).
+    of the first; for "how do I" the first may be a whole list (the steps), which is the answer, or its
+    beginning when it has fewer steps than the answer has room for.
     Only units sharing a term with the question qualify. ``on_the_day``: the numbers of the references whose
     documents name a day the question names; when some do, the units of the others count ``OTHER_DAY_WEIGHT``.
     ``synonyms``: for a question term, the document terms the packs' vocabulary gives for it; a unit holding one
@@ -292,7 +293,8 @@ def extractive_sentences(
     seen: set[str] = set()
     covered: set[str] = set()
     best = None
-    extra = 0  # a cause told in two sentences is one unit of the answer (``_told_on``)
+    # a cause told in two sentences is one unit of the answer (``_told_on``); the steps of a short list are units
+    extra = 0
     while pool and len(chosen) < max_sentences + extra:
         top_score, top = max(
             ((score(c, covered), c) for c in pool), key=lambda sc: (sc[0], tuple(-x for x in sc[1].order))
@@ -310,7 +312,14 @@ def extractive_sentences(
         chosen.append(top)
         covered |= top.terms
         if top.steps:
-            break  # the steps are the answer
+            if len(chosen) > 1 or len(top.steps) >= max_sentences:
+                break  # the steps are the answer
+            # a short list of steps leaves room: the units that complete it follow, never another whole list of
+            # steps ("Resend failed calls: …" in two steps; the queue runbook's "schedule report RSARFCEX for a
+            # large number"); its steps count as the answer's units
+            extra -= len(top.steps) - 1
+            pool = [c for c in pool if not c.steps]
+            continue
         if len(chosen) == 1 and cause:
             told_on = _told_on(top, candidates, seen)
             if told_on is not None:
