@@ -1333,6 +1333,34 @@ def test_a_question_asking_when_is_answered_by_a_time_beside_what_it_names():
     assert not check("When does TW10 plan its materials?", [Hit("TW10 plans each material with MRP.")]).evidence
 
 
+def test_a_value_asked_for_a_day_stands_in_a_passage_or_document_naming_that_day():
+    """ "How many billing documents on 31 March?" is not answered by the count of 12 March, even though another
+    passage names 31 March; a digest whose header names the day gives it in any of its passages."""
+    from dataclasses import dataclass
+
+    from portal.answers.evidence import choose
+
+    @dataclass
+    class Hit:
+        text: str
+        document_title: str = "Billing"
+        heading_path: str = ""
+
+    question = "How many billing documents did the nightly run create on 31 March?"
+    terms = simple_tokenize(question)
+    other_night = Hit("The nightly run created 1,950 billing documents on 12 March.")
+    late = Hit("Quarter-end: on 31 March the nightly run started late.")
+
+    def check(days=None):
+        hits = [other_night, late]
+        return choose(question, terms, 100, {t: 1 for t in terms}, hits, simple_tokenize, days_in_documents=days)
+
+    refused = check()
+    assert not refused.evidence and refused.unanswered_value == "billing documents"
+    # the first hit's document names 31 March in another passage (its header): its count may be that night's
+    assert check(lambda days: [set(days), set()]).evidence
+
+
 def test_a_question_about_one_of_a_family_of_names_is_not_answered_by_its_sibling():
     """Plants TW10 and TW20, systems K4P and K4Q, KBP and KXP are written alike: when the units closest to
     the question all name a sibling of the name asked and none names it, the passages are about another

@@ -45,8 +45,9 @@ the terms in its text, heading path or title. There is evidence when
   this corpus's; an ISO date is not a phone number;
 - a question asking for a count or for a value named by its noun ("how many
   hours …", "which patch level …") is answered only when one unit of the issued
-  passages gives such a value, in a passage naming the months the question names,
-  the unit with its context naming the question's identifiers ("P1 4 hours, P2
+  passages gives such a value, in a passage naming the months the question names
+  (and the days it names, in the passage or elsewhere in its document: "on 31
+  March" is not answered by the count of 12 March), the unit with its context naming the question's identifiers ("P1 4 hours, P2
   8 hours" does not answer for P4; ``portal.answers.asked``), but for a
   three-letter name no unit writes a sibling of ("the SAP support team": the
   product every unit is about); a question of one part asking "when" asks for a
@@ -110,8 +111,8 @@ CLOSEST_UNITS = 0.9
 MAX_SIBLING_NAMES = 4
 
 Tokenizer = Callable[[str], list[str]]
-# Which of the given days (month, day) the documents of the hits name anywhere (``ask.retrieve`` reads them).
-DaysInDocuments = Callable[[set[tuple[int, int]]], set[tuple[int, int]]]
+# For each hit, which of the given days (month, day) its document names anywhere (``ask.retrieve`` reads them).
+DaysInDocuments = Callable[[set[tuple[int, int]]], list[set[tuple[int, int]]]]
 # Whether the question is an everyday one none of the hits speaks to (``answers.everyday``, by the embedding model).
 Everyday = Callable[[Sequence["Searched"]], bool]
 
@@ -497,7 +498,7 @@ def choose(
     named_days = {day for text in texts for day in written.days(text)}
     unnamed = asked_days.keys() - named_days
     if unnamed and days_in_documents is not None:
-        unnamed -= days_in_documents(unnamed)  # an incident's date is in its header, not in its summary
+        unnamed -= set().union(*days_in_documents(unnamed))  # an incident's date is in its header, not its summary
     missing.extend(asked_days[day] for day in sorted(unnamed))
     if context and not runs and not any(all(names(text, t) for t in run) for text in texts for run in context):
         # Named only in what the user told: one of them must be in the evidence, not each, and the
@@ -532,15 +533,19 @@ def choose(
     # the first few names a question asks about (a question listing hundreds reads each unit for each name)
     kin_asked = [run[0] for run in runs if len(run) == 1 and _is_name(run[0])][:MAX_SIBLING_NAMES]
     if issued and (value is not None or past_outcome or kin_asked):
-        units = [
-            asked_values.Unit(
-                unit.text,
-                " ".join((hits[i].document_title or "", hits[i].heading_path or "", unit.heading, unit.lead_in)),
-                texts[i],
+        of_hit = [
+            (
+                i,
+                asked_values.Unit(
+                    unit.text,
+                    " ".join((hits[i].document_title or "", hits[i].heading_path or "", unit.heading, unit.lead_in)),
+                    texts[i],
+                ),
             )
             for i in issued
             for unit in passage_units(hits[i].text)
         ]
+        units = [unit for _, unit in of_hit]
         _prefetch(tokenize, [f"{u.context} {u.text}" for u in units])  # read in one call, as the passages were
         if value is not None:
             # a three-letter name with no sibling in the units (the product, "the SAP support team") names no one
@@ -553,7 +558,7 @@ def choose(
         elif value is not None and not asked_values.answered(
             question,
             value,
-            units,
+            _on_the_days(asked_days, of_hit, texts, days_in_documents),
             tokenize,
             lambda term: doc_freqs.get(term, 0) > 0,
             about=lambda text: not subjects or any(all(names(text, token) for token in run) for run in subjects),
@@ -655,6 +660,25 @@ _WHEN_TO_ACT = re.compile(
     r"\bwhen\s+(?:should|must|do|does|can|could|may|might|would|shall|will|need|is\s+it)\s+(?:i|we|you|one|they|it)\b",
     re.IGNORECASE,
 )
+
+
+def _on_the_days(
+    asked: dict[tuple[int, int], str],
+    of_hit: list[tuple[int, asked_values.Unit]],
+    texts: list[str],
+    days_in_documents: DaysInDocuments | None,
+) -> list[asked_values.Unit]:
+    """The units that may hold a value asked for on the days the question names: those of a passage, or of a
+    document, naming one of them. "How many billing documents did the run create on 31 March?" is not answered
+    by a problem record's count of another night."""
+    if not asked:
+        return [unit for _, unit in of_hit]
+    in_documents = days_in_documents(set(asked)) if days_in_documents is not None else []
+    return [
+        unit
+        for i, unit in of_hit
+        if asked.keys() & written.days(texts[i]).keys() or (i < len(in_documents) and asked.keys() & in_documents[i])
+    ]
 
 
 def _time_asked(question: str) -> asked_values.AskedValue | None:

@@ -79,16 +79,18 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
         results.doc_freqs,
         results.hits,
         tokenize=tokenize or TermCache(),
-        days_in_documents=functools.partial(_days_in_documents, {hit.revision_id for hit in results.hits}),
+        days_in_documents=functools.partial(_days_by_hit, results.hits),
         everyday=functools.partial(everyday.is_everyday, question),
         synonyms=synonyms,
     )
     return Retrieval(choice, results.hits)
 
 
-def _days_in_documents(revisions: set[int], days: set[tuple[int, int]]) -> set[tuple[int, int]]:
-    """Which of ``days`` the passages of ``revisions`` name (an incident's date stands in its header)."""
-    return set().union(*_days_by_revision(revisions, days).values())
+def _days_by_hit(hits: list[SearchHit], days: set[tuple[int, int]]) -> list[set[tuple[int, int]]]:
+    """For each hit, which of ``days`` the passages of its document name (an incident's date stands in its
+    header)."""
+    named = _days_by_revision({hit.revision_id for hit in hits}, days)
+    return [named.get(hit.revision_id, set()) for hit in hits]
 
 
 def _days_by_revision(revisions: set[int], days: set[tuple[int, int]]) -> dict[int, set[tuple[int, int]]]:
