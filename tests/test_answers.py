@@ -1361,6 +1361,37 @@ def test_a_value_asked_for_a_day_stands_in_a_passage_or_document_naming_that_day
     assert check(lambda days: [set(days), set()]).evidence
 
 
+def test_a_change_number_asked_for_is_written_as_the_packs_write_a_change():
+    """ "Under which change number was the K4Q certificate renewed?" is not answered by the row naming the incident
+    it was renewed under: the packs write a change as "change CHG-2026-0130", and no unit about K4Q holds one."""
+    from dataclasses import dataclass
+
+    from portal.answers.asked import identifier_kind_asked
+    from portal.answers.evidence import choose
+
+    @dataclass
+    class Hit:
+        text: str
+        document_title: str = "Certificates"
+        heading_path: str = ""
+
+    def check(question, hits):
+        terms = simple_tokenize(question)
+        return choose(question, terms, 100, {t: 1 for t in terms}, hits, simple_tokenize)
+
+    question = "Under which change number was the certificate of K4Q renewed?"
+    assert identifier_kind_asked(question) == "change number"
+    assert identifier_kind_asked("What did transport K4DK901670 change?") == ""  # what the transport changed
+    incident = Hit("The certificate of K4Q was renewed on 2026-02-20 (INC-2026-0291).")
+    k4p = Hit("The certificate of K4P was renewed under change CHG-2026-0130.")
+    refused = check(question, [incident, k4p])
+    assert not refused.evidence and refused.gap() == {"kind": "no_value", "value": "change number", "of": ["K4Q"]}
+    renewed = Hit("The certificate of K4Q was renewed under change CHG-2026-0102.")
+    assert check(question, [renewed, k4p]).evidence
+    # without a change written after its noun in the passages, how one looks is unknown: not checked
+    assert check(question, [incident]).evidence
+
+
 def test_a_question_about_one_of_a_family_of_names_is_not_answered_by_its_sibling():
     """Plants TW10 and TW20, systems K4P and K4Q, KBP and KXP are written alike: when the units closest to
     the question all name a sibling of the name asked and none names it, the passages are about another

@@ -150,6 +150,7 @@ class AskedValue:
     kind: str
     phrase: str
     measure: str = ""  # the measure the value is asked in ("in hours", "in terabytes"): ``MEASURES``
+    shapes: frozenset[str] = frozenset()  # kind "identifier": how the packs write the noun's identifiers
 
 
 @dataclass(frozen=True)
@@ -227,6 +228,39 @@ def asked_value(question: str) -> AskedValue | None:
         if pattern.search(question):
             return AskedValue("named", noun)
     return None
+
+
+# "Which change number …", "which transport request …": an identifier of a kind the packs name after its noun. Only
+# with "number", "request" or "id": "what did transport K4DK901670 change?" asks what the transport changed.
+_KIND_ASKED = re.compile(
+    r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?((change|transport|incident|problem)\s+(?:number|request|id))s?\b",
+    re.IGNORECASE,
+)
+
+
+def identifier_kind_asked(question: str) -> str:
+    """The identifier ``question`` asks for by its noun ("change number" for "under which change number …"), or
+    ""."""
+    match = _KIND_ASKED.search(question)
+    return " ".join(match.group(1).casefold().split()) if match and len(question_parts(question)) == 1 else ""
+
+
+def identifier_shape(token: str) -> str:
+    """How an identifier is written, its digits aside: CHG-2026-0123 and CHG-2026-0130 alike, not INC-2026-0291."""
+    return re.sub(r"\d", "9", token)
+
+
+def identifier_shapes(kind: str, texts: Iterable[str]) -> frozenset[str]:
+    """The shapes of the identifiers ``texts`` write right after the noun of ``kind`` ("change CHG-2026-0123",
+    "transport K4DK901702"): what an identifier of that kind looks like in these packs."""
+    noun = kind.split()[0]
+    after = re.compile(rf"\b{re.escape(noun)}s?\s+([A-Za-z0-9]+(?:[_\-/.][A-Za-z0-9]+)*)", re.IGNORECASE)
+    return frozenset(
+        identifier_shape(m.group(1))
+        for text in texts
+        for m in after.finditer(text)
+        if any(c.isdigit() for c in m.group(1)) and any(c.isalpha() for c in m.group(1))
+    )
 
 
 def names_month(text: str, month: str) -> bool:
@@ -409,6 +443,10 @@ def value_holder(
             )
         if asked.kind in ("count", "quantity"):
             return holds_count(unit, counted, named, tokenize, asked.measure)
+        if asked.kind == "identifier":
+            return any(
+                identifier_shape(t) in asked.shapes and t.casefold() not in named for t in _TOKEN.findall(unit.text)
+            )
         return holds_named_value(unit, asked.phrase, named)
 
     return holds

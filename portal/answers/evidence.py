@@ -43,16 +43,19 @@ the terms in its text, heading path or title. There is evidence when
   least ``MIN_ANCHORED_COVERAGE``: "the mobile phone number of the DBA on call"
   is not answered by "alert the DBA on-call phone". The shapes are general, not
   this corpus's; an ISO date is not a phone number;
-- a question asking for a count or for a value named by its noun ("how many
-  hours …", "which patch level …") is answered only when one unit of the issued
-  passages gives such a value, in a passage naming the months the question names
-  (and the days it names, in the passage or elsewhere in its document: "on 31
-  March" is not answered by the count of 12 March), the unit with its context naming the question's identifiers ("P1 4 hours, P2
-  8 hours" does not answer for P4; ``portal.answers.asked``), but for a
-  three-letter name no unit writes a sibling of ("the SAP support team": the
-  product every unit is about); a question of one part asking "when" asks for a
-  time the same way ("When does the KXQ certificate expire?" is not answered
-  by the other systems' expiry dates);
+- a question asking for a count or for a value named by its noun ("how many hours
+  …", "which patch level …") is answered only when one unit of the issued passages
+  gives such a value, in a passage naming the months the question names (and the
+  days it names, in the passage or elsewhere in its document: "on 31 March" is not
+  answered by the count of 12 March), the unit with its context naming the
+  question's identifiers ("P1 4 hours, P2 8 hours" does not answer for P4;
+  ``portal.answers.asked``), but for a three-letter name no unit writes a sibling
+  of ("the SAP support team": the product every unit is about); a question of one
+  part asking "when" asks for a time the same way ("When does the KXQ certificate
+  expire?" is not answered by the other systems' expiry dates), and one asking
+  "which change number" (or transport request, incident or problem number) an
+  identifier written as the passages write one after that noun ("change
+  CHG-2026-0123": an INC-2026-0291 is none);
 - a question about one of a family of names written alike (plant TW20; TW10 and
   TW30 are its siblings, as K4Q is K4P's and KXP is KBP's) is not answered when the
   units closest to it (``CLOSEST_UNITS``) all name a sibling and none of them
@@ -527,12 +530,14 @@ def choose(
     unanswered, unanswered_for, unreported = "", [], False
     sibling: tuple[str, str] | None = None
     value = asked_values.asked_value(question) or _time_asked(question)
+    # "which change number …": known once the units show how the packs write a change's identifier
+    kind_asked = asked_values.identifier_kind_asked(question) if value is None else ""
     past_outcome = outcome.asks_past_outcome(question)
     # the noun asked for ("the MTTR for P4") says what the value is, not what it is about
     subjects = [run for run in runs if value is None or " ".join(run).casefold() != value.phrase.casefold()]
     # the first few names a question asks about (a question listing hundreds reads each unit for each name)
     kin_asked = [run[0] for run in runs if len(run) == 1 and _is_name(run[0])][:MAX_SIBLING_NAMES]
-    if issued and (value is not None or past_outcome or kin_asked):
+    if issued and (value is not None or past_outcome or kin_asked or kind_asked):
         of_hit = [
             (
                 i,
@@ -546,6 +551,10 @@ def choose(
             for unit in passage_units(hits[i].text)
         ]
         units = [unit for _, unit in of_hit]
+        if kind_asked:  # an INC-2026-0291 beside the certificate asked about gives no change number
+            shapes = asked_values.identifier_shapes(kind_asked, (u.text for u in units))
+            if shapes:
+                value = asked_values.AskedValue("identifier", kind_asked, shapes=shapes)
         _prefetch(tokenize, [f"{u.context} {u.text}" for u in units])  # read in one call, as the passages were
         if value is not None:
             # a three-letter name with no sibling in the units (the product, "the SAP support team") names no one
