@@ -1361,6 +1361,32 @@ def test_a_value_asked_for_a_day_stands_in_a_passage_or_document_naming_that_day
     assert check(lambda days: [set(days), set()]).evidence
 
 
+def test_a_three_letter_name_no_passage_writes_a_sibling_of_need_not_be_named():
+    """ "Take SAP offline" names the product every passage is about: the calendar rule answers without naming SAP.
+    KXQ, beside the KXP the passages name, is one system of several: a passage must name it."""
+    from dataclasses import dataclass
+
+    from portal.answers.evidence import choose
+
+    @dataclass
+    class Hit:
+        text: str
+        document_title: str = "Downtime calendar"
+        heading_path: str = ""
+
+    def check(question, hits):
+        terms = simple_tokenize(question)
+        return choose(question, terms, 100, {t: 1 for t in terms}, hits, simple_tokenize)
+
+    freeze = Hit(
+        "Close freeze: no planned downtimes and no transports around month end. K4P is taken offline on Saturdays."
+    )
+    assert check("May IT take SAP offline around month end?", [freeze]).evidence
+    kxp = Hit("KXP is taken offline around month end only for patches.")
+    refused = check("May IT take KXQ offline around month end?", [kxp])
+    assert not refused.evidence and refused.missing_identifiers == ["KXQ"]
+
+
 def test_a_change_number_asked_for_is_written_as_the_packs_write_a_change():
     """ "Under which change number was the K4Q certificate renewed?" is not answered by the row naming the incident
     it was renewed under: the packs write a change as "change CHG-2026-0130", and no unit about K4Q holds one."""

@@ -30,7 +30,9 @@ the terms in its text, heading path or title. There is evidence when
   "status 51", "sold-to party 200719") is named only after that noun (or in the
   noun's column of a table), not as a day or a time (``names_numbered``). A
   three-letter system name after "in", "to", "from" or "at" says where something
-  happens ("shows up in SAP"), not what is asked, and is not required;
+  happens ("shows up in SAP"), not what is asked, and is not required; nor is one
+  no passage found writes a sibling of ("take SAP offline": the product, not one
+  system of several as KXQ is beside KXP);
 - a day the question names ("12 March", "feb 6", "2026-03-12") is named by a
   passage, or by another passage of a document searched (an incident's date
   stands in its record, not in its summary), in any of the ways dates are written;
@@ -484,7 +486,8 @@ def choose(
     anchored = 1.0
     missing = []
     numbered = numbers_named_by_noun(as_read(asking))
-    for run in runs:
+    alone = _alone_of_their_kind(runs, texts)
+    for run in (run for run in runs if run not in alone):
         part_shares = _shares_of_part(_part_naming(asking, run), covered, weights, tokenize) or shares
         holding = [
             share
@@ -533,8 +536,14 @@ def choose(
     # "which change number …": known once the units show how the packs write a change's identifier
     kind_asked = asked_values.identifier_kind_asked(question) if value is None else ""
     past_outcome = outcome.asks_past_outcome(question)
-    # the noun asked for ("the MTTR for P4") says what the value is, not what it is about
-    subjects = [run for run in runs if value is None or " ".join(run).casefold() != value.phrase.casefold()]
+    # the noun asked for ("the MTTR for P4") says what the value is, not what it is about; a three-letter name alone
+    # of its kind (the product, "the SAP support team") names no one thing among others: the value asked for need
+    # not stand beside it
+    subjects = [
+        run
+        for run in runs
+        if run not in alone and (value is None or " ".join(run).casefold() != value.phrase.casefold())
+    ]
     # the first few names a question asks about (a question listing hundreds reads each unit for each name)
     kin_asked = [run[0] for run in runs if len(run) == 1 and _is_name(run[0])][:MAX_SIBLING_NAMES]
     if issued and (value is not None or past_outcome or kin_asked or kind_asked):
@@ -556,10 +565,6 @@ def choose(
             if shapes:
                 value = asked_values.AskedValue("identifier", kind_asked, shapes=shapes)
         _prefetch(tokenize, [f"{u.context} {u.text}" for u in units])  # read in one call, as the passages were
-        if value is not None:
-            # a three-letter name with no sibling in the units (the product, "the SAP support team") names no one
-            # thing among others: the value asked for need not stand beside it
-            subjects = [run for run in subjects if not _alone_of_its_kind(run, units)]
         closest = _closest(units, weights, tokenize)
         sibling = _sibling_asked(question, kin_asked, units, closest, weights, tokenize)
         if sibling is not None:
@@ -709,12 +714,15 @@ def _only_planned(closest: list[asked_values.Unit]) -> bool:
     return bool(closest) and all(outcome.planned(u.text, u.context) for u in closest)
 
 
-def _alone_of_its_kind(run: list[str], units: list[asked_values.Unit]) -> bool:
-    """Whether ``run`` is a three-letter name none of ``units`` writes a sibling of: KBP beside KXP is one system of
-    several, and a value for it is given beside it; SAP, named alone, is what every unit is about."""
-    if len(run) != 1 or not _is_acronym(run[0]):
-        return False
-    return not any(_kin(run[0], name) for u in units for name in _names_in(f"{u.context} {u.text}"))
+def _alone_of_their_kind(runs: list[list[str]], texts: list[str]) -> list[list[str]]:
+    """The runs of ``runs`` that are a three-letter name no passage found writes a sibling of: "take SAP offline",
+    "production SAP", "the SAP support team" name the product every passage is about, not one system of several,
+    and a passage need not name it. KXQ beside KXP, K4Q beside K4P name one thing among others."""
+    acronyms = [run for run in runs if len(run) == 1 and _is_acronym(run[0])]
+    if not acronyms:
+        return []
+    found = {name for text in texts for name in _names_in(text)}
+    return [run for run in acronyms if not any(_kin(run[0], name) for name in found)]
 
 
 def _is_name(token: str) -> bool:
