@@ -1387,6 +1387,31 @@ def test_a_three_letter_name_no_passage_writes_a_sibling_of_need_not_be_named():
     assert not refused.evidence and refused.missing_identifiers == ["KXQ"]
 
 
+def test_what_was_done_on_a_day_is_not_answered_by_its_announcement():
+    """The minutes of 5 March announce the next meeting (19 March): what the board decided on 19 March is in no
+    passage. What it decided on 5 March is, even where a decision names a plan ("deferred … planned for R26.04")."""
+    from dataclasses import dataclass
+
+    from portal.answers.evidence import choose
+
+    @dataclass
+    class Hit:
+        text: str
+        document_title: str = "Change board minutes: 5 March 2026"
+        heading_path: str = ""
+
+    minutes = Hit("## Decisions\n\nThe board deferred the event-driven billing start; it is planned for R26.04.")
+    announced = Hit("## Next meeting\n\nThursday 2026-03-19, 10:00.")
+
+    def check(question):
+        terms = simple_tokenize(question)
+        return choose(question, terms, 100, {t: 1 for t in terms}, [minutes, announced], simple_tokenize)
+
+    refused = check("What did the board decide at its meeting on 19 March?")
+    assert not refused.evidence and refused.gap() == {"kind": "unreported"}
+    assert check("What did the board decide at its meeting on 5 March about the billing start?").evidence
+
+
 def test_a_change_number_asked_for_is_written_as_the_packs_write_a_change():
     """ "Under which change number was the K4Q certificate renewed?" is not answered by the row naming the incident
     it was renewed under: the packs write a change as "change CHG-2026-0130", and no unit about K4Q holds one."""

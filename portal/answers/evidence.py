@@ -68,7 +68,10 @@ the terms in its text, heading path or title. There is evidence when
   did the downtime overrun?") is not answered when the units closest to it
   (``CLOSEST_UNITS``) only say what is to happen ("must finish", "will confirm",
   a proposed action, the rows of a calendar or an outlook): the result of
-  something planned is not in the documents;
+  something planned is not in the documents; nor is a question what was done on
+  a day ("What did the board decide at its meeting on 19 March?") answered when
+  the units naming that day closest to it only announce it ("Next meeting:
+  Thursday 2026-03-19") and report nothing done;
 - the question is not an everyday one ("how do I book a meeting room", "second
   monitor for my desk") that none of the hits speaks to: more like a list of
   everyday questions than like any passage found, by the embedding model
@@ -536,6 +539,8 @@ def choose(
     # "which change number …": known once the units show how the packs write a change's identifier
     kind_asked = asked_values.identifier_kind_asked(question) if value is None else ""
     past_outcome = outcome.asks_past_outcome(question)
+    # "What did the board decide at its meeting on 19 March?" asks what was done on a day
+    done_on_a_day = bool(asked_days) and outcome.asks_what_was_done(question)
     # the noun asked for ("the MTTR for P4") says what the value is, not what it is about; a three-letter name alone
     # of its kind (the product, "the SAP support team") names no one thing among others: the value asked for need
     # not stand beside it
@@ -546,7 +551,7 @@ def choose(
     ]
     # the first few names a question asks about (a question listing hundreds reads each unit for each name)
     kin_asked = [run[0] for run in runs if len(run) == 1 and _is_name(run[0])][:MAX_SIBLING_NAMES]
-    if issued and (value is not None or past_outcome or kin_asked or kind_asked):
+    if issued and (value is not None or past_outcome or kin_asked or kind_asked or done_on_a_day):
         of_hit = [
             (
                 i,
@@ -579,6 +584,8 @@ def choose(
         ):
             unanswered, evidence, issued = value.phrase, False, []
             unanswered_for = [" ".join(run) for run in subjects]
+        elif done_on_a_day and _only_announced_on(asked_days, units, weights, tokenize):
+            unreported, evidence, issued = True, False, []
         elif past_outcome and _only_planned(closest):
             unreported, evidence, issued = True, False, []
     return Choice(
@@ -706,6 +713,16 @@ def _time_asked(question: str) -> asked_values.AskedValue | None:
     ):
         return None
     return asked_values.AskedValue("time", "time")
+
+
+def _only_announced_on(
+    days: dict[tuple[int, int], str], units: list[asked_values.Unit], weights: dict[str, float], tokenize: Tokenizer
+) -> bool:
+    """Whether the units naming one of ``days`` closest to the question all announce what is to happen and report
+    nothing done: "Next meeting: Thursday 2026-03-19" does not say what the board decided that day."""
+    on_the_day = [u for u in units if days.keys() & written.days(f"{u.context} {u.text}").keys()]
+    closest = _closest(on_the_day, weights, tokenize)
+    return bool(closest) and all(outcome.only_announced(u.text, u.context) for u in closest)
 
 
 def _only_planned(closest: list[asked_values.Unit]) -> bool:

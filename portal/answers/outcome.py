@@ -47,6 +47,22 @@ _REPORTED = re.compile(
 )
 
 
+# "What did the board decide …?", "Which changes did the board approve …?": what was done, asked by what it was.
+_WHAT_WAS_DONE = re.compile(r"^\W*(?:what|which)\b[^?,]{0,40}?\bdid\b", re.IGNORECASE)
+
+
+def asks_what_was_done(question: str) -> bool:
+    """Whether ``question`` asks what was done ("What did the board decide …?"); read with a day it names, the
+    evidence check asks whether the passages of that day report anything (``evidence._only_announced_on``)."""
+    return _WHAT_WAS_DONE.search(question) is not None
+
+
+def only_announced(text: str, context: str = "") -> bool:
+    """Whether ``text`` says what is to happen (``planned``) and reports nothing done: "Thursday 2026-03-19, 10:00"
+    under "Next meeting" does; "deferred by the board and planned for R26.04" reports a decision."""
+    return planned(text, context) and _REPORTED.search(text) is None
+
+
 def asks_past_outcome(question: str) -> bool:
     """Whether ``question`` asks whether something happened (a yes or no about the past); a question what to do
     ("How do I read the results of …", "If there was an error, how do I …") does not."""
@@ -56,7 +72,8 @@ def asks_past_outcome(question: str) -> bool:
 # A document or section that lists what is to happen (its title or heading names a calendar, a schedule or an
 # outlook): its rows and sentences say when something takes place, never how it went.
 _PLANNING = re.compile(
-    r"\b(?:calendar|schedule|agenda|roadmap|forward plan|outlook|upcoming|next steps|look-?ahead)\b", re.IGNORECASE
+    r"\b(?:calendar|schedule|agenda|roadmap|forward plan|outlook|upcoming|next steps|next meeting|look-?ahead)\b",
+    re.IGNORECASE,
 )
 
 
