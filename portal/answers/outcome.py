@@ -57,10 +57,16 @@ def asks_what_was_done(question: str) -> bool:
     return _WHAT_WAS_DONE.search(question) is not None
 
 
+# A heading announcing the next occurrence of something: its date says when it is to be, not what it was.
+_NEXT = re.compile(r"\bnext\s+(?:meeting|session|review|window|board)\b", re.IGNORECASE)
+
+
 def only_announced(text: str, context: str = "") -> bool:
-    """Whether ``text`` says what is to happen (``planned``) and reports nothing done: "Thursday 2026-03-19, 10:00"
-    under "Next meeting" does; "deferred by the board and planned for R26.04" reports a decision."""
-    return planned(text, context) and _REPORTED.search(text) is None
+    """Whether ``text`` says what is to happen (``planned``, or stands under a heading announcing the next meeting)
+    and reports nothing done: "Thursday 2026-03-19, 10:00" under "Next meeting" does; "deferred by the board and
+    planned for R26.04" reports a decision. The heading counts only here: "How did the meeting of 5 March go?" is
+    answered by its minutes, however close their "Next meeting" section stands to the question."""
+    return (planned(text, context) or _NEXT.search(context) is not None) and _REPORTED.search(text) is None
 
 
 def asks_past_outcome(question: str) -> bool:
@@ -72,8 +78,7 @@ def asks_past_outcome(question: str) -> bool:
 # A document or section that lists what is to happen (its title or heading names a calendar, a schedule or an
 # outlook): its rows and sentences say when something takes place, never how it went.
 _PLANNING = re.compile(
-    r"\b(?:calendar|schedule|agenda|roadmap|forward plan|outlook|upcoming|next steps|next meeting|look-?ahead)\b",
-    re.IGNORECASE,
+    r"\b(?:calendar|schedule|agenda|roadmap|forward plan|outlook|upcoming|next steps|look-?ahead)\b", re.IGNORECASE
 )
 
 
