@@ -1053,6 +1053,23 @@ def test_in_which_order_and_step_by_step_ask_for_steps(question, asked):
     assert asks(question) == asked
 
 
+@pytest.mark.parametrize(
+    "question, asked",
+    [
+        # a clause saying when is not what is asked: the question after it is
+        ("When people can't log on at all, what can I use from the operating system to see the work processes?", ""),
+        ("When the spool is full, how many requests are there?", "number"),
+        ("If the job fails, how do I restart it?", "steps"),
+        ("When does the KXQ certificate expire?", "time"),
+        ("When was K4DK901522 imported, and why?", "time"),
+    ],
+)
+def test_a_clause_saying_when_is_not_what_is_asked(question, asked):
+    from portal.answers.question_type import asks
+
+    assert asks(question) == asked
+
+
 @pytest.mark.parametrize("first", [0, 1])
 def test_the_words_told_before_asking_weigh_less_in_choosing_the_answer(first):
     """ "Our dock team prints labels every night. Which printer reprints a damaged label?" asks about reprints:
@@ -1382,6 +1399,11 @@ def test_a_three_letter_name_no_passage_writes_a_sibling_of_need_not_be_named():
         "Close freeze: no planned downtimes and no transports around month end. K4P is taken offline on Saturdays."
     )
     assert check("May IT take SAP offline around month end?", [freeze]).evidence
+    # ... but an acronym opening a name of several words names one thing: "MRP Live" must be named
+    planning = Hit("The nightly live planning job of plant TW10 starts at 22:00.")
+    assert check("When does the MRP planning job of plant TW10 start?", [planning]).evidence
+    live = check("When does the MRP Live planning job of plant TW10 start?", [planning])
+    assert not live.evidence and live.missing_identifiers == ["MRP"]
     kxp = Hit("KXP is taken offline around month end only for patches.")
     refused = check("May IT take KXQ offline around month end?", [kxp])
     assert not refused.evidence and refused.missing_identifiers == ["KXQ"]

@@ -489,7 +489,7 @@ def choose(
     anchored = 1.0
     missing = []
     numbered = numbers_named_by_noun(as_read(asking))
-    alone = _alone_of_their_kind(runs, texts)
+    alone = _alone_of_their_kind(runs, texts, question)
     for run in (run for run in runs if run not in alone):
         part_shares = _shares_of_part(_part_naming(asking, run), covered, weights, tokenize) or shares
         holding = [
@@ -731,11 +731,16 @@ def _only_planned(closest: list[asked_values.Unit]) -> bool:
     return bool(closest) and all(outcome.planned(u.text, u.context) for u in closest)
 
 
-def _alone_of_their_kind(runs: list[list[str]], texts: list[str]) -> list[list[str]]:
+def _alone_of_their_kind(runs: list[list[str]], texts: list[str], question: str) -> list[list[str]]:
     """The runs of ``runs`` that are a three-letter name no passage found writes a sibling of: "take SAP offline",
     "production SAP", "the SAP support team" name the product every passage is about, not one system of several,
-    and a passage need not name it. KXQ beside KXP, K4Q beside K4P name one thing among others."""
-    acronyms = [run for run in runs if len(run) == 1 and _is_acronym(run[0])]
+    and a passage need not name it. KXQ beside KXP, K4Q beside K4P name one thing among others; "MRP Live", a name
+    of several words, names one thing too."""
+    acronyms = [
+        run
+        for run in runs
+        if len(run) == 1 and _is_acronym(run[0]) and not re.search(rf"\b{re.escape(run[0])}\s+[A-Z][a-z]", question)
+    ]
     if not acronyms:
         return []
     found = {name for text in texts for name in _names_in(text)}

@@ -62,8 +62,18 @@ def _is_identifier(token: str) -> bool:
     )
 
 
+# "When people can't log on, what can I use …?": a clause saying when, then the question.
+_WHEN_CLAUSE = re.compile(
+    r"^\W*(?:when|if|once|after|before|while)\b[^?,;]*,\s*(?=(?:what|which|who|whom|whose|where|why|how|can|could|"
+    r"should|do|does|did|is|are|was|were)\b)",
+    re.IGNORECASE,
+)
+
+
 def asks(question: str) -> str:
-    """What the question type asks for: "time", "number", "identifier", "steps" or ""."""
+    """What the question type asks for: "time", "number", "identifier", "steps" or "". A clause saying when
+    ("When users cannot log on, what …") is not what is asked: the question after it is."""
+    question = _WHEN_CLAUSE.sub("", question, count=1)
     if _ASKS_TIME.search(question):
         return "time"
     if _ASKS_NUMBER.search(question):

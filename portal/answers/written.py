@@ -36,7 +36,9 @@ TIME = re.compile(
     r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
     + MONTH_PATTERN
     + r"|"
-    r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?)\b|\b\d{1,2}\s*(am|pm)\b",
+    r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?)\b|\b\d{1,2}\s*(am|pm)\b"
+    # how often, in words: "twice a day", "three times per shift", "once a week"
+    r"|\b(?:once|twice|\w+\s+times)\s+(?:a|an|per|each|every)\s+\w+",
     re.IGNORECASE,
 )
 
