@@ -1913,6 +1913,10 @@ def test_a_status_is_no_name_and_a_name_may_end_like_one():
     assert not SHAPED_VALUES["name"][1]("Owner: security officer, with the AMS Basis lead", officer)
     assert not SHAPED_VALUES["name"][1]("The certificate of the SSL client Standard PSE expires", officer)
     assert holds("Our house bank is Sterling Bank AG; it takes the files at 09:00.", question)
+    # a quoted message starts with a capital: "Account is locked" names no one
+    unlock = "Who was the security officer that approved unlocking the extraction user? I need the name"
+    assert not holds('The SM59 test fails with "Account is locked" for the extraction user.', unlock)
+    assert holds("The security officer Dana Whitlock approved unlocking the extraction user.", unlock)
 
 
 def test_a_value_in_a_measure_is_a_number_written_in_it_not_the_digits_of_a_name():

@@ -84,7 +84,9 @@ def _holds_name(text: str, question: str) -> bool:
             continue
         for match in _CAPITALISED.finditer(clause):
             name = match.group().casefold()
-            first = not clause[: match.start()].strip(" \t-*•#")  # a heading's or a list item's first word, too
+            before = clause[: match.start()]
+            # a heading's or a list item's first word, too, and a quoted message's ("fails with "User is locked"")
+            first = not before.strip(" \t-*•#") or before.endswith(('"', "“", "‘", "'"))
             if (
                 not first
                 and not _in_technical_name(clause, match)
