@@ -1463,6 +1463,29 @@ def test_a_change_number_asked_for_is_written_as_the_packs_write_a_change():
     assert check(question, [renewed, k4p]).evidence
     # without a change written after its noun in the passages, how one looks is unknown: not checked
     assert check(question, [incident]).evidence
+    # how a change is written is read from every passage found, issued or not
+    terms = simple_tokenize(question)
+    only_one = choose(question, terms, 100, {t: 1 for t in terms}, [incident, k4p], simple_tokenize, limit=1)
+    assert not only_one.evidence and only_one.unanswered_value == "change number"
+
+
+def test_a_year_is_when_not_what_a_value_is_asked_for():
+    """ "The MTTR for P1 incidents in January 2026": the note names P1, not 2026."""
+    from dataclasses import dataclass
+
+    from portal.answers.evidence import choose
+
+    @dataclass
+    class Hit:
+        text: str
+        document_title: str = "Monthly service review: February 2026"
+        heading_path: str = ""
+
+    question = "What was the mean time to restore for P1 incidents in January 2026?"
+    terms = simple_tokenize(question)
+    mttr = Hit("Mean time to restore: P1 2 h 38 min, P2 6 h 14 min. January had 41 open tickets.")
+    refused = choose(question, terms, 100, {t: 1 for t in terms}, [mttr], simple_tokenize)
+    assert refused.gap() == {"kind": "no_value", "value": "mean time to restore", "of": ["P1"]}
 
 
 def test_a_question_about_one_of_a_family_of_names_is_not_answered_by_its_sibling():
@@ -1602,6 +1625,17 @@ def test_a_short_list_of_steps_leaves_room_for_the_units_that_complete_it():
     report = "Report RSARFCEX resends failed calls."
     chosen = extractive_sentences(question, [make_ref(1, long_list), make_ref(2, report)], weights=weights)
     assert [n for _, n in chosen] == [1, 1, 1, 1]
+
+
+def test_a_question_of_two_parts_has_room_for_more_units():
+    """Four units for two parts leave the second part's fact out: each further part has ``ROOM_PER_PART`` more."""
+    from portal.answers.extractive import ROOM_PER_PART
+
+    text = " ".join(f"The restart checklist step {n} checks the gateway." for n in range(1, 9))
+    one_part = "Which steps of the restart checklist check the gateway?"
+    two_parts = "Which steps of the restart checklist check the gateway, and which step checks it first?"
+    assert len(extractive_sentences(one_part, [make_ref(1, text)])) == 4
+    assert len(extractive_sentences(two_parts, [make_ref(1, text)])) == 4 + ROOM_PER_PART
 
 
 def test_a_numbered_list_of_conditions_is_no_procedure_to_prefer():

@@ -547,7 +547,9 @@ def choose(
     subjects = [
         run
         for run in runs
-        if run not in alone and (value is None or " ".join(run).casefold() != value.phrase.casefold())
+        if run not in alone
+        and not (len(run) == 1 and _YEAR.fullmatch(run[0]))
+        and (value is None or " ".join(run).casefold() != value.phrase.casefold())
     ]
     # the first few names a question asks about (a question listing hundreds reads each unit for each name)
     kin_asked = [run[0] for run in runs if len(run) == 1 and _is_name(run[0])][:MAX_SIBLING_NAMES]
@@ -566,7 +568,7 @@ def choose(
         ]
         units = [unit for _, unit in of_hit]
         if kind_asked:  # an INC-2026-0291 beside the certificate asked about gives no change number
-            shapes = asked_values.identifier_shapes(kind_asked, (u.text for u in units))
+            shapes = asked_values.identifier_shapes(kind_asked, texts)  # as the passages found write one
             if shapes:
                 value = asked_values.AskedValue("identifier", kind_asked, shapes=shapes)
         _prefetch(tokenize, [f"{u.context} {u.text}" for u in units])  # read in one call, as the passages were
@@ -729,6 +731,10 @@ def _only_planned(closest: list[asked_values.Unit]) -> bool:
     """Whether the units closest to the question all speak of what is to happen: "the rehearsal must finish
     with return code 0" does not say whether it did."""
     return bool(closest) and all(outcome.planned(u.text, u.context) for u in closest)
+
+
+# A year is when, not what: "the MTTR for P1 in January 2026" is about P1 (a passage must still name 2026 somewhere).
+_YEAR = re.compile(r"(?:19|20)\d{2}")
 
 
 def _alone_of_their_kind(runs: list[list[str]], texts: list[str], question: str) -> list[list[str]]:
