@@ -125,7 +125,7 @@ _HEAD_NOUNS = {
 # question after the first one's question mark.
 _NEXT_PART = re.compile(
     r",?\s+and\s+(?=(?:(?:at|in|on|to|for|by|from|with|under)\s+)?(?:which|what|how|when|who|where|why)\b)"
-    r"|(?<=\?)\s+(?=\S)",
+    r"|(?<=[" + "".join(written.QUESTION_MARKS) + r"])\s+(?=\S)",
     re.IGNORECASE,
 )
 
@@ -145,7 +145,8 @@ _CLAUSE_END = re.compile(r"[;!?\n]|\.(?!\w)")
 @dataclass(frozen=True)
 class AskedValue:
     """What a question asks for: ``kind`` "count" (with the counted phrase), "quantity" or "named" (with
-    its noun), or "time" (a "when" question: the evidence check asks for it, ``evidence._time_asked``)."""
+    its noun), "time" (a "when" question: ``evidence._time_asked``) or "identifier" (with the shapes the packs
+    write that kind in: ``identifier_kind_asked``)."""
 
     kind: str
     phrase: str
@@ -220,6 +221,9 @@ def asked_value(question: str) -> AskedValue | None:
     quantity = _QUANTITY.search(question) or _terse_quantity(question)
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
         noun = (quantity.group(1) or quantity.group(2)).removesuffix(" of")
+        noun = (
+            "mean time to restore (MTTR)" if noun.casefold().startswith("mean time to") else noun
+        )  # as reviews write it
         return AskedValue("quantity", noun, measure or _MEASURE_OF_NOUN.get(noun.casefold(), ""))
     named = _NAMED_VALUE.search(question)
     if named:
@@ -233,7 +237,8 @@ def asked_value(question: str) -> AskedValue | None:
 # "Which change number …", "which transport request …": an identifier of a kind the packs name after its noun. Only
 # with "number", "request" or "id": "what did transport K4DK901670 change?" asks what the transport changed.
 _KIND_ASKED = re.compile(
-    r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?((change|transport|incident|problem)\s+(?:number|request|id))s?\b",
+    r"\b(?:which|what)\s+(?:(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would)\b)[\w-]+\s+){0,2}?"
+    r"((change|transport|incident|problem)\s+(?:number|request|id))s?\b",
     re.IGNORECASE,
 )
 
@@ -428,7 +433,7 @@ def value_holder(
     """Whether a unit holds a value of the kind ``asked`` for (``answered`` without the months and the
     subject): the evidence check asks it of the passages, the extractive answer prefers the units it holds."""
     named = {m.group().casefold() for m in _TOKEN.finditer(question)}
-    folded_question = question.casefold()
+    question_times = written.times(question) if asked.kind == "time" else set()
     counted = (
         {t for t in tokenize(asked.phrase) if in_packs(t)}
         if asked.kind == "count" or (asked.kind == "quantity" and asked.phrase.casefold() not in _UNWRITTEN_NOUNS)
@@ -436,11 +441,8 @@ def value_holder(
     )
 
     def holds(unit: Unit) -> bool:
-        if asked.kind == "time":  # a time the question does not name itself; "each" or "every" alone is none
-            return any(
-                m.group().casefold() not in folded_question and m.group().casefold() not in ("each", "every")
-                for m in written.TIME.finditer(unit.text)
-            )
+        if asked.kind == "time":  # a time the question does not name itself
+            return bool(written.times(unit.text) - question_times)
         if asked.kind in ("count", "quantity"):
             return holds_count(unit, counted, named, tokenize, asked.measure)
         if asked.kind == "identifier":

@@ -323,7 +323,7 @@ def asking_part(question: str) -> tuple[str, str]:
     return " ".join(asked), " ".join(sentence for sentence in sentences if not sentence.endswith(_QUESTION_MARKS))
 
 
-_QUESTION_MARKS = ("?", "\uff1f", "\u061f")  # and the full-width and Arabic ones
+_QUESTION_MARKS = written.QUESTION_MARKS
 
 
 def _sentences(text: str) -> list[str]:
@@ -390,7 +390,7 @@ class Choice:
     missing_identifiers: list[str] = field(default_factory=list)
     unknown_names: list[str] = field(default_factory=list)  # proper nouns the packs never mention
     missing_values: list[str] = field(default_factory=list)  # kinds of value asked for that no passage holds
-    unanswered_value: str = ""  # the count, named value or "time" asked for that no unit of the evidence gives
+    unanswered_value: str = ""  # the count, named value, identifier kind or "time" asked that no unit gives
     unanswered_for: list[str] = field(default_factory=list)  # ... for what the question names ("hours" for P4)
     unreported: bool = False  # asked how something went; the closest units only say what was to happen
     sibling: tuple[str, str] | None = None  # (a name asked, the sibling the closest units name instead): TW20, TW10
@@ -445,7 +445,8 @@ def choose(
 
     ``terms`` are the question's analyzed terms (``analysis.question_terms``);
     ``passages`` and ``doc_freqs`` the searched packs' statistics for them;
-    ``days_in_documents`` says which of some days the hits' documents name in their other passages;
+    ``days_in_documents`` says, for each hit in the order of ``hits``, which of some days its document names in
+    its other passages;
     ``everyday`` whether the question is an everyday one that none of the hits speaks to;
     ``tokenize`` turns a passage into the same kind of terms;
     ``synonyms``: for a question term, the document terms the packs' vocabulary gives for it (a passage holding
@@ -738,9 +739,10 @@ _YEAR = re.compile(r"(?:19|20)\d{2}")
 
 
 def _alone_of_their_kind(runs: list[list[str]], texts: list[str], question: str) -> list[list[str]]:
-    """The runs of ``runs`` that are a three-letter name no passage found writes a sibling of: "take SAP offline",
-    "production SAP", "the SAP support team" name the product every passage is about, not one system of several,
-    and a passage need not name it. KXQ beside KXP, K4Q beside K4P name one thing among others; "MRP Live", a name
+    """The runs of ``runs`` that are a three-letter name the passages found write, and write no sibling of: "take SAP
+    offline", "production SAP", "the SAP support team" name the product, not one system of several, and a passage
+    about the question need not name it. A name no passage found writes is not shown to be one (KXQ among K4P and
+    KBP). KXQ beside KXP, K4Q beside K4P name one thing among others; "MRP Live", a name
     of several words, names one thing too."""
     acronyms = [
         run
@@ -750,7 +752,8 @@ def _alone_of_their_kind(runs: list[list[str]], texts: list[str], question: str)
     if not acronyms:
         return []
     found = {name for text in texts for name in _names_in(text)}
-    return [run for run in acronyms if not any(_kin(run[0], name) for name in found)]
+    # a name no passage found writes at all is not shown to be the product: KXQ among K4P and KBP is missing
+    return [run for run in acronyms if run[0] in found and not any(_kin(run[0], name) for name in found)]
 
 
 def _is_name(token: str) -> bool:

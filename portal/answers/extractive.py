@@ -86,6 +86,8 @@ TOLD_WEIGHT = 0.5
 # the second one's out. Measured on the tune half and five opened held-out sets: 7 more key facts with two, 9 with
 # three, none lost; answers of several parts grow from about 600 to 840 characters on average.
 ROOM_PER_PART = 2
+# ... for at most this many further parts: "? ? ? ?" is no question of sixty parts
+MAX_MORE_PARTS = 2
 # How much a question term counts when it is in the unit just before, under the same heading: the
 # sentence after the one naming the subject often carries the fact.
 NEIGHBOUR_WEIGHT = 0.3
@@ -188,7 +190,7 @@ def extractive_sentences(
     holds the term (``evidence.with_synonyms``).
     """
     tokenize = tokenize or simple_tokenize
-    max_sentences += ROOM_PER_PART * (len(question_parts(question)) - 1)
+    max_sentences += ROOM_PER_PART * min(len(question_parts(question)) - 1, MAX_MORE_PARTS)
     question_terms = set(tokenize(question))
     if not question_terms:
         return []

@@ -48,7 +48,7 @@ _REPORTED = re.compile(
 
 
 # "What did the board decide …?", "Which changes did the board approve …?": what was done, asked by what it was.
-_WHAT_WAS_DONE = re.compile(r"^\W*(?:what|which)\b[^?,]{0,40}?\bdid\b", re.IGNORECASE)
+_WHAT_WAS_DONE = re.compile(r"^\W*(?:what|which)\b(?!\s+time\b)[^?,]{0,40}?\bdid\b", re.IGNORECASE)
 
 
 def asks_what_was_done(question: str) -> bool:
@@ -62,11 +62,14 @@ _NEXT = re.compile(r"\bnext\s+(?:meeting|session|review|window|board)\b", re.IGN
 
 
 def only_announced(text: str, context: str = "") -> bool:
-    """Whether ``text`` says what is to happen (``planned``, or stands under a heading announcing the next meeting)
-    and reports nothing done: "Thursday 2026-03-19, 10:00" under "Next meeting" does; "deferred by the board and
-    planned for R26.04" reports a decision. The heading counts only here: "How did the meeting of 5 March go?" is
-    answered by its minutes, however close their "Next meeting" section stands to the question."""
-    return (planned(text, context) or _NEXT.search(context) is not None) and _REPORTED.search(text) is None
+    """Whether ``text`` stands where what is to happen is listed (a calendar, an outlook, a heading announcing the
+    next meeting) and reports nothing done: "Thursday 2026-03-19, 10:00" under "Next meeting" does. A decision that
+    looks ahead ("must pass the KXQ test first", "planned for R26.04") is still a decision: the minutes of that day
+    answer. The heading counts only here: "How did the meeting of 5 March go?" is answered by its minutes, however
+    close their "Next meeting" section stands to the question."""
+    return (_PLANNING.search(context) is not None or _NEXT.search(context) is not None) and _REPORTED.search(
+        text
+    ) is None
 
 
 def asks_past_outcome(question: str) -> bool:

@@ -30,8 +30,10 @@ _IP_ADDRESS = re.compile(
     re.I,
 )
 # An amount of money: a currency sign or code next to a number (€ 1,200, 1.200 EUR, USD 40, 300 euros).
+# Currencies by code and by name: how an amount is written, and how a question asks for one ("in euros").
+_CURRENCY_NAMES = r"(?:EUR|USD|GBP|CHF|JPY|euros?|dollars?|pounds?|francs?|yen)"
 _MONEY = re.compile(
-    r"(?:[€$£¥]|\b(?:EUR|USD|GBP|CHF|JPY)\b)\s?\d|\d[\d.,]*\s?(?:[€$£¥]|(?:EUR|USD|GBP|CHF|JPY|euros?|dollars?|pounds?)\b)",
+    r"(?:[€$£¥]|\b(?:EUR|USD|GBP|CHF|JPY)\b)\s?\d|\d[\d.,]*\s?(?:[€$£¥]|" + _CURRENCY_NAMES + r"\b)",
     re.IGNORECASE,
 )
 
@@ -86,7 +88,7 @@ def _holds_name(text: str, question: str) -> bool:
             name = match.group().casefold()
             before = clause[: match.start()]
             # a heading's or a list item's first word, too, and a quoted message's ("fails with "User is locked"")
-            first = not before.strip(" \t-*•#") or before.endswith(('"', "“", "‘", "'"))
+            first = not before.strip(" \t-*•#") or before.endswith(('"', "“", "„", "‘", "«"))
             if (
                 not first
                 and not _in_technical_name(clause, match)
@@ -141,9 +143,9 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
             r"|\b(?:what(?:'s|’s|\s+(?:is|was|are|were)\s+the)?|which|how\s+much)\s+"
             r"(?:(?!(?:time|error|performance)\b)[\w-]+\s+){0,2}?budget\b"
             r"(?!\s+(?:lines?|codes?|owners?|holders?|approvals?|process|items?|cent(?:er|re)s?)\b)"
-            # a value asked in a currency: "the total value in euros of …", "how much money"; not "in EUR billing"
-            r"|\bin\s+(?:euros?|dollars?|pounds?|francs?|EUR|USD|GBP|CHF|JPY)"
-            r"(?=\s*(?:[?.,;:!)]|$)|\s+(?:of|for|in|on|at|per|was|were|is|are|did|does|do|that|from|to|by|with)\b)"
+            # a value asked in a currency: "the total value in euros of …", "how much money"; not "which vendors
+            # invoice in euros", "can customers pay in USD"
+            r"|\b(?:value|total|amount|cost|price|sum|worth)\b[^?.]{0,40}?\bin\s+" + _CURRENCY_NAMES + r"\b"
             r"|\bhow\s+much\s+money\b",
             re.I,
         ),

@@ -30,15 +30,21 @@ MONTH_PATTERN = (
 )
 _MONTH = re.compile(MONTH_PATTERN, re.IGNORECASE)
 
+# What ends a question: the question mark, and the full-width and Arabic ones.
+QUESTION_MARKS = ("?", "\uff1f", "\u061f")
+
 # A time, a date, a weekday, a frequency or a duration as units write them: what a question asking "when" asks for.
 TIME = re.compile(
-    r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(daily|weekly|"
+    r"\bevery\s+(?:\w+\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|nights?|shifts?|mornings?|evenings?)\b|"
+    r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(daily|weekly|"
     r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
     + MONTH_PATTERN
     + r"|"
     r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?)\b|\b\d{1,2}\s*(am|pm)\b"
-    # how often, in words: "twice a day", "three times per shift", "once a week"
-    r"|\b(?:once|twice|\w+\s+times)\s+(?:a|an|per|each|every)\s+\w+",
+    # how often, in words: "twice a day", "three times per shift", "once a week", "every two hours"; a year ("in
+    # 2027", not the 2026 of INC-2026-0266) or a quarter
+    r"|\b(?:once|twice|\w+\s+times)\s+(?:a|an|per|each|every)\s+\w+"
+    r"|(?<![\w-])(?:19|20)\d{2}(?![\w-])|\bQ[1-4]\b",
     re.IGNORECASE,
 )
 
@@ -116,6 +122,13 @@ def days(text: str, short_form: bool = True) -> dict[tuple[int, int], str]:
         if 1 <= month <= 12 and 1 <= day <= 31:
             found.setdefault((month, day), match.group())
     return found
+
+
+def times(text: str) -> set[str]:
+    """The times ``text`` writes (``TIME``, and days however written: "20.02.2026", "14 March"), folded; "each" and
+    "every" alone are none."""
+    found = {m.group().casefold() for m in TIME.finditer(text)} - {"each", "every"}
+    return found | {text[low:high].casefold() for low, high in day_spans(text)}
 
 
 def day_spans(text: str) -> list[tuple[int, int]]:
