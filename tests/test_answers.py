@@ -4,14 +4,17 @@ The model provider is the fake in ``tests/fake_openai.py``: a real HTTP server
 speaking the chat-completions protocol.
 """
 
+import functools
 import re
 import socket
+from dataclasses import dataclass
 
 import pytest
 
 from portal.answers.asked import Unit as AskedUnit
 from portal.answers.asked import asked_value, holds_count
 from portal.answers.citations import validate_citations
+from portal.answers.evidence import choose
 from portal.answers.extractive import (
     NO_EVIDENCE_ANSWER,
     extractive_answer,
@@ -67,6 +70,21 @@ The loading dock opens at 7 am. Forklifts must be inspected daily.
 [Figure 1: Credit flow]
 The credit flow [Figure 2: Credit check. Step 2] shows how orders are released after the credit check.
 """
+
+
+@dataclass
+class Hit:
+    """A search hit as the evidence check reads it."""
+
+    text: str
+    document_title: str = ""
+    heading_path: str = ""
+
+
+def evidence_for(question: str, hits, **options):
+    """``evidence.choose`` for ``question`` over ``hits``, every question term in one passage of a hundred."""
+    terms = simple_tokenize(question)
+    return choose(question, terms, 100, {t: 1 for t in terms}, hits, simple_tokenize, **options)
 
 
 def make_ref(n: int, text: str, *, page=None, heading_path="", document_title="Doc", pack_title="Pack") -> Reference:
@@ -1316,25 +1334,15 @@ def test_a_question_naming_hundreds_of_names_is_read_for_the_first_few():
 def test_a_question_asking_when_is_answered_by_a_time_beside_what_it_names():
     """ "When does the KXQ certificate expire?" is covered word for word by the other systems' expiry dates and a
     list naming KXQ among the systems: no unit gives a time for KXQ, so there is no evidence."""
-    from dataclasses import dataclass
+    hit = functools.partial(Hit, document_title="Certificate inventory")
 
-    from portal.answers.evidence import choose
+    check = evidence_for
 
-    @dataclass
-    class Hit:
-        text: str
-        document_title: str = "Certificate inventory"
-        heading_path: str = ""
-
-    def check(question, hits):
-        terms = simple_tokenize(question)
-        return choose(question, terms, 100, {t: 1 for t in terms}, hits, simple_tokenize)
-
-    rows = Hit(
+    rows = hit(
         "| System | Certificate | Expires |\n|---|---|---|\n"
         "| K4P | SSL client | 2028-03-18 |\n| KBP | SSL server | 2026-09-02 |"
     )
-    systems = Hit("Systems with certificates: K4P, K4Q, KBP, KXP, KXQ.")
+    systems = hit("Systems with certificates: K4P, K4Q, KBP, KXP, KXQ.")
     refused = check("When does the KXQ certificate expire?", [rows, systems])
     assert not refused.evidence and refused.unanswered_value == "time" and refused.unanswered_for == ["KXQ"]
     assert check("When does the KBP certificate expire?", [rows, systems]).evidence
@@ -1346,30 +1354,22 @@ def test_a_question_asking_when_is_answered_by_a_time_beside_what_it_names():
     assert check("When did the TW10 MRP job of 22:00 end?", [ended]).evidence
     # a time however written: a dotted date, weekdays, "every two hours", a year
     for written_as in ("on 20.02.2026", "on Sundays", "every two hours", "in 2027", "on 14 March"):
-        assert check("When is the TW10 MRP job moved?", [Hit(f"The TW10 MRP job is moved {written_as}.")]).evidence
+        assert check("When is the TW10 MRP job moved?", [hit(f"The TW10 MRP job is moved {written_as}.")]).evidence
     # "when should we …" asks under which condition: no time need answer it; "each" alone is no time
-    rule = Hit("Open a problem record for TW10 when the same symptom appears twice within a quarter.")
+    rule = hit("Open a problem record for TW10 when the same symptom appears twice within a quarter.")
     assert check("When should we open a problem record for TW10?", [rule]).evidence
-    assert not check("When does TW10 plan its materials?", [Hit("TW10 plans each material with MRP.")]).evidence
+    assert not check("When does TW10 plan its materials?", [hit("TW10 plans each material with MRP.")]).evidence
 
 
 def test_a_value_asked_for_a_day_stands_in_a_passage_or_document_naming_that_day():
     """ "How many billing documents on 31 March?" is not answered by the count of 12 March, even though another
     passage names 31 March; a digest whose header names the day gives it in any of its passages."""
-    from dataclasses import dataclass
-
-    from portal.answers.evidence import choose
-
-    @dataclass
-    class Hit:
-        text: str
-        document_title: str = "Billing"
-        heading_path: str = ""
+    hit = functools.partial(Hit, document_title="Billing")
 
     question = "How many billing documents did the nightly run create on 31 March?"
     terms = simple_tokenize(question)
-    other_night = Hit("The nightly run created 1,950 billing documents on 12 March.")
-    late = Hit("Quarter-end: on 31 March the nightly run started late.")
+    other_night = hit("The nightly run created 1,950 billing documents on 12 March.")
+    late = hit("Quarter-end: on 31 March the nightly run started late.")
 
     def check(days=None):
         hits = [other_night, late]
@@ -1385,31 +1385,21 @@ def test_a_value_asked_for_a_day_stands_in_a_passage_or_document_naming_that_day
 def test_a_three_letter_name_no_passage_writes_a_sibling_of_need_not_be_named():
     """ "Take SAP offline" names the product every passage is about: the calendar rule answers without naming SAP.
     KXQ, beside the KXP the passages name, is one system of several: a passage must name it."""
-    from dataclasses import dataclass
+    hit = functools.partial(Hit, document_title="Downtime calendar")
 
-    from portal.answers.evidence import choose
+    check = evidence_for
 
-    @dataclass
-    class Hit:
-        text: str
-        document_title: str = "Downtime calendar"
-        heading_path: str = ""
-
-    def check(question, hits):
-        terms = simple_tokenize(question)
-        return choose(question, terms, 100, {t: 1 for t in terms}, hits, simple_tokenize)
-
-    freeze = Hit(
+    freeze = hit(
         "Close freeze: no planned downtimes and no transports around month end. K4P is taken offline on Saturdays."
     )
-    landscape = Hit("Tarnwick runs its SAP landscape with its own AMS team.")  # the packs name the product
+    landscape = hit("Tarnwick runs its SAP landscape with its own AMS team.")  # the packs name the product
     assert check("May IT take SAP offline around month end?", [freeze, landscape]).evidence
     # ... but an acronym opening a name of several words names one thing: "MRP Live" must be named
-    planning = Hit("The nightly live planning job of plant TW10 starts at 22:00.")
-    mrp = Hit("See MRP.")  # the packs name it, in passing
+    planning = hit("The nightly live planning job of plant TW10 starts at 22:00.")
+    mrp = hit("See MRP.")  # the packs name it, in passing
     assert check("When does the MRP planning job of plant TW10 start?", [planning, mrp]).evidence
     assert not check("When does the MRP Live planning job of plant TW10 start?", [planning, mrp]).evidence
-    kxp = Hit("KXP is taken offline around month end only for patches.")
+    kxp = hit("KXP is taken offline around month end only for patches.")
     refused = check("May IT take KXQ offline around month end?", [kxp])
     assert not refused.evidence and refused.missing_identifiers == ["KXQ"]
     # a name no passage found writes is not shown to be the product: the freeze rule of K4P does not answer for KXQ
@@ -1420,22 +1410,13 @@ def test_a_three_letter_name_no_passage_writes_a_sibling_of_need_not_be_named():
 def test_what_was_done_on_a_day_is_not_answered_by_its_announcement():
     """The minutes of 5 March announce the next meeting (19 March): what the board decided on 19 March is in no
     passage. What it decided on 5 March is, even where a decision names a plan ("deferred … planned for R26.04")."""
-    from dataclasses import dataclass
+    hit = functools.partial(Hit, document_title="Change board minutes: 5 March 2026")
 
-    from portal.answers.evidence import choose
-
-    @dataclass
-    class Hit:
-        text: str
-        document_title: str = "Change board minutes: 5 March 2026"
-        heading_path: str = ""
-
-    minutes = Hit("## Decisions\n\nThe board deferred the event-driven billing start; it is planned for R26.04.")
-    announced = Hit("## Next meeting\n\nThursday 2026-03-19, 10:00.")
+    minutes = hit("## Decisions\n\nThe board deferred the event-driven billing start; it is planned for R26.04.")
+    announced = hit("## Next meeting\n\nThursday 2026-03-19, 10:00.")
 
     def check(question):
-        terms = simple_tokenize(question)
-        return choose(question, terms, 100, {t: 1 for t in terms}, [minutes, announced], simple_tokenize)
+        return evidence_for(question, [minutes, announced])
 
     refused = check("What did the board decide at its meeting on 19 March?")
     assert not refused.evidence and refused.gap() == {"kind": "unreported"}
@@ -1444,46 +1425,29 @@ def test_what_was_done_on_a_day_is_not_answered_by_its_announcement():
         "## Decisions\n\nAt the board meeting: the billing start moves to R26.04 and must pass the KXQ test first.",
         "Change board minutes: 19 March",
     )
-    terms = simple_tokenize("What did the board decide at its meeting on 19 March?")
-    assert choose(
-        "What did the board decide at its meeting on 19 March?",
-        terms,
-        100,
-        {t: 1 for t in terms},
-        [looking_ahead, announced],
-        simple_tokenize,
-    ).evidence
+    assert evidence_for("What did the board decide at its meeting on 19 March?", [looking_ahead, announced]).evidence
     assert check("What did the board decide at its meeting on 5 March about the billing start?").evidence
 
 
 def test_a_change_number_asked_for_is_written_as_the_packs_write_a_change():
     """ "Under which change number was the K4Q certificate renewed?" is not answered by the row naming the incident
     it was renewed under: the packs write a change as "change CHG-2026-0130", and no unit about K4Q holds one."""
-    from dataclasses import dataclass
-
     from portal.answers.asked import identifier_kind_asked
-    from portal.answers.evidence import choose
 
-    @dataclass
-    class Hit:
-        text: str
-        document_title: str = "Certificates"
-        heading_path: str = ""
+    hit = functools.partial(Hit, document_title="Certificates")
 
-    def check(question, hits):
-        terms = simple_tokenize(question)
-        return choose(question, terms, 100, {t: 1 for t in terms}, hits, simple_tokenize)
+    check = evidence_for
 
     question = "Under which change number was the certificate of K4Q renewed?"
     assert identifier_kind_asked(question) == "change number"
     assert identifier_kind_asked("What did transport K4DK901670 change?") == ""  # what the transport changed
     assert identifier_kind_asked("What did transport request K4DK901670 change?") == ""
     assert identifier_kind_asked("What does change request CHG-2026-0130 cover?") == ""
-    incident = Hit("The certificate of K4Q was renewed on 2026-02-20 (INC-2026-0291).")
-    k4p = Hit("The certificate of K4P was renewed under change CHG-2026-0130.")
+    incident = hit("The certificate of K4Q was renewed on 2026-02-20 (INC-2026-0291).")
+    k4p = hit("The certificate of K4P was renewed under change CHG-2026-0130.")
     refused = check(question, [incident, k4p])
     assert not refused.evidence and refused.gap() == {"kind": "no_value", "value": "change number", "of": ["K4Q"]}
-    renewed = Hit("The certificate of K4Q was renewed under change CHG-2026-0102.")
+    renewed = hit("The certificate of K4Q was renewed under change CHG-2026-0102.")
     assert check(question, [renewed, k4p]).evidence
     # without a change written after its noun in the passages, how one looks is unknown: not checked
     assert check(question, [incident]).evidence
@@ -1495,19 +1459,11 @@ def test_a_change_number_asked_for_is_written_as_the_packs_write_a_change():
 
 def test_a_year_is_when_not_what_a_value_is_asked_for():
     """ "The MTTR for P1 incidents in January 2026": the note names P1, not 2026."""
-    from dataclasses import dataclass
-
-    from portal.answers.evidence import choose
-
-    @dataclass
-    class Hit:
-        text: str
-        document_title: str = "Monthly service review: February 2026"
-        heading_path: str = ""
+    hit = functools.partial(Hit, document_title="Monthly service review: February 2026")
 
     question = "What was the mean time to restore for P1 incidents in January 2026?"
     terms = simple_tokenize(question)
-    mttr = Hit("Mean time to restore: P1 2 h 38 min, P2 6 h 14 min. January had 41 open tickets.")
+    mttr = hit("Mean time to restore: P1 2 h 38 min, P2 6 h 14 min. January had 41 open tickets.")
     refused = choose(question, terms, 100, {t: 1 for t in terms}, [mttr], simple_tokenize)
     assert refused.gap() == {"kind": "no_value", "value": "mean time to restore (MTTR)", "of": ["P1"]}
 
