@@ -19,6 +19,7 @@ from portal.answers.extractive import (
     NO_EVIDENCE_ANSWER,
     extractive_answer,
     extractive_sentences,
+    format_extractive,
     simple_tokenize,
 )
 from portal.answers.grounding import (
@@ -925,6 +926,17 @@ def test_extractive_finding_no_related_sentence(mode, status, warnings, referenc
         warnings,
     )
     assert outcome.basis == NO_EVIDENCE
+
+
+def test_a_unit_ending_in_a_bracket_gets_its_full_stop_after_the_marker():
+    """A table row ending "(INC-2026-0291)" has no end punctuation: without its full stop the next unit runs on
+    ("… (INC-2026-0291) [1] System: K4P; …"). One that closes a sentence inside the bracket has one."""
+    rows = [("System: K4Q; Planned renewal: renewed (INC-2026-0291)", 1), ("System: K4P; Expires: 2028-03-18", 1)]
+    assert format_extractive(rows) == (
+        "System: K4Q; Planned renewal: renewed (INC-2026-0291) [1]. System: K4P; Expires: 2028-03-18 [1]."
+    )
+    assert format_extractive([("See the runbook (rb-lock-entries.)", 2)]) == "See the runbook (rb-lock-entries.) [2]"
+    assert format_extractive([('SM58 shows "Data passed to port OK"', 3)]) == 'SM58 shows "Data passed to port OK" [3].'
 
 
 def test_extractive_cites_only_its_sources_even_when_a_sentence_quotes_a_marker():

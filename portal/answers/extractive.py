@@ -8,7 +8,8 @@ chosen unit is copied from its passage with the Markdown syntax taken out
 and followed by the ``[n]`` of the passage it came from, so the answer always
 cites. The only characters added are spaces, ``:`` and ``;`` between a table's
 headers and cells, the markers, and a full stop after the marker of a unit
-that has no end punctuation of its own (a bullet).
+that has no end punctuation of its own (a bullet, a table row, a unit ending in a bracket or a quote: "(see
+rb-x.)" has one).
 
 Units are weighed term by term (each question term's idf in the searched packs
 when the caller passes it), prefer what the question type asks for (when → a
@@ -92,7 +93,10 @@ MAX_MORE_PARTS = 2
 # sentence after the one naming the subject often carries the fact.
 NEIGHBOUR_WEIGHT = 0.3
 
-_SENTENCE_ENDINGS = tuple(".!?…:;)\"'”’")
+# What ends a unit as written; a closing bracket or quote ends it only after one of these ("(see rb-x.)"): a table
+# row ending "(INC-2026-0291)" gets its full stop, so the next unit does not run on from it.
+_SENTENCE_ENDINGS = tuple(".!?…:;")
+_CLOSERS = ")]\"'”’»"
 
 Tokenizer = Callable[[str], list[str]]
 _WORD = re.compile(r"[^\W_]+")
@@ -474,4 +478,4 @@ def extractive_answer(
 def _with_marker(sentence: str, n: int) -> str:
     """``sentence [n]``; a unit without end punctuation (a bullet) gets a full stop after its marker."""
     cited = f"{sentence} [{n}]"
-    return cited if sentence.endswith(_SENTENCE_ENDINGS) else f"{cited}."
+    return cited if sentence.rstrip(_CLOSERS).endswith(_SENTENCE_ENDINGS) else f"{cited}."
