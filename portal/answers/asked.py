@@ -221,9 +221,8 @@ def asked_value(question: str) -> AskedValue | None:
     quantity = _QUANTITY.search(question) or _terse_quantity(question)
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
         noun = (quantity.group(1) or quantity.group(2)).removesuffix(" of")
-        noun = (
-            "mean time to restore (MTTR)" if noun.casefold().startswith("mean time to") else noun
-        )  # as reviews write it
+        if noun.casefold().startswith("mean time to"):
+            noun = "mean time to restore (MTTR)"  # as the reviews write it
         return AskedValue("quantity", noun, measure or _MEASURE_OF_NOUN.get(noun.casefold(), ""))
     named = _NAMED_VALUE.search(question)
     if named:

@@ -89,6 +89,7 @@ is none, no passage at all.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import string
@@ -507,8 +508,12 @@ def choose(
     asked_days = days_asked(question)
     named_days = {day for text in texts for day in written.days(text)}
     unnamed = asked_days.keys() - named_days
-    if unnamed and days_in_documents is not None:
-        unnamed -= set().union(*days_in_documents(unnamed))  # an incident's date is in its header, not its summary
+    # for each hit, which of the days asked its document names: read once, when a check needs it
+    document_days = functools.cache(
+        lambda: days_in_documents(set(asked_days)) if days_in_documents is not None else [set() for _ in hits]
+    )
+    if unnamed:
+        unnamed -= set().union(*document_days())  # an incident's date is in its header, not its summary
     missing.extend(asked_days[day] for day in sorted(unnamed))
     if context and not runs and not any(all(names(text, t) for t in run) for text in texts for run in context):
         # Named only in what the user told: one of them must be in the evidence, not each, and the
@@ -580,7 +585,7 @@ def choose(
         elif value is not None and not asked_values.answered(
             question,
             value,
-            _on_the_days(asked_days, of_hit, texts, days_in_documents),
+            _on_the_days(asked_days, of_hit, texts, document_days),
             tokenize,
             lambda term: doc_freqs.get(term, 0) > 0,
             about=lambda text: not subjects or any(all(names(text, token) for token in run) for run in subjects),
@@ -679,30 +684,19 @@ def _closest(units: list[asked_values.Unit], weights: dict[str, float], tokenize
     return [u for u, share in zip(units, shares) if share >= CLOSEST_UNITS * best]
 
 
-# "When should we open a problem record?" asks under which condition, not for a time.
-_WHEN_TO_ACT = re.compile(
-    r"\bwhen\s+(?:should|must|do|does|can|could|may|might|would|shall|will|need|is\s+it)\s+(?:i|we|you|one|they|it)\b",
-    re.IGNORECASE,
-)
-
-
 def _on_the_days(
     asked: dict[tuple[int, int], str],
     of_hit: list[tuple[int, asked_values.Unit]],
     texts: list[str],
-    days_in_documents: DaysInDocuments | None,
+    document_days: Callable[[], list[set[tuple[int, int]]]],
 ) -> list[asked_values.Unit]:
     """The units that may hold a value asked for on the days the question names: those of a passage, or of a
-    document, naming one of them. "How many billing documents did the run create on 31 March?" is not answered
-    by a problem record's count of another night."""
+    document (``document_days``: for each hit, the days asked its document names), naming one of them. "How many
+    billing documents did the run create on 31 March?" is not answered by a problem record's count of another
+    night."""
     if not asked:
         return [unit for _, unit in of_hit]
-    in_documents = days_in_documents(set(asked)) if days_in_documents is not None else []
-    return [
-        unit
-        for i, unit in of_hit
-        if asked.keys() & written.days(texts[i]).keys() or (i < len(in_documents) and asked.keys() & in_documents[i])
-    ]
+    return [unit for i, unit in of_hit if asked.keys() & (written.days(texts[i]).keys() | document_days()[i])]
 
 
 def _time_asked(question: str) -> asked_values.AskedValue | None:
@@ -712,7 +706,7 @@ def _time_asked(question: str) -> asked_values.AskedValue | None:
     if (
         question_type.asks(question) != "time"
         or len(asked_values.question_parts(question)) > 1
-        or _WHEN_TO_ACT.search(question)
+        or question_type.asks_a_condition(question)
     ):
         return None
     return asked_values.AskedValue("time", "time")

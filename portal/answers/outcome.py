@@ -67,9 +67,8 @@ def only_announced(text: str, context: str = "") -> bool:
     looks ahead ("must pass the KXQ test first", "planned for R26.04") is still a decision: the minutes of that day
     answer. The heading counts only here: "How did the meeting of 5 March go?" is answered by its minutes, however
     close their "Next meeting" section stands to the question."""
-    return (_PLANNING.search(context) is not None or _NEXT.search(context) is not None) and _REPORTED.search(
-        text
-    ) is None
+    announcing = _PLANNING.search(context) or _NEXT.search(context)
+    return announcing is not None and _REPORTED.search(text) is None
 
 
 def asks_past_outcome(question: str) -> bool:

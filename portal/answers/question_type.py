@@ -70,6 +70,18 @@ _WHEN_CLAUSE = re.compile(
 )
 
 
+# "When should we open a problem record?" asks under which condition, not for a time.
+_WHEN_TO_ACT = re.compile(
+    r"\bwhen\s+(?:should|must|do|does|can|could|may|might|would|shall|will|need|is\s+it)\s+(?:i|we|you|one|they|it)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_a_condition(question: str) -> bool:
+    """Whether a "when" of ``question`` asks under which condition ("When should we …?"), not for a time."""
+    return _WHEN_TO_ACT.search(question) is not None
+
+
 def asks(question: str) -> str:
     """What the question type asks for: "time", "number", "identifier", "steps" or "". A clause saying when
     ("When users cannot log on, what …") is not what is asked: the question after it is."""
