@@ -384,12 +384,43 @@ def test_a_citation_in_a_links_text_stays_text_in_the_chat_answer(app, pack, use
     conversation, run = start_conversation(users["Member"], agent, QUESTION)
     assert run.cited == [1]
     answer = "Clear it as [the runbook [1]](https://wiki.test/spool) says [1]."
-    Run.update(answer=answer).where(Run.id == run.id).execute()  # as a model may write it
+    Run.update(answer=answer, model="test-model").where(Run.id == run.id).execute()  # as a model may write it
     page = _soup(client_as("Member").get(f"/chat/{conversation.id}"))
     answer_html = page.select_one(f"#turn-{run.id} .answer")
     assert [a for a in answer_html.select("a") if a.find_parent("a")] == []
     assert [a.text for a in answer_html.select("a:not(.cite)")] == ["the runbook [1]"]
     assert [a["href"] for a in answer_html.select("a.cite")] == [f"/chat/answers/{run.id}/sources#source-1"]
+
+
+PLACEHOLDERS = (
+    b"# Template fields\n\n## Placeholders\n\n"
+    b"To fill a placeholder type {{7*7}} or ${7*7} into the form field, then keep the *.log files of "
+    b"C:\\temp\\old as <b>shown</b> and *kept*.\n"
+)
+
+
+def test_the_extractive_answer_shows_the_documents_characters_never_markup(app, pack, users, client_as):
+    """The extractive answer is the documents' text without their syntax (``units.plain``): a '*' left in it is
+    a star, never emphasis (the chat showed '{{7*7}} ${7*7}' as '{{77}} ${77}'), in the chat, the run record and
+    the review list."""
+    documents.upload_file(pack, "placeholders.md", PLACEHOLDERS, None)
+    agent = create_agent(
+        None, "acme-forms", "Acme forms", "preferred", "Acme Test Co", "", ["ops"], offered=True, add_company=True
+    )
+    conversation, run = start_conversation(users["Member"], agent, "How do I fill a placeholder in the form field?")
+    assert run.model == "extractive" and "{{7*7}}" in run.answer
+    rate_answer(users["Member"], run, "not_helpful", ["incorrect"])
+    shown = (
+        _soup(client_as("Member").get(f"/chat/{conversation.id}")).select_one(f"#turn-{run.id} .answer"),
+        _soup(client_as("PlatformAdmin").get(f"/runs/{run.id}")).select_one(".answer"),
+        _soup(client_as("AgentBuilder").get("/feedback/")).select_one(".feedback-answer"),
+    )
+    for answer in shown:
+        assert answer.select("em, strong, b, code") == []
+        assert (
+            "{{7*7}} or ${7*7}" in answer.text
+            and "*.log files of C:\\temp\\old as <b>shown</b> and kept." in answer.text
+        )
 
 
 def test_with_no_other_agent_the_note_offers_only_rephrasing(app, world, users, client_as):

@@ -1393,6 +1393,14 @@ def test_an_answer_is_rendered_markdown_with_linked_citations_and_nothing_active
     assert "<script>alert(1)</script>" in soup.text and '"*" and "*"' in soup.text and "[3]" in soup.text
 
 
+def test_the_extractive_answer_is_rendered_as_its_text_with_only_the_citations_linked():
+    answer = "> 1. Set *all* to __x__ in C:\\out\\* & <i>now</i> [1] ![a](https://t.test/a.png) [2]"
+    soup = BeautifulSoup(str(linked_answer(answer, [1], "/s", markdown=False)), "html.parser")
+    assert [p.text for p in soup.find_all(recursive=False)] == [answer]  # one paragraph, every character kept
+    assert [(a.text, a["href"]) for a in soup.select("a")] == [("1", "/s#source-1")]
+    assert answer_text(answer, markdown=False) == answer
+
+
 def test_an_image_in_an_answer_is_a_link_labelled_with_its_alt_text_as_in_the_viewer():
     answer = 'See ![the gauge](https://t.test/g.png "Gauge") and ![](https://t.test/x.png) [1]. Done!'
     soup = BeautifulSoup(str(linked_answer(answer, [1], "/s")), "html.parser")

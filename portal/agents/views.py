@@ -173,7 +173,7 @@ def _try_page(agent: Agent, run: Run | None, question: str, error: str | None = 
         error=error,
         packs=list(agent.granted_packs()),
         sources=runs.run_sources(run, current_user) if run else [],
-        answer_html=runs.linked_answer(run.answer, run.cited) if run else None,
+        answer_html=runs.answer_html(run) if run else None,
         status_labels=runs.STATUS_LABELS,
     )
 

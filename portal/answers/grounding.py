@@ -40,6 +40,13 @@ from portal.models.agents import GROUNDING_MODES
 
 EXTRACTIVE = "extractive"
 
+
+def writes_markdown(model: str) -> bool:
+    """Whether an answer by ``model`` (a run's ``model``) is Markdown: a model's is; the extractive answer is
+    the documents' text, whose ``*`` or ``_`` is a character to show, not emphasis."""
+    return model != EXTRACTIVE
+
+
 STOPPED_NO_PASSAGE_ANSWER = "Stopped before the model was called: no acceptable passage was found in the granted packs."
 NOT_ACCEPTED_ANSWER = (
     "The answer was not accepted: it cites none of its references, and this agent "

@@ -22,7 +22,7 @@ from portal.errors import NotFound
 from portal.models import Agent, Conversation, Document, Feedback, Pack, Passage, Revision, Run, RunReference, User
 from portal.runs.ask import ask as ask_agent
 from portal.runs.ask import checked_question
-from portal.runs.services import Source, linked_answer, run_sources
+from portal.runs.services import Source, answer_html, run_sources
 
 TITLE_CHARS = 80
 SIDEBAR_CONVERSATIONS = 20
@@ -149,7 +149,7 @@ _latest_turns = KeptSelect(
 
 def new_turn(run: Run, sources_url) -> Turn:
     """A turn just asked, as the chat appends it (not rated yet)."""
-    return Turn(run, linked_answer(run.answer, run.cited, sources_url(run)), None)
+    return Turn(run, answer_html(run, sources_url(run)), None)
 
 
 def cursor_showing(run: Run) -> int | None:
@@ -176,7 +176,7 @@ def _turns(user: User, runs: list[Run], sources_url) -> list[Turn]:
         if runs
         else {}
     )
-    return [Turn(run, linked_answer(run.answer, run.cited, sources_url(run)), ratings.get(run.id)) for run in runs]
+    return [Turn(run, answer_html(run, sources_url(run)), ratings.get(run.id)) for run in runs]
 
 
 def _id_range(runs: list[Run]) -> tuple[int, int]:

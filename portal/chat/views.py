@@ -198,7 +198,7 @@ def sources(run_id: int):
         "chat/sources.html",
         run=run,
         cited=services.cited_sources(current_user, run),
-        answer_html=services.linked_answer(run.answer, run.cited),
+        answer_html=services.answer_html(run),
         agents=services.offered_agents(current_user),
         feedback=rating_of(current_user, run),
         status_labels=STATUS_LABELS,

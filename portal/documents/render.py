@@ -320,8 +320,11 @@ def _with_anchors(tokens, before: dict[int, list[str]]) -> list:
     return result
 
 
-def render_answer(answer: str, cited: set[int], source_url: Callable[[int], str]) -> Markup:
-    """An answer (the extractive one or a model's Markdown) as the viewer renders text, sanitized.
+def render_answer(answer: str, cited: set[int], source_url: Callable[[int], str], markdown: bool = True) -> Markup:
+    """An answer as the viewer renders text, sanitized: a model's Markdown, or (``markdown`` False) the
+    extractive answer's plain text, one paragraph whose ``*``, ``_``, ``\\``, ``<`` and ``&`` are the
+    documents' characters, never syntax (its units are the passages' text with the syntax already out:
+    ``answers.units.plain``).
 
     Each item of a ``[n]`` marker whose first number is in ``cited`` becomes a link to
     ``source_url(n)``; markers in code spans stay code. Single line breaks are kept (a model
@@ -329,7 +332,7 @@ def render_answer(answer: str, cited: set[int], source_url: Callable[[int], str]
     loaded (``_inert_content``: an answer shows no picture from anywhere), and a heading is a
     bold paragraph, outside the page's outline.
     """
-    tokens = _ANSWER_MARKDOWN.parse(answer)
+    tokens = _ANSWER_MARKDOWN.parse(answer) if markdown else _one_paragraph(answer)
     _inert_content(tokens)
     for token in tokens:
         if token.type in ("heading_open", "heading_close"):  # a heading of the page's outline, not the answer's
@@ -342,9 +345,15 @@ def render_answer(answer: str, cited: set[int], source_url: Callable[[int], str]
     return sanitized(body.strip(), _ALLOWED_TAGS - {"img", "h1", "h2", "h3", "h4", "h5", "h6"})
 
 
-def answer_text(answer: str) -> str:
+def _one_paragraph(text: str) -> list[Token]:
+    """The tokens of one paragraph holding ``text`` as text: what the parser gives for a line without syntax."""
+    inline = Token("inline", "", 0, content=text, children=[Token("text", "", 0, content=text)])
+    return [Token("paragraph_open", "p", 1), inline, Token("paragraph_close", "p", -1)]
+
+
+def answer_text(answer: str, markdown: bool = True) -> str:
     """An answer's text as ``render_answer`` shows it, on one line: for excerpts and announcements."""
-    return render_answer(answer, set(), str).striptags()
+    return render_answer(answer, set(), str, markdown).striptags()
 
 
 _CITE_LINK = Markup('<a class="cite" href="{href}">{text}</a>')

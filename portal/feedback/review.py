@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from peewee import JOIN
 
+from portal.answers.grounding import writes_markdown
 from portal.csv_export import csv_text
 from portal.db import KeptSelect
 from portal.documents.render import answer_text
@@ -111,12 +112,16 @@ _agents_rated_not_helpful = KeptSelect(
 )
 
 
+def answer_excerpt(run: Run) -> str:
+    """The run's answer as the chat shows it (no Markdown syntax), cut at a word after ``EXCERPT_CHARS``."""
+    return _excerpt(run.answer, writes_markdown(run.model))
+
+
 # Every visit of a review page renders its 20 answers' Markdown (about a millisecond each); a stored
 # answer never changes, so the same text gives the same excerpt.
 @lru_cache(maxsize=1024)
-def answer_excerpt(answer: str) -> str:
-    """The answer's text as the chat shows it (no Markdown syntax), cut at a word after ``EXCERPT_CHARS``."""
-    line = answer_text(answer)
+def _excerpt(answer: str, markdown: bool) -> str:
+    line = answer_text(answer, markdown)
     if len(line) <= EXCERPT_CHARS:
         return line
     cut = line[:EXCERPT_CHARS]

@@ -16,7 +16,7 @@ from portal.models import Agent, Feedback, Run, utcnow
 from portal.numbers import form_number, query_page
 from portal.packs.services import all_packs
 from portal.rendering import render, wants_fragment
-from portal.runs.services import STATUS_LABELS, linked_answer
+from portal.runs.services import STATUS_LABELS, answer_html
 
 bp = Blueprint("feedback", __name__)
 
@@ -70,7 +70,7 @@ def _rating(
         "feedback/_rating.html",
         status=status,
         run=run,
-        answer_html=linked_answer(run.answer, run.cited, url_for("chat.sources", run_id=run.id)),
+        answer_html=answer_html(run, url_for("chat.sources", run_id=run.id)),
         feedback=feedback,
         choosing=choosing,
         form=form,
@@ -212,7 +212,7 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
     context = {
         "feedback": feedback,
         "run": run,
-        "answer_html": linked_answer(run.answer, run.cited, url_for("runs.show", run_id=run.id)),
+        "answer_html": answer_html(run, url_for("runs.show", run_id=run.id)),
         "history": services.triage_history(feedback),
         "seen": services.seen_state(feedback),
         "reopened_note": services.REOPENED_NOTE,

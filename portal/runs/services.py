@@ -13,6 +13,7 @@ from markupsafe import Markup
 from peewee import JOIN
 
 from portal import access, storage
+from portal.answers.grounding import writes_markdown
 from portal.answers.references import grounding_reference
 from portal.db import KeptSelect
 from portal.documents.render import render_answer
@@ -202,16 +203,22 @@ def run_sources(run: Run, user: User) -> list[Source]:
     return sources
 
 
-def linked_answer(answer: str, cited: list[int], sources_url: str = "") -> Markup:
-    """The answer as sanitized Markdown, each cited ``[n]`` a link to its source (``#source-n``, on ``sources_url``)."""
-    return _linked_answer(answer, tuple(cited), sources_url)
+def answer_html(run: Run, sources_url: str = "") -> Markup:
+    """The run's answer as its pages show it: a model's Markdown or the extractive answer's text
+    (``grounding.writes_markdown``), each cited ``[n]`` a link to its source (``#source-n``, on ``sources_url``)."""
+    return linked_answer(run.answer, run.cited, sources_url, writes_markdown(run.model))
+
+
+def linked_answer(answer: str, cited: list[int], sources_url: str = "", markdown: bool = True) -> Markup:
+    """``answer`` rendered sanitized (``render_answer``), each cited ``[n]`` a link to ``sources_url#source-n``."""
+    return _linked_answer(answer, tuple(cited), sources_url, markdown)
 
 
 # A conversation page renders up to 50 answers on every visit, and parsing Markdown costs about a
 # millisecond an answer; a stored answer never changes, so the same inputs give the same HTML.
 @lru_cache(maxsize=1024)
-def _linked_answer(answer: str, cited: tuple[int, ...], sources_url: str) -> Markup:
-    return render_answer(answer, set(cited), lambda n: f"{sources_url}#source-{n}")
+def _linked_answer(answer: str, cited: tuple[int, ...], sources_url: str, markdown: bool) -> Markup:
+    return render_answer(answer, set(cited), lambda n: f"{sources_url}#source-{n}", markdown)
 
 
 @dataclass

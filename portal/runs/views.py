@@ -39,7 +39,7 @@ def show(run_id: int):
         "runs/show.html",
         run=run,
         sources=services.run_sources(run, current_user),
-        answer_html=services.linked_answer(run.answer, run.cited),
+        answer_html=services.answer_html(run),
         status_labels=services.STATUS_LABELS,
     )
 
