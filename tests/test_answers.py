@@ -1373,6 +1373,37 @@ def test_a_question_asking_when_is_answered_by_a_time_beside_what_it_names():
     assert not check("When does TW10 plan its materials?", [hit("TW10 plans each material with MRP.")]).evidence
 
 
+def test_how_long_asks_for_a_duration_however_written():
+    """ "How long are the ZTW_EINV logs kept?" was answered by a sentence naming the log object and no duration."""
+    hit = functools.partial(Hit, document_title="E-invoicing")
+    question = "How long are the ZTW_EINV application logs kept before they get deleted?"
+    assert asked_value(question).kind == "time" and asked_value("how long should a runbook be?") is None
+    named = hit("Errors are written to the application log object ZTW_EINV, kept and deleted by the standard job.")
+    refused = evidence_for(question, [named])
+    assert not refused.evidence and refused.gap() == {"kind": "no_value", "value": "duration", "of": ["ZTW_EINV"]}
+    for duration in ("for 30 days", "for ninety days", "for a few weeks", "for half a year"):
+        assert evidence_for(
+            question, [hit(f"Application logs of ZTW_EINV are kept {duration}, then deleted.")]
+        ).evidence
+
+
+def test_a_count_asked_before_a_negation_counts_what_the_sentence_named():
+    """ "how many didnt come out" asks how many reprints, not a count of "didnt come out" no unit could give."""
+    assert asked_value("reprints kept erroring, how many didnt come out of the printer?").phrase == ""
+    assert asked_value("how many labels weren't printed on Friday?").phrase == "labels"
+    assert asked_value("How many incidents did March have?").phrase == "incidents"
+
+
+def test_a_value_asked_for_a_month_stands_in_a_document_dated_in_it():
+    """ "How many e-invoices were late the February night?" is answered by an incident dated in February, though
+    the passage giving the count names no month; a document dated in March says nothing of February."""
+    question = "How many e-invoices were late after the billing night in February?"
+    count = Hit("Billing skipped the locked deliveries: 188 e-invoices went out late.", "Billing skipped deliveries")
+    dated = evidence_for(question, [count], months_in_documents=lambda months: [set(months)])
+    assert evidence_for(question, [count], months_in_documents=lambda months: [set()]).unanswered_value
+    assert dated.evidence and not evidence_for(question, [count]).evidence
+
+
 def test_a_value_asked_for_a_day_stands_in_a_passage_or_document_naming_that_day():
     """ "How many billing documents on 31 March?" is not answered by the count of 12 March, even though another
     passage names 31 March; a digest whose header names the day gives it in any of its passages."""
@@ -1840,6 +1871,12 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
         ("name", "who was on call that night? need the name", True),
         ("name", "what is the job called? need the name", False),
         ("name", "What is the name of the security officer who handles our certificate requests?", True),
+        # a contact person and a maker are named; who does a task is as often a role ("the change manager")
+        ("name", "who's our contact person at the e-invoicing provider?", True),
+        ("name", "who makes the thermal label printers at TW30, what brand are they?", True),
+        ("name", "what make and model is the label printer?", True),
+        ("name", "Who approves emergency changes?", False),
+        ("name", "what makes the label printers stop?", False),
         ("amount of money", "What budget was approved for the separate backup targets?", True),
         ("amount of money", "how much budget is left for the HANA upgrade?", True),
         ("amount of money", "What is the budget for the upgrade?", True),

@@ -126,6 +126,8 @@ def test_negations_and_contractions_are_question_words_however_typed():
         "post",
     ]
     assert question_terms("the partner's IDocs and O'Brien's ZTW_DON'T") == ["partner", "idoc", "o'brien", "ztw_don't"]
+    # a pronoun's contraction typed without its apostrophe ("im locked out") is no word the packs could hold either
+    assert question_terms("im locked out, ive tried, youre sure? hows that") == ["lock", "tri", "sure"]
 
 
 def test_a_text_holds_the_words_its_identifiers_are_built_of_and_a_question_searches_as_typed():
@@ -165,6 +167,16 @@ def test_short_forms_people_type_are_written_out_as_documents_write_them():
         "product",
     ]
     assert question_terms("when does the k4p client cert expire") == ["k4p", "client", "certif", "expir"]
+    # a month and a quarter as people shorten them, as documents write them ("DEC 15,2" is an ABAP type)
+    assert question_terms("billing in Feb and sept, end of Q1") == [
+        "bill",
+        "februari",
+        "septemb",
+        "end",
+        "first",
+        "quarter",
+    ]
+    assert question_terms("a DEC field") == ["dec", "field"]
     # a return code as people type it ("RC 16", "RC8", "rc=12"); "RC" alone may be a root cause and stays
     assert question_terms("an import came back with RC 16") == ["import", "came", "back", "return", "code", "16"]
     assert question_terms("ended with RC8, then rc=12") == ["end", "return", "code", "8", "return", "code", "12"]

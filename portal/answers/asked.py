@@ -61,9 +61,11 @@ Tokenizer = Callable[[str], list[str]]
 
 # --- counts and named values ----------------------------------------------------------------
 
-# Words that end the counted phrase ("how many tickets did …", "how much downtime in …").
+# Words that end the counted phrase ("how many tickets did …", "how much downtime in …"), a negation typed with or
+# without its apostrophe among them: "how many didnt come out" counts what the sentence named, not "didnt come out".
 _AFTER_PHRASE = (
-    r"(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|"
+    r"(?:(?:do|does|did|is|are|was|were|has|have|had|ca|could|wo|would|should)n['’]?t|"
+    r"do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|"
     r"in|of|per|for|at|on|to|the)"
 )
 _COUNT = re.compile(r"\bhow (?:many|much)\s+((?:[\w/-]+\s+){0,3}?)" + _AFTER_PHRASE + r"\b", re.IGNORECASE)
@@ -94,6 +96,14 @@ QUANTITY_PATTERN = (
 _QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
 # A quantity asked for by an adjective: how big something is asks for its size (any number answers), how available
 # a system was for its availability.
+# "How long are the logs kept?", "how long did the import take": a duration, which a time written in a unit gives
+# ("30 days", "ten minutes": ``written.TIME``). Only with a verb of time: "how long should a runbook be" asks a length.
+_HOW_LONG = re.compile(
+    r"\bhow\s+long\b(?=(?:\s+[\w'’/-]+){0,8}?\s+(?:keep|keeps|kept|retain(?:s|ed)?|stor(?:e|es|ed)|last(?:s|ed)?|"
+    r"take|takes|took|wait(?:s|ed)?|run|runs|ran|stay(?:s|ed)?|remain(?:s|ed)?|hold|holds|held|valid|down|offline|"
+    r"delayed|late|blocked|stuck|locked|frozen|overr[ua]n)\b)",
+    re.IGNORECASE,
+)
 _HOW_ADJECTIVE = (
     (re.compile(r"\bhow\s+(?:big|large|small|full)\b", re.IGNORECASE), "size"),
     (re.compile(r"\bhow\s+available\b", re.IGNORECASE), "availability"),
@@ -145,8 +155,8 @@ _CLAUSE_END = re.compile(r"[;!?\n]|\.(?!\w)")
 @dataclass(frozen=True)
 class AskedValue:
     """What a question asks for: ``kind`` "count" (with the counted phrase), "quantity" or "named" (with
-    its noun), "time" (a "when" question: ``evidence._time_asked``) or "identifier" (with the shapes the packs
-    write that kind in: ``identifier_kind_asked``)."""
+    its noun), "time" (a "when" question: ``evidence._time_asked``; a "how long", phrase "duration") or
+    "identifier" (with the shapes the packs write that kind in: ``identifier_kind_asked``)."""
 
     kind: str
     phrase: str
@@ -161,6 +171,7 @@ class Unit:
     text: str
     context: str  # document title, heading path, the unit's heading and lead-in
     passage: str  # the whole passage it stands in, with its title and heading path
+    document_months: frozenset[str] = frozenset()  # months asked its document is dated in (``ask._months_by_hit``)
 
 
 # A question typed as a noun phrase, without a word that asks ("mttr for p4 tickets in march?", "k4q
@@ -215,6 +226,8 @@ def asked_value(question: str) -> AskedValue | None:
     count = _COUNT.search(question)
     if count:
         return AskedValue("count", count.group(1).strip(), measure)
+    if _HOW_LONG.search(question):
+        return AskedValue("time", "duration")
     for how, noun in _HOW_ADJECTIVE:
         if how.search(question):
             return AskedValue("quantity", noun, measure or _MEASURE_OF_NOUN.get(noun, ""))
@@ -390,7 +403,8 @@ def answered(
     about: Callable[[str], bool],
 ) -> bool:
     """Whether one of ``units``, in a passage naming the months the question names (for a question naming
-    several, one unit for each month, in a passage naming it), holds the value ``asked`` for.
+    several, one unit for each month, in a passage naming it, or of a document dated in it:
+    ``Unit.document_months``), holds the value ``asked`` for.
     ``in_packs(term)`` says whether an analysed term occurs in the searched packs.
 
     ``about(text)`` says whether a unit, read with its context, is about what the question names: the
@@ -410,7 +424,9 @@ def _held_in(units: list[Unit], months: list[str], holds: Callable[[Unit], bool]
     in_period: dict[str, bool] = {}  # a passage's units share its text: it is read for the months once
     for unit in units:
         if unit.passage not in in_period:
-            in_period[unit.passage] = all(names_month(unit.passage, month) for month in months)
+            in_period[unit.passage] = all(
+                month in unit.document_months or names_month(unit.passage, month) for month in months
+            )
         read = f"{unit.context}\n{unit.text}"
         if in_period[unit.passage] and not _of_other_months(read, months) and about(read) and holds(unit):
             return True

@@ -122,6 +122,8 @@ MAX_SIBLING_NAMES = 4
 Tokenizer = Callable[[str], list[str]]
 # For each hit, which of the given days (month, day) its document names anywhere (``ask.retrieve`` reads them).
 DaysInDocuments = Callable[[set[tuple[int, int]]], list[set[tuple[int, int]]]]
+# ... and which of the given months (``written.MONTHS`` names) its document is dated in.
+MonthsInDocuments = Callable[[set[str]], list[set[str]]]
 # Whether the question is an everyday one none of the hits speaks to (``answers.everyday``, by the embedding model).
 Everyday = Callable[[Sequence["Searched"]], bool]
 
@@ -440,6 +442,7 @@ def choose(
     limit: int = REFERENCES_PER_RUN,
     days_in_documents: DaysInDocuments | None = None,
     everyday: Everyday | None = None,
+    months_in_documents: MonthsInDocuments | None = None,
     synonyms: dict[str, frozenset[str]] | None = None,
 ) -> Choice:
     """The evidence check and the passages issued for ``question`` (see the module's docstring).
@@ -447,7 +450,7 @@ def choose(
     ``terms`` are the question's analyzed terms (``analysis.question_terms``);
     ``passages`` and ``doc_freqs`` the searched packs' statistics for them;
     ``days_in_documents`` says, for each hit in the order of ``hits``, which of some days its document names in
-    its other passages;
+    its other passages, ``months_in_documents`` which of some months it is dated in;
     ``everyday`` whether the question is an everyday one that none of the hits speaks to;
     ``tokenize`` turns a passage into the same kind of terms;
     ``synonyms``: for a question term, the document terms the packs' vocabulary gives for it (a passage holding
@@ -560,6 +563,9 @@ def choose(
     # the first few names a question asks about (a question listing hundreds reads each unit for each name)
     kin_asked = [run[0] for run in runs if len(run) == 1 and _is_name(run[0])][:MAX_SIBLING_NAMES]
     if issued and (value is not None or past_outcome or kin_asked or kind_asked or done_on_a_day):
+        # a value asked for a month may stand in any passage of a document dated in it (by an incident's header)
+        asked_months = set(written.months(question)) if value is not None else set()
+        months_named = months_in_documents(asked_months) if months_in_documents and asked_months else None
         of_hit = [
             (
                 i,
@@ -567,6 +573,7 @@ def choose(
                     unit.text,
                     " ".join((hits[i].document_title or "", hits[i].heading_path or "", unit.heading, unit.lead_in)),
                     texts[i],
+                    frozenset(months_named[i]) if months_named else frozenset(),
                 ),
             )
             for i in issued

@@ -40,7 +40,11 @@ TIME = re.compile(
     r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
     + MONTH_PATTERN
     + r"|"
-    r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?)\b|\b\d{1,2}\s*(am|pm)\b"
+    r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?|years?)\b|\b\d{1,2}\s*(am|pm)\b"
+    # a duration in words: "ten minutes", "a few days", "an hour", "half a day" ("a second" is as often an ordinal)
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|"
+    r"ninety|several|a\s+few|a\s+couple\s+of)\s+(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
+    r"|\b(?:half\s+)?(?:an?\s+)(?:minute|hour|day|week|month|year)\b"
     # how often, in words: "twice a day", "three times per shift", "once a week", "every two hours"; a year ("in
     # 2027", not the 2026 of INC-2026-0266) or a quarter
     r"|\b(?:once|twice|\w+\s+times)\s+(?:a|an|per|each|every)\s+\w+"

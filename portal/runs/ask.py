@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from flask import current_app
 
 from portal.answers import everyday, evidence, written
+from portal.answers.asked import names_month
 from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
@@ -80,6 +81,7 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
         results.hits,
         tokenize=tokenize or TermCache(),
         days_in_documents=functools.partial(_days_by_hit, results.hits),
+        months_in_documents=functools.partial(_months_by_hit, results.hits),
         everyday=functools.partial(everyday.is_everyday, question),
         synonyms=synonyms,
     )
@@ -90,6 +92,20 @@ def _days_by_hit(hits: list[SearchHit], days: set[tuple[int, int]]) -> list[set[
     """For each hit, which of ``days`` the passages of its document name (an incident's date stands in its
     header)."""
     named = _days_by_revision({hit.revision_id for hit in hits}, days)
+    return [named.get(hit.revision_id, set()) for hit in hits]
+
+
+def _months_by_hit(hits: list[SearchHit], months: set[str]) -> list[set[str]]:
+    """For each hit, which of ``months`` its document is dated in: named (by name or in a date) in its opening
+    passage, where an incident's header gives its date. Not anywhere in it: a review of March says what is to
+    happen "from April"."""
+    named: dict[int, set[str]] = {}
+    if months:
+        query = Passage.select(Passage.revision, Passage.text).where(
+            Passage.revision.in_(sorted({hit.revision_id for hit in hits})) & (Passage.ordinal == 0)
+        )
+        for revision, text in query.tuples():
+            named.setdefault(revision, set()).update(month for month in months if names_month(text, month))
     return [named.get(hit.revision_id, set()) for hit in hits]
 
 

@@ -68,7 +68,7 @@ STOPWORDS = frozenset(
     still ever even also actually really nearly suddenly instead already vs versus
     anything something nothing everything thing things
     cannot dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt
-    whats thats theres
+    whats thats theres hows wheres whos im ive youre youve theyre theyve weve
 """.split()
 )
 # A word with a clitic ("couldn't", "what's", "we're", typed with ' or ’) is a stopword when the word it is
@@ -159,6 +159,24 @@ SHORT_FORMS = {
     "pw": "password",
     "pwd": "password",
     "mins": "minutes",
+    # a month as people shorten it ("in Feb"), as documents write it: alone it was a word no passage holds, the
+    # heaviest of its question ("dec" is left: DEC is an ABAP type; "may" is a stopword)
+    "jan": "January",
+    "feb": "February",
+    "mar": "March",
+    "apr": "April",
+    "jun": "June",
+    "jul": "July",
+    "aug": "August",
+    "sep": "September",
+    "sept": "September",
+    "oct": "October",
+    "nov": "November",
+    # a quarter is a period, as documents write it ("first quarter 2026", "quarter-end"), not a name to find verbatim
+    "q1": "first quarter",
+    "q2": "second quarter",
+    "q3": "third quarter",
+    "q4": "fourth quarter",
     "pls": "please",
     "plz": "please",
     "thx": "thanks",
