@@ -68,7 +68,7 @@ STOPWORDS = frozenset(
     still ever even also actually really nearly suddenly instead already vs versus
     anything something nothing everything thing things
     cannot dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt
-    whats thats theres hows wheres whos im ive youre youve theyre theyve weve
+    whats thats theres
 """.split()
 )
 # A word with a clitic ("couldn't", "what's", "we're", typed with ' or ’) is a stopword when the word it is
