@@ -1350,19 +1350,18 @@ def test_a_day_the_question_names_must_be_named_by_the_documents_of_the_evidence
 def test_the_references_on_the_day_asked_about_are_those_whose_documents_name_it(corpus):
     """The day of an incident stands in its record, not in the summary that answers: the summary's document
     names it, so the answer tells of that incident rather than of another one like it."""
-    from portal.runs.ask import _on_the_day
-
     documents.upload_file(corpus, "inc-9.md", INCIDENT, None)
     documents.upload_file(
         corpus, "inc-8.md", INCIDENT.replace(b"INC-9", b"INC-8").replace(b"2026-03-03", b"2026-04-09"), None
     )
     question = "Why did goods issue fail at TW30 on 3 March?"
-    issued = retrieve(make_agent("preferred"), question).issued
-    on_the_day = _on_the_day(question, issued)
+    retrieval = retrieve(make_agent("preferred"), question)
+    issued = retrieval.issued
+    on_the_day = retrieval.on_the_day(question)
     assert {hit.document_title for hit in issued} == {"INC-9", "INC-8"}
     assert {issued[n - 1].document_title for n in on_the_day} == {"INC-9"}
     assert any("2026-03-03" not in issued[n - 1].text for n in on_the_day)  # its summary, named by its record
-    assert _on_the_day("Why did goods issue fail at TW30?", issued) == set()
+    assert retrieval.on_the_day("Why did goods issue fail at TW30?") == set()
 
 
 # --- The answer as people read it (issue 16, item 1) -------------------------------------------

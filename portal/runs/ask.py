@@ -60,10 +60,22 @@ class Retrieval:
 
     choice: evidence.Choice
     hits: list[SearchHit]
+    # for each hit, which of some days its document names: read once per set of days, by the evidence check and
+    # by the answer alike (``_DocumentDays``)
+    document_days: evidence.DaysInDocuments
 
     @property
     def issued(self) -> list[SearchHit]:
         return [self.hits[i] for i in self.choice.issued]
+
+    def on_the_day(self, question: str) -> set[int]:
+        """The numbers of the issued references whose documents name a day ``question`` asks about (an
+        incident's day stands in its record): the answer tells of that day, not of another incident like it."""
+        asked = set(evidence.days_asked(question))
+        if not asked:
+            return set()
+        named = self.document_days(asked)
+        return {n for n, i in enumerate(self.choice.issued, start=1) if named[i]}
 
 
 def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, tokenize=None) -> Retrieval:
@@ -73,6 +85,7 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
     terms = question_terms(question)
     synonyms = vocabulary.of_packs(packs).synonyms(question)
     results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms, synonyms=synonyms)
+    document_days = _DocumentDays(results.hits)
     choice = evidence.choose(
         question,
         terms,
@@ -80,19 +93,28 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
         results.doc_freqs,
         results.hits,
         tokenize=tokenize or TermCache(),
-        days_in_documents=functools.partial(_days_by_hit, results.hits),
+        days_in_documents=document_days,
         months_in_documents=functools.partial(_months_by_hit, results.hits),
         everyday=functools.partial(everyday.is_everyday, question),
         synonyms=synonyms,
     )
-    return Retrieval(choice, results.hits)
+    return Retrieval(choice, results.hits, document_days)
 
 
-def _days_by_hit(hits: list[SearchHit], days: set[tuple[int, int]]) -> list[set[tuple[int, int]]]:
-    """For each hit, which of ``days`` the passages of its document name (an incident's date stands in its
-    header)."""
-    named = _days_by_revision({hit.revision_id for hit in hits}, days)
-    return [named.get(hit.revision_id, set()) for hit in hits]
+class _DocumentDays:
+    """For each of ``hits``, which of some days the passages of its document name (an incident's date stands in its
+    header), read once per set of days."""
+
+    def __init__(self, hits: list[SearchHit]):
+        self.hits = hits
+        self.read: dict[frozenset[tuple[int, int]], list[set[tuple[int, int]]]] = {}
+
+    def __call__(self, days: set[tuple[int, int]]) -> list[set[tuple[int, int]]]:
+        key = frozenset(days)
+        if key not in self.read:
+            named = _days_by_revision({hit.revision_id for hit in self.hits}, days)
+            self.read[key] = [named.get(hit.revision_id, set()) for hit in self.hits]
+        return self.read[key]
 
 
 def _months_by_hit(hits: list[SearchHit], months: set[str]) -> list[set[str]]:
@@ -121,17 +143,6 @@ def _days_by_revision(revisions: set[int], days: set[tuple[int, int]]) -> dict[i
     for revision, text in query.tuples():
         named.setdefault(revision, set()).update(day for day in written.days(text) if day in days)
     return named
-
-
-def _on_the_day(question: str, issued: list[SearchHit]) -> set[int]:
-    """The numbers of the issued references whose documents name a day the question asks about (an incident's
-    day stands in its record): the answer tells of that day, not of another incident like it."""
-    asked = set(evidence.days_asked(question))
-    if not asked:
-        return set()
-    naming = {hit.revision_id for hit in issued if asked & written.days(hit.text).keys()}
-    naming |= {r for r, days in _days_by_revision({h.revision_id for h in issued} - naming, asked).items() if days}
-    return {n for n, hit in enumerate(issued, start=1) if hit.revision_id in naming}
 
 
 def issued_hits(agent: Agent, question: str) -> list[SearchHit]:
@@ -182,7 +193,7 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answer
         tokenize=tokenize,
         weights=retrieval.choice.weights,
         synonyms=retrieval.choice.synonyms,
-        on_the_day=functools.partial(_on_the_day, question, retrieval.issued),  # read only if it answers itself
+        on_the_day=functools.partial(retrieval.on_the_day, question),  # read only if it answers itself
     )
     timings = {"retrieval_ms": retrieval_ms}
     timings.update((k, v) for k, v in outcome.timings.items() if k != "total_ms")
