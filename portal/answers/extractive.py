@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from portal.answers import written
 from portal.answers.asked import Unit as AskedUnit
 from portal.answers.asked import asked_value, question_parts, value_holder
-from portal.answers.evidence import asking_part, with_synonyms
+from portal.answers.evidence import asking_part, days_asked, with_synonyms
 from portal.answers.question_type import asks, asks_cause, carries, is_instruction, named_identifiers
 from portal.answers.references import Reference
 from portal.answers.units import Unit, passage_units
@@ -373,7 +373,7 @@ def _day_numbers_only_on_the_day(question: str, candidates: list[_Candidate], to
     the tune half and two opened held-out sets: two more key facts stated ("the change board of 5 March"), none
     lost. The month stays a term: a digest's sentences seldom repeat their day, but their document is of its month.
     """
-    asked = written.days(question)
+    asked = days_asked(question)  # as the evidence check reads them
     numbers = {term for month_day in asked for term in tokenize(str(month_day[1]))}
     if not numbers:
         return
