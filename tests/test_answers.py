@@ -1373,6 +1373,18 @@ def test_a_question_asking_when_is_answered_by_a_time_beside_what_it_names():
     assert not check("When does TW10 plan its materials?", [hit("TW10 plans each material with MRP.")]).evidence
 
 
+def test_a_time_asked_stands_in_a_passage_about_what_it_is_the_time_of():
+    """ "When is the disaster recovery test for KBP?" was answered by an incident of KBP opened at 06:30: a time
+    beside the system, in a passage about something else. The words asking for a time, or that something runs, are
+    not needed."""
+    incident = Hit("Field: Opened; Value: 2026-03-03 06:30 CET", "INC-2026-0345: No billing data in KBP")
+    test = Hit("Date: 2026-06-20; Type: Disaster recovery test; Systems: KBP", "Downtime calendar")
+    assert not evidence_for("When is the disaster recovery test for KBP?", [incident]).evidence
+    assert evidence_for("When is the disaster recovery test for KBP?", [incident, test]).evidence
+    job = Hit("Job: Z_FI_BANK_STMT_IMPORT; Start: Daily 07:15; Owner: Treasury", "Batch schedule")
+    assert evidence_for("what time does Z_FI_BANK_STMT_IMPORT run?", [job]).evidence
+
+
 def test_how_long_asks_for_a_duration_however_written():
     """ "How long are the ZTW_EINV logs kept?" was answered by a sentence naming the log object and no duration."""
     hit = functools.partial(Hit, document_title="E-invoicing")

@@ -442,6 +442,37 @@ def _of_other_months(text: str, months: list[str]) -> bool:
     return bool(named) and not named & set(months)
 
 
+# Words that say a time is asked ("what time", "how long"), or that something takes place ("when does the job run"),
+# not what it is the time of: a job's row gives its start time without the word "run".
+_TIME_WORDS = frozenset(
+    """time times date dates day days hour hours minute minutes week weeks month months year years long
+    run runs ran start starts started begin begins began end ends ended finish finishes finished stop stops stopped
+    happen happens happened occur occurs occurred take takes took schedule scheduled plan planned due""".split()
+)
+
+
+def _subject_terms(question: str, tokenize: Tokenizer, in_packs: Callable[[str], bool]) -> set[str]:
+    """The terms of what a question asks the time of, the packs use: its words but the names of things (those with a
+    digit, an ``_`` or in capitals: "When is the disaster recovery test for KBP?" asks of a disaster recovery test,
+    which a unit naming KBP and a time need not be about) and the words asking for a time."""
+    words = [
+        word
+        for word in _TOKEN.findall(question)
+        if not (any(c.isdigit() for c in word) or "_" in word or word.isupper())
+        and word.casefold() not in _TIME_WORDS
+        and word.casefold() not in written.CALENDAR_NAMES
+    ]
+    return {term for term in tokenize(" ".join(words)) if in_packs(term)}
+
+
+def _about_subject(unit: Unit, subject: set[str], tokenize: Tokenizer) -> bool:
+    """Whether ``unit`` is about what a question asks the time of: it or its context names one of ``subject``, or
+    its passage names half of them ("It ended at 07:10." in a passage about the MRP job)."""
+    if not subject or subject & set(tokenize(f"{unit.context} {unit.text}")):
+        return True
+    return 2 * len(subject & set(tokenize(unit.passage))) >= len(subject)
+
+
 def value_holder(
     question: str, asked: AskedValue, tokenize: Tokenizer, in_packs: Callable[[str], bool]
 ) -> Callable[[Unit], bool]:
@@ -455,9 +486,11 @@ def value_holder(
         else set()
     )
 
+    subject = _subject_terms(question, tokenize, in_packs) if asked.kind == "time" else set()
+
     def holds(unit: Unit) -> bool:
-        if asked.kind == "time":  # a time the question does not name itself
-            return bool(written.times(unit.text) - question_times)
+        if asked.kind == "time":  # a time the question does not name itself, about what it is the time of
+            return bool(written.times(unit.text) - question_times) and _about_subject(unit, subject, tokenize)
         if asked.kind in ("count", "quantity"):
             return holds_count(unit, counted, named, tokenize, asked.measure)
         if asked.kind == "identifier":
