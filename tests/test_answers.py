@@ -288,6 +288,9 @@ def test_what_a_question_asking_for_a_value_asks_for(question, value):
         ("The rehearsal finished with return code 4.", False),
         ("Action: Automatic rerun of the billing job; Owner: AMS; Status: Proposed for R26.05", True),
         ("Action: Alert on the queue length; Owner: AMS Basis; Status: Done", False),
+        # approved for a release or a day: a decision what is to happen, not how it went
+        ("CHG-2026-0129, renewal of K4P certificates: Decision D6: approved for R26.04 on 13 April.", True),
+        ("CHG-2026-0129 was approved and renewed the certificates on 13 April.", False),
     ],
 )
 def test_a_condition_is_a_plan_unless_the_unit_reports_what_was_done(text, is_plan):

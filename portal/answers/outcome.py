@@ -26,9 +26,11 @@ _PAST_OUTCOME = re.compile(
     r"|\bhow\s+did\b.{1,80}?\b(?:go|turn\s+out|end|perform|work\s+out|fare)\b|\bhow\s+(?:long|late|early|far)\s+did\b",
     re.IGNORECASE,
 )
-# A unit saying what is to happen: a modal of the future or of an obligation, or a plan.
+# A unit saying what is to happen: a modal of the future or of an obligation, or a plan ("approved for R26.04": a
+# decision what is to happen then).
 _PLAN = re.compile(
     r"\b(?:will|shall|must|(?:is|are) (?:planned|scheduled|due|to be|to)|planned for|scheduled for|proposed for|"
+    r"approved for|"
     r"status: (?:open|proposed|planned|pending|scheduled|in progress))\b",
     re.IGNORECASE,
 )
