@@ -1388,6 +1388,19 @@ def test_a_time_asked_stands_in_a_passage_about_what_it_is_the_time_of():
     assert evidence_for("what time does Z_FI_BANK_STMT_IMPORT run?", [job]).evidence
 
 
+def test_a_value_asked_of_a_thing_on_a_system_stands_beside_the_thing():
+    """ "How many days of job logs does SAP_REORG_JOBS keep on K4P?" was answered by the spool job's row, in a
+    schedule of K4P: the system says where; the value stands beside the job."""
+    schedule = functools.partial(Hit, document_title="K4P batch schedule")
+    spool = schedule("Job: Z_BC_SPOOL_CLEANUP; Note: label printers 7 days, others 14 days of logs kept")
+    reorg = schedule("Job: SAP_REORG_JOBS; Note: job logs kept 30 days")
+    question = "how many days of job logs does SAP_REORG_JOBS keep on K4P?"
+    assert not evidence_for(question, [spool, schedule("Also scheduled: SAP_REORG_JOBS, standard.")]).evidence
+    assert evidence_for(question, [spool, reorg]).evidence
+    # a system alone is what the value is of
+    assert evidence_for("how many days of job logs does K4P keep?", [spool]).evidence
+
+
 def test_how_long_asks_for_a_duration_however_written():
     """ "How long are the ZTW_EINV logs kept?" was answered by a sentence naming the log object and no duration."""
     hit = functools.partial(Hit, document_title="E-invoicing")

@@ -49,9 +49,10 @@ the terms in its text, heading path or title. There is evidence when
   …", "which patch level …") is answered only when one unit of the issued passages
   gives such a value, in a passage naming the months the question names (and the
   days it names, in the passage or elsewhere in its document: "on 31 March" is not
-  answered by the count of 12 March), the unit with its context naming the
-  question's identifiers ("P1 4 hours, P2 8 hours" does not answer for P4;
-  ``portal.answers.asked``), but for a three-letter name no unit writes a sibling
+  answered by the count of 12 March; the months it names, in the passage or a
+  document dated in them), the unit with its context naming the question's
+  identifiers ("P1 4 hours, P2 8 hours" does not answer for P4; a job's, not
+  only the system it runs on; ``portal.answers.asked``), but for a three-letter name no unit writes a sibling
   of ("the SAP support team": the product every unit is about); a question of one
   part asking "when" asks for a time the same way ("When does the KXQ certificate
   expire?" is not answered by the other systems' expiry dates), and one asking
@@ -560,6 +561,9 @@ def choose(
         and not (len(run) == 1 and _YEAR.fullmatch(run[0]))
         and (value is None or " ".join(run).casefold() != value.phrase.casefold())
     ]
+    # a system's three-character name says where, beside a name of one thing ("how many days of job logs does
+    # SAP_REORG_JOBS keep on K4P?"): the value stands beside the thing, wherever the system is named
+    specific = [run for run in subjects if not _SYSTEM_NAME.fullmatch(" ".join(run))] or subjects
     # the first few names a question asks about (a question listing hundreds reads each unit for each name)
     kin_asked = [run[0] for run in runs if len(run) == 1 and _is_name(run[0])][:MAX_SIBLING_NAMES]
     if issued and (value is not None or past_outcome or kin_asked or kind_asked or done_on_a_day):
@@ -595,7 +599,7 @@ def choose(
             _on_the_days(asked_days, of_hit, texts, document_days),
             tokenize,
             lambda term: doc_freqs.get(term, 0) > 0,
-            about=lambda text: not subjects or any(all(names(text, token) for token in run) for run in subjects),
+            about=lambda text: not subjects or any(all(names(text, token) for token in run) for run in specific),
         ):
             unanswered, evidence, issued = value.phrase, False, []
             unanswered_for = [" ".join(run) for run in subjects]
@@ -735,6 +739,7 @@ def _only_planned(closest: list[asked_values.Unit]) -> bool:
     return bool(closest) and all(outcome.planned(u.text, u.context) for u in closest)
 
 
+_SYSTEM_NAME = re.compile(r"[A-Z][A-Z0-9]{2}")
 # A year is when, not what: "the MTTR for P1 in January 2026" is about P1 (a passage must still name 2026 somewhere).
 _YEAR = re.compile(r"(?:19|20)\d{2}")
 
