@@ -1420,6 +1420,12 @@ def test_a_count_asked_before_a_negation_counts_what_the_sentence_named():
     assert asked_value("reprints kept erroring, how many didnt come out of the printer?").phrase == ""
     assert asked_value("how many labels weren't printed on Friday?").phrase == "labels"
     assert asked_value("How many incidents did March have?").phrase == "incidents"
+    # the counted phrase ends at a verb in the past or at the question's end, too
+    assert asked_value("how many dunning letters went out late in March?").phrase == "dunning letters"
+    assert asked_value("how many IDocs failed?").phrase == "IDocs" and asked_value("How many jobs?").phrase == "jobs"
+    assert asked_value("how many failed IDocs were reprocessed?").phrase == "failed IDocs"
+    late = Hit("In March the billing run was late twice; 486 invoices went out late.", "Billing in March")
+    assert not evidence_for("how many dunning letters went out late in March?", [late]).evidence
 
 
 def test_a_value_asked_for_a_month_stands_in_a_document_dated_in_it():

@@ -69,6 +69,14 @@ _AFTER_PHRASE = (
     r"in|of|per|for|at|on|to|the)"
 )
 _COUNT = re.compile(r"\bhow (?:many|much)\s+((?:[\w/-]+\s+){0,3}?)" + _AFTER_PHRASE + r"\b", re.IGNORECASE)
+# ... or by a verb in the past ("how many IDocs failed", "how many letters went out"), or by the question's end
+# ("how many jobs?"); the phrase has a word at least, so "how many failed IDocs were …" counts failed IDocs.
+_COUNT_BEFORE_VERB = re.compile(
+    r"\bhow (?:many|much)\s+((?:[\w/-]+\s+){0,2}?[\w/-]+)\s+"
+    r"(?:\w+ed|went|came|got|ran|took|left|fell|sent|made|kept|broke|stuck)\b|"
+    r"\bhow (?:many|much)\s+((?:[\w/-]+\s+){0,2}?[\w/-]+)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
 _NOT_A_NOUN = (
     r"(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|the|a|an|"
     r"if|when|and|or|to|for|of|in)\b)"
@@ -226,6 +234,9 @@ def asked_value(question: str) -> AskedValue | None:
     count = _COUNT.search(question)
     if count:
         return AskedValue("count", count.group(1).strip(), measure)
+    count = _COUNT_BEFORE_VERB.search(question)
+    if count:
+        return AskedValue("count", (count.group(1) or count.group(2)).strip(), measure)
     if _HOW_LONG.search(question):
         return AskedValue("time", "duration")
     for how, noun in _HOW_ADJECTIVE:
