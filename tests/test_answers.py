@@ -1401,6 +1401,19 @@ def test_a_value_asked_of_a_thing_on_a_system_stands_beside_the_thing():
     assert evidence_for("how many days of job logs does K4P keep?", [spool]).evidence
 
 
+def test_a_line_leading_into_a_table_is_not_given_without_it():
+    """ "Mean time to restore (MTTR), P1 to P3:" was given alone in the answer, its table left out: it says nothing."""
+    review = make_ref(
+        1,
+        "Resolution targets: P2 8 hours.\n\nMean time to restore (MTTR) of the P2 incidents and the others:\n\n"
+        "| Priority | Incidents |\n|---|---|\n| P1 | 2 |\n",
+    )
+    chosen = extractive_sentences(
+        "What is the resolution target and the mean time to restore for P2 incidents?", [review]
+    )
+    assert chosen and not any(text.endswith(":") for text, _ in chosen)
+
+
 def test_how_long_asks_for_a_duration_however_written():
     """ "How long are the ZTW_EINV logs kept?" was answered by a sentence naming the log object and no duration."""
     hit = functools.partial(Hit, document_title="E-invoicing")

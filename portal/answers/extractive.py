@@ -353,6 +353,8 @@ def extractive_sentences(
     for c in chosen:
         if c.unit.kind == "prose" and not c.steps and (c.order[0], c.unit.text) in lead_ins:
             continue  # it is given as the lead-in of its list
+        if c.unit.kind == "prose" and not c.steps and c.unit.text.endswith(":"):
+            continue  # it leads into a list or a table none of whose units was chosen: alone it says nothing
         for m in c.steps or [c]:
             if m.order in stated:
                 continue
