@@ -76,14 +76,25 @@ def test_an_image_the_text_names_is_a_link_not_a_request(app, pack, users, clien
     body = _soup(response).select_one("article.doc-body")
     assert body.find("img") is None
     links = {a["href"]: a.get_text() for a in body.find_all("a")}
-    assert links == {
-        "https://tracker.test/p.png": "the gauge",
-        "/feedback/export.csv": "/feedback/export.csv",
-        "https://example.test/home": "logo",
-    }
+    assert links == {"https://tracker.test/p.png": "the gauge", "https://example.test/home": "logo"}
+    # a relative address points into the document's own repository: from the portal it led to a 404, so it is text
+    assert "/feedback/export.csv" in body.get_text()
     assert body.find("a", href="https://tracker.test/p.png")["title"] == "Gauge"
     code = body.find("code")
     assert code.get("class", []) in ([], ["cited"]) and code.text == 'print("code")\n'  # a citation marks it
+
+
+def test_a_link_to_a_relative_address_is_its_text():
+    """An uploaded README's "CONTRIBUTING.md" or "/docs/LICENSE" led from the portal to a 404: only links to
+    another site, an e-mail address or a place on the page stay links."""
+    from portal.documents import render
+
+    html = render.render_markdown(
+        "See [c](CONTRIBUTING.md), [l](/docs/LICENSE), [site](https://x.test/a), [m](mailto:a@b.test), [top](#intro)"
+    )
+    links = {a["href"]: a.get_text() for a in BeautifulSoup(str(html), "html.parser").find_all("a")}
+    assert links == {"https://x.test/a": "site", "mailto:a@b.test": "m", "#intro": "top"}
+    assert "See c, l, site" in BeautifulSoup(str(html), "html.parser").get_text()
 
 
 def test_a_figure_marker_in_a_link_title_stays_in_the_title(app, pack, users, client_as):

@@ -202,7 +202,26 @@ def _inert_content(tokens) -> None:
         if token.type == "fence":
             token.info = ""
         elif token.type == "inline" and token.children:
-            token.children = _images_as_links(token.children, inside_link=False)
+            token.children = _links_elsewhere_only(_images_as_links(token.children, inside_link=False))
+
+
+# Where a link may lead: another site, an e-mail, or a place on the page. A relative address ("CONTRIBUTING.md",
+# "/docs/LICENSE", "x.png") pointed at the document's own repository, and from the portal's pages it led to 404s.
+_LINK_TARGET = re.compile(r"(?:https?://|mailto:|#)", re.IGNORECASE)
+
+
+def _links_elsewhere_only(children: list[Token]) -> list[Token]:
+    """``children`` with each link to a relative address replaced by its text (``_LINK_TARGET``)."""
+    result, dropping = [], False
+    for child in children:
+        if child.type == "link_open" and not _LINK_TARGET.match(str(child.attrGet("href") or "")):
+            dropping = True
+            continue
+        if child.type == "link_close" and dropping:
+            dropping = False
+            continue
+        result.append(child)
+    return result
 
 
 def _figures_in_place(tokens, figure: FigureLookup | None) -> None:
