@@ -6,6 +6,7 @@ from flask import Blueprint, redirect, url_for
 from flask_login import current_user
 
 from portal import access, numbers, request_text, wording
+from portal.answers.asked import VALUE_KINDS
 from portal.answers.grounding import ANSWER_BASES
 from portal.ingest import limits
 from portal.rendering import htmx, render
@@ -77,6 +78,7 @@ def init_app(app) -> None:
         return {
             "access": access,
             "answer_bases": ANSWER_BASES,
+            "value_kinds": VALUE_KINDS,  # runs/_answer.html: a "no evidence" note's value named by its kind
             "limits": limits.limits(),  # every limit a page writes, with its label ("4 MB")
             "upload_not_sent": limits.not_sent_too_large_message(),  # cairn.js shows it for a file it keeps back
             "accepted_extensions": limits.ACCEPTED_EXTENSIONS,

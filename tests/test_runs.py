@@ -1503,6 +1503,16 @@ def test_a_no_evidence_note_says_what_else_was_missing(corpus, client_as, pack):
     note = _soup(client_as("Auditor").get(f"/runs/{untimed.id}")).select_one(".no-evidence-answer .evidence-gap")
     assert note.text == "No passage found says when, for TW20."
 
+    # a value asked for by its kind is named so, not as a word of the question
+    unnamed = ask(make_agent("preferred", slug="fifth-agent"), None, "Who is our contact person for the TW10 MRP job?")
+    assert unnamed.evidence_gap == {"kind": "no_value", "value": "name"}
+    note = _soup(client_as("Auditor").get(f"/runs/{unnamed.id}")).select_one(".no-evidence-answer .evidence-gap")
+    assert note.text == "No passage found gives a name."
+    lasting = ask(make_agent("preferred", slug="sixth-agent"), None, "How long are the MRP plans of plant TW20 kept?")
+    assert lasting.evidence_gap == {"kind": "no_value", "value": "duration", "of": ["TW20"]}
+    note = _soup(client_as("Auditor").get(f"/runs/{lasting.id}")).select_one(".no-evidence-answer .evidence-gap")
+    assert note.text == "No passage found gives a duration for TW20."
+
 
 PRODUCT_REVIEW = b"""# Monthly review: March 2026
 

@@ -160,6 +160,11 @@ NAMED_VALUE_WINDOW = 4
 _CLAUSE_END = re.compile(r"[;!?\n]|\.(?!\w)")
 
 
+# The values asked for by what they are, not by a noun of the question: the "no evidence" note says "No passage
+# found gives a name." rather than "a value for “name”".
+VALUE_KINDS = frozenset(SHAPED_VALUES) | {"duration"}
+
+
 @dataclass(frozen=True)
 class AskedValue:
     """What a question asks for: ``kind`` "count" (with the counted phrase), "quantity" or "named" (with
