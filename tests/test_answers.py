@@ -2063,3 +2063,12 @@ def test_a_link_whose_target_holds_parentheses_reads_as_its_text():
     assert plain(line) == "Described in the vendor page and takes 7 minutes."
     assert plain("See ![a valve](img/valve_(1).png) here.") == "See a valve here."
     assert plain("[plain](https://example.com/a) link") == "plain link"
+
+
+def test_a_link_the_viewer_does_not_make_stays_as_written_in_the_answer():
+    """ "[js](javascript:alert(1))" typed in a Word file is text in the viewer (no link is made to such a target);
+    the answer said "js", misquoting its source."""
+    from portal.answers.units import plain
+
+    assert plain("Type [js](javascript:alert(1)) here.") == "Type [js](javascript:alert(1)) here."
+    assert plain("[x]( VBScript:run) and [y](file:///etc/passwd)") == "[x]( VBScript:run) and [y](file:///etc/passwd)"

@@ -221,12 +221,23 @@ def _hide_quoted_wildcards(text: str) -> str:
     return "".join(pieces) + text[position:]
 
 
+# A target the viewer's parser does not make a link of (markdown-it's ``validateLink``): the text stays as written,
+# as the viewer shows it ("[js](javascript:alert(1))" typed in a Word file).
+_NO_LINK_TARGET = re.compile(r"\(\s*<?\s*(?:javascript|vbscript|file|data):", re.IGNORECASE)
+
+
+def _link_text(link: re.Match) -> str:
+    """A link's text, or the whole link as written when its target is no link's (``_NO_LINK_TARGET``)."""
+    target_at = len(link.group(1)) + 2  # after "[text]"
+    return link.group() if _NO_LINK_TARGET.match(link.group(), target_at) else link.group(1)
+
+
 def plain(text: str) -> str:
     """``text`` without Markdown syntax: emphasis markers, backticks, pipes, leading ``#``, link
     targets. Words (and identifiers such as ``Z_PP_CONF_IDOC_PROCESS``) stay as they are."""
     text = _HTML_BREAK.sub(" ", text)
     text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
+    text = _LINK.sub(_link_text, text)
     text = _hide_quoted_wildcards(text)  # "*" is a value to type, as the viewer shows it
     text = _EMPHASIS.sub(r"\2", text)
     text = _SINGLE_STAR.sub(r"\1", text)

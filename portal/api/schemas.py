@@ -352,8 +352,9 @@ class RunOut(BaseModel):
             "`not_named` (with `names`: identifiers or days no passage found names), `sibling` (with `asked` and "
             "`found`: the closest passages are about `found`, not `asked`), `no_value` (with `value`: the value "
             "asked for that no passage gives, a noun of the question or a kind of value: `name`, `phone number`, "
-            "`e-mail address`, `IP address`, `amount of money`, `duration`; and `of`: what the question names it for), `no_time` (asked when; no "
-            "passage gives a time, `of`: for what the question names) or `unreported` (asked "
+            "`e-mail address`, `IP address`, `amount of money`, `duration`; and `of`: what the question names it "
+            "for), `no_time` (asked when; no passage gives a time, `of`: for what the question names) or "
+            "`unreported` (asked "
             "how something went; the passages only say what was to happen)."
         )
     )
