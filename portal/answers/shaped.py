@@ -60,7 +60,8 @@ _ASKS_NAME = re.compile(
     r"technician|colleague)s?\b"
     + _PHRASE_END
     # "which company code" asks for a code
-    + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?(?:company|vendor|supplier|firm|contractor)\b"
+    + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?"
+    + r"(?:company|vendor|supplier|firm|contractor|carrier|haulier|forwarder|manufacturer)\b"
     + r"(?!\s+(?:codes?|numbers?|ids?|keys?)\b)"
     + r"|\bwho\b[^?.]*\bby\s+name\b"
     # "who's our contact person at …", "who makes the label printers, what brand?": a person or a maker, by name
@@ -149,7 +150,11 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
             # a value asked in a currency: "the total value in euros of …", "how much money"; not "which vendors
             # invoice in euros", "can customers pay in USD"
             r"|\b(?:value|total|amount|cost|price|sum|worth)\b[^?.]{0,40}?\bin\s+" + _CURRENCY_NAMES + r"\b"
-            r"|\bhow\s+much\s+money\b",
+            r"|\bhow\s+much\s+money\b"
+            # a credit limit is an amount of money: "what's the credit limit for sold-to party 200184?"; not "how
+            # many orders exceeded their credit limit"
+            r"|\b(?:what(?:'s|’s|\s+(?:is|was|are|were))?|which)\s+(?:the\s+|their\s+|its\s+)?credit\s+limits?\b"
+            r"(?!\s+(?:checks?|releases?|blocks?|groups?|logs?|rules?|control)\b)",
             re.I,
         ),
         lambda text, question: _MONEY.search(text) is not None,
