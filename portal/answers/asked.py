@@ -102,8 +102,6 @@ QUANTITY_PATTERN = (
     + _QUANTITY_NOUNS
 )
 _QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
-# A quantity asked for by an adjective: how big something is asks for its size (any number answers), how available
-# a system was for its availability.
 # "How long are the logs kept?", "how long did the import take": a duration, which a time written in a unit gives
 # ("30 days", "ten minutes": ``written.TIME``). Only with a verb of time: "how long should a runbook be" asks a length.
 _HOW_LONG = re.compile(
@@ -112,6 +110,8 @@ _HOW_LONG = re.compile(
     r"delayed|late|blocked|stuck|locked|frozen|overr[ua]n)\b)",
     re.IGNORECASE,
 )
+# A quantity asked for by an adjective: how big something is asks for its size (any number answers), how available
+# a system was for its availability.
 _HOW_ADJECTIVE = (
     (re.compile(r"\bhow\s+(?:big|large|small|full)\b", re.IGNORECASE), "size"),
     (re.compile(r"\bhow\s+available\b", re.IGNORECASE), "availability"),
