@@ -138,12 +138,6 @@ def test_the_images_line_reads_back_and_is_taken_off_only_at_the_end():
     assert markers.without_images_line("A" + "\n" * 400_000 + "B") == "A" + "\n" * 400_000 + "B"
 
 
-def test_an_upload_result_says_the_images_line_or_how_many_were_kept():
-    assert markers.images_summary(2, {"type": 1}) == markers.images_line(2, {"type": 1})
-    assert markers.images_summary(2, {}) == "Images: 2 kept"
-    assert markers.images_summary(0, {}) == ""
-
-
 def test_what_else_reads_as_the_images_line():
     assert markers.is_images_line("Images: 3 kept")
     assert markers.is_images_line("Images: 3 kept, and more")

@@ -25,7 +25,7 @@ from portal.ingest import markers
 from portal.ingest.formats import read_text
 from portal.models import Document, Figure, Passage, Revision, RunReference
 from portal.runs.ask import ask
-from portal.wording import when
+from portal.wording import counted, when
 from resources.make_fixtures import (
     PdfPage,
     add_hyperlink,
@@ -364,7 +364,8 @@ def test_real_fixture_through_the_whole_pipeline(app, pack, client_as, row):
         document = Document.get()
         revision = document.current_revision()
         figures = Figure.select().where(Figure.revision == revision).count()
-        assert (f"Images: {figures} kept" in line.text) == bool(figures or revision.images_not_kept), line.text
+        said = f"{counted(figures, 'image')} kept"  # the result line's images, in words
+        assert (said in line.text) == bool(figures or revision.images_not_kept), line.text
         if revision.original_path:
             assert storage.read(revision.original_path) == data
         page = admin.get(f"/packs/ops/documents/{document.doc_id}")
@@ -737,13 +738,12 @@ def test_the_result_line_gives_the_images_kept_and_why_others_were_not(app, pack
     admin = client_as("PlatformAdmin")
     line = _outcomes(upload(admin, "ops", "pictures.docx", word_with_a_tiff(), DOCX))["pictures.docx"]
     assert line.select_one(".outcome-images").text == (
-        "Images: 2 kept, 1 not kept (type: 1). "
-        "type: not a PNG, JPEG, GIF or WebP image (SVG, TIFF, EMF … are not kept)."
+        "2 images kept; 1 not kept: not a PNG, JPEG, GIF or WebP image (SVG, TIFF, EMF … are not kept)."
     )
     line = _outcomes(upload(admin, "ops", "interface-monitoring.docx", word_with_pictures(), DOCX))[
         "interface-monitoring.docx"
     ]
-    assert line.select_one(".outcome-images").text == "Images: 2 kept."
+    assert line.select_one(".outcome-images").text == "2 images kept."
     line = _outcomes(upload(admin, "ops", "plain.md", b"# Plain\n\ntext\n"))["plain.md"]
     assert line.select_one(".outcome-images") is None
 

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from portal.errors import Refused
 from portal.ingest.classify import REDACTION_MARKER
 from portal.ingest.limits import IMAGE_REASON_TEXT, IMAGE_REASONS
-from portal.ingest.markers import images_summary
 from portal.models import Document, Revision
-from portal.wording import when
+from portal.wording import counted, when
 
 # What stands where a figure was in a redacted Word or PDF file's text (SPEC 4).
 REDACTED_FIGURE = "[image not kept: document redacted]"
@@ -77,10 +76,17 @@ class UploadOutcome:
     def accepted(self) -> bool:
         return self.refused is None
 
-    def images_summary(self) -> str:
-        """``Images: 4 kept, 3 not kept (type: 3)``, as the text's own Images line says it."""
-        return images_summary(self.images_kept, self.images_not_kept)
-
-    def images_explained(self) -> list[str]:
-        """What each reason the Images line names means, in the line's order: ``type: not a PNG, …``."""
-        return [f"{r}: {IMAGE_REASON_TEXT[r]}" for r in IMAGE_REASONS if self.images_not_kept.get(r)]
+    def images_sentence(self) -> str:
+        """What the result line says of the file's images, in words: ``4 images kept; 3 not kept: 2 not a PNG, …;
+        1 more than 8,000,000 pixels.`` Empty for a file without images."""
+        not_kept = sum(self.images_not_kept.values())
+        if not self.images_kept and not not_kept:
+            return ""
+        kept = f"{counted(self.images_kept, 'image')} kept"
+        if not not_kept:
+            return f"{kept}."
+        reasons = [
+            (self.images_not_kept[r], IMAGE_REASON_TEXT[r]) for r in IMAGE_REASONS if self.images_not_kept.get(r)
+        ]
+        why = reasons[0][1] if len(reasons) == 1 else "; ".join(f"{count} {text}" for count, text in reasons)
+        return f"{kept}; {not_kept} not kept: {why}."

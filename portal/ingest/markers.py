@@ -184,14 +184,6 @@ def images_line(kept: int, not_kept: dict[str, int]) -> str:
     return f"Images: {kept} kept, {total} not kept ({reasons})"
 
 
-def images_summary(kept: int, not_kept: dict[str, int]) -> str:
-    """What an upload's result line says of its images: the Images line when any was not kept,
-    ``Images: 2 kept`` when every one was, nothing for a file without images."""
-    if not_kept:
-        return images_line(kept, not_kept)
-    return f"Images: {kept} kept" if kept else ""
-
-
 def is_images_line(line: str) -> bool:
     """Whether a line (stripped) reads as the Images line, which is not prose."""
     return bool(_IMAGES_LINE_START.match(line))
