@@ -121,6 +121,7 @@ def test_library_search_finds_exactly_the_readable_documents(library, client_for
     assert found == READABLE[who]
     count = page.select_one(".search-count").get_text()
     assert count.startswith(f"{len(READABLE[who])} matching passage")
+    assert page.select(".score") == [] and "score" not in page.select_one("#library-results").get_text()
 
 
 def test_library_search_says_how_many_of_the_matching_passages_it_shows(library, client_for, users, pack):
