@@ -44,3 +44,12 @@ class VersionConflict(CairnError):
 
 class NotFound(CairnError):
     """Missing, or not visible to the principal: both look the same."""
+
+
+class TitleConflict(VersionConflict):
+    """A new title was based on a title someone else has changed meanwhile (a title keeps the version)."""
+
+    def __init__(self, version: int, title: str):
+        super().__init__(version, version)
+        self.what_happened = f"Someone gave this document the title “{title}” while you were working. Nothing was saved"
+        self.args = (f"{self.what_happened}; reload to see it.",)

@@ -158,6 +158,38 @@ def test_two_admins_retitling_one_document_at_once_leave_an_audit_trail_that_add
         assert trail[-1][1] == Document.get_by_id(document.id).title
 
 
+def test_two_admins_retitling_from_the_same_page_get_one_save_and_one_conflict_that_keeps_the_title(
+    server, admins, pack
+):
+    """The edit page says which title it showed (``title_based_on``): a title keeps the version, so the version
+    check let the second of two retitles overwrite the first silently (found by a race probe)."""
+    text = "# Notes\n\nFirst text.\n"
+    document = documents.upload_file(pack, "notes.md", text.encode(), None).document
+    address = f"{server}/packs/{pack.slug}/documents/{document.doc_id}/edit"
+    for round_number in range(RACE_ROUNDS):
+        shown = Document.get_by_id(document.id).title
+        titles = [f"Notes {round_number} by admin {n}" for n in range(2)]
+        responses = together(
+            [
+                lambda session=session, title=title, shown=shown: session.post(
+                    address,
+                    data={"title": title, "title_based_on": shown, "text": text, "expected_version": "1"},
+                    allow_redirects=False,
+                )
+                for session, title in zip(admins, titles)
+            ]
+        )
+
+        assert sorted(r.status_code for r in responses) == [303, 409], [r.text[:300] for r in responses]
+        loser = responses[[r.status_code for r in responses].index(409)]
+        winner = titles[[r.status_code for r in responses].index(303)]
+        assert Document.get_by_id(document.id).title == winner
+        page = BeautifulSoup(loser.text, "html.parser")
+        assert f"Someone gave this document the title “{winner}”" in page.get_text()
+        assert page.select_one("input[name=title]")["value"] != winner  # the loser's title is kept to save again
+        assert page.select_one("input[name=title_based_on]")["value"] == winner
+
+
 def test_an_edit_and_a_delete_of_the_same_version_leave_one_outcome_whole(server, admins, pack):
     """Either the document is deleted with nothing of it left, or it is live at the edit's version."""
     for round_number in range(ROUNDS):

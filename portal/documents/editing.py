@@ -14,7 +14,7 @@ from portal.db import database
 from portal.documents import revisions
 from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
 from portal.documents.services import classification_policy, fitted_title, sha256_hex
-from portal.errors import Refused, VersionConflict, too_long
+from portal.errors import Refused, TitleConflict, VersionConflict, too_long
 from portal.ingest import limits
 from portal.ingest.classify import classify, refuse_if_not_allowed
 from portal.ingest.markers import with_figure_descriptions
@@ -33,8 +33,10 @@ def edit_document(
     title: str,
     text: str | None = None,
     reader_access: ReaderAccess | None = None,
+    title_based_on: str | None = None,
 ) -> Revision | None:
     """Save the edit page: a new title (any kind), for Markdown or text new text, and who may read it.
+    ``title_based_on``: the title the page showed (a new title alone is refused when another has replaced it).
 
     Changed text makes a new revision (returned), with the title and reader access; a change of
     who may read alone is a revision of its own (``change_reader_access``); a title alone changes
@@ -52,7 +54,7 @@ def edit_document(
         raise Refused("unchanged", "Nothing was changed: the title, the text and who may read it are as they are.")
     if access_changed:
         return change_reader_access(document, reader_access, expected_version, user, title=title)
-    retitle(document, title, expected_version, user)
+    retitle(document, title, expected_version, user, title_based_on)
     return None
 
 
@@ -69,16 +71,22 @@ def checked_title(title: str, doc_id: str) -> str:
     return fitted_title(verdict.redacted_title) if verdict.decision == "redact" else title
 
 
-def retitle(document: Document, title: str, expected_version: int, user: User | None) -> None:
+def retitle(
+    document: Document, title: str, expected_version: int, user: User | None, based_on: str | None = None
+) -> None:
     """Give the document a title by hand (kept by later uploads), re-indexing it: titles are searched.
 
     A title changes no revision, so the audit log is where the change and its author are kept: "from" is read
-    in the change's transaction (two saves at once both said "from" the title their requests had read)."""
+    in the change's transaction (two saves at once both said "from" the title their requests had read). Nor
+    does it change the version, so ``based_on``, the title the writer's page showed, is what tells a title
+    changed meanwhile: two admins retitling at once both saved, the second silently (``TitleConflict``)."""
     pack = document.pack
     with database().atomic():
         fresh = revisions.live_at_version(document, expected_version)
         if fresh.title == title:  # another save gave it this title a moment ago: nothing to change or audit
             return
+        if based_on is not None and fresh.title != based_on:
+            raise TitleConflict(expected_version, fresh.title)
         revisions.update_at_version(fresh, expected_version, title=title, title_by_hand=True, updated_at=utcnow())
         audit(user, "document.retitle", fresh, {"version": expected_version, "from": fresh.title, "to": title})
         search_service.record_index_change(pack.id, fresh.doc_id)

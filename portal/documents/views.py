@@ -10,7 +10,7 @@ from portal import access
 from portal.documents import batch, editing, sections, viewer
 from portal.documents.downloads import send_figure, send_original
 from portal.documents.readers import ReaderAccess, change_reader_access
-from portal.errors import NotFound, Refused, VersionConflict
+from portal.errors import NotFound, Refused, TitleConflict, VersionConflict
 from portal.errors_web import too_large_problem
 from portal.models import REVISIONS_KEPT
 from portal.numbers import form_number, query_number
@@ -135,7 +135,15 @@ def edit(slug: str, doc_id: str):
     text = request.form.get("text", "") if text_editable else None
     expected = form_number("expected_version")
     try:
-        saved = editing.edit_document(document, expected, current_user, title, text, reader_access_from_form())
+        saved = editing.edit_document(
+            document,
+            expected,
+            current_user,
+            title,
+            text,
+            reader_access_from_form(),
+            title_based_on=request.form.get("title_based_on"),
+        )
     except Refused as refusal:
         return _edit_page(pack, document, title, text, expected, refusal.message, 422)
     except VersionConflict as conflict:
@@ -149,9 +157,12 @@ def _conflict_page(pack, document, title, text, conflict: VersionConflict):
     with that version's text beside it to compare, so saving again replaces it knowingly (rather than
     failing again on the same stale version, or losing the typing to a reload)."""
     current = access.document_for(current_user, pack, document.doc_id)  # a 404 if it was deleted meanwhile
-    theirs = current.current_revision().text if text is not None else None
+    retitled = isinstance(conflict, TitleConflict)  # the text is as it was: only the title changed meanwhile
+    theirs = current.current_revision().text if text is not None and not retitled else None
     message = (
-        f"{conflict.what_happened}. Your text is kept below, now based on version {current.current_version}: "
+        f"{conflict.what_happened}. Your title is kept below: save again to replace it, or cancel."
+        if retitled
+        else f"{conflict.what_happened}. Your text is kept below, now based on version {current.current_version}: "
         "compare it with that version's text, then save again to replace it, or cancel."
     )
     return _edit_page(pack, current, title, text, current.current_version, message, 409, theirs)
