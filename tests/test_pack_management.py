@@ -212,6 +212,16 @@ def test_deleting_removes_everything_and_keeps_the_slug_reserved(app, filled, cl
     assert client_as("PlatformAdmin").post("/packs/", data={"slug": "ops", "title": "Again"}).status_code == 422
 
 
+def test_a_deletion_killed_after_its_index_went_is_finished_by_the_servers_start(app, filled):
+    """Killed after the deleted pack's index folder was removed and before its "drop the index" row was: the server's
+    start looked only at deleted packs whose folder was still there, and the row stayed (found by a kill probe)."""
+    ops = Pack.get(Pack.slug == "ops")
+    deletion.delete_pack(None, ops, 3)
+    PendingIndexUpdate.create(pack=ops, doc_id="", generation=Pack.get_by_id(ops.id).index_generation)  # as left
+    repair_indexes_at_start(app)  # the server's start: every index checked
+    assert PendingIndexUpdate.select().count() == 0
+
+
 def test_runs_that_cited_the_pack_show_the_passage_unavailable(app, filled, client_as):
     deletion.delete_pack(None, Pack.get(Pack.slug == "ops"), 3)
     ops_rows = [r for r in RunReference.select().where(RunReference.run == filled.id) if r.pack_slug == "ops"]

@@ -366,12 +366,17 @@ def repair_indexes() -> list[str]:
     repaired = []
     for pack in list(Pack.select().order_by(Pack.slug)):  # read whole before catching up (module docstring)
         if pack.is_deleted:
-            if pack_index_path(indexes().root, pack.slug).exists():
-                catch_up(pack)  # a deletion interrupted before its index was dropped
+            # a deletion interrupted before its index was dropped, or after, before its pending row was
+            if pack_index_path(indexes().root, pack.slug).exists() or _has_pending_work(pack):
+                catch_up(pack)
             continue
         if catch_up(pack) is not None:
             repaired.append(pack.slug)
     return repaired
+
+
+def _has_pending_work(pack: Pack) -> bool:
+    return PendingIndexUpdate.select().where(PendingIndexUpdate.pack == pack).exists()
 
 
 def index_pending_work() -> list[str]:
