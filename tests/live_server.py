@@ -1,7 +1,7 @@
 """The app served by gunicorn, as production serves it, for the tests that talk to it over HTTP.
 
-The server is a child process of its own (one worker, threads, as the Procfile
-runs it) on a loopback port, reading the same data folder and database as the
+The server is a child process of its own (one worker, threads, with the arguments
+``cairn serve`` gives gunicorn) on a loopback port, reading the same data folder and database as the
 test's own app; the test waits until it answers, not a fixed time.
 """
 
@@ -22,6 +22,7 @@ import gunicorn.config
 import requests
 
 from helpers import PASSWORD, POSTGRES_URL
+from portal.cli.server import gunicorn_arguments
 
 ROOT = Path(__file__).resolve().parents[1]
 START_DEADLINE_S = 180  # a busy machine starting Python, gunicorn and the app
@@ -52,20 +53,13 @@ def gunicorn_server(data_dir: Path, **settings: str) -> Iterator[str]:
                 sys.executable,
                 "-m",
                 "gunicorn",
-                "--chdir",
-                str(ROOT),
-                "--workers",
-                "1",
-                "--threads",
-                "4",
+                *gunicorn_arguments("127.0.0.1", port, workers=1, threads=4),
+                # later options win: a busy machine gets more time, and a stop does not wait long
                 "--timeout",
                 "300",
                 "--graceful-timeout",
                 "10",
                 *_NO_CONTROL_SOCKET,
-                "--bind",
-                f"127.0.0.1:{port}",
-                "app:app",
             ],
             env=env,
             cwd=ROOT,

@@ -192,6 +192,13 @@ def test_every_endpoint_for_every_principal(live, who, method, path, body, expec
         assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
 
+def test_a_search_as_long_as_allowed_reaches_the_portal_through_gunicorn(live):
+    """2,000 characters percent-encoded are longer than gunicorn's default request line: it answered with its own
+    bare 414 page; ``cairn serve`` allows as long a line as gunicorn can (found by a hostile-input probe)."""
+    response = live.session.get(f"{live.url}/library/", params={"q": "\\" * 1999})
+    assert response.status_code == 200 and "Library" in response.text
+
+
 def test_a_member_sees_no_pack_and_finds_nothing(live):
     assert live.call("member", "GET", "/api/v1/packs").json() == {"packs": []}
     found = live.call("member", "GET", "/api/v1/search?q=spool").json()

@@ -61,6 +61,10 @@ def gunicorn_arguments(
         str(threads),
         "--timeout",
         "120",
+        # a search of MAX_SEARCH_CHARS characters, percent-encoded, is longer than gunicorn's default request line
+        # (4,094 bytes), which answered with its own bare 414 page; 8,190 is the most gunicorn allows
+        "--limit-request-line",
+        "8190",
         "--bind",
         f"{host}:{port}",
         "app:app",
