@@ -60,12 +60,21 @@ def query_number(name: str) -> int | None:
 
 def page_number(raw: str | None) -> int:
     """A page number: 1 when absent or empty, the 404 of a missing page when it is not a page."""
-    if not raw:
-        return 1
-    page = parse_number(raw)
-    if not page:  # None or 0
+    return _counted_from_one(raw) if raw else 1
+
+
+def query_version(name: str = "version") -> int | None:
+    """A document's version in the query string: None when absent or empty (the current one), the 404 of a missing
+    version when it is not one ("abc", "-1", 2**31 showed the current text while 99999 was a 404)."""
+    raw = request.args.get(name)
+    return _counted_from_one(raw) if raw else None
+
+
+def _counted_from_one(raw: str) -> int:
+    number = parse_number(raw)
+    if not number:  # None or 0
         raise NotFound(raw)
-    return page
+    return number
 
 
 def query_page(name: str = "page") -> int:

@@ -88,6 +88,10 @@ def test_older_revisions_are_listed_and_open_read_only_with_their_own_figures_an
     original = admin.get("/packs/ops/documents/manual/original?version=1")
     assert original.status_code == 200 and original.data == manual
     assert admin.get("/packs/ops/documents/manual?version=3").status_code == 404
+    # a version that is no number is no version either (it showed the current text)
+    for version in ("abc", "-1", "0", "2147483648"):
+        assert admin.get(f"/packs/ops/documents/manual?version={version}").status_code == 404, version
+    assert admin.get("/packs/ops/documents/manual?version=").status_code == 200  # empty: the current one
 
 
 def test_the_diff_against_the_current_text_is_escaped_plain_text(app, pack, client_as):

@@ -13,7 +13,7 @@ from portal.errors import NotFound, Refused
 from portal.feedback.services import MAX_NOTE_CHARS, REASONS, rating_of
 from portal.ingest.limits import MAX_QUESTION_CHARS
 from portal.models import REVISIONS_KEPT, Agent, Conversation, Run
-from portal.numbers import query_number
+from portal.numbers import query_number, query_version
 from portal.rendering import render, wants_fragment
 from portal.runs.services import STATUS_LABELS
 
@@ -209,7 +209,7 @@ def sources(run_id: int):
 @bp.route("/answers/<int:run_id>/sources/<int:n>/document")
 @login_required
 def document(run_id: int, n: int):
-    cited = services.cited_document(current_user, run_id, n, query_number("version"))
+    cited = services.cited_document(current_user, run_id, n, query_version())
     view = viewer.chosen_view(request.args.get("view"))
     body = viewer.document_body(
         cited.revision,
@@ -238,7 +238,7 @@ def document(run_id: int, n: int):
 @login_required
 def figure(run_id: int, n: int, number: int):
     """A figure of the revision of the cited document the page shows; no other document's or revision's."""
-    cited = services.cited_document(current_user, run_id, n, query_number("version"))
+    cited = services.cited_document(current_user, run_id, n, query_version())
     found = viewer.figure_of(cited.revision, number)
     if found is None:
         raise NotFound(number)
@@ -250,7 +250,7 @@ def figure(run_id: int, n: int, number: int):
 def original(run_id: int, n: int):
     """The current revision's original, only when the document's reader visibility lets this member read it
     directly (the cited revision, when older, is not: without ``?version=`` it is the one chosen)."""
-    cited = services.cited_document(current_user, run_id, n, query_number("version"))
+    cited = services.cited_document(current_user, run_id, n, query_version())
     if not access.member_may_download(current_user, cited.document, cited.revision):
         raise NotFound(n)
     return send_original(cited.revision)

@@ -13,7 +13,7 @@ from portal.documents.readers import ReaderAccess, change_reader_access
 from portal.errors import NotFound, Refused, TitleConflict, VersionConflict
 from portal.errors_web import too_large_problem
 from portal.models import REVISIONS_KEPT
-from portal.numbers import form_number, query_number
+from portal.numbers import form_number, query_number, query_version
 from portal.packs.views import pack_page
 from portal.rendering import render
 from portal.runs.services import citation_for_viewer
@@ -53,7 +53,7 @@ def show(slug: str, doc_id: str):
     """The current text, or a kept older revision (``?version=N``) read-only, with its diff to the current one."""
     pack = access.pack_for(current_user, slug)
     document = access.document_for(current_user, pack, doc_id)
-    return _document_page(pack, document, query_number("version"))
+    return _document_page(pack, document, query_version())
 
 
 def _document_page(pack, document, version: int | None, status: int = 200, new_version_error: str | None = None):
@@ -254,7 +254,7 @@ def delete(slug: str, doc_id: str):
 def original(slug: str, doc_id: str):
     pack = access.pack_for(current_user, slug)
     document = access.document_for(current_user, pack, doc_id)
-    revision = access.revision_for(current_user, document, query_number("version"))
+    revision = access.revision_for(current_user, document, query_version())
     if not access.staff_may_download(current_user, revision):
         raise NotFound(doc_id)
     return send_original(revision)
