@@ -1218,6 +1218,9 @@ def test_identifiers_a_question_names():
     # ... and so is a pair of them ("for MCEX11/MCEX13": the documents write "MCEX11 and MCEX13")
     assert identifier_runs("entries in LBWQ for MCEX11/MCEX13") == [["LBWQ"], ["MCEX11"], ["MCEX13"]]
     assert identifier_runs("rdisp/max_wprun_time on K4P/K4Q") == [["rdisp/max_wprun_time"], ["K4P"], ["K4Q"]]
+    # two systems joined by a hyphen are the two ("the KXQ-K4Q connection": the documents write "KXQ and K4Q")
+    assert identifier_runs("cut the KXQ-K4Q connection", known=lambda t: True) == [["KXQ"], ["K4Q"]]
+    assert identifier_runs("INC-2026-0266 and FS-SD-030") == [["INC-2026-0266"], ["FS-SD-030"]]
     # a product line names a kind of system, which the documents name by its system ids ("the production S/4
     # system" is K4P): the evidence need not write it
     assert identifier_runs("the spool range on the production S/4 system, on R/3 and BW/4") == []
@@ -1426,6 +1429,18 @@ def test_how_long_asks_for_a_duration_however_written():
         assert evidence_for(
             question, [hit(f"Application logs of ZTW_EINV are kept {duration}, then deleted.")]
         ).evidence
+
+
+def test_a_count_of_things_is_not_answered_by_a_measure():
+    """ "How many errors does it take to fire the SM13 alert?" was answered by "SM13 error count alert every 5
+    minutes": five minutes count no errors. A count of hours, or "how much downtime", is answered by a measure."""
+    alert = Hit("Action: SM13 error count alert every 5 minutes in K4P; Status: Done", "Problem record")
+    assert not evidence_for("the SM13 error alert in K4P - how many errors does it take to fire", [alert]).evidence
+    assert evidence_for("the SM13 error alert in K4P - how many errors, with 3 errors in 5 minutes?", [alert]).evidence
+    downtime = Hit("KXP had 2 h 40 min of planned downtime in February.", "Monthly review")
+    assert evidence_for("How much downtime did KXP have in February?", [downtime]).evidence
+    hours = Hit("KXP was down 3 hours in February.", "Review")
+    assert evidence_for("How many hours was KXP down in February?", [hours]).evidence
 
 
 def test_a_count_asked_before_a_negation_counts_what_the_sentence_named():
@@ -1925,6 +1940,7 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
         ("name", "Who approves emergency changes?", False),
         ("name", "what makes the label printers stop?", False),
         ("name", "which carrier cancelled the tours?", True),
+        ("name", "sold-to 200603, what's the customer's company name?", True),
         ("amount of money", "what's the credit limit for sold-to party 200184?", True),
         ("amount of money", "What credit limit threshold applies to risk class B customers?", True),
         ("amount of money", "how many orders exceeded their credit limit?", False),

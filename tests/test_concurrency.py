@@ -103,6 +103,16 @@ def together(requests_to_send: list[Callable[[], requests.Response]]) -> list[re
     return responses
 
 
+def post_together(sessions: list[requests.Session], address: str, forms: list[dict]) -> list[requests.Response]:
+    """Each session posts its form to ``address`` (redirects not followed), all released at the same moment."""
+    return together(
+        [
+            lambda session=session, form=form: session.post(address, data=form, allow_redirects=False)
+            for session, form in zip(sessions, forms)
+        ]
+    )
+
+
 @pytest.fixture
 def admins(app, server, users):
     second = create_user("second-admin@example.test", PASSWORD, {"PlatformAdmin"})
@@ -115,14 +125,7 @@ def test_two_admins_saving_the_same_version_get_one_save_and_one_conflict(server
     for round_number in range(ROUNDS):
         version = Document.get_by_id(document.id).current_version
         texts = [f"# Notes\n\nRound {round_number}, saved by admin {n}.\n" for n in range(2)]
-        responses = together(
-            [
-                lambda session=session, text=text, version=version: session.post(
-                    address, data={"text": text, "expected_version": str(version)}, allow_redirects=False
-                )
-                for session, text in zip(admins, texts)
-            ]
-        )
+        responses = post_together(admins, address, [{"text": text, "expected_version": str(version)} for text in texts])
 
         assert sorted(r.status_code for r in responses) == [303, 409], [r.text[:300] for r in responses]
         loser = next(r for r in responses if r.status_code == 409)
@@ -142,14 +145,8 @@ def test_two_admins_retitling_one_document_at_once_leave_an_audit_trail_that_add
     address = f"{server}/packs/{pack.slug}/documents/{document.doc_id}/edit"
     for round_number in range(RACE_ROUNDS):
         titles = [f"Notes {round_number} by admin {n}" for n in range(2)]
-        responses = together(
-            [
-                lambda session=session, title=title: session.post(
-                    address, data={"title": title, "text": text, "expected_version": "1"}, allow_redirects=False
-                )
-                for session, title in zip(admins, titles)
-            ]
-        )
+        forms = [{"title": title, "text": text, "expected_version": "1"} for title in titles]
+        responses = post_together(admins, address, forms)
 
         assert [r.status_code for r in responses] == [303, 303], [r.text[:300] for r in responses]
         entries = AuditLog.select().where(AuditLog.action == "document.retitle").order_by(AuditLog.id)
@@ -169,16 +166,8 @@ def test_two_admins_retitling_from_the_same_page_get_one_save_and_one_conflict_t
     for round_number in range(RACE_ROUNDS):
         shown = Document.get_by_id(document.id).title
         titles = [f"Notes {round_number} by admin {n}" for n in range(2)]
-        responses = together(
-            [
-                lambda session=session, title=title, shown=shown: session.post(
-                    address,
-                    data={"title": title, "title_based_on": shown, "text": text, "expected_version": "1"},
-                    allow_redirects=False,
-                )
-                for session, title in zip(admins, titles)
-            ]
-        )
+        forms = [{"title": title, "title_based_on": shown, "text": text, "expected_version": "1"} for title in titles]
+        responses = post_together(admins, address, forms)
 
         assert sorted(r.status_code for r in responses) == [303, 409], [r.text[:300] for r in responses]
         loser = responses[[r.status_code for r in responses].index(409)]

@@ -400,10 +400,22 @@ def asked_measure(question: str) -> str:
     return _MEASURE_ALIASES.get(word, word)
 
 
-def holds_count(unit: Unit, counted: set[str], named: set[str], tokenize: Tokenizer, measure: str = "") -> bool:
+# A number with a unit of time, size or share: a measure, not a count of things ("every 5 minutes" says nothing of
+# how many errors fire an alert).
+_MEASURED = re.compile(
+    r"(?<![\w.,/-])\d(?:[\d.,]*\d)?\s?(?:" + "|".join(MEASURES.values()) + r")(?![\w])", re.IGNORECASE
+)
+_HOW_MANY = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
+_MEASURE_WORD = re.compile(r"^(?:" + "|".join(MEASURES.values()) + r")\b", re.IGNORECASE)
+
+
+def holds_count(
+    unit: Unit, counted: set[str], named: set[str], tokenize: Tokenizer, measure: str = "", of_things: bool = False
+) -> bool:
     """Whether ``unit`` gives a number (not one the question names), in the ``measure`` asked for if any,
-    and names what is counted."""
-    if not any(_is_number(t) and t.casefold() not in named for t in _TOKEN.findall(unit.text)):
+    and names what is counted; ``of_things``: a count of things, which a measure ("5 minutes") is not."""
+    text = _MEASURED.sub(" ", unit.text) if of_things else unit.text
+    if not any(_is_number(t) and t.casefold() not in named for t in _TOKEN.findall(text)):
         return False
     if measure and not _IN_MEASURE[measure].search(unit.text):
         return False
@@ -503,12 +515,20 @@ def value_holder(
     )
 
     subject = _subject_terms(question, tokenize, in_packs) if asked.kind == "time" else set()
+    # "how many errors …" counts things; "how many hours …", "how much downtime …", or a count asked in a measure,
+    # does not
+    of_things = (
+        asked.kind == "count"
+        and not asked.measure
+        and not _MEASURE_WORD.match(asked.phrase)
+        and _HOW_MANY.search(question) is not None
+    )
 
     def holds(unit: Unit) -> bool:
         if asked.kind == "time":  # a time the question does not name itself, about what it is the time of
             return bool(written.times(unit.text) - question_times) and _about_subject(unit, subject, tokenize)
         if asked.kind in ("count", "quantity"):
-            return holds_count(unit, counted, named, tokenize, asked.measure)
+            return holds_count(unit, counted, named, tokenize, asked.measure, of_things)
         if asked.kind == "identifier":
             return any(
                 identifier_shape(t) in asked.shapes and t.casefold() not in named for t in _TOKEN.findall(unit.text)

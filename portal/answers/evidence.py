@@ -177,6 +177,7 @@ def _tokens(question: str) -> list[tuple[str, int, int]]:
         if dash and (
             (_RANGE_END.fullmatch(low) and _RANGE_END.fullmatch(high) and low.rstrip(_DIGITS) == high.rstrip(_DIGITS))
             or (dash == "/" and is_identifier(low) and _shape(low) == _shape(high))  # "K4P/K4Q"
+            or (_SYSTEM_NAME.fullmatch(low) and _SYSTEM_NAME.fullmatch(high))  # "the KXQ-K4Q connection"
         ):
             tokens += [(low, start, start + len(low)), (high, start + len(low) + 1, end)]
         else:

@@ -65,7 +65,7 @@ _ASKS_NAME = re.compile(
     + r"(?!\s+(?:codes?|numbers?|ids?|keys?)\b)"
     + r"|\bwho\b[^?.]*\bby\s+name\b"
     # "who's our contact person at …", "who makes the label printers, what brand?": a person or a maker, by name
-    r"|\bcontact\s+persons?\b|\b(?:which|what)\s+(?:brand|manufacturer|make\s+and\s+model)\b"
+    r"|\bcontact\s+persons?\b|\bcompany(?:['’]s)?\s+names?\b|\b(?:which|what)\s+(?:brand|manufacturer|make\s+and\s+model)\b"
     r"|\bwho\s+(?:makes|made|manufactures|manufactured|builds|built)\b"
     # "need his name", and after a question who it was, "need the name"
     r"|\b(?:his|her|their)\s+names?\b|\bwho\b.*\b(?:need|want|give\s+me|tell\s+me)\s+(?:the|a)\s+names?\b",

@@ -78,7 +78,7 @@ class UploadOutcome:
 
     def images_sentence(self) -> str:
         """What the result line says of the file's images, in words: ``4 images kept; 3 not kept: 2 not a PNG, …;
-        1 more than 8,000,000 pixels.`` Empty for a file without images."""
+        1 more than … pixels.`` (each reason as ``IMAGE_REASON_TEXT`` words it). Empty for a file without images."""
         not_kept = sum(self.images_not_kept.values())
         if not self.images_kept and not not_kept:
             return ""
