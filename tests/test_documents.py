@@ -9,7 +9,7 @@ from bs4 import BeautifulSoup
 from helpers import audit_log_refusing_writes, data_snapshot, upload
 from portal.documents import editing, services
 from portal.documents.readers import ReaderAccess
-from portal.errors import Refused, VersionConflict
+from portal.errors import Refused, TitleConflict, VersionConflict
 from portal.models import REVISIONS_KEPT, AuditLog, Document, Passage, Revision
 from portal.search.service import search_packs
 
@@ -138,6 +138,23 @@ def test_edit_page_conflict_message(app, pack, client_as):
     )
     assert again.status_code == 303
     assert Document.get().current_revision().text == "# C\n\nother\n"
+
+
+def test_a_title_given_meanwhile_stays_through_a_text_saved_from_an_older_page(app, pack, users):
+    """Admin A retitles; admin B, whose page showed the old title, saves new text: B's page did not change the
+    title, so A's stays (it was put back silently). B's own new title over A's is a conflict."""
+    services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None)
+    document = Document.get(Document.doc_id == "idoc-backlog")
+    shown = document.title
+    editing.edit_document(document, 1, users["PlatformAdmin"], "Title by A", None, title_based_on=shown)
+    fresh = Document.get_by_id(document.id)
+    saved = editing.edit_document(fresh, 1, users["PlatformAdmin"], shown, "# B\n\nNew text by B.\n", None, shown)
+    assert saved.version == 2 and Document.get_by_id(document.id).title == "Title by A"
+    with pytest.raises(TitleConflict):
+        editing.edit_document(
+            Document.get_by_id(document.id), 2, users["PlatformAdmin"], "Title by B", "# B\n\nMore.\n", None, shown
+        )
+    assert Document.get_by_id(document.id).title == "Title by A"
 
 
 def test_a_new_title_and_who_may_read_are_saved_together_or_not_at_all(app, pack, users):

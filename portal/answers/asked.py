@@ -56,6 +56,7 @@ from dataclasses import dataclass
 
 from portal.answers import written
 from portal.answers.shaped import SHAPED_VALUES
+from portal.search.analysis import as_read
 
 Tokenizer = Callable[[str], list[str]]
 
@@ -107,7 +108,10 @@ _QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
 _HOW_LONG = re.compile(
     r"\bhow\s+long\b(?=(?:\s+[\w'’/-]+){0,8}?\s+(?:keep|keeps|kept|retain(?:s|ed)?|stor(?:e|es|ed)|last(?:s|ed)?|"
     r"take|takes|took|wait(?:s|ed)?|run|runs|ran|stay(?:s|ed)?|remain(?:s|ed)?|hold|holds|held|valid|down|offline|"
-    r"delayed|late|blocked|stuck|locked|frozen|overr[ua]n)\b)",
+    r"delayed|late|blocked|stuck|locked|frozen|overr[ua]n)"
+    # ... the verb of the clause, not a noun's first word ("how long should the run book be" asks a length)
+    r"(?=\s*(?:[?.!,;:]|$|\b(?:for|in|on|at|after|before|until|since|during|by|when|while|and|or|then|so|to|from|"
+    r"with|without|the|a|an|it|them|this|that|there|each|every|again|overall|altogether|approximately|about)\b)))",
     re.IGNORECASE,
 )
 # A quantity asked for by an adjective: how big something is asks for its size (any number answers), how available
@@ -236,12 +240,11 @@ def asked_value(question: str) -> AskedValue | None:
     if asks_what_to_do(question):
         return None  # "How do I limit how many processes RFC can grab?" asks for steps, not for a count
     measure = asked_measure(question)
-    count = _COUNT.search(question)
-    if count:
-        return AskedValue("count", count.group(1).strip(), measure)
-    count = _COUNT_BEFORE_VERB.search(question)
-    if count:
-        return AskedValue("count", (count.group(1) or count.group(2)).strip(), measure)
+    # the shorter counted phrase of the two readings: "how many IDocs failed in K4P" counts IDocs, not "IDocs failed"
+    phrases = [m.group(1) for m in [_COUNT.search(question)] if m]
+    phrases += [m.group(1) or m.group(2) for m in [_COUNT_BEFORE_VERB.search(question)] if m]
+    if phrases:
+        return AskedValue("count", min((p.strip() for p in phrases), key=len), measure)
     if _HOW_LONG.search(question):
         return AskedValue("time", "duration")
     for how, noun in _HOW_ADJECTIVE:
@@ -441,7 +444,7 @@ def answered(
     """
     holds = value_holder(question, asked, tokenize, in_packs)
     units = list(units)
-    asked_months = written.months(question)
+    asked_months = written.months(as_read(question))  # "in Feb" is February, as search reads it
     # "in February and in March": each month's value may stand in its own month's review
     periods = [[month] for month in asked_months] or [[]]
     return all(_held_in(units, period, holds, about) for period in periods)
@@ -449,14 +452,14 @@ def answered(
 
 def _held_in(units: list[Unit], months: list[str], holds: Callable[[Unit], bool], about: Callable[[str], bool]) -> bool:
     """Whether a unit about the question's subject, in a passage naming ``months``, holds the value."""
-    in_period: dict[str, bool] = {}  # a passage's units share its text: it is read for the months once
+    # a passage's units share its text and document: it is read for the months once
+    in_period: dict[tuple[str, frozenset[str]], bool] = {}
     for unit in units:
-        if unit.passage not in in_period:
-            in_period[unit.passage] = all(
-                month in unit.document_months or names_month(unit.passage, month) for month in months
-            )
+        key = (unit.passage, unit.document_months)
+        if key not in in_period:
+            in_period[key] = all(month in unit.document_months or names_month(unit.passage, month) for month in months)
         read = f"{unit.context}\n{unit.text}"
-        if in_period[unit.passage] and not _of_other_months(read, months) and about(read) and holds(unit):
+        if in_period[key] and not _of_other_months(read, months) and about(read) and holds(unit):
             return True
     return False
 
@@ -526,7 +529,8 @@ def value_holder(
 
     def holds(unit: Unit) -> bool:
         if asked.kind == "time":  # a time the question does not name itself, about what it is the time of
-            return bool(written.times(unit.text) - question_times) and _about_subject(unit, subject, tokenize)
+            given = written.times(unit.text, durations_in_words=asked.phrase == "duration")
+            return bool(given - question_times) and _about_subject(unit, subject, tokenize)
         if asked.kind in ("count", "quantity"):
             return holds_count(unit, counted, named, tokenize, asked.measure, of_things)
         if asked.kind == "identifier":

@@ -350,10 +350,13 @@ def extractive_sentences(
     led: set[tuple[int, int]] = set()
     stated: set[tuple[int, int]] = set()  # an item chosen alone may come again among its list's steps
     lead_ins = {(m.order[0], m.unit.lead_in) for c in chosen for m in (c.steps or [c]) if m.unit.kind == "item"}
+    # a line ending in a colon stays when the unit after it was chosen (the row of its table), or when it is all
+    orders = {m.order for c in chosen for m in (c.steps or [c])}
+    led_on = {(ref, unit - 1) for ref, unit in orders} if len(chosen) > 1 else {c.order for c in chosen}
     for c in chosen:
         if c.unit.kind == "prose" and not c.steps and (c.order[0], c.unit.text) in lead_ins:
             continue  # it is given as the lead-in of its list
-        if c.unit.kind == "prose" and not c.steps and c.unit.text.endswith(":"):
+        if c.unit.kind == "prose" and not c.steps and c.unit.text.endswith(":") and c.order not in led_on:
             continue  # it leads into a list or a table none of whose units was chosen: alone it says nothing
         for m in c.steps or [c]:
             if m.order in stated:

@@ -26,11 +26,9 @@ _PAST_OUTCOME = re.compile(
     r"|\bhow\s+did\b.{1,80}?\b(?:go|turn\s+out|end|perform|work\s+out|fare)\b|\bhow\s+(?:long|late|early|far)\s+did\b",
     re.IGNORECASE,
 )
-# A unit saying what is to happen: a modal of the future or of an obligation, or a plan ("approved for R26.04": a
-# decision what is to happen then).
+# A unit saying what is to happen: a modal of the future or of an obligation, or a plan.
 _PLAN = re.compile(
     r"\b(?:will|shall|must|(?:is|are) (?:planned|scheduled|due|to be|to)|planned for|scheduled for|proposed for|"
-    r"approved for|"
     r"status: (?:open|proposed|planned|pending|scheduled|in progress))\b",
     re.IGNORECASE,
 )
@@ -86,11 +84,23 @@ _PLANNING = re.compile(
 )
 
 
+# A decision what is to happen at a release or on a day ("approved for R26.04"), unless the unit goes on to report
+# what was done ("approved for R26.04 and imported on 13 April"); what it says before ("listed in …") is not that.
+_APPROVED_FOR = re.compile(r"\bapproved\s+for\b", re.IGNORECASE)
+
+
+def _approved_for_only(text: str) -> bool:
+    """Whether ``text`` approves something for a release or a day and reports nothing done after that."""
+    approved = _APPROVED_FOR.search(text)
+    return approved is not None and not _REPORTED.search(text, approved.end())
+
+
 def planned(text: str, context: str = "") -> bool:
     """Whether ``text`` speaks of what is to happen rather than of what happened; ``context`` (its title and
     headings) may say that all it lists is planned."""
     return (
         _PLAN.search(text) is not None
+        or _approved_for_only(text)
         or (_CONDITION.search(text) is not None and not _REPORTED.search(text))
         or (_PLANNING.search(context) is not None and not _REPORTED.search(text))
     )

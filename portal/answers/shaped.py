@@ -65,7 +65,7 @@ _ASKS_NAME = re.compile(
     + r"(?!\s+(?:codes?|numbers?|ids?|keys?)\b)"
     + r"|\bwho\b[^?.]*\bby\s+name\b"
     # "who's our contact person at …", "who makes the label printers, what brand?": a person or a maker, by name
-    r"|\bcontact\s+persons?\b|\bcompany(?:['’]s)?\s+names?\b|\b(?:which|what)\s+(?:brand|manufacturer|make\s+and\s+model)\b"
+    r"|\bwho(?:['’]s|\s+is|\s+are|\s+was|\s+were)?\b[^?.]{0,40}?\bcontact\s+persons?\b|\bcompany(?:['’]s)?\s+names?\b|\b(?:which|what)\s+(?:brand|manufacturer|make\s+and\s+model)\b"
     r"|\bwho\s+(?:makes|made|manufactures|manufactured|builds|built)\b"
     # "need his name", and after a question who it was, "need the name"
     r"|\b(?:his|her|their)\s+names?\b|\bwho\b.*\b(?:need|want|give\s+me|tell\s+me)\s+(?:the|a)\s+names?\b",
@@ -153,8 +153,8 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
             r"|\bhow\s+much\s+money\b"
             # a credit limit is an amount of money: "what's the credit limit for sold-to party 200184?"; not "how
             # many orders exceeded their credit limit"
-            r"|\b(?:what(?:'s|’s|\s+(?:is|was|are|were))?|which)\s+(?:the\s+|their\s+|its\s+)?credit\s+limits?\b"
-            r"(?!\s+(?:checks?|releases?|blocks?|groups?|logs?|rules?|control)\b)",
+            r"|\b(?:what(?:'s|’s|\s+(?:is|was|are|were))?|which)\s+(?:the\s+|their\s+|its\s+)?credit\s+limits?"
+            + _PHRASE_END,
             re.I,
         ),
         lambda text, question: _MONEY.search(text) is not None,

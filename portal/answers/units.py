@@ -14,7 +14,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from portal.ingest.markdown_blocks import heading_title, markdown_blocks, quoted_wildcards
+from markdown_it.common.utils import unescapeAll
+
+from portal.ingest.markdown_blocks import MARKDOWN, heading_title, markdown_blocks, quoted_wildcards
 from portal.ingest.markers import is_images_line, is_page_shaped, only_figure_markers
 
 KEYWORDS_LINE = re.compile(r"^[*_]*keywords[*_]*\s*:", re.IGNORECASE)
@@ -221,15 +223,13 @@ def _hide_quoted_wildcards(text: str) -> str:
     return "".join(pieces) + text[position:]
 
 
-# A target the viewer's parser does not make a link of (markdown-it's ``validateLink``): the text stays as written,
-# as the viewer shows it ("[js](javascript:alert(1))" typed in a Word file).
-_NO_LINK_TARGET = re.compile(r"\(\s*<?\s*(?:javascript|vbscript|file|data):", re.IGNORECASE)
-
-
+# A target the viewer's parser does not make a link of: the text stays as written, as the viewer shows it
+# ("[js](javascript:alert(1))" typed in a Word file).
 def _link_text(link: re.Match) -> str:
-    """A link's text, or the whole link as written when its target is no link's (``_NO_LINK_TARGET``)."""
-    target_at = len(link.group(1)) + 2  # after "[text]"
-    return link.group() if _NO_LINK_TARGET.match(link.group(), target_at) else link.group(1)
+    """A link's text, or the whole link as written when the viewer's parser would make no link of its target
+    (its own ``validateLink``, after the entities and escapes it reads)."""
+    target = link.group()[len(link.group(1)) + 3 : -1].strip().strip("<>")  # between "[text](" and ")"
+    return link.group(1) if MARKDOWN.validateLink(MARKDOWN.normalizeLink(unescapeAll(target))) else link.group()
 
 
 def plain(text: str) -> str:

@@ -41,10 +41,6 @@ TIME = re.compile(
     + MONTH_PATTERN
     + r"|"
     r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?|years?)\b|\b\d{1,2}\s*(am|pm)\b"
-    # a duration in words: "ten minutes", "a few days", "an hour", "half a day" ("a second" is as often an ordinal)
-    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|"
-    r"ninety|several|a\s+few|a\s+couple\s+of)\s+(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
-    r"|\b(?:half\s+)?(?:an?\s+)(?:minute|hour|day|week|month|year)\b"
     # how often, in words: "twice a day", "three times per shift", "once a week", "every two hours"; a year ("in
     # 2027", not the 2026 of INC-2026-0266) or a quarter
     r"|\b(?:once|twice|\w+\s+times)\s+(?:a|an|per|each|every)\s+\w+"
@@ -128,10 +124,22 @@ def days(text: str, short_form: bool = True) -> dict[tuple[int, int], str]:
     return found
 
 
-def times(text: str) -> set[str]:
+# A duration in words: "ten minutes", "a few days", "an hour", "half a day" ("a second" is as often an ordinal). It
+# answers "how long", not "when": "renew it a week before it expires" does not say when it expires.
+DURATION_IN_WORDS = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|"
+    r"ninety|several|a\s+few|a\s+couple\s+of)\s+(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
+    r"|\b(?:half\s+)?(?:an?\s+)(?:minute|hour|day|week|month|year)\b(?!-)",
+    re.IGNORECASE,
+)
+
+
+def times(text: str, durations_in_words: bool = False) -> set[str]:
     """The times ``text`` writes (``TIME``, and days however written: "20.02.2026", "14 March"), folded; "each" and
-    "every" alone are none."""
+    "every" alone are none. ``durations_in_words``: "ten minutes", "a few days" too (``DURATION_IN_WORDS``)."""
     found = {m.group().casefold() for m in TIME.finditer(text)} - {"each", "every"}
+    if durations_in_words:
+        found |= {m.group().casefold() for m in DURATION_IN_WORDS.finditer(text)}
     return found | {text[low:high].casefold() for low, high in day_spans(text)}
 
 
@@ -158,3 +166,13 @@ def day_prefilters(month: int, day: int) -> tuple[str, str]:
 CALENDAR_NAMES = frozenset(
     MONTHS + tuple(_ABBREVIATIONS) + ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 )
+
+
+def dated_month(text: str) -> str | None:
+    """The month a document's opening text is dated in: the first month it names, by name or in a date
+    ("Monthly service review: March 2026", an incident's "Opened: 2026-02-12"); None when it names none. Later
+    dates in it (a fix planned for April, an earlier change) do not date it."""
+    found = [(m.start(), _month_of(m.group())) for m in _MONTH.finditer(text)]
+    found += [(m.start(), int(m.group(1))) for pattern in (_ISO_DAY, _SHORT_DAY) for m in pattern.finditer(text)]
+    found = [(at, month if isinstance(month, str) else MONTHS[month - 1]) for at, month in found if month]
+    return min(found)[1] if found else None

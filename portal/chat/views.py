@@ -152,8 +152,9 @@ def _sources_url(run: Run) -> str:
     return url_for("chat.sources", run_id=run.id)
 
 
-# gunicorn refuses a request line over 4,094 bytes (its default ``limit_request_line``): a question whose
-# address would come near it is not carried, and the member's question box starts empty.
+# gunicorn refuses a request line over its ``limit_request_line`` (``cairn serve`` sets 8,190 bytes; a proxy in front
+# may allow less): a question whose address would come near 4,094 bytes, gunicorn's default, is not carried, and the
+# member's question box starts empty.
 CARRIED_QUESTION_BYTES = 3_000
 
 

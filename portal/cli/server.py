@@ -62,7 +62,8 @@ def gunicorn_arguments(
         "--timeout",
         "120",
         # a search of MAX_SEARCH_CHARS characters, percent-encoded, is longer than gunicorn's default request line
-        # (4,094 bytes), which answered with its own bare 414 page; 8,190 is the most gunicorn allows
+        # (4,094 bytes), which answered with its own bare 414 page; 8,190 is the most gunicorn allows, enough for
+        # 2,000 characters of ASCII punctuation (3 bytes each encoded), not for 2,000 of most other scripts
         "--limit-request-line",
         "8190",
         "--bind",

@@ -46,6 +46,10 @@ def edit_document(
     title = checked_title(title, document.doc_id)
     if reader_access is not None:
         reader_access.refuse_if_not_for(document.pack)
+    if title_based_on is not None and title == title_based_on:
+        title = document.title  # not changed on this page: a title given meanwhile stays
+    elif title_based_on is not None and document.title not in (title_based_on, title):
+        raise TitleConflict(expected_version, document.title)
     current = document.current_revision()
     if text is not None and (current is None or normalised_text(text) != current.text):
         return edit_text(document, text, expected_version, user, title=title, reader_access=reader_access)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from flask import current_app
 
 from portal.answers import everyday, evidence, written
-from portal.answers.asked import names_month
 from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
@@ -118,16 +117,16 @@ class _DocumentDays:
 
 
 def _months_by_hit(hits: list[SearchHit], months: set[str]) -> list[set[str]]:
-    """For each hit, which of ``months`` its document is dated in: named (by name or in a date) in its opening
-    passage, where an incident's header gives its date. Not anywhere in it: a review of March says what is to
-    happen "from April"."""
+    """For each hit, which of ``months`` its document is dated in: the first month its opening passage gives
+    (``written.dated_month``: a review's title, an incident's "Opened" row). Not any month named there: a problem
+    record's fix planned for April does not date it in April."""
     named: dict[int, set[str]] = {}
     if months:
         query = Passage.select(Passage.revision, Passage.text).where(
             Passage.revision.in_(sorted({hit.revision_id for hit in hits})) & (Passage.ordinal == 0)
         )
         for revision, text in query.tuples():
-            named.setdefault(revision, set()).update(month for month in months if names_month(text, month))
+            named[revision] = {written.dated_month(text)} & months
     return [named.get(hit.revision_id, set()) for hit in hits]
 
 
