@@ -1432,6 +1432,27 @@ def test_how_long_asks_for_a_duration_however_written():
         ).evidence
 
 
+def test_review_fixes_to_how_values_are_asked_and_given():
+    """Found by a fresh-eyes review: each was answered or asked wrongly by the first version of its rule."""
+    from portal.answers import written
+
+    # the shorter counted phrase: "IDocs", not "IDocs failed" (a job count answered it through "fail")
+    assert asked_value("how many IDocs failed in K4P last night?").phrase == "IDocs"
+    jobs = Hit("In K4P 3 background jobs failed last night.", "Night report")
+    assert not evidence_for("how many IDocs failed in K4P last night?", [jobs]).evidence
+    # "in Feb" is February for the value check as for search: March's count does not answer it
+    march = Hit("March had 191 tickets, the highest count since go-live.", "Monthly service review: March 2026")
+    assert not evidence_for("How many tickets were there in Feb?", [march]).evidence
+    # a document is dated in the first month its opening gives, not in a later one it plans for
+    assert written.dated_month("# PRB-1\n\n| Opened | 2026-02-05 |\n| Fix | planned for 2026-04-13 |") == "february"
+    # "how long" asks a duration only with a verb ending its clause; a duration in words answers it, not "when"
+    assert asked_value("How long should the run book for K4P be?") is None
+    certificate = Hit("Renew the K4P client certificate a week before it expires.", "Certificates")
+    assert not evidence_for("When does the K4P client certificate expire?", [certificate]).evidence
+    kept = Hit("Logs of K4P are kept a few weeks, then deleted.", "Logs")
+    assert evidence_for("How long are the logs of K4P kept?", [kept]).evidence
+
+
 def test_a_count_of_things_is_not_answered_by_a_measure():
     """ "How many errors does it take to fire the SM13 alert?" was answered by "SM13 error count alert every 5
     minutes": five minutes count no errors. A count of hours, or "how much downtime", is answered by a measure."""
