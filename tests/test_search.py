@@ -175,6 +175,7 @@ def test_short_forms_people_type_are_written_out_as_documents_write_them():
         "quarter",
     ]
     assert question_terms("a DEC field") == ["dec", "field"]
+    assert question_terms("the APR rate on SEP") == ["apr", "rate", "sep"]  # in capitals: the names of things
     # a return code as people type it ("RC 16", "RC8", "rc=12"); "RC" alone may be a root cause and stays
     assert question_terms("an import came back with RC 16") == ["import", "came", "back", "return", "code", "16"]
     assert question_terms("ended with RC8, then rc=12") == ["end", "return", "code", "8", "return", "code", "12"]

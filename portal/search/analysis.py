@@ -132,6 +132,22 @@ def as_read(question: str) -> str:
 # Short forms people type in a chat, and the words documents write: "docs" is in no passage, so it weighed as
 # the rarest term there is and outweighed what the question was about ("max number of billing docs per run").
 # Only forms with one reading: "min" (minimum or minutes) and "dev" stay as typed.
+# A month as people shorten it ("in Feb"), as documents write it: alone it was a word no passage holds, the heaviest of
+# its question ("dec" is left: DEC is an ABAP type; "may" is a stopword). Typed in capitals it stays ("APR", "SEP":
+# the names of things).
+_MONTH_SHORT_FORMS = {
+    "jan": "January",
+    "feb": "February",
+    "mar": "March",
+    "apr": "April",
+    "jun": "June",
+    "jul": "July",
+    "aug": "August",
+    "sep": "September",
+    "sept": "September",
+    "oct": "October",
+    "nov": "November",
+}
 SHORT_FORMS = {
     "docs": "documents",
     "spec": "specification",
@@ -159,19 +175,6 @@ SHORT_FORMS = {
     "pw": "password",
     "pwd": "password",
     "mins": "minutes",
-    # a month as people shorten it ("in Feb"), as documents write it: alone it was a word no passage holds, the
-    # heaviest of its question ("dec" is left: DEC is an ABAP type; "may" is a stopword)
-    "jan": "January",
-    "feb": "February",
-    "mar": "March",
-    "apr": "April",
-    "jun": "June",
-    "jul": "July",
-    "aug": "August",
-    "sep": "September",
-    "sept": "September",
-    "oct": "October",
-    "nov": "November",
     # a quarter is a period, as documents write it ("first quarter 2026", "quarter-end"), not a name to find verbatim
     "q1": "first quarter",
     "q2": "second quarter",
@@ -192,6 +195,7 @@ SHORT_FORMS = {
     "dest": "destination",
     "shud": "should",
     "vol": "volume",
+    **_MONTH_SHORT_FORMS,
 }
 # A short form is a whole word: not part of a name ("prod.sql", "env/prod", "K4P-prod"), though a sentence may end
 # after it ("in prod.").
@@ -223,7 +227,13 @@ def written_out(question: str) -> str:
     """``question`` with the short forms people type written out as documents write them (``SHORT_FORMS``,
     and a return code)."""
     question = return_codes_written_out(question)
-    return _SHORT_FORM.sub(lambda match: SHORT_FORMS[match.group().lower()], question)
+    return _SHORT_FORM.sub(_written_out, question)
+
+
+def _written_out(match: re.Match) -> str:
+    """A short form written out; a month's typed in capitals stays (``_MONTH_SHORT_FORMS``)."""
+    typed = match.group()
+    return typed if typed.isupper() and typed.lower() in _MONTH_SHORT_FORMS else SHORT_FORMS[typed.lower()]
 
 
 @functools.cache
