@@ -469,6 +469,7 @@ def test_documents_come_a_page_at_a_time(live):
 def test_an_answer_carries_its_references_and_citations(live):
     run = live.call("member", "POST", "/api/v1/agents/acme-desk/ask", json=ASK).json()
     assert run["status"] in ("completed", "completed_with_warning") and "RSPO1041" in run["answer"]
+    assert run["answer_format"] == "text"  # no model configured: the extractive answer, the documents' text
     assert run["cited"] and [c["n"] for c in run["document_citations"]] == run["cited"]
     first = run["references"][0]
     assert first["pack"] == "ops" and first["grounding"].startswith(f"document:{first['document_id']}@")

@@ -23,6 +23,7 @@ from portal.documents import services as documents
 from portal.feedback.services import rate_answer
 from portal.models import REVISIONS_KEPT, Agent, Conversation, Document, Pack, Passage, Run
 from portal.packs.services import create_pack
+from portal.runs.services import run_as_json
 from resources.make_fixtures import mixed_images_docx
 from tests.fake_openai import FakeOpenAI
 
@@ -385,6 +386,7 @@ def test_a_citation_in_a_links_text_stays_text_in_the_chat_answer(app, pack, use
     assert run.cited == [1]
     answer = "Clear it as [the runbook [1]](https://wiki.test/spool) says [1]."
     Run.update(answer=answer, model="test-model").where(Run.id == run.id).execute()  # as a model may write it
+    assert run_as_json(Run.get_by_id(run.id))["answer_format"] == "markdown"
     page = _soup(client_as("Member").get(f"/chat/{conversation.id}"))
     answer_html = page.select_one(f"#turn-{run.id} .answer")
     assert [a for a in answer_html.select("a") if a.find_parent("a")] == []

@@ -1171,6 +1171,7 @@ def test_cli_ask_prints_the_run_as_json(app, tmp_path):
         "status",
         "warnings",
         "answer",
+        "answer_format",
         "answer_basis",
         "searched_packs",
         "absent_words",
@@ -1179,6 +1180,7 @@ def test_cli_ask_prints_the_run_as_json(app, tmp_path):
         "cited",
         "document_citations",
     }
+    assert record["answer_format"] == "text"  # the extractive answer: the documents' text, not Markdown
     assert (record["agent"], record["mode"], record["status"], record["warnings"]) == (
         "helper",
         "required",

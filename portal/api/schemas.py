@@ -341,6 +341,10 @@ class RunOut(BaseModel):
     status: Literal[RUN_STATUSES]  # type: ignore[valid-type]
     warnings: list[str]
     answer: str
+    answer_format: Literal["markdown", "text"] = Field(
+        description="How to show `answer`: a model's answer is Markdown; the built-in extractive answer is the "
+        "documents' own text, where a `*` or `_` is a character, never emphasis."
+    )
     answer_basis: str
     searched_packs: list[PackRef]
     absent_words: list[str] = Field(

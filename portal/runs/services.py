@@ -290,6 +290,7 @@ def run_as_json(run: Run) -> dict:
         "status": run.status,
         "warnings": run.warnings,
         "answer": run.answer,
+        "answer_format": "markdown" if writes_markdown(run.model) else "text",
         "answer_basis": run.answer_basis,
         "searched_packs": run.searched_packs,
         "absent_words": run.absent_words,
