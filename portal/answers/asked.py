@@ -241,8 +241,10 @@ def asked_value(question: str) -> AskedValue | None:
         return None  # "How do I limit how many processes RFC can grab?" asks for steps, not for a count
     measure = asked_measure(question)
     # the shorter counted phrase of the two readings: "how many IDocs failed in K4P" counts IDocs, not "IDocs failed"
-    phrases = [m.group(1) for m in [_COUNT.search(question)] if m]
-    phrases += [m.group(1) or m.group(2) for m in [_COUNT_BEFORE_VERB.search(question)] if m]
+    count, before_verb = _COUNT.search(question), _COUNT_BEFORE_VERB.search(question)
+    phrases = ([count.group(1)] if count else []) + (
+        [before_verb.group(1) or before_verb.group(2)] if before_verb else []
+    )
     if phrases:
         return AskedValue("count", min((p.strip() for p in phrases), key=len), measure)
     if _HOW_LONG.search(question):

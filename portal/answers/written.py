@@ -173,6 +173,10 @@ def dated_month(text: str) -> str | None:
     ("Monthly service review: March 2026", an incident's "Opened: 2026-02-12"); None when it names none. Later
     dates in it (a fix planned for April, an earlier change) do not date it."""
     found = [(m.start(), _month_of(m.group())) for m in _MONTH.finditer(text)]
-    found += [(m.start(), int(m.group(1))) for pattern in (_ISO_DAY, _SHORT_DAY) for m in pattern.finditer(text)]
-    found = [(at, month if isinstance(month, str) else MONTHS[month - 1]) for at, month in found if month]
+    found += [
+        (m.start(), MONTHS[int(m.group(1)) - 1])
+        for pattern in (_ISO_DAY, _SHORT_DAY)
+        for m in pattern.finditer(text)
+        if 1 <= int(m.group(1)) <= 12
+    ]
     return min(found)[1] if found else None
