@@ -308,3 +308,27 @@ def test_with_a_model_the_button_is_offered(client_as, word, vision):
     panel = BeautifulSoup(page, "html.parser").select_one(".describe-images")
     assert panel.select_one("form button").text == "Describe images"
     assert panel.select_one(".no-vision-model") is None
+
+
+@pytest.mark.parametrize("deleted", ["document", "pack"])
+def test_a_job_whose_document_is_deleted_midway_ends_and_writes_nothing(client_as, word, vision, deleted):
+    """Its step URL answers 404 once the document is gone, so no step would ever end the job."""
+    from portal.packs.deletion import delete_pack
+
+    admin = client_as("PlatformAdmin")
+    vision.reply("A chart.")
+    _describe(admin, word, htmx=True)
+    job = DescribeJob.get()
+    step_url = f"/packs/ops/documents/{word.doc_id}/describe/jobs/{job.id}"
+    admin.post(step_url, headers={"HX-Request": "true"})  # figure 1 described; figure 2 still to come
+    assert DescribeJob.get_by_id(job.id).status == "running"
+    if deleted == "document":
+        editing.delete_document(word, expected_version=1)
+    else:
+        pack = word.pack
+        delete_pack(None, pack, confirmed_generation=pack.index_generation)
+    ended = DescribeJob.get_by_id(job.id)
+    assert (ended.status, ended.message) == ("nothing_written", "The document was deleted; nothing was written.")
+    assert ended.finished_at is not None
+    assert admin.post(step_url, headers={"HX-Request": "true"}).status_code == 404
+    assert len(vision.requests) == 1

@@ -19,7 +19,7 @@ from portal.ingest import limits
 from portal.ingest.classify import classify, refuse_if_not_allowed
 from portal.ingest.markers import with_figure_descriptions
 from portal.ingest.passages import split_passages
-from portal.models import MAX_TITLE_CHARS, Document, Revision, User, utcnow
+from portal.models import MAX_TITLE_CHARS, DescribeJob, Document, Revision, User, utcnow
 from portal.runs.services import forget_document_text
 from portal.search import service as search_service
 
@@ -221,6 +221,7 @@ def delete_document(document: Document, expected_version: int) -> None:
             revisions.update_at_version(document, expected_version, deleted_at=utcnow(), updated_at=utcnow())
             files.touches(revisions.document_folder(document))
             Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
+            DescribeJob.end_running([document.id])
             forget_document_text(document.id)  # run receipts keep their place, not the deleted text
             search_service.record_index_change(pack.id, document.doc_id)
         storage.remove_tree(revisions.document_folder(document))  # a kill before this leaves it noted for the sweep

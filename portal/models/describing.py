@@ -30,3 +30,11 @@ class DescribeJob(BaseModel):
 
     class Meta:
         table_name = "describe_job"
+
+    @classmethod
+    def end_running(cls, document_pks) -> None:
+        """End the running jobs of documents being deleted (in the deleting transaction): their pages are gone,
+        so no step would ever end them, and a job must not stay "running" for ever."""
+        cls.update(
+            status="nothing_written", message="The document was deleted; nothing was written.", finished_at=utcnow()
+        ).where(cls.document.in_(list(document_pks)) & (cls.status == "running")).execute()

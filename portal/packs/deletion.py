@@ -22,7 +22,7 @@ from portal import storage
 from portal.audit import audit
 from portal.db import database, locking
 from portal.errors import NotFound, Refused
-from portal.models import Agent, AgentGrant, Document, Figure, Pack, Passage, Revision, User, utcnow
+from portal.models import Agent, AgentGrant, DescribeJob, Document, Figure, Pack, Passage, Revision, User, utcnow
 from portal.runs.services import forget_documents_text
 from portal.search import service as search_service
 
@@ -120,6 +120,7 @@ def delete_pack(actor: User | None, pack: Pack, confirmed_generation: int) -> Pa
             for start in range(0, len(document_pks), 500):
                 chunk = document_pks[start : start + 500]
                 Revision.delete().where(Revision.document.in_(chunk)).execute()  # passages and figures cascade
+                DescribeJob.end_running(chunk)
                 forget_documents_text(chunk)  # run receipts keep their place, not the deleted text
             for agent in Agent.select().join(AgentGrant).where(AgentGrant.pack == pack):
                 audit(actor, "agent.update", agent, {"revoked": [pack.slug], "because": "pack deleted"})
