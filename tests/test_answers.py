@@ -1535,6 +1535,52 @@ def test_a_three_letter_name_no_passage_writes_a_sibling_of_need_not_be_named():
     assert not unnamed.evidence and unnamed.missing_identifiers == ["KXQ"]
 
 
+def test_a_system_name_is_a_sibling_of_another_system_name_whatever_their_shape():
+    """KBP and K4P are two systems of one landscape although one has a digit: the threshold row of K4P does not
+    answer for KBP, and still answers for K4P."""
+    rows = Hit(
+        "| Check | Warning | Critical |\n|---|---|---|\n| HANA data volume usage (K4P) | 85 percent | 92 percent |",
+        document_title="Monitoring thresholds",
+    )
+    # KBP in passing, in the incident the thresholds are linked from
+    backups = Hit("One-off full backup of KBP written to /hana/backup/K4P; see the monitoring thresholds.")
+    refused = evidence_for("What is the HANA data volume alert threshold on KBP?", [rows, backups])
+    assert not refused.evidence and refused.sibling == ("KBP", "K4P")
+    assert evidence_for("What is the HANA data volume alert threshold on K4P?", [rows, backups]).evidence
+    # words are no systems: EDI is no sibling of ERP, nor "was" of QAS
+    from portal.answers import evidence
+
+    assert evidence._kin("KBP", "K4P") and evidence._kin("KXQ", "KXP")
+    assert not evidence._kin("ERP", "EDI") and not evidence._kin("QAS", "was") and not evidence._kin("KBP", "TW10")
+
+
+def test_the_product_named_in_what_the_user_told_need_not_be_in_the_evidence():
+    """ "One of our label printers flooded SAP with print jobs" tells where, as people name the product: the digest
+    of the spool flood, which names K4P and never SAP, answers what was wrong with the printer. A sibling of a system
+    the passages name must still be in the evidence."""
+    flood = Hit(
+        "In K4P the label printer at the export packing area sent 40,000 spool requests: its ribbon was empty.",
+        document_title="INC-2026-0351: spool flood from a label retry loop",
+    )
+    told = "In March one of our label printers flooded SAP with print jobs. What was wrong with the printer?"
+    assert evidence_for(told, [flood]).evidence
+    sibling = "In March one of our label printers flooded K4Q with print jobs. What was wrong with the printer?"
+    refused = evidence_for(sibling, [flood])
+    assert not refused.evidence and refused.missing_identifiers == ["K4Q"]
+
+
+def test_a_number_of_days_or_hours_is_a_quantity_not_a_name():
+    """ "the 3-day target" is 72 hours in the digest: a number joined to its unit names no one thing that a passage
+    must write as the question does."""
+    from portal.answers.evidence import identifier_runs, is_identifier
+
+    assert not any(is_identifier(t) for t in ("3-day", "24-hour", "5-minutes", "15-min", "90-percent"))
+    assert all(is_identifier(t) for t in ("INC-2026-0401", "R26-03", "2-step", "K4DK901702", "P3"))
+    assert identifier_runs("Why did the fix take so much longer than the 3-day target for P3?") == [["P3"]]
+    digest = Hit("Resolution target: P3, 72 hours: breached by 4 hours, because stock checks on the shop floor waited.")
+    assert evidence_for("Why did the fix take so much longer than the 3-day target?", [digest]).evidence
+
+
 def test_what_was_done_on_a_day_is_not_answered_by_its_announcement():
     """The minutes of 5 March announce the next meeting (19 March): what the board decided on 19 March is in no
     passage. What it decided on 5 March is, even where a decision names a plan ("deferred … planned for R26.04")."""

@@ -321,13 +321,10 @@ def _is_number(token: str) -> bool:
     )
 
 
-# A system id (K4P, KXQ): three characters, a letter first. After "revision" it names the system, not a value.
-_SYSTEM_ID = re.compile(r"[A-Za-z][A-Za-z0-9]{2}")
-
-
 def _is_version(token: str) -> bool:
     """A version, revision or level (1.4, 200, SP05, v1.4, TLSv1.2), not the system named after the noun (K4P)."""
-    return _is_value(token) and _SYSTEM_ID.fullmatch(token) is None
+    # after "revision" a system's name (in any case) names the system, not a value
+    return _is_value(token) and not written.is_system_name(token, as_typed=True)
 
 
 def _is_value(token: str) -> bool:

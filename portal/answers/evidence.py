@@ -158,7 +158,11 @@ def is_identifier(token: str) -> bool:
 
 _LOCATIVE = re.compile(r"\b(?:in|into|inside|within|to|from|at|out\s+of)\s+(?:the\s+)?$", re.IGNORECASE)
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
-_MAGNITUDE = re.compile(r"\d+(?:[.,]\d+)?(?:k|m|bn|[kmgt]b|ms|s|h|hrs?|mins?|d|x)", re.IGNORECASE)
+_MAGNITUDE = re.compile(
+    r"\d+(?:[.,]\d+)?(?:k|m|bn|[kmgt]b|ms|s|h|hrs?|mins?|d|x"
+    r"|-(?:seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|percent))",  # "the 3-day target"
+    re.IGNORECASE,
+)
 # An identifier in the plural, as people write it: "P3s", "KBPs" (the identifier ends in a digit or a capital).
 _PLURAL = re.compile(r"(.*[0-9A-Z])['’]?s")
 
@@ -177,7 +181,7 @@ def _tokens(question: str) -> list[tuple[str, int, int]]:
         if dash and (
             (_RANGE_END.fullmatch(low) and _RANGE_END.fullmatch(high) and low.rstrip(_DIGITS) == high.rstrip(_DIGITS))
             or (dash == "/" and is_identifier(low) and _shape(low) == _shape(high))  # "K4P/K4Q"
-            or (_SYSTEM_NAME.fullmatch(low) and _SYSTEM_NAME.fullmatch(high))  # "the KXQ-K4Q connection"
+            or (written.is_system_name(low) and written.is_system_name(high))  # "the KXQ-K4Q connection"
         ):
             tokens += [(low, start, start + len(low)), (high, start + len(low) + 1, end)]
         else:
@@ -520,6 +524,9 @@ def choose(
     if unnamed:
         unnamed -= set().union(*document_days())  # an incident's date is in its header, not its summary
     missing.extend(asked_days[day] for day in sorted(unnamed))
+    # what the user told may name the product as people do ("flooded SAP with print jobs"): a three-letter name the
+    # packs write, of which the passages found name no sibling, need not be in the evidence
+    context = [run for run in context if run not in _alone_of_their_kind(context, texts, told, in_packs)]
     if context and not runs and not any(all(names(text, t) for t in run) for text in texts for run in context):
         # Named only in what the user told: one of them must be in the evidence, not each, and the
         # passage naming it need not be about the whole question (the asking sentence is).
@@ -564,7 +571,7 @@ def choose(
     ]
     # a system's three-character name says where, beside a name of one thing ("how many days of job logs does
     # SAP_REORG_JOBS keep on K4P?"): the value stands beside the thing, wherever the system is named
-    specific = [run for run in subjects if not _SYSTEM_NAME.fullmatch(" ".join(run))] or subjects
+    specific = [run for run in subjects if not written.is_system_name(" ".join(run))] or subjects
     # the first few names a question asks about (a question listing hundreds reads each unit for each name)
     kin_asked = [run[0] for run in runs if len(run) == 1 and _is_name(run[0])][:MAX_SIBLING_NAMES]
     if issued and (value is not None or past_outcome or kin_asked or kind_asked or done_on_a_day):
@@ -740,12 +747,13 @@ def _only_planned(closest: list[asked_values.Unit]) -> bool:
     return bool(closest) and all(outcome.planned(u.text, u.context) for u in closest)
 
 
-_SYSTEM_NAME = re.compile(r"[A-Z][A-Z0-9]{2}")
 # A year is when, not what: "the MTTR for P1 in January 2026" is about P1 (a passage must still name 2026 somewhere).
 _YEAR = re.compile(r"(?:19|20)\d{2}")
 
 
-def _alone_of_their_kind(runs: list[list[str]], texts: list[str], question: str) -> list[list[str]]:
+def _alone_of_their_kind(
+    runs: list[list[str]], texts: list[str], question: str, in_packs: Callable[[str], bool] | None = None
+) -> list[list[str]]:
     """The runs of ``runs`` that are a three-letter name the passages found write, and write no sibling of: "take SAP
     offline", "production SAP", "the SAP support team" name the product, not one system of several, and a passage
     about the question need not name it. A name no passage found writes is not shown to be one (KXQ among K4P and
@@ -759,8 +767,13 @@ def _alone_of_their_kind(runs: list[list[str]], texts: list[str], question: str)
     if not acronyms:
         return []
     found = {name for text in texts for name in _names_in(text)}
-    # a name no passage found writes at all is not shown to be the product: KXQ among K4P and KBP is missing
-    return [run for run in acronyms if run[0] in found and not any(_kin(run[0], name) for name in found)]
+    # a name no passage found writes is not shown to be the product (KXQ among K4P and KBP is missing), unless
+    # ``in_packs`` says the packs write it: then it is one when the passages found write no sibling of it
+    return [
+        run
+        for run in acronyms
+        if (run[0] in found or (in_packs is not None and in_packs(run[0]))) and not any(_kin(run[0], n) for n in found)
+    ]
 
 
 def _is_name(token: str) -> bool:
@@ -772,7 +785,10 @@ def _is_name(token: str) -> bool:
 def _kin(name: str, token: str) -> bool:
     """Whether ``token`` names a sibling of ``name``: another name of the same shape that differs in one character
     (TW10 for TW20, KXP for KBP, INC-2026-0265 for INC-2026-0266; not EDI for ERP, nor "was" for QAS)."""
-    if len(token) != len(name) or _shape(token) != _shape(name) or not _is_name(token):
+    if len(token) != len(name) or not _is_name(token):
+        return False
+    # a system's three-character names are one family whatever their shape: KBP beside K4P and KXP
+    if _shape(token) != _shape(name) and not (written.is_system_name(name) and written.is_system_name(token)):
         return False
     return sum(a != b for a, b in zip(token.casefold(), name.casefold())) == 1
 

@@ -61,6 +61,14 @@ NUMBER_WORD_PATTERN = r"\b(?:" + "|".join(sorted(NUMBER_WORDS | {"double"})) + r
 # Z_PP_CONF_IDOC_PROCESS, R26.04, 2026-03-14.
 IDENTIFIER_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.][A-Za-z0-9]+)*")
 
+_SYSTEM_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{2}")
+
+
+def is_system_name(token: str, as_typed: bool = False) -> bool:
+    """Whether ``token`` is shaped like a system's three-character name (K4P, KXQ, KBP): a letter, then letters or
+    digits; in capitals as documents write it, or in any case as a question may type it (``as_typed``: "k4p")."""
+    return _SYSTEM_NAME.fullmatch(token) is not None and (as_typed or token.isupper())
+
 
 def months(text: str) -> list[str]:
     """The months ``text`` names, in order (``may`` only as a date: see ``MONTH_PATTERN``)."""
