@@ -2029,6 +2029,14 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
         ("amount of money", "Which invoices were created late in EUR billing?", False),
         ("amount of money", "Which vendors invoice in euros?", False),
         ("amount of money", "Can customers pay in USD?", False),
+        # a name asked beside another of its values; a phone number by what people call it
+        ("name", "What is the name and address of our 3PL warehouse partner?", True),
+        ("name", "What is the name and version of the kernel patch?", False),
+        ("phone number", "whats the support hotline number of the einvoicing provider", True),
+        ("phone number", "what's the contact number of the HANA DBA on call?", True),
+        ("phone number", "is there a number to call at the bank?", True),
+        ("phone number", "what is the support package number of KXP?", False),
+        ("phone number", "what number did the call centre report?", False),
     ],
 )
 def test_what_asks_for_a_name_or_an_amount_of_money(shape, question, asks):

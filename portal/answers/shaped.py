@@ -54,7 +54,8 @@ _PHRASE_END = (
     r"were|do|does|did)\b))"
 )
 _ASKS_NAME = re.compile(
-    r"\bnames?\s+of\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w-]+\s+){0,4}?(?:company|vendor|supplier|provider|"
+    # "the name and address of our 3PL partner" asks for its name too
+    r"\bnames?\s+(?:and\s+(?:[\w-]+\s+){1,2}?)?of\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w-]+\s+){0,4}?(?:company|vendor|supplier|provider|"
     r"partner|firm|contractor|manager|lead|person|engineer|consultant|administrator|owner|contact|bank|carrier|"
     r"haulier|forwarder|insurer|auditor|agency|broker|officer|analyst|coordinator|supervisor|director|specialist|"
     r"technician|colleague)s?\b"
@@ -126,7 +127,11 @@ _QUESTION_WORDS = STOPWORDS | {"name", "names", "company"}
 # What a question asks for (its words) -> whether a text holds a value of that shape.
 SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
     "phone number": (
-        re.compile(r"\b(?:phone|telephone|mobile|cell|fax)\s+(?:number|no\b)", re.I),
+        # "the support hotline number", "a contact number", "the number to call"
+        re.compile(
+            r"\b(?:phone|telephone|mobile|cell|fax|hotline|contact)\s+(?:number|no\b)|\bnumber\s+to\s+(?:call|ring)\b",
+            re.I,
+        ),
         lambda text, question: _holds_phone_number(text),
     ),
     "e-mail address": (
