@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from peewee import IntegrityError
 
+from portal.controls import shows_nothing
 from portal.db import database
 from portal.errors import Refused, too_long
 from portal.models import Company
@@ -19,6 +20,8 @@ MAX_NAME_CHARS = 255  # the width of the column (PostgreSQL enforces it)
 def checked_name(name: str | None) -> str:
     """A company's name as stored: trimmed, no wider than its column ("" for none)."""
     name = (name or "").strip()
+    if shows_nothing(name):  # no name, not a company nobody can read
+        name = ""
     if len(name) > MAX_NAME_CHARS:
         raise too_long("bad_company", "A company's name", MAX_NAME_CHARS, len(name))
     return name

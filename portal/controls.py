@@ -18,6 +18,7 @@ characters, and right-to-left text needs those: they stay. File names refuse the
 from __future__ import annotations
 
 import re
+import unicodedata
 
 BIDI_REORDERING = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
@@ -38,3 +39,22 @@ def normalised_text(text: str) -> str:
     """A document's text as it is stored, from an upload or an edit: newlines as ``\\n``, without control
     characters or bidirectional reordering."""
     return strip_control_characters(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+# Characters shown as nothing that are neither white space nor format characters (Cf): Unicode's
+# default-ignorable letters and marks (Hangul fillers, the combining grapheme joiner, variation selectors), and the
+# blank Braille pattern, which fonts draw empty.
+_IGNORABLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0") | frozenset(map(chr, range(0x180B, 0x1810)))
+_IGNORABLE |= frozenset(map(chr, range(0xFE00, 0xFE10)))
+
+
+def unseen(character: str) -> bool:
+    """White space, a control, a format character (zero-width, bidirectional mark, soft hyphen) or another
+    character shown as nothing."""
+    return character.isspace() or unicodedata.category(character) in ("Cc", "Cf") or character in _IGNORABLE
+
+
+def shows_nothing(text: str) -> bool:
+    """Whether ``text`` would show nothing on a page: a title, a name, a question or a document made only of
+    zero-width spaces, joiners or fillers is as empty as one of spaces (it listed as a link with nothing to click)."""
+    return all(unseen(character) for character in text.strip())

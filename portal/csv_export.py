@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import csv
 import io
-import unicodedata
 from collections.abc import Iterable, Sequence
 from itertools import chain
+
+from portal.controls import unseen
 
 # With their full-width forms, which a spreadsheet in an East Asian locale may read as the ASCII signs.
 FORMULA_SIGNS = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
 ALWAYS_PREFIXED = frozenset("\t\r\x00")  # first characters named themselves: OWASP's tab and CR, ASVS's NUL
-# Characters shown as nothing that are neither white space nor format characters (Cf): Unicode's
-# default-ignorable letters and marks (Hangul fillers, the combining grapheme joiner, variation selectors).
-_IGNORABLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0") | frozenset(map(chr, range(0x180B, 0x1810)))
-_IGNORABLE |= frozenset(map(chr, range(0xFE00, 0xFE10)))
 
 
 def spreadsheet_cell(value) -> str:
@@ -30,14 +27,9 @@ def spreadsheet_cell(value) -> str:
     if text[:1] in ALWAYS_PREFIXED:
         return "'" + text
     for character in text:
-        if not _unseen(character):
+        if not unseen(character):
             return "'" + text if character in FORMULA_SIGNS else text
     return text
-
-
-def _unseen(character: str) -> bool:
-    """White space, a control, a format character (zero-width, bidirectional mark) or another invisible one."""
-    return character.isspace() or unicodedata.category(character) in ("Cc", "Cf") or character in _IGNORABLE
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Iterable]) -> str:

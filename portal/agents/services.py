@@ -14,6 +14,7 @@ from peewee import JOIN, IntegrityError
 
 from portal.audit import audit
 from portal.companies import company_named
+from portal.controls import shows_nothing
 from portal.db import database, locking
 from portal.errors import NotFound, Refused, too_long
 from portal.meanwhile import refuse_if_changed
@@ -312,7 +313,7 @@ def _slug_taken(slug: str) -> Refused:
 
 def _checked_name(name: str) -> str:
     name = (name or "").strip()
-    if not name:
+    if shows_nothing(name):
         raise Refused("bad_name", "An agent needs a name.")
     if len(name) > MAX_NAME_CHARS:
         raise too_long("bad_name", "An agent's name", MAX_NAME_CHARS, len(name))

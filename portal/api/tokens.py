@@ -15,6 +15,7 @@ import hashlib
 import secrets
 
 from portal.audit import audit
+from portal.controls import shows_nothing
 from portal.db import database
 from portal.errors import NotFound, Refused, too_long
 from portal.models import ApiToken, User, utcnow
@@ -33,7 +34,7 @@ def _digest(secret: str) -> str:
 def create_token(user: User, name: str, actor: User | None = None) -> tuple[ApiToken, str]:
     """A new token for ``user`` named ``name``: the row and the secret, which is never stored or shown again."""
     name = " ".join((name or "").split())
-    if not name:
+    if shows_nothing(name):
         raise Refused("bad_token_name", "Give the token a name, such as the system that will use it.")
     if len(name) > MAX_NAME_CHARS:
         raise too_long("bad_token_name", "A token name", MAX_NAME_CHARS, len(name))

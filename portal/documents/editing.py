@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from portal import storage
 from portal.audit import audit
-from portal.controls import normalised_text
+from portal.controls import normalised_text, shows_nothing
 from portal.db import database
 from portal.documents import revisions
 from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
 from portal.documents.services import classification_policy, fitted_title, sha256_hex
-from portal.errors import Refused, TitleConflict, VersionConflict, too_long
+from portal.errors import DeleteConflict, Refused, TitleConflict, VersionConflict, too_long
 from portal.ingest import limits
 from portal.ingest.classify import classify, refuse_if_not_allowed
 from portal.ingest.markers import with_figure_descriptions
@@ -66,7 +66,7 @@ def checked_title(title: str, doc_id: str) -> str:
     """A title on one line of at most MAX_TITLE_CHARS characters, classified like an upload's (a credential
     in it is redacted)."""
     title = " ".join((title or "").split())
-    if not title:
+    if shows_nothing(title):
         raise Refused("bad_title", "A document needs a title.")
     if len(title) > MAX_TITLE_CHARS:
         raise too_long("bad_title", "A title", MAX_TITLE_CHARS, len(title))
@@ -118,7 +118,7 @@ def edit_text(
         )
     text = normalised_text(text)
     title = title or document.title
-    if not text.strip():
+    if shows_nothing(text):
         raise limits.refuse_empty()
     if len(text) > limits.MAX_TEXT_CHARS:
         raise limits.refuse_too_many_chars(len(text))
@@ -213,12 +213,26 @@ def _write_text_revision(
     return revision
 
 
+def deleted_already(pack, doc_id: str) -> bool:
+    """Whether the pack holds a deleted document of that id (its tombstone): a deletion asked again, or lost to
+    another one, finds it gone."""
+    return (
+        Document.select()
+        .where((Document.pack == pack) & (Document.doc_id == doc_id) & Document.deleted_at.is_null(False))
+        .exists()
+    )
+
+
 def delete_document(document: Document, expected_version: int) -> None:
-    """Remove text, revisions, passages, files and index entries; keep a tombstone."""
+    """Remove text, revisions, passages, files and index entries; keep a tombstone. ``DeleteConflict`` when the
+    document changed or was deleted since ``expected_version`` was shown."""
     pack = document.pack
     with storage.changing() as files:
         with database().atomic():
-            revisions.update_at_version(document, expected_version, deleted_at=utcnow(), updated_at=utcnow())
+            try:
+                revisions.update_at_version(document, expected_version, deleted_at=utcnow(), updated_at=utcnow())
+            except VersionConflict as conflict:
+                raise DeleteConflict(conflict.expected, conflict.current) from None
             files.touches(revisions.document_folder(document))
             Revision.delete().where(Revision.document == document).execute()  # passages and figures cascade
             DescribeJob.end_running([document.id])

@@ -11,6 +11,7 @@ import json
 
 from peewee import IntegrityError
 
+from portal.controls import shows_nothing
 from portal.db import KeptSelect, database, locking
 from portal.errors import Refused, too_long
 from portal.models import Feedback, FeedbackTriage, Run, User, utcnow
@@ -38,6 +39,8 @@ CHANGED_MESSAGE = (
 
 def checked_note(note: str | None, what: str = "A note") -> str:
     note = (note or "").replace("\r\n", "\n").strip()
+    if shows_nothing(note):  # a note of zero-width spaces is no note
+        note = ""
     if len(note) > MAX_NOTE_CHARS:
         raise too_long("note_too_long", what, MAX_NOTE_CHARS, len(note), " Nothing was saved.")
     return note

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from portal.controls import normalised_text
+from portal.controls import normalised_text, shows_nothing
 from portal.ingest import limits
 from portal.ingest.figures import ExtractedFigure, assemble, figure_label
 from portal.ingest.markers import without_images_line
@@ -61,8 +61,6 @@ EXPECTED_BYTES = {
 # A text upload that starts with one of these signatures is a binary file under a text name
 # (signatures short enough to begin real text, such as BMP's "BM", are left out).
 BINARY_KINDS = {"pdf", "zip", "cfb", "png", "jpeg", "gif", "webp", "tiff", "emf", "jpeg2000"}
-
-_BLANK = re.compile(r"[\s\u200b\u2060\ufeff]*")
 
 
 @dataclass
@@ -167,7 +165,7 @@ def read_text(data: bytes) -> str:
         before = text[: text.index("\x00")]
         raise limits.refuse_nul_character(bom + len(before.encode(encoding)))
     text = normalised_text(text)
-    if _BLANK.fullmatch(text):
+    if shows_nothing(text):
         raise limits.refuse_empty()
     if len(text) > limits.MAX_TEXT_CHARS:
         raise limits.refuse_too_many_chars(len(text))
@@ -178,4 +176,4 @@ def _readable(text: str, images_not_kept: dict[str, int]) -> bool:
     """Whether any text is left besides the Images line."""
     if images_not_kept:
         text = without_images_line(text)
-    return not _BLANK.fullmatch(text)
+    return not shows_nothing(text)

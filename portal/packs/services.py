@@ -9,7 +9,7 @@ from peewee import IntegrityError, fn
 from portal import access
 from portal.audit import audit
 from portal.companies import company_named
-from portal.controls import strip_control_characters
+from portal.controls import shows_nothing, strip_control_characters
 from portal.db import database, locking
 from portal.errors import NotFound, Refused, too_long
 from portal.meanwhile import refuse_if_changed
@@ -31,7 +31,7 @@ MAX_DESCRIPTION_CHARS = 2_000
 
 def _checked_title(title: str) -> str:
     title = title.strip()
-    if not title:
+    if shows_nothing(title):
         raise Refused("bad_title", "A pack needs a title.")
     if len(title) > MAX_TITLE_CHARS:
         raise too_long("bad_title", "A pack's title", MAX_TITLE_CHARS, len(title))

@@ -25,6 +25,7 @@ from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
 from portal.config import ANSWER_MODEL
+from portal.controls import shows_nothing
 from portal.db import database, locking
 from portal.errors import Refused, too_long
 from portal.ingest import limits
@@ -41,7 +42,7 @@ REFERENCES_PER_RUN = evidence.REFERENCES_PER_RUN
 
 def checked_question(question: str) -> str:
     question = (question or "").strip()
-    if not question:
+    if shows_nothing(question):
         raise Refused("empty_question", "Ask a question: the text was empty.")
     if len(question) > limits.MAX_QUESTION_CHARS:  # read at each call, as the page's maxlength is
         raise too_long("question_too_long", "A question", limits.MAX_QUESTION_CHARS, len(question))

@@ -15,6 +15,7 @@ import re
 import zipfile
 import zlib
 
+from portal.controls import shows_nothing
 from portal.ingest import limits
 from portal.ingest.docx.markdown import MarkdownWriter, Picture
 from portal.ingest.docx.package import WHAT, Package, W
@@ -56,7 +57,7 @@ def read_docx(data: bytes) -> Reading:
         archive.close()
         raise
     readable = re.sub(r"\x00\d+\x00", "", text)
-    if not readable.strip() and not writer.pictures:
+    if shows_nothing(readable) and not writer.pictures:
         archive.close()
         raise limits.refuse_empty()
     if len(readable) > limits.MAX_TEXT_CHARS:

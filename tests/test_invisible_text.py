@@ -1,0 +1,87 @@
+"""A title, a name, a question or a document made only of characters shown as nothing is as empty as one of spaces.
+
+Found by an attack probe: a pack titled with two zero-width characters listed as a link with nothing to click,
+an agent could be offered under such a name, a question of them became a run and a conversation whose heading
+showed nothing, while a title of spaces was refused. One rule (``controls.shows_nothing``) decides everywhere.
+"""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+
+from portal.agents.services import create_agent
+from portal.api.tokens import create_token
+from portal.companies import checked_name
+from portal.controls import shows_nothing
+from portal.documents import editing
+from portal.documents.services import upload_file
+from portal.errors import Refused
+from portal.feedback.services import checked_note
+from portal.models import Agent, Document, Pack, Run
+from portal.packs.services import create_pack
+
+# zero-width space, word joiner, soft hyphen, Hangul filler, blank Braille pattern, byte order mark, left-to-right
+# mark, combining grapheme joiner, tag space
+INVISIBLE = ["\u200b", "\u2060", "\u00ad", "\u3164", "\u2800", "\ufeff", "\u200e", "\u034f", "\U000e0020"]
+NOTHING = "\u200b\u2060 \u3164"
+
+
+def test_text_made_only_of_characters_shown_as_nothing_shows_nothing():
+    assert all(shows_nothing(f" {c}\t{c} ") for c in INVISIBLE)
+    assert shows_nothing("") and shows_nothing(" \n ")
+    # a visible character anywhere is something, whatever surrounds it
+    assert not any(shows_nothing(f"{c}a{c}") for c in INVISIBLE)
+    assert not shows_nothing("\u200b.") and not shows_nothing("日本")
+
+
+def test_a_pack_an_agent_a_token_and_a_document_title_of_nothing_are_refused(app, users, pack):
+    admin = users["PlatformAdmin"]
+    with pytest.raises(Refused, match="A pack needs a title."):
+        create_pack("invisible", NOTHING)
+    with pytest.raises(Refused, match="An agent needs a name."):
+        create_agent(admin, "invisible-agent", NOTHING, "preferred")
+    with pytest.raises(Refused, match="Give the token a name"):
+        create_token(admin, NOTHING)
+    outcome = upload_file(pack, "notes.md", b"# Notes\n\nThe spool range is SPO_NUM.\n", admin)
+    document = outcome.document
+    with pytest.raises(Refused, match="A document needs a title."):
+        editing.edit_document(document, 1, admin, NOTHING)
+    assert Document.get_by_id(document.id).title == "Notes"
+    assert not Pack.select().where(Pack.slug == "invisible").exists()
+    assert not Agent.select().where(Agent.slug == "invisible-agent").exists()
+
+
+def test_a_document_of_nothing_is_refused_as_empty_and_nothing_is_stored(app, users, pack):
+    admin = users["PlatformAdmin"]
+    refused = upload_file(pack, "blank.md", NOTHING.encode(), admin).refused
+    assert refused is not None and refused.message.startswith("The document has no text")
+    assert not Document.select().where(Document.doc_id == "blank").exists()
+    document = upload_file(pack, "notes.md", b"# Notes\n\nThe spool range is SPO_NUM.\n", admin).document
+    with pytest.raises(Refused, match="The document has no text"):
+        editing.edit_text(document, NOTHING, expected_version=1, user=admin)
+    assert Document.get_by_id(document.id).current_revision().version == 1
+
+
+def test_a_note_or_a_company_of_nothing_is_none():
+    assert checked_note(NOTHING) == "" and checked_note(" a\u200b ") == "a\u200b"
+    assert checked_name(NOTHING) == ""
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+def test_a_question_of_nothing_is_refused_on_the_try_page_and_nothing_is_stored(app, users, pack, client_as, htmx):
+    create_agent(users["PlatformAdmin"], "ops-helper", "Ops helper", "preferred", pack_slugs=["ops"])
+    runs = Run.select().count()
+    headers = {"HX-Request": "true"} if htmx else {}
+    response = client_as("PlatformAdmin").post("/agents/ops-helper/try", data={"question": NOTHING}, headers=headers)
+    assert response.status_code == 422
+    page = BeautifulSoup(response.get_data(as_text=True), "html.parser")
+    assert "the text was empty" in page.select_one(".error").text
+    assert Run.select().count() == runs
+
+
+def test_a_pack_title_of_nothing_is_refused_in_the_browser_form(pack, client_as):
+    response = client_as("PlatformAdmin").post("/packs/ops/edit", data={"title": NOTHING, "description": "x"})
+    assert response.status_code == 422
+    assert "A pack needs a title." in BeautifulSoup(response.get_data(as_text=True), "html.parser").text
+    assert Pack.get(Pack.slug == "ops").title == "Operations"
