@@ -42,6 +42,25 @@ class VersionConflict(CairnError):
         )
 
 
+class DeleteConflict(VersionConflict):
+    """A deletion confirmed on a version that is no longer current, or of a document someone else deleted first
+    (``current`` 0): "you edited" and "nothing was saved" do not fit a person who asked to delete."""
+
+    DELETED_FIRST = "Someone else deleted this document first; there was nothing left to delete."
+
+    def __init__(self, expected: int, current: int):
+        super().__init__(expected, current)
+        if current:
+            self.what_happened = (
+                f"This document changed while you were deciding: you confirmed deleting version {expected}, "
+                f"but it is now at version {current}. Nothing was deleted"
+            )
+            self.args = (f"{self.what_happened}; look at the new version and delete it again if you still want to.",)
+        else:
+            self.what_happened = "Someone else deleted this document first"
+            self.args = (self.DELETED_FIRST,)
+
+
 class NotFound(CairnError):
     """Missing, or not visible to the principal: both look the same."""
 

@@ -26,6 +26,7 @@ A search typed into a page's ``?q=`` is read by ``query_search``, the one place 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from flask import Request, request
@@ -134,24 +135,39 @@ def refuse_nul_characters() -> None:
                 f"The form field {name!r} holds a NUL character (U+0000), which text cannot hold; nothing was changed."
             )
     if request.is_json:
-        for where in _nul_places(request.get_json(silent=True), ""):
-            raise BadRequest(
-                f"The JSON value {where or 'body'} holds a NUL character (U+0000), which text cannot hold; "
-                "nothing was changed."
-            )
+        for where, what in _unwritable_places(request.get_json(silent=True), ""):
+            raise BadRequest(f"The JSON value {where or 'body'} holds {what}; nothing was changed.")
 
 
-def _nul_places(value, where: str) -> Iterator[str]:
-    """Where in a parsed JSON value a string (or a key) holds a NUL: ``text``, ``reader_roles[1]``."""
+# A lone surrogate escape ("\ud800" without its pair) is valid JSON to Python's decoder but names no character: no
+# text can be stored or shown with it (the API's own reader said only "unexpected end of hex escape").
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unwritable(text: str) -> str:
+    """What in ``text`` no text can hold, in words ("" for nothing)."""
+    if NUL in text:
+        return "a NUL character (U+0000), which text cannot hold"
+    surrogate = _LONE_SURROGATE.search(text)
+    if surrogate:
+        return f"an unpaired surrogate (\\u{ord(surrogate.group()):04x}), which is not a character"
+    return ""
+
+
+def _unwritable_places(value, where: str) -> Iterator[tuple[str, str]]:
+    """Where in a parsed JSON value a string (or a key) holds what no text can (``text``, ``reader_roles[1]``),
+    with what it is."""
     if isinstance(value, str):
-        if NUL in value:
-            yield where
+        what = _unwritable(value)
+        if what:
+            yield where, what
     elif isinstance(value, dict):
         for key, item in value.items():
             place = f"{where}.{key}" if where else str(key)
-            if NUL in key:
-                yield repr(place)
-            yield from _nul_places(item, place)
+            what = _unwritable(key)
+            if what:
+                yield repr(place), what
+            yield from _unwritable_places(item, place)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _nul_places(item, f"{where}[{index}]")
+            yield from _unwritable_places(item, f"{where}[{index}]")

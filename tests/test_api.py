@@ -421,6 +421,18 @@ def test_refusals_carry_the_browser_uploads_reason_and_store_nothing(live, reaso
     assert (Document.select().count(), Revision.select().count()) == before
 
 
+@pytest.mark.parametrize("length", [81, 253, 300])
+def test_a_document_id_too_long_is_refused_as_an_id_not_as_a_file_name(live, length):
+    """No file was sent: a 253-character id got "The file name has 256 characters" (found by an attack probe)."""
+    doc_id = "a" * length
+    response = live.call(
+        "admin", "PUT", f"/api/v1/packs/ops/documents/{doc_id}", json={"expected_version": 0, "text": "hi"}
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["message"].startswith("A document id has 1–80 letters")
+    assert not Document.select().where(Document.doc_id == doc_id).exists()
+
+
 def test_a_body_over_the_upload_limit_is_413_and_other_media_415(live):
     too_big = live.call(
         "admin",

@@ -207,6 +207,25 @@ def test_an_edit_and_a_delete_of_the_same_version_leave_one_outcome_whole(server
             assert not fresh.is_deleted and (fresh.current_version, kept) == (2, 2)
 
 
+def test_two_admins_deleting_one_document_get_one_deletion_and_one_plain_word_that_it_is_gone(server, admins, pack):
+    """The loser asked to delete: it lands on the pack, told someone else deleted the document first. Before, it got
+    the document's 404 page saying "you edited version 1. Nothing was saved", or a bare 404 (found by a race probe).
+    """
+    for round_number in range(RACE_ROUNDS):
+        document = documents.upload_file(pack, f"gone-{round_number}.md", b"# Gone\n\nSoon.\n", None).document
+        address = f"{server}/packs/{pack.slug}/documents/{document.doc_id}/delete"
+        responses = post_together(admins, address, [{"expected_version": "1"}] * 2)
+        assert [r.status_code for r in responses] == [303, 303], [r.text[:300] for r in responses]
+        assert all(r.headers["Location"].endswith(f"/packs/{pack.slug}") for r in responses)
+        pages = [admin.get(f"{server}/packs/{pack.slug}").text for admin in admins]
+        assert sum("Deleted Gone." in page for page in pages) == 1
+        assert sum("Someone else deleted this document first" in page for page in pages) == 1
+        assert Document.get_by_id(document.id).is_deleted
+    # asked again later (a second tab, the back button): the same word, never a 404
+    again = admins[0].post(address, data={"expected_version": "1"})
+    assert again.status_code == 200 and "Someone else deleted this document first" in again.text
+
+
 @pytest.mark.parametrize("change", ["edit", "upload"])
 def test_a_document_changed_while_its_pack_is_deleted_is_one_outcome_never_a_500(server, admins, change):
     """Either the change comes first (the deletion is refused: the pack changed since its confirmation) or the

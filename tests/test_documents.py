@@ -65,8 +65,12 @@ def test_edit_makes_a_revision_and_a_stale_edit_conflicts_and_changes_nothing(ap
 def test_stale_delete_conflicts(app, pack):
     document = services.upload_file(pack, "idoc-backlog.md", RUNBOOK, None).document
     editing.edit_text(document, "# New\n\nNew text.\n", 1, None)
-    with pytest.raises(VersionConflict):
+    with pytest.raises(VersionConflict) as conflict:
         editing.delete_document(Document.get_by_id(document.id), 1)
+    assert str(conflict.value) == (
+        "This document changed while you were deciding: you confirmed deleting version 1, but it is now at "
+        "version 2. Nothing was deleted; look at the new version and delete it again if you still want to."
+    )
     assert not Document.get_by_id(document.id).is_deleted
 
 

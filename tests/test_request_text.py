@@ -168,6 +168,26 @@ def test_a_nul_in_a_json_body_nested_within_the_limit_is_still_named(world, user
     assert response.json["error"]["message"].startswith("The JSON value reader_roles[0][0][0][0][0][0] holds a NUL")
 
 
+@pytest.mark.parametrize(
+    "address, body",
+    [
+        ("/api/v1/packs/ops/documents/gauge", '{"expected_version": 1, "text": "\\ud800 lone"}'),
+        ("/api/v1/agents/acme-desk/ask", '{"question": "why \\udfff"}'),
+    ],
+)
+def test_an_unpaired_surrogate_in_a_json_body_is_named_and_nothing_changes(world, users, client_as, address, body):
+    """Valid JSON to Python, no character to anyone: the API's reader said "unexpected end of hex escape" of a
+    complete escape (found by an attack probe)."""
+    headers = {"Authorization": f"Bearer {create_token(users['PlatformAdmin'], 'lone')[1]}"}
+    before = _changes()
+    method = "put" if "documents" in address else "post"
+    response = getattr(client_as(None), method)(address, data=body, content_type="application/json", headers=headers)
+    assert response.status_code == 400
+    field = "text" if "documents" in address else "question"
+    assert response.json["error"]["message"].startswith(f"The JSON value {field} holds an unpaired surrogate (\\u")
+    assert _changes() == before
+
+
 # --- Bidirectional reordering controls (portal/controls.py) ------------------------------------------------
 
 # "Clean up" then an override that shows the rest of its line backwards: stored as written, read as

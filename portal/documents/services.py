@@ -143,6 +143,8 @@ def upload_file(
 
 
 def _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access, sync) -> UploadOutcome:
+    if doc_id is not None:  # the caller's id, before the file name made of it ("a file name has at most 255")
+        refuse_if_bad_document_id(doc_id)
     filename = upload_name(filename)
     if reader_access is not None:
         reader_access.refuse_if_not_for(pack)
@@ -150,8 +152,6 @@ def _upload(pack, filename, data, user, content_type, expected_version, doc_id, 
         raise limits.refuse_too_large(len(data))
     if doc_id is None:
         document_id_for(filename)  # refuse an unusable name before reading anything
-    else:
-        refuse_if_bad_document_id(doc_id)
     extracted = read_upload(filename, data, content_type)
     title = title_for(filename, extracted.text, extracted.kind, extracted.title)
     verdict = classify(extracted.text, title, filename, classification_policy())

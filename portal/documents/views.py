@@ -10,7 +10,7 @@ from portal import access
 from portal.documents import batch, editing, sections, viewer
 from portal.documents.downloads import send_figure, send_original
 from portal.documents.readers import ReaderAccess, change_reader_access
-from portal.errors import NotFound, Refused, TitleConflict, VersionConflict
+from portal.errors import DeleteConflict, NotFound, Refused, TitleConflict, VersionConflict
 from portal.errors_web import too_large_problem
 from portal.models import REVISIONS_KEPT
 from portal.numbers import form_number, query_number, query_version
@@ -238,13 +238,23 @@ def reader_access_from_form(keep: bool = True) -> ReaderAccess | None:
 @login_required
 def delete(slug: str, doc_id: str):
     pack = access.pack_for(current_user, slug, "documents.write")
-    document = access.document_for(current_user, pack, doc_id)
     expected = form_number("expected_version")
     try:
+        document = access.document_for(current_user, pack, doc_id)
         editing.delete_document(document, expected)
-    except VersionConflict as conflict:
+    except NotFound:
+        if not editing.deleted_already(pack, doc_id):
+            raise
+        flash(DeleteConflict.DELETED_FIRST, "error")  # asked again, or lost to another deletion
+        return redirect(url_for("packs.show", slug=slug), code=303)
+    except DeleteConflict as conflict:
         flash(str(conflict), "error")
-        return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)
+        where = (
+            url_for("documents.show", slug=slug, doc_id=doc_id)
+            if conflict.current
+            else url_for("packs.show", slug=slug)
+        )
+        return redirect(where, code=303)
     flash(f"Deleted {document.title}.")
     return redirect(url_for("packs.show", slug=slug), code=303)
 
