@@ -1595,6 +1595,36 @@ ROOMS = (
 )
 
 
+def test_an_everyday_question_far_closer_to_its_example_than_to_a_passage_is_everyday_though_one_shares_its_topic():
+    """A passage about update requests is 0.4 like "my laptop wont turn on after the windows update", which is
+    0.75 like the everyday "Windows update keeps restarting my pc": no passage speaks to a laptop that will not
+    start. A passage as like the question as the everyday example is does (the board's minutes above)."""
+    from types import SimpleNamespace
+
+    from portal.answers import everyday
+    from portal.search.embedding import passage_text, shared_embedder
+
+    question = "my laptop wont turn on after the windows update"
+    sm13 = SimpleNamespace(
+        document_title="Runbook: update task errors",
+        heading_path="Runbook > Symptoms",
+        text="In SM13, update requests that ended with an error are listed with the user and the time.",
+    )
+    embedder = shared_embedder()
+    similarity = float(
+        embedder.embed_one(passage_text(sm13.document_title, sm13.heading_path, sm13.text))
+        @ embedder.embed_one(question)
+    )
+    assert everyday.PACK_SIMILARITY <= similarity < 0.45  # a passage the rule once took as speaking to it
+    assert everyday.is_everyday(question, [sm13])
+    close = SimpleNamespace(
+        document_title="Laptops",
+        heading_path="Laptops",
+        text="A laptop that will not turn on after a Windows update: hold the power button for 30 seconds, then start it again.",
+    )
+    assert not everyday.is_everyday(question, [sm13, close])
+
+
 @pytest.mark.parametrize("document, everyday", [(CHANGE_BOARD, True), (ROOMS, False)])
 def test_an_everyday_question_that_no_passage_speaks_to_is_no_evidence(corpus, document, everyday):
     """The board's minutes share "meeting", "Thursday" and "afternoon" and say nothing of booking a room; a
