@@ -334,6 +334,22 @@ def test_a_body_of_the_wrong_shape_is_400_naming_the_field(live, body, field_nam
     assert field_named in response.json()["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    "data, files, field_named",
+    [
+        ({"expected_version": "0", "visiblity": "shared"}, {}, "visiblity"),
+        ({"expected_version": "0"}, {"attachment": ("x.md", b"# X\n", "text/markdown")}, "attachment"),
+    ],
+)
+def test_a_multipart_field_the_shape_does_not_know_is_400_naming_it(live, data, files, field_named):
+    """A typo'd field was dropped unread: the document was stored with the pack's default visibility."""
+    files = {"file": ("shape.md", b"# Shape\n\nText.\n", "text/markdown"), **files}
+    response = live.call("admin", "PUT", "/api/v1/packs/ops/documents/shape", data=data, files=files)
+    assert (response.status_code, response.json()["error"]["code"]) == (400, "invalid_request")
+    assert field_named in response.json()["error"]["message"]
+    assert not Document.select().where(Document.doc_id == "shape").exists()
+
+
 def test_a_boolean_is_not_a_version(live):
     """pydantic read ``true`` as version 1 and ``false`` as 0: a stale client's flag overwrote, deleted or created."""
     path = "/api/v1/packs/ops/documents/flagged"
