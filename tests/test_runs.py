@@ -1620,7 +1620,8 @@ def test_an_everyday_question_far_closer_to_its_example_than_to_a_passage_is_eve
     close = SimpleNamespace(
         document_title="Laptops",
         heading_path="Laptops",
-        text="A laptop that will not turn on after a Windows update: hold the power button for 30 seconds, then start it again.",
+        text="A laptop that will not turn on after a Windows update: hold the power button for 30 seconds, "
+        "then start it again.",
     )
     assert not everyday.is_everyday(question, [sm13, close])
 
