@@ -1581,6 +1581,42 @@ def test_a_number_of_days_or_hours_is_a_quantity_not_a_name():
     assert evidence_for("Why did the fix take so much longer than the 3-day target?", [digest]).evidence
 
 
+def test_a_decision_asked_for_is_answered_by_one_that_looks_ahead():
+    """ "Did the cab approve the event based billing start?" is answered by "Decision D7: deferred. The specification
+    must first describe the event": the decision is what was asked, though the unit says what must happen next. "Did
+    R26.04 go in ok?" asks how the release went, which the board's approval for it does not say."""
+    minutes = Hit(
+        "CHG-2026-0134, billing job started by the event of the credit release: Decision D7: deferred. The "
+        "specification must first describe the event; resubmit for R26.04.",
+        document_title="Change board minutes",
+    )
+    assert evidence_for("did the cab approve the event based billing start in march?", [minutes]).evidence
+    approval = Hit(
+        "CHG-2026-0129, renewal of K4P certificates: Decision D6: approved for R26.04 on 13 April.",
+        document_title="Change board minutes",
+    )
+    refused = evidence_for("did the renewal of K4P certificates go in ok with R26.04 on 13 April?", [approval])
+    assert not refused.evidence and refused.unreported
+    assert evidence_for("did the board approve the renewal of K4P certificates for R26.04?", [approval]).evidence
+
+
+def test_a_number_of_thousands_is_named_as_documents_group_it():
+    from portal.answers.evidence import names
+
+    assert names("up to 3,000 on the last working day of a month", "3000")
+    assert names("3.000 Belege", "3000") and names("3\u202f000 documents", "3000")
+    assert not names("13,000 documents", "3000") and not names("30,000 documents", "3000")
+    assert not names("3,000", "0300")  # a number with a leading zero is a code, written as it is
+    spec = Hit("The billing run must finish within 90 minutes for 3,000 billing documents.")
+    assert evidence_for("what runtime does the spec allow for 3000 billing documents?", [spec]).evidence
+
+
+def test_till_is_a_word_of_the_question_not_of_its_subject():
+    """ "how long till a confirmation shows up" weighed "till", a word no passage holds, as the rarest there is."""
+    assert "till" not in question_terms("how long till a mes confirmation shows up in k4p")
+    assert "confirm" in question_terms("how long till a mes confirmation shows up in k4p")
+
+
 def test_what_was_done_on_a_day_is_not_answered_by_its_announcement():
     """The minutes of 5 March announce the next meeting (19 March): what the board decided on 19 March is in no
     passage. What it decided on 5 March is, even where a decision names a plan ("deferred … planned for R26.04")."""

@@ -350,6 +350,11 @@ def names(text: str, identifier: str) -> bool:
     named as ``TABLE-FIELD`` (ZTW_CRED_LOG-EXPOSURE) may also be named by its table and field apart."""
     if _occurs(text, identifier):
         return True
+    # a number of thousands as documents group it: "3000 docs" is "3,000 billing documents" (or 3.000, 3 000)
+    if identifier.isdigit() and len(identifier) >= 4 and identifier[0] != "0":
+        grouped = f"{int(identifier):,}"
+        if any(_occurs(text, grouped.replace(",", mark)) for mark in (",", ".", " ", "\u202f", "\u00a0")):
+            return True
     field_of = _TABLE_FIELD.match(identifier)
     return field_of is not None and _occurs(text, field_of.group(1)) and _occurs(text, field_of.group(2))
 
@@ -613,7 +618,11 @@ def choose(
             unanswered_for = [" ".join(run) for run in subjects]
         elif done_on_a_day and _only_announced_on(asked_days, units, weights, tokenize):
             unreported, evidence, issued = True, False, []
-        elif past_outcome and _only_planned(closest):
+        elif (
+            past_outcome
+            and _only_planned(closest)
+            and not any(outcome.decision_reported(question, u.text) for u in closest)
+        ):
             unreported, evidence, issued = True, False, []
     return Choice(
         evidence,

@@ -104,3 +104,19 @@ def planned(text: str, context: str = "") -> bool:
         or (_CONDITION.search(text) is not None and not _REPORTED.search(text))
         or (_PLANNING.search(context) is not None and not _REPORTED.search(text))
     )
+
+
+# "Did the board approve …?", "was it rejected?": the question asks for a decision, which a unit reporting one answers
+# however far it looks ahead ("Decision D7: deferred. … must first describe the event"), unlike "did R26.04 go in ok?",
+# which the board's approval for it does not answer.
+_ASKS_DECISION = re.compile(
+    r"\b(?:approv|decid|reject|defer|accept|postpon|declin)\w*\b|\bsign(?:ed)?\s+off\b", re.IGNORECASE
+)
+_REPORTS_DECISION = re.compile(
+    r"\b(?:approved|decided|rejected|deferred|accepted|postponed|declined|signed\s+off|decisions?)\b", re.IGNORECASE
+)
+
+
+def decision_reported(question: str, text: str) -> bool:
+    """Whether ``question`` asks whether something was decided and ``text`` reports a decision."""
+    return _ASKS_DECISION.search(question) is not None and _REPORTS_DECISION.search(text) is not None

@@ -60,7 +60,7 @@ STOPWORDS = frozenset(
     a an and any as at but by for from if in into of off on onto or so than that the then
     there these this those to too very with
     above after again against all before below between both down during each few further
-    here more most no nor not once only other out over own same some such through under until
+    here more most no nor not once only other out over own same some such through under until till til
     up while just
     get gets got getting gotten happen happens happened happening mean means meant
     go goes went gone going make makes made take takes took taken need needs needed
