@@ -1226,6 +1226,11 @@ def test_identifiers_a_question_names():
     # system" is K4P): the evidence need not write it
     assert identifier_runs("the spool range on the production S/4 system, on R/3 and BW/4") == []
     assert identifier_runs("user locked in s4 prod, and the S4 tickets?") == [["S4"]]  # alone, S4 may be a severity
+    # ... and so does a product's name ("the S/4HANA production system", which the documents call K4P)
+    runs = identifier_runs("availability of the S/4HANA production system and of BW/4HANA on KBP", known=lambda t: True)
+    assert runs == [["KBP"]]
+    # the two days of a range are days, not a name "24-25"
+    assert identifier_runs("Why did the MRP run take nine hours on 24-25 February 2026?") == [["2026"]]
     assert identifier_runs("LBWQ on MCEX11/13 in K4P/K4Q?") == [["LBWQ"], ["MCEX11"], ["MCEX13"], ["K4P"], ["K4Q"]]
     # a return code as typed ("rc8", "RC 12") is the code written out: its number, not "rc8", is what a passage names
     assert identifier_runs("r26.02 rc8 and r26.03 rc12, which transports failed") == [["r26.02"], ["r26.03"], ["12"]]
@@ -1598,6 +1603,18 @@ def test_a_decision_asked_for_is_answered_by_one_that_looks_ahead():
     refused = evidence_for("did the renewal of K4P certificates go in ok with R26.04 on 13 April?", [approval])
     assert not refused.evidence and refused.unreported
     assert evidence_for("did the board approve the renewal of K4P certificates for R26.04?", [approval]).evidence
+
+
+def test_a_range_of_two_days_is_named_by_either():
+    """ "the run of 24-25 February": the digest opened on 24 February names that day alone."""
+    from portal.answers.written import days
+
+    assert days("on 24-25 February 2026") == {(2, 24): "24-25 February", (2, 25): "24-25 February"}
+    assert days("from 24–25 Feb") == {(2, 24): "24–25 Feb", (2, 25): "24–25 Feb"}
+    digest = Hit("The nightly MRP run for plant TW10 started on 24 February at 22:00 and ran for nine hours.")
+    assert evidence_for("Why did the MRP run for plant TW10 take nine hours on 24-25 February?", [digest]).evidence
+    refused = evidence_for("Why did the MRP run for plant TW10 take nine hours on 26-27 February?", [digest])
+    assert not refused.evidence and refused.missing_identifiers == ["26-27 February"]
 
 
 def test_a_number_of_thousands_is_named_as_documents_group_it():

@@ -101,7 +101,7 @@ from typing import Protocol
 from portal.answers import asked as asked_values
 from portal.answers import outcome, question_type, shaped, written
 from portal.answers.units import passage_units
-from portal.search.analysis import STOPWORDS, as_read, return_codes_written_out
+from portal.search.analysis import PRODUCT_NAME, STOPWORDS, as_read, return_codes_written_out
 
 REFERENCES_PER_RUN = 8
 # Hits read before the ones carrying none of the question's weight are dropped, so up to 8 remain.
@@ -259,6 +259,9 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
     for token, start, end in _tokens(question):
         in_date = any(low <= start < high for low, high in dates)  # "12 March", "7am": no number
         token = _singular(token)
+        if PRODUCT_NAME.fullmatch(token):  # "the S/4HANA production system" is the kind of system, not one of them
+            previous_end = -1
+            continue
         where = _is_acronym(token) and _LOCATIVE.search(question[:start]) is not None
         if in_date or where or not (is_identifier(token) or (_is_acronym(token) and known(token))):
             previous_end = -1
@@ -528,7 +531,11 @@ def choose(
     )
     if unnamed:
         unnamed -= set().union(*document_days())  # an incident's date is in its header, not its summary
-    missing.extend(asked_days[day] for day in sorted(unnamed))
+    # a range ("24-25 February") is named by one of its days
+    unnamed = {
+        day for day in unnamed if all(asked_days[other] != asked_days[day] for other in asked_days.keys() - unnamed)
+    }
+    missing.extend(dict.fromkeys(asked_days[day] for day in sorted(unnamed)))
     # what the user told may name the product as people do ("flooded SAP with print jobs"): a three-letter name the
     # packs write, of which the passages found name no sibling, need not be in the evidence
     context = [run for run in context if run not in _alone_of_their_kind(context, texts, told, in_packs)]

@@ -103,6 +103,10 @@ _MONTH_NAMES = (
     "|".join([m for m in MONTHS if m != "may"] + sorted(_ABBREVIATIONS, key=len, reverse=True)) + r"|(?-i:May)"
 )
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:of\s+)?(" + _MONTH_NAMES + r")\.?\b", re.IGNORECASE)
+# Two days of one month: "the run of 24-25 February", "24–25 Feb" (each is a day; "24-25" is no name).
+_DAY_RANGE = re.compile(
+    r"\b(\d{1,2})\s*[-–]\s*(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:of\s+)?(" + _MONTH_NAMES + r")\.?\b", re.IGNORECASE
+)
 _MONTH_DAY = re.compile(r"\b(" + _MONTH_NAMES + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?![:.,]\d)", re.IGNORECASE)
 _ISO_DAY = re.compile(r"\b\d{4}-(\d{2})-(\d{2})\b")
 _SHORT_DAY = re.compile(r"(?<![\w-])(\d{2})-(\d{2})(?![\w-])")
@@ -119,6 +123,8 @@ def days(text: str, short_form: bool = True) -> dict[tuple[int, int], str]:
     "04-16" counts too."""
     found: dict[tuple[int, int], str] = {}
     named = [(m, _month_number(m.group(2)), int(m.group(1))) for m in _DAY_MONTH.finditer(text)]
+    # both days of a range, each written as the range: a passage naming one of them names the range
+    named += [(m, _month_number(m.group(3)), int(m.group(n))) for m in _DAY_RANGE.finditer(text) for n in (1, 2)]
     named += [(m, _month_number(m.group(1)), int(m.group(2))) for m in _MONTH_DAY.finditer(text)]
     named += [(m, int(m.group(1)), int(m.group(2))) for m in _ISO_DAY.finditer(text)]
     named += [
@@ -154,7 +160,7 @@ def times(text: str, durations_in_words: bool = False) -> set[str]:
 def day_spans(text: str) -> list[tuple[int, int]]:
     """Where ``text`` writes a day ("12 March", "March 12", "2026-03-12", "14/3") or a time of day ("7am"): the
     numbers there name no thing."""
-    patterns = (_DAY_MONTH, _MONTH_DAY, _ISO_DAY, _SLASH_DAY, _DOTTED_DAY, _TIME_OF_DAY)
+    patterns = (_DAY_RANGE, _DAY_MONTH, _MONTH_DAY, _ISO_DAY, _SLASH_DAY, _DOTTED_DAY, _TIME_OF_DAY)
     return [m.span() for pattern in patterns for m in pattern.finditer(text)]
 
 

@@ -213,6 +213,12 @@ PRODUCT_LINE = re.compile(
 )
 
 
+# "S/4HANA", "BW/4HANA": a product's name, which a question gives for the kind of system it asks about ("the S/4HANA
+# production system", which the documents call K4P). Search reads it (a passage may write it); the evidence check
+# does not ask for it as a name of one thing (``evidence.identifier_runs``).
+PRODUCT_NAME = re.compile(r"[A-Za-z]{1,2}/\dHANA", re.I)
+
+
 def without_product_lines(text: str) -> str:
     """``text`` with its product lines (``PRODUCT_LINE``) blanked, each by as many spaces: positions stay."""
     return PRODUCT_LINE.sub(lambda match: " " * len(match.group()), text)
