@@ -2090,6 +2090,12 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
         ("phone number", "is there a number to call at the bank?", True),
         ("phone number", "what is the support package number of KXP?", False),
         ("phone number", "what number did the call centre report?", False),
+        # asked as on a phone, and a bank by its name; not a bank's account, statement or file
+        ("amount of money", "credit limit for sold-to 200452?", True),
+        ("amount of money", "credit limit checks failed?", False),
+        ("name", "which bank is our house bank for the payment files", True),
+        ("name", "which bank statement import job runs at 6?", False),
+        ("name", "which bank account do the payments go to?", False),
     ],
 )
 def test_what_asks_for_a_name_or_an_amount_of_money(shape, question, asks):

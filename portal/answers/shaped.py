@@ -62,8 +62,9 @@ _ASKS_NAME = re.compile(
     + _PHRASE_END
     # "which company code" asks for a code
     + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?"
-    + r"(?:company|vendor|supplier|firm|contractor|carrier|haulier|forwarder|manufacturer)\b"
-    + r"(?!\s+(?:codes?|numbers?|ids?|keys?)\b)"
+    + r"(?:company|vendor|supplier|firm|contractor|carrier|haulier|forwarder|manufacturer|bank)\b"
+    # "which bank account", "which company code" ask for something else
+    + r"(?!\s+(?:codes?|numbers?|ids?|keys?|accounts?|statements?|details|transfers?|holidays?|files?|channels?)\b)"
     + r"|\bwho\b[^?.]*\bby\s+name\b"
     # "who's our contact person at …", "who makes the label printers, what brand?": a person or a maker, by name
     r"|\bwho(?:['’]s|\s+is|\s+are|\s+was|\s+were)?\b[^?.]{0,40}?\bcontact\s+persons?\b|\bcompany(?:['’]s)?\s+names?\b|\b(?:which|what)\s+(?:brand|manufacturer|make\s+and\s+model)\b"
@@ -159,7 +160,9 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
             # a credit limit is an amount of money: "what's the credit limit for sold-to party 200184?"; not "how
             # many orders exceeded their credit limit"
             r"|\b(?:what(?:'s|’s|\s+(?:is|was|are|were))?|which)\s+(?:the\s+|their\s+|its\s+)?credit\s+limits?"
-            + _PHRASE_END,
+            + _PHRASE_END
+            # ... and asked as a bare phrase, as on a phone: "credit limit for sold-to 200452?"
+            + r"|^\W*(?:the\s+)?credit\s+limits?\s+(?:for|of)\b",
             re.I,
         ),
         lambda text, question: _MONEY.search(text) is not None,
