@@ -1075,7 +1075,8 @@ def test_two_steps_of_one_describe_job_ending_together_keep_both_descriptions(ap
     revision that was. Now each result is added under the job's lock, and the step adding the last one ends it.
 
     The second step is sent once the first has claimed its figure (the model holds both calls), and the model
-    answers both at once."""
+    answers both at once. Meanwhile a third tab's step finds every figure taken and no result in: it only says it
+    waits (it ended the job, writing nothing, and the two descriptions to come were dropped; found by a probe)."""
     require_shared_fixtures()
     admin = users["PlatformAdmin"]
     data = (FIXTURES_DIR / "pandoc_inline_images.docx").read_bytes()
@@ -1087,6 +1088,7 @@ def test_two_steps_of_one_describe_job_ending_together_keep_both_descriptions(ap
             CAIRN_VISION_MODEL="fake-vision",
             CAIRN_VISION_TIMEOUT=60.0,
         )
+        third_tab = signed_in(server, admin.email)
         try:
             for round_number in range(RACE_ROUNDS):
                 job = describing.start(Document.get_by_id(word.id), admin)
@@ -1100,6 +1102,10 @@ def test_two_steps_of_one_describe_job_ending_together_keep_both_descriptions(ap
                 for number, step in enumerate(steps, start=1):
                     step.start()
                     assert _asked(vision, number), f"step {number} never reached the model"
+                waiting = third_tab.post(address, headers={"HX-Request": "true"}, allow_redirects=False)
+                assert waiting.status_code == 200 and "Waiting for the last 2 of 2 figures" in waiting.text
+                assert 'hx-trigger="load delay:1s"' in waiting.text  # it looks again in a second
+                assert DescribeJob.get_by_id(job.id).status == "running"
                 vision.reset()  # both answers at once
                 for step in steps:
                     step.join(60)

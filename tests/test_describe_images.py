@@ -332,3 +332,29 @@ def test_a_job_whose_document_is_deleted_midway_ends_and_writes_nothing(client_a
     assert ended.finished_at is not None
     assert admin.post(step_url, headers={"HX-Request": "true"}).status_code == 404
     assert len(vision.requests) == 1
+
+
+def test_a_second_job_waits_for_a_running_one_and_ends_one_a_killed_request_left(app, client_as, word, vision):
+    """Two jobs of one document would describe (and pay for) its figures twice: the second is refused while the
+    first runs. A job unmoved for longer than a model call may take was left by a killed request: starting
+    again ends it with what it described (its description is written, not lost), then starts anew."""
+    import datetime as dt
+
+    admin = client_as("PlatformAdmin")
+    vision.reply("A chart.")
+    _describe(admin, word, htmx=True)
+    first = DescribeJob.get()
+    admin.post(f"/packs/ops/documents/{word.doc_id}/describe/jobs/{first.id}", headers={"HX-Request": "true"})
+    refused = _describe(admin, word, htmx=True)
+    assert refused.status_code == 422 and "being described already" in refused.get_data(as_text=True)
+    assert DescribeJob.select().count() == 1 and len(vision.requests) == 1
+    # the request of figure 2 claimed it and died: the job stays as it is until a model call's time has passed
+    DescribeJob.update(done=2).where(DescribeJob.id == first.id).execute()
+    assert service.step(DescribeJob.get_by_id(first.id)).status == "running"
+    waited = float(app.config["CAIRN_VISION_TIMEOUT"]) + service.MOVE_MARGIN_SECONDS + 1
+    DescribeJob.update(updated_at=DescribeJob.get_by_id(first.id).last_moved - dt.timedelta(seconds=waited)).execute()
+    again = _describe(admin, word, htmx=True)
+    assert again.status_code == 200 and "Describing figure 1 of 2" in again.get_data(as_text=True)
+    ended = DescribeJob.get_by_id(first.id)
+    assert (ended.status, ended.message) == ("written", "Version 2 holds 1 of 2 figure descriptions.")
+    assert _current(word).text.count("Figure 1 description: A chart.") == 1

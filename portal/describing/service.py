@@ -12,10 +12,12 @@ from __future__ import annotations
 import datetime as dt
 import time
 
+from flask import current_app
 from peewee import fn
 
 from portal import storage
 from portal.answers.model_client import ModelError
+from portal.config import VISION_MODEL
 from portal.db import database, locking
 from portal.describing import vision
 from portal.documents import editing
@@ -58,8 +60,17 @@ def model_configured() -> bool:
 
 
 def start(document: Document, user: User) -> DescribeJob:
-    """A new job over the current version's figures; refused (nothing called) when it cannot run."""
-    revision = document.current_revision()
+    """A new job over the current version's figures; refused (nothing called) when it cannot run, or while
+    another job of the document is running. A job a killed request left is ended first, with what it described."""
+    for earlier in DescribeJob.select().where((DescribeJob.document == document) & (DescribeJob.status == "running")):
+        if not abandoned(earlier):
+            raise Refused(
+                "describing",
+                "The figures of this document are being described already (in another tab or by another "
+                "administrator); wait for that to end. Nothing was started.",
+            )
+        _finish(earlier, stopped_early=False)
+    revision = Document.get_by_id(document.id).current_revision()
     figures = describable_figures(revision)
     if not figures:
         raise Refused("no_figures", "This document has no figures to describe.")
@@ -76,13 +87,16 @@ def start(document: Document, user: User) -> DescribeJob:
 def step(job: DescribeJob) -> DescribeJob:
     """Describe the job's next figure (one model call); after the last, write the revision.
 
-    A job still running with every figure taken was left by a request that never ended it (its process
-    was killed during the last call or after writing the revision; or another tab's request is still at
-    its last figure): it ends now, with what was described, and no figure is described twice.
+    With every figure taken, the job ends when every result is in: the step adding the last one ends it, and a step
+    finding them all in a job still running ends it for a request that could not (killed after its last result).
+    While another request is still describing one of the last figures, a step only reports progress: ending the job
+    then wrote a revision without the descriptions still to come, already paid for, and told every tab that
+    nothing was written (found by a probe stepping one job from three tabs). A job unmoved for longer than a model
+    call may take was left by a killed request (``abandoned``): it ends with what was described.
     """
     with database().atomic():
         claimed = (
-            DescribeJob.update(done=DescribeJob.done + 1)
+            DescribeJob.update(done=DescribeJob.done + 1, updated_at=utcnow())
             .where(
                 (DescribeJob.id == job.id)
                 & (DescribeJob.done == job.done)
@@ -93,7 +107,7 @@ def step(job: DescribeJob) -> DescribeJob:
         )
     if not claimed:  # another request took this step, or the job ended
         fresh = DescribeJob.get_by_id(job.id)
-        if fresh.status == "running" and fresh.done >= len(fresh.figures):
+        if fresh.status == "running" and (len(fresh.notes) >= len(fresh.figures) or abandoned(fresh)):
             return _finish(fresh, stopped_early=False)
         return fresh
     number = job.figures[job.done]
@@ -116,14 +130,43 @@ def _add_result(job: DescribeJob, number: int, note: str, description: str | Non
         fresh.notes = [*fresh.notes, note]
         if description is not None:
             fresh.descriptions = {**fresh.descriptions, str(number): description}
-        fresh.save(only=[DescribeJob.notes, DescribeJob.descriptions])
+        fresh.updated_at = utcnow()
+        fresh.save(only=[DescribeJob.notes, DescribeJob.descriptions, DescribeJob.updated_at])
     return fresh
 
 
+# How long past the vision model's timeout a step may still add its result: its request's own work around the call.
+MOVE_MARGIN_SECONDS = 30
+
+
+def abandoned(job: DescribeJob, now: dt.datetime | None = None) -> bool:
+    """Whether a running job has not moved for longer than a model call may take: the request describing its last
+    figure was killed (a live one has its answer, or its timeout, by then)."""
+    limit = float(current_app.config[VISION_MODEL.timeout]) + MOVE_MARGIN_SECONDS
+    return job.status == "running" and ((now or utcnow()) - job.last_moved).total_seconds() > limit
+
+
+def waiting_for_others(job: DescribeJob) -> bool:
+    """Whether every figure of a running job is taken and another request is still describing one of them."""
+    return job.status == "running" and job.done >= len(job.figures)
+
+
+WAIT_SECONDS = 0.5  # between looks at a job whose last figures another request is describing
+STILL_RUNNING = "The last figures are still being described in another tab; open the document again in a moment."
+
+
 def run_to_end(job: DescribeJob) -> DescribeJob:
-    """Every remaining step in this request (the page without JavaScript)."""
+    """Every remaining step in this request (the page without JavaScript). When another request (another tab) is
+    describing the last figures, it waits for them, at most as long as a model call may take."""
+    waited = 0.0
     while job.status == "running":
         job = step(job)
+        if waiting_for_others(job):
+            vision_client = vision.client()
+            if vision_client is None or waited > vision_client.timeout_s:
+                return job  # that request was cut off: the job stays to be seen, nothing is lost
+            time.sleep(WAIT_SECONDS)
+            waited += WAIT_SECONDS
     return job
 
 

@@ -32,7 +32,8 @@ def start(slug: str, doc_id: str):
         return render("describing/_job.html", status=422, pack=pack, document=document, job=None, error=refusal.message)
     if not wants_fragment():  # without JavaScript the whole job runs in this request
         job = service.run_to_end(job)
-        flash(" ".join([*job.notes, job.message]), "error" if job.status != "written" else "message")
+        message = service.STILL_RUNNING if job.status == "running" else job.message
+        flash(" ".join([*job.notes, message]), "error" if job.status != "written" else "message")
         return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)
     return render("describing/_job.html", pack=pack, document=document, job=job, error=None)
 

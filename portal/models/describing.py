@@ -26,7 +26,12 @@ class DescribeJob(BaseModel):
     status = CharField(max_length=16, default="running")  # running, then written or nothing_written
     message = TextField(default="")
     created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(null=True)  # when a step last claimed a figure or added a result (migrations/0024)
     finished_at = DateTimeField(null=True)
+
+    @property
+    def last_moved(self):
+        return self.updated_at or self.created_at
 
     class Meta:
         table_name = "describe_job"
