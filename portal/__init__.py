@@ -86,6 +86,6 @@ def repair_indexes_at_start(app: Flask, *, check_every_index: bool = True) -> No
     if repaired:
         log.warning("search indexes caught up with the database: %s", ", ".join(repaired))
     if swept:
-        log.warning("removed %d file(s) that no document names (left by an interrupted upload)", len(swept))
+        log.warning("removed %d file(s) that no document names (left by an interrupted upload or deletion)", len(swept))
     elif swept is None:
         log.warning("another process is storing files: the sweep of leftover files waits for the next start")

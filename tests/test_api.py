@@ -490,8 +490,15 @@ def test_documents_come_a_page_at_a_time(live):
     assert seen == [f"Note {n}" for n in range(5)]
     beyond = live.call("auditor", "GET", "/api/v1/packs/paged/documents?page=9").json()
     assert (beyond["documents"], beyond["next"], beyond["total"]) == ([], None, 5)
-    for bad in ("per_page=0", "per_page=201", "page=0"):
-        assert live.call("auditor", "GET", f"/api/v1/packs/paged/documents?{bad}").status_code == 400
+    # one message for every number out of place, naming the field's own bounds ("page=0" said pydantic's words)
+    for bad, named in (
+        ("per_page=0", "per_page: Value error, must be a whole number from 1 to 200"),
+        ("per_page=201", "per_page: Value error, must be a whole number from 1 to 200"),
+        ("page=0", "page: Value error, must be a whole number from 1 to 2,147,483,647"),
+        ("page=-1", "page: Value error, must be a whole number from 1 to 2,147,483,647"),
+    ):
+        response = live.call("auditor", "GET", f"/api/v1/packs/paged/documents?{bad}")
+        assert response.status_code == 400 and response.json()["error"]["message"].startswith(named), bad
 
 
 def test_an_answer_carries_its_references_and_citations(live):

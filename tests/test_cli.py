@@ -164,3 +164,19 @@ def test_arguments_lose_control_characters_as_forms_do_but_a_path_to_a_file_stay
     outcome = json.loads(cli("ingest", "rtl", str(odd), "--json", ok=False).stdout.splitlines()[0])
     assert (outcome["reason"], outcome["file"]) == ("bad_name", str(odd))
     assert "U+0007" in outcome["message"]
+
+
+def test_numbers_out_of_range_are_usage_errors_never_a_traceback_or_a_silent_server(cli, users):
+    """`cairn tokens revoke 99999999999999999999999` printed OverflowError's traceback; `cairn serve --workers 0`
+    started a gunicorn that never answered, and `--port -1` printed gunicorn's traceback (found by a probe)."""
+    from portal.api.tokens import create_token
+
+    huge = cli("tokens", "revoke", "99999999999999999999999", ok=False)
+    assert huge.returncode == 2 and "is not in the range" in huge.stderr
+    for arguments in (["--workers", "0"], ["--threads", "0"], ["--port", "-1"], ["--port", "70000"]):
+        refused = cli("serve", *arguments, ok=False)
+        assert refused.returncode == 2 and "is not in the range" in refused.stderr, arguments
+    token, _secret = create_token(users["Auditor"], "probe")
+    assert cli("tokens", "revoke", str(token.id)).stdout.startswith(f"revoked token {token.id} (probe)")
+    again = cli("tokens", "revoke", str(token.id))
+    assert "was revoked already; nothing changed" in again.stdout

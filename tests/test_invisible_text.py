@@ -85,3 +85,15 @@ def test_a_pack_title_of_nothing_is_refused_in_the_browser_form(pack, client_as)
     assert response.status_code == 422
     assert "A pack needs a title." in BeautifulSoup(response.get_data(as_text=True), "html.parser").text
     assert Pack.get(Pack.slug == "ops").title == "Operations"
+
+
+def test_a_company_pack_naming_a_company_of_nothing_is_refused_and_an_old_one_is_granted_to_no_agent(app, users):
+    """`cairn packs create … --kind company --company $'\\u200b'` made a company pack of no company; granting it
+    then failed with a server error (found by a probe)."""
+    with pytest.raises(Refused, match="A company pack names the company"):
+        create_pack("nobody", "Nobody's", "company", company_name="\u200b", add_company=True)
+    assert not Pack.select().where(Pack.slug == "nobody").exists()
+    stored = create_pack("stored", "Stored before", "company", company_name="Acme Test Co", add_company=True)
+    Pack.update(company=None).where(Pack.id == stored.id).execute()  # as the probe's command left one
+    with pytest.raises(Refused, match="names no company: it can be granted to no agent"):
+        create_agent(users["PlatformAdmin"], "acme-helper", "Acme helper", "preferred", "Acme Test Co", "", ["stored"])

@@ -359,6 +359,12 @@ def refuse_company_grant(pack: Pack, company: Company | None) -> None:
     """A company pack goes only to an agent serving that company."""
     if pack.kind != "company" or (company is not None and pack.company_id == company.id):
         return
+    if pack.company_id is None:  # stored before company names were checked for visible characters
+        raise Refused(
+            "company_pack",
+            f"The pack {pack.slug!r} is a company pack that names no company: it can be granted to no agent until "
+            "it names one.",
+        )
     owner = pack.company.name
     serves = f"this agent serves {company.name}" if company else "this agent serves no company"
     raise Refused(

@@ -72,11 +72,15 @@ class TextRequest(Request):
     @field_validator("*", mode="before")
     @classmethod
     def whole_number_in_digits(cls, value, info: ValidationInfo):
-        if not isinstance(value, str) or not _is_whole_number(cls.model_fields[info.field_name].annotation):
+        field = cls.model_fields[info.field_name]
+        if not isinstance(value, str) or not _is_whole_number(field.annotation):
             return value
+        # one message for every number out of place: "page=-1" and "page=0" said two different things
+        lowest = next((bound.ge for bound in field.metadata if getattr(bound, "ge", None) is not None), 0)
+        highest = next((bound.le for bound in field.metadata if getattr(bound, "le", None) is not None), MAX_NUMBER)
         number = parse_number(value)
-        if number is None:
-            raise ValueError(f"must be a whole number from 0 to {MAX_NUMBER:,} written in ASCII digits")
+        if number is None or not lowest <= number <= highest:
+            raise ValueError(f"must be a whole number from {lowest} to {highest:,} written in ASCII digits")
         return number
 
 

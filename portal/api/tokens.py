@@ -57,8 +57,8 @@ def token_for_revoking(actor: User, token_id: int) -> ApiToken:
     return token
 
 
-def revoke(token: ApiToken, actor: User | None) -> None:
-    """Revoke ``token`` at once; revoking it again changes nothing."""
+def revoke(token: ApiToken, actor: User | None) -> bool:
+    """Revoke ``token`` at once; whether this revoked it (revoking it again changes nothing)."""
     with database().atomic():
         changed = (
             ApiToken.update(revoked_at=utcnow(), revoked_by=actor.id if actor is not None else None)
@@ -67,6 +67,7 @@ def revoke(token: ApiToken, actor: User | None) -> None:
         )
         if changed:
             audit(actor, "api_token.revoke", token, {"name": token.name, "user": token.user.email})
+    return bool(changed)
 
 
 def authenticate(secret: str) -> ApiToken | None:

@@ -74,15 +74,23 @@ def gunicorn_arguments(
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=5000, show_default=True)
+@click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
 @click.option(
     "--workers",
     default=DEFAULT_WORKERS,
     show_default=True,
+    # gunicorn takes 0 and then answers nothing, never saying why
+    type=click.IntRange(min=1),
     envvar="WEB_CONCURRENCY",
     help="Worker processes, each with its own JVM (docs/operations.md, Serving). Env: WEB_CONCURRENCY.",
 )
-@click.option("--threads", default=DEFAULT_THREADS, show_default=True, help="Threads per worker process.")
+@click.option(
+    "--threads",
+    default=DEFAULT_THREADS,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Threads per worker process.",
+)
 def serve(host, port, workers, threads):
     """Serve the portal with gunicorn: worker processes with threads, each starting its JVM after the fork."""
     arguments = gunicorn_arguments(host, port, workers, threads)

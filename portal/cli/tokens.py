@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from portal.cli.support import app_context, echo_listing, fail, say
+from portal.numbers import MAX_NUMBER
 
 
 @click.group()
@@ -67,7 +68,7 @@ def tokens_list(email, as_json):
 
 
 @tokens.command("revoke")
-@click.argument("token_id", type=int)
+@click.argument("token_id", type=click.IntRange(1, MAX_NUMBER))  # an id as the database holds one
 def tokens_revoke(token_id):
     """Revoke the token TOKEN_ID (see `cairn tokens list`)."""
     from portal.api.tokens import ApiToken, revoke
@@ -76,5 +77,7 @@ def tokens_revoke(token_id):
     token = ApiToken.get_or_none(ApiToken.id == token_id)
     if token is None:
         fail(f"no token {token_id}")
-    revoke(token, None)
-    say(f"revoked token {token.id} ({token.name}) of {token.user.email}")
+    if revoke(token, None):
+        say(f"revoked token {token.id} ({token.name}) of {token.user.email}")
+    else:
+        say(f"token {token.id} ({token.name}) of {token.user.email} was revoked already; nothing changed")

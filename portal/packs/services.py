@@ -66,9 +66,9 @@ def create_pack(
     vocabulary = _checked_vocabulary(vocabulary)
     if kind not in PACK_KINDS:
         raise Refused("bad_kind", "A pack is either generic or company.")
-    if kind == "company" and not (company_name or "").strip():
+    if kind == "company" and shows_nothing(company_name or ""):  # zero-width characters name no company either
         raise Refused("bad_company", "A company pack names the company whose material it holds.")
-    if kind == "generic" and company_name:
+    if kind == "generic" and not shows_nothing(company_name or ""):
         raise Refused("bad_company", "A generic pack names no company.")
     with database().atomic():  # the check and the insert together: two admins creating one slug get one pack
         taken = Pack.get_or_none(Pack.slug == slug)
