@@ -386,3 +386,35 @@ def test_describing_killed_at_each_step_ends_its_job_with_what_was_described_and
             hits = search_packs([Pack.get(Pack.slug == "crash")], "qzgaugevq").hits
             assert [hit.document_id for hit in hits] == ["crash-000"]
     assert check_database_and_index(env, words) == 1
+
+
+SEED_KILLED_AT = """
+import os, signal
+from portal import create_app
+
+app = create_app({"CAIRN_REPAIR_INDEX_ON_START": False})
+with app.app_context():
+    from portal.demo import seed
+
+    seed.create_user = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)  # its packs are in, no user
+    seed.seed_demo()
+"""
+
+
+def test_a_demo_seed_killed_before_its_users_is_finished_by_the_next_run(env):
+    """scripts/run seeds with --if-empty: a seed killed after its packs left a portal nobody could sign in to, and
+    the next run said the database was not empty and served it so (found by a probe)."""
+    from portal.demo import catalog
+    from portal.models import Agent, User
+
+    cairn(env, "init")
+    _killed(env, SEED_KILLED_AT)
+    with portal_app(env):
+        assert User.select().count() == 0 and Pack.select().count() == len(catalog.PACKS)
+    finished = cairn(env, "seed-demo", "--if-empty")
+    assert finished.stdout.startswith("finishing a demo seed that was stopped before its end")
+    with portal_app(env):
+        assert sorted(u.email for u in User.select()) == sorted(e["email"] for e in catalog.DEMO_USERS)
+        assert Agent.select().count() == len(catalog.AGENTS)
+    again = cairn(env, "seed-demo", "--if-empty")
+    assert "demo seed skipped: the database is not empty" in again.stdout

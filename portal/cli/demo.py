@@ -13,7 +13,8 @@ from portal.cli.support import app_context, say
 @click.option(
     "--if-empty",
     is_flag=True,
-    help="Seed only into a fresh database (no user, no pack); otherwise say why not and exit 0.",
+    help="Seed only into a fresh database (no user, no pack), or finish a seed that was stopped; otherwise say why "
+    "not and exit 0.",
 )
 @click.option(
     "--force", is_flag=True, help="Seed even though the database has users of its own (adds the demo administrator)."
@@ -25,11 +26,13 @@ def seed_demo(if_empty, force):
     (a real deployment) is refused unless --force says so.
     """
     from portal.demo.catalog import DEMO_USERS
-    from portal.demo.seed import is_empty, users_of_its_own
+    from portal.demo.seed import is_empty, unfinished, users_of_its_own
     from portal.demo.seed import seed_demo as run_seed
 
     app_context()
-    if if_empty and not is_empty():
+    if if_empty and unfinished():
+        say("finishing a demo seed that was stopped before its end")
+    elif if_empty and not is_empty():
         say(
             "demo seed skipped: the database is not empty (it has users or packs already); "
             "the demo is loaded only into a fresh database."

@@ -61,6 +61,20 @@ def is_empty() -> bool:
     return not User.select().exists() and not Pack.select().exists()
 
 
+def unfinished() -> bool:
+    """Whether a demo seed was stopped before its end (killed): the database holds demo packs and users only, and a
+    demo user or agent is still missing. ``cairn seed-demo --if-empty`` finishes it; a portal nobody could sign in
+    to was left otherwise (the seed creates its users after its packs)."""
+    if is_empty() or users_of_its_own():
+        return False
+    if Pack.select().where(Pack.slug.not_in([entry["slug"] for entry in catalog.PACKS])).exists():
+        return False
+    if any(User.by_email(entry["email"]) is None for entry in catalog.DEMO_USERS):
+        return True
+    present = {slug for (slug,) in Agent.select(Agent.slug).tuples()} | _deleted_agents()
+    return any(entry["slug"] not in present for entry in catalog.AGENTS)
+
+
 def users_of_its_own() -> list[str]:
     """E-mails of users the demo catalog did not make: their presence means a real deployment."""
     demo = [entry["email"] for entry in catalog.DEMO_USERS]
@@ -122,11 +136,14 @@ def _seed_pack(entry: dict, report: SeedReport) -> None:
                 report.documents_updated.append(f"{pack.slug}/{outcome.document.doc_id}")
 
 
+def _deleted_agents() -> set[str]:
+    """The slugs of agents an administrator deleted: the seed does not bring them back."""
+    return {row.detail.get("slug") for row in AuditLog.select(AuditLog.detail).where(AuditLog.action == "agent.delete")}
+
+
 def _seed_agents(report: SeedReport) -> None:
     """Create missing catalog agents; return seeded ones to their catalog mode, leaving other edits alone."""
-    deleted = {
-        row.detail.get("slug") for row in AuditLog.select(AuditLog.detail).where(AuditLog.action == "agent.delete")
-    }
+    deleted = _deleted_agents()
     for entry in catalog.AGENTS:
         agent = Agent.get_or_none(Agent.slug == entry["slug"])
         if agent is None and entry["slug"] in deleted:
