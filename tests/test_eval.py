@@ -247,3 +247,11 @@ def test_key_fact_in_the_passages_reads_them_as_the_answerer_copies_them():
     assert outcome("Run **RSPO1041**\nevery   night.").key_fact_issued
     assert not outcome("Run RSPO1041 weekly.").key_fact_issued  # one string missing: a retrieval miss
     assert not outcome("Run RSPO1041 weekly.").key_fact_stated
+
+
+def test_a_share_is_printed_as_it_is_not_rounded_twice():
+    """1 answerable question refused of 68 is 1.5 %: rounded to three places first (0.015), it printed as 2 %."""
+    from portal.evaluation.answers import _share
+    from portal.evaluation.runner import _percent
+
+    assert _percent(_share([True] + [False] * 67)).strip() == "1%"
