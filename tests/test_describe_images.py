@@ -55,6 +55,15 @@ def _current(word) -> Revision:
     return Document.get_by_id(word.id).current_revision()
 
 
+def _first_figure_described(admin, word) -> tuple[DescribeJob, str]:
+    """A job started from the page (htmx) and its first step taken: figure 1 described, figure 2 still to come."""
+    _describe(admin, word, htmx=True)
+    job = DescribeJob.select().order_by(DescribeJob.id.desc()).get()
+    step_url = f"/packs/ops/documents/{word.doc_id}/describe/jobs/{job.id}"
+    admin.post(step_url, headers={"HX-Request": "true"})
+    return job, step_url
+
+
 def test_descriptions_go_after_their_figures_in_a_new_revision_that_search_finds(client_as, word, vision):
     vision.reply("A red valve labelled ZX-4471 on a blue pipe.", prompt_tokens=1200, completion_tokens=30)
     response = _describe(client_as("PlatformAdmin"), word)
@@ -245,10 +254,7 @@ def test_a_description_holding_a_lone_surrogate_is_stored(client_as, word, visio
 def test_the_document_changed_meanwhile_nothing_is_written(client_as, word, vision, users):
     admin = client_as("PlatformAdmin")
     vision.reply("A chart.")
-    _describe(admin, word, htmx=True)
-    job = DescribeJob.get()
-    step_url = f"/packs/ops/documents/{word.doc_id}/describe/jobs/{job.id}"
-    admin.post(step_url, headers={"HX-Request": "true"})
+    job, step_url = _first_figure_described(admin, word)
     other = (SHARED_DIR / "fixtures" / "uploads" / "synthetic-svg-image.docx").read_bytes()
     upload_file(word.pack, FIXTURE, other, users["PlatformAdmin"], doc_id=word.doc_id)
     last = admin.post(step_url, headers={"HX-Request": "true"}).get_data(as_text=True)
@@ -317,10 +323,7 @@ def test_a_job_whose_document_is_deleted_midway_ends_and_writes_nothing(client_a
 
     admin = client_as("PlatformAdmin")
     vision.reply("A chart.")
-    _describe(admin, word, htmx=True)
-    job = DescribeJob.get()
-    step_url = f"/packs/ops/documents/{word.doc_id}/describe/jobs/{job.id}"
-    admin.post(step_url, headers={"HX-Request": "true"})  # figure 1 described; figure 2 still to come
+    job, step_url = _first_figure_described(admin, word)
     assert DescribeJob.get_by_id(job.id).status == "running"
     if deleted == "document":
         editing.delete_document(word, expected_version=1)
@@ -342,9 +345,7 @@ def test_a_second_job_waits_for_a_running_one_and_ends_one_a_killed_request_left
 
     admin = client_as("PlatformAdmin")
     vision.reply("A chart.")
-    _describe(admin, word, htmx=True)
-    first = DescribeJob.get()
-    admin.post(f"/packs/ops/documents/{word.doc_id}/describe/jobs/{first.id}", headers={"HX-Request": "true"})
+    first, _step_url = _first_figure_described(admin, word)
     refused = _describe(admin, word, htmx=True)
     assert refused.status_code == 422 and "being described already" in refused.get_data(as_text=True)
     assert DescribeJob.select().count() == 1 and len(vision.requests) == 1
