@@ -337,25 +337,29 @@ def test_a_job_whose_document_is_deleted_midway_ends_and_writes_nothing(client_a
     assert len(vision.requests) == 1
 
 
-def test_a_second_job_waits_for_a_running_one_and_ends_one_a_killed_request_left(app, client_as, word, vision):
-    """Two jobs of one document would describe (and pay for) its figures twice: the second is refused while the
-    first runs. A job unmoved for longer than a model call may take was left by a killed request: starting
-    again ends it with what it described (its description is written, not lost), then starts anew."""
+def test_describing_again_while_a_job_runs_carries_that_job_on_and_never_buys_a_figure_twice(
+    app, client_as, word, vision
+):
+    """A reloaded or second page pressing Describe images again gets the running job, and steps it on (its steps
+    claim figures one by one): a second job would describe, and pay for, every figure again. A figure claimed by a
+    request that was killed is described once the job has not moved for longer than a model call may take."""
     import datetime as dt
 
     admin = client_as("PlatformAdmin")
     vision.reply("A chart.")
     first, _step_url = _first_figure_described(admin, word)
-    refused = _describe(admin, word, htmx=True)
-    assert refused.status_code == 422 and "being described already" in refused.get_data(as_text=True)
+    again = _describe(admin, word, htmx=True)
+    assert again.status_code == 200 and "Describing figure 2 of 2" in again.get_data(as_text=True)
     assert DescribeJob.select().count() == 1 and len(vision.requests) == 1
-    # the request of figure 2 claimed it and died: the job stays as it is until a model call's time has passed
+    # the request of figure 2 claimed it and died: the job waits as long as a model call may take
     DescribeJob.update(done=2).where(DescribeJob.id == first.id).execute()
     assert service.step(DescribeJob.get_by_id(first.id)).status == "running"
+    assert "Waiting for the last 1 of 2 figures" in _describe(admin, word, htmx=True).get_data(as_text=True)
     waited = float(app.config["CAIRN_VISION_TIMEOUT"]) + service.MOVE_MARGIN_SECONDS + 1
     DescribeJob.update(updated_at=DescribeJob.get_by_id(first.id).last_moved - dt.timedelta(seconds=waited)).execute()
-    again = _describe(admin, word, htmx=True)
-    assert again.status_code == 200 and "Describing figure 1 of 2" in again.get_data(as_text=True)
+    resumed = _describe(admin, word)  # without JavaScript: the whole job in this request
+    assert resumed.status_code == 303 and DescribeJob.select().count() == 1
     ended = DescribeJob.get_by_id(first.id)
-    assert (ended.status, ended.message) == ("written", "Version 2 holds 1 of 2 figure descriptions.")
-    assert _current(word).text.count("Figure 1 description: A chart.") == 1
+    assert (ended.status, ended.message) == ("written", "Version 2 holds 2 of 2 figure descriptions.")
+    assert len(vision.requests) == 2  # figure 2 described once, figure 1 not again
+    assert _current(word).text.count("description: A chart.") == 2

@@ -10,6 +10,7 @@ claimed by moving ``done`` forward in the database, so two tabs never describe o
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
 
 from flask import current_app
@@ -60,28 +61,50 @@ def model_configured() -> bool:
 
 
 def start(document: Document, user: User) -> DescribeJob:
-    """A new job over the current version's figures; refused (nothing called) when it cannot run, or while
-    another job of the document is running. A job a killed request left is ended first, with what it described."""
-    for earlier in DescribeJob.select().where((DescribeJob.document == document) & (DescribeJob.status == "running")):
-        if not abandoned(earlier):
-            raise Refused(
-                "describing",
-                "The figures of this document are being described already (in another tab or by another "
-                "administrator); wait for that to end. Nothing was started.",
-            )
-        _finish(earlier, stopped_early=False)
-    revision = Document.get_by_id(document.id).current_revision()
-    figures = describable_figures(revision)
-    if not figures:
-        raise Refused("no_figures", "This document has no figures to describe.")
-    if not model_configured():
-        raise Refused("no_model", f"{NO_MODEL}, so nothing was described or written.")
-    refusal = _cap_refusal()
-    if refusal:
-        raise Refused("cap_reached", refusal + " Nothing was described or written.")
-    return DescribeJob.create(
-        document=document, user=user, base_version=revision.version, figures=[f.number for f in figures]
-    )
+    """A new job over the current version's figures, or the document's job still running, which this request
+    carries on (another tab's, or one whose page was reloaded or left: its steps claim figures one by one, so two
+    pages stepping it describe each figure once; a second job would describe, and pay for, them all again).
+    Refused (nothing called) when it cannot run."""
+    with database().atomic():  # the document's row locked: two starts at once make one job
+        locking(Document.select().where(Document.id == document.id)).get()
+        running = (
+            DescribeJob.select()
+            .where((DescribeJob.document == document) & (DescribeJob.status == "running"))
+            .order_by(DescribeJob.id)
+            .first()
+        )
+        if running is not None:
+            return _release_dead_claims(running) if abandoned(running) else running
+        revision = Document.get_by_id(document.id).current_revision()
+        figures = describable_figures(revision)
+        if not figures:
+            raise Refused("no_figures", "This document has no figures to describe.")
+        if not model_configured():
+            raise Refused("no_model", f"{NO_MODEL}, so nothing was described or written.")
+        refusal = _cap_refusal()
+        if refusal:
+            raise Refused("cap_reached", refusal + " Nothing was described or written.")
+        return DescribeJob.create(
+            document=document, user=user, base_version=revision.version, figures=[f.number for f in figures]
+        )
+
+
+_TRIED = re.compile(r"Figure (\d+):")  # how each of a job's notes begins (``_describe_one``)
+
+
+def _release_dead_claims(job: DescribeJob) -> DescribeJob:
+    """An abandoned job with its figures claimed by a killed request claimed no more: the figures without a result
+    come after those with one, ``done`` counting these, so the next steps describe exactly what was never described
+    (results may have come in out of order from several tabs)."""
+    with database().atomic():
+        fresh = locking(DescribeJob.select().where(DescribeJob.id == job.id)).get()
+        if fresh.status != "running" or not abandoned(fresh):
+            return fresh
+        tried = {int(match.group(1)) for note in fresh.notes if (match := _TRIED.match(note))}
+        fresh.figures = [n for n in fresh.figures if n in tried] + [n for n in fresh.figures if n not in tried]
+        fresh.done, fresh.updated_at = len(tried), utcnow()
+        fresh.save(only=[DescribeJob.figures, DescribeJob.done, DescribeJob.updated_at])
+    return fresh
 
 
 def step(job: DescribeJob) -> DescribeJob:
@@ -92,7 +115,7 @@ def step(job: DescribeJob) -> DescribeJob:
     While another request is still describing one of the last figures, a step only reports progress: ending the job
     then wrote a revision without the descriptions still to come, already paid for, and told every tab that
     nothing was written (found by a probe stepping one job from three tabs). A job unmoved for longer than a model
-    call may take was left by a killed request (``abandoned``): it ends with what was described.
+    call may take was left by a killed request (``abandoned``): the figures it took are described now.
     """
     with database().atomic():
         claimed = (
@@ -107,8 +130,10 @@ def step(job: DescribeJob) -> DescribeJob:
         )
     if not claimed:  # another request took this step, or the job ended
         fresh = DescribeJob.get_by_id(job.id)
-        if fresh.status == "running" and (len(fresh.notes) >= len(fresh.figures) or abandoned(fresh)):
+        if fresh.status == "running" and len(fresh.notes) >= len(fresh.figures):
             return _finish(fresh, stopped_early=False)
+        if fresh.status == "running" and fresh.done >= len(fresh.figures) and abandoned(fresh):
+            return step(_release_dead_claims(fresh))  # the figures a killed request took are described now
         return fresh
     number = job.figures[job.done]
     note, description, stop = _describe_one(job, number)
