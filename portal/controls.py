@@ -45,13 +45,20 @@ def normalised_text(text: str) -> str:
 # default-ignorable letters and marks (Hangul fillers, the combining grapheme joiner, variation selectors), and the
 # blank Braille pattern, which fonts draw empty.
 _IGNORABLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0") | frozenset(map(chr, range(0x180B, 0x1810)))
-_IGNORABLE |= frozenset(map(chr, range(0xFE00, 0xFE10)))
+_IGNORABLE |= frozenset(map(chr, range(0xFE00, 0xFE10))) | frozenset(map(chr, range(0xE0100, 0xE01F0)))
+# Format characters a page does show: the Arabic and Syriac signs written before a number (U+0600–U+0605, U+06DD,
+# U+070F, U+0890–U+0891, U+08E2) and the Kaithi number sign.
+_SHOWN_FORMAT = frozenset("\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd")
 
 
 def unseen(character: str) -> bool:
     """White space, a control, a format character (zero-width, bidirectional mark, soft hyphen) or another
     character shown as nothing."""
-    return character.isspace() or unicodedata.category(character) in ("Cc", "Cf") or character in _IGNORABLE
+    return (
+        character.isspace()
+        or (unicodedata.category(character) in ("Cc", "Cf") and character not in _SHOWN_FORMAT)
+        or character in _IGNORABLE
+    )
 
 
 def shows_nothing(text: str) -> bool:

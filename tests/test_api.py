@@ -339,6 +339,8 @@ def test_a_body_of_the_wrong_shape_is_400_naming_the_field(live, body, field_nam
     [
         ({"expected_version": "0", "visiblity": "shared"}, {}, "visiblity"),
         ({"expected_version": "0"}, {"attachment": ("x.md", b"# X\n", "text/markdown")}, "attachment"),
+        # the file sent as a text field (curl -F 'file=<x.md'): named, not a bare "could not understand"
+        ({"expected_version": "0"}, {"file": (None, b"# Shape\n")}, "file: send the file as a file part"),
     ],
 )
 def test_a_multipart_field_the_shape_does_not_know_is_400_naming_it(live, data, files, field_named):

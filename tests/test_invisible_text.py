@@ -97,3 +97,15 @@ def test_a_company_pack_naming_a_company_of_nothing_is_refused_and_an_old_one_is
     Pack.update(company=None).where(Pack.id == stored.id).execute()  # as the probe's command left one
     with pytest.raises(Refused, match="names no company: it can be granted to no agent"):
         create_agent(users["PlatformAdmin"], "acme-helper", "Acme helper", "preferred", "Acme Test Co", "", ["stored"])
+
+
+def test_a_heading_or_an_own_title_of_nothing_gives_the_file_name_as_title(app, users, pack):
+    """The first heading is a document's title: "# \u200b" made one with nothing to click (found by a review)."""
+    from portal.documents.services import title_for
+
+    admin = users["PlatformAdmin"]
+    outcome = upload_file(pack, "spool-notes.md", "# \u200b\u2060\n\nThe spool range is SPO_NUM.\n".encode(), admin)
+    assert outcome.document.title == "spool-notes"
+    assert title_for("scan.pdf", "text", "pdf", own_title="\u200b") == "scan"
+    # the supplementary variation selectors show nothing; the Arabic number sign, a format character, shows
+    assert shows_nothing("\U000e0100\U000e01ef") and not shows_nothing("\u0600")

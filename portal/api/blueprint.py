@@ -12,7 +12,7 @@ import functools
 from flask import Blueprint, current_app, request
 
 from portal.api.auth import rate_limit_key, token_user
-from portal.api.errors import UnsupportedBody, init_blueprint
+from portal.api.errors import MalformedBody, UnsupportedBody, init_blueprint
 from portal.api.spec import JSON, Endpoint, Registry
 from portal.auth import csrf, limiter
 
@@ -76,6 +76,8 @@ def _body(spec: Endpoint):
     form: dict = {name: request.form.get(name) for name in request.form}
     if "reader_roles" in request.form:
         form["reader_roles"] = [role for role in request.form.getlist("reader_roles") if role]
+    if "file" in request.form:  # `curl -F 'file=<x.md'` sends the text, without a file name
+        raise MalformedBody("file: send the file as a file part (with a file name, as `-F file=@x.md` does).")
     for name in request.files:
         form[name] = request.files[name].read() if name == "file" else "(a file)"
     return spec.body[media].model_validate(form)

@@ -35,6 +35,10 @@ class RevisionPurged(NotFound):
         )
 
 
+class MalformedBody(CairnError):
+    """A body of the right media type whose parts are of the wrong kind: a 400 naming the part."""
+
+
 class UnsupportedBody(CairnError):
     def __init__(self, accepted: list[str]):
         super().__init__(f"Send the body as {' or '.join(accepted)}.")
@@ -65,6 +69,10 @@ def init_blueprint(bp, limiter) -> None:
     @bp.errorhandler(ValidationError)
     def invalid(error: ValidationError):
         return error_response(400, "invalid_request", _validation_message(error))
+
+    @bp.errorhandler(MalformedBody)
+    def malformed(error: MalformedBody):
+        return error_response(400, "invalid_request", str(error))
 
     @bp.errorhandler(UnsupportedBody)
     def unsupported(error: UnsupportedBody):

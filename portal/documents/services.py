@@ -25,6 +25,7 @@ from flask import current_app
 from peewee import Case, IntegrityError
 
 from portal import storage
+from portal.controls import shows_nothing
 from portal.db import database
 from portal.documents import revisions
 from portal.documents.filenames import fitted_name, shown_name, upload_name
@@ -72,15 +73,16 @@ def refuse_if_bad_document_id(doc_id: str) -> None:
 def title_for(filename: str, text: str, kind: str, own_title: str = "") -> str:
     """The file's own title (PDF metadata), a Markdown or Word document's first level-1 heading,
     else the file name's stem."""
-    if own_title:
+    if own_title and not shows_nothing(own_title):
         return fitted_title(own_title)
     if kind in ("markdown", "docx"):
         # as the viewer reads it: "Title" underlined with "===" counts, a "#" line in a code block does not
         for block in markdown_blocks(text):
             if block.kind == "heading" and block.level == 1 and block.depth == 0:
                 title = heading_title(block.text).strip()
-                if title:
+                if not shows_nothing(title):  # "# \u200b" names nothing: the file name does
                     return fitted_title(title)
+                break
     stem = PurePath(filename).stem
     return fitted_title(re.sub(r"[_]+", " ", stem).strip() or stem)
 
