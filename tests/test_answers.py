@@ -1552,10 +1552,18 @@ def test_a_system_name_is_a_sibling_of_another_system_name_whatever_their_shape(
     refused = evidence_for("What is the HANA data volume alert threshold on KBP?", [rows, backups])
     assert not refused.evidence and refused.sibling == ("KBP", "K4P")
     assert evidence_for("What is the HANA data volume alert threshold on K4P?", [rows, backups]).evidence
+    # a runbook's general line, naming no system and giving no value, is about none of them
+    general = Hit("A database space alert (data volume, tablespace or disk usage above the threshold).")
+    refused = evidence_for(
+        "What is the critical threshold for HANA data volume usage on KBP?", [rows, backups, general]
+    )
+    assert not refused.evidence and refused.sibling == ("KBP", "K4P")
     # words are no systems: EDI is no sibling of ERP, nor "was" of QAS
     from portal.answers import evidence
 
     assert evidence._kin("KBP", "K4P") and evidence._kin("KXQ", "KXP")
+    # a name of letters alone beside one with a digit may be a word or a product: "SAP spool usage" for S4P
+    assert not evidence._kin("S4P", "SAP") and not evidence._kin("ER1", "ERP")
     assert not evidence._kin("ERP", "EDI") and not evidence._kin("QAS", "was") and not evidence._kin("KBP", "TW10")
 
 
@@ -1603,6 +1611,13 @@ def test_a_decision_asked_for_is_answered_by_one_that_looks_ahead():
     refused = evidence_for("did the renewal of K4P certificates go in ok with R26.04 on 13 April?", [approval])
     assert not refused.evidence and refused.unreported
     assert evidence_for("did the board approve the renewal of K4P certificates for R26.04?", [approval]).evidence
+    # a decision word in the subject asks for no decision: "the approval workflow" went in or it did not
+    subject = "did the change to the purchase approval workflow go in ok with R26.04 on 13 April?"
+    workflow = Hit(
+        "CHG-2026-0140, change to the purchase approval workflow: Decision D6: approved for R26.04 on 13 April.",
+        document_title="Change board minutes",
+    )
+    assert not evidence_for(subject, [workflow]).evidence
 
 
 def test_a_range_of_two_days_is_named_by_either():
@@ -1618,20 +1633,30 @@ def test_a_range_of_two_days_is_named_by_either():
 
 
 def test_a_number_of_thousands_is_named_as_documents_group_it():
-    from portal.answers.evidence import names
+    from portal.answers.evidence import counted_numbers, names, names_count
 
-    assert names("up to 3,000 on the last working day of a month", "3000")
-    assert names("3.000 Belege", "3000") and names("3\u202f000 documents", "3000")
-    assert not names("13,000 documents", "3000") and not names("30,000 documents", "3000")
-    assert not names("3,000", "0300")  # a number with a leading zero is a code, written as it is
+    assert names_count("up to 3,000 on the last working day of a month", "3000")
+    assert names_count("3.000 Belege", "3000") and names_count("3\u202f000 documents", "3000")
+    assert not names_count("13,000 documents", "3000") and not names_count("30,000 documents", "3000")
+    assert not names("up to 3,000 documents", "3000")  # as a name, a number is written as it is
+    assert counted_numbers("for 3000 docs, and 20000 inbound IDocs?") == {"3000", "20000"}
+    assert counted_numbers("sold-to 200452, cost center 4100, and is 4711 a valid vendor?") == set()
     spec = Hit("The billing run must finish within 90 minutes for 3,000 billing documents.")
     assert evidence_for("what runtime does the spec allow for 3000 billing documents?", [spec]).evidence
+    # only a count: a number naming one thing ("sold-to 200452") is not a grouped amount ("200,452 EUR")
+    other = Hit("Sold-to party 200453 has a credit limit of 200,452 EUR.")
+    refused = evidence_for("what is the credit limit of sold-to 200452?", [other])
+    assert not refused.evidence and refused.missing_identifiers == ["200452"]
 
 
 def test_till_is_a_word_of_the_question_not_of_its_subject():
-    """ "how long till a confirmation shows up" weighed "till", a word no passage holds, as the rarest there is."""
+    """ "how long till a confirmation shows up" weighed "till", a word no passage holds, as the rarest there is;
+    "MES" was dropped from every question as the pronoun "me"."""
     assert "till" not in question_terms("how long till a mes confirmation shows up in k4p")
     assert "confirm" in question_terms("how long till a mes confirmation shows up in k4p")
+    # ... but "the till" is the cash register, and "MES" (the analyzer's "me") a word of the subject
+    assert "till" in question_terms("how do I reconcile the till at the end of the day?")
+    assert "me" in question_terms("how long till a mes confirmation shows up in k4p")
 
 
 def test_what_was_done_on_a_day_is_not_answered_by_its_announcement():
@@ -2096,6 +2121,10 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
         ("name", "which bank is our house bank for the payment files", True),
         ("name", "which bank statement import job runs at 6?", False),
         ("name", "which bank account do the payments go to?", False),
+        ("name", "which bank charges apply to urgent payments?", False),
+        ("name", "which bank format do we use for payment files?", False),
+        ("amount of money", "credit limit for new customers - who approves it?", False),
+        ("phone number", "Whom must I contact no later than Friday?", False),
     ],
 )
 def test_what_asks_for_a_name_or_an_amount_of_money(shape, question, asks):

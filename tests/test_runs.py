@@ -1624,6 +1624,15 @@ def test_an_everyday_question_far_closer_to_its_example_than_to_a_passage_is_eve
         "then start it again.",
     )
     assert not everyday.is_everyday(question, [sm13, close])
+    # a passage more than barely like the question speaks to it, however like an everyday question that is: a leave
+    # policy answers its carry-over question (the list of everyday questions is no list of forbidden topics)
+    leave = SimpleNamespace(
+        document_title="Leave policy",
+        heading_path="Leave policy > Carry-over",
+        text="Unused leave lapses unless carried over: up to five days may be carried over to the next year with "
+        "the manager's approval.",
+    )
+    assert not everyday.is_everyday("Can I carry over unused vacation days to next year?", [leave])
 
 
 @pytest.mark.parametrize("document, everyday", [(CHANGE_BOARD, True), (ROOMS, False)])

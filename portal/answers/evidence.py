@@ -353,16 +353,28 @@ def names(text: str, identifier: str) -> bool:
     named as ``TABLE-FIELD`` (ZTW_CRED_LOG-EXPOSURE) may also be named by its table and field apart."""
     if _occurs(text, identifier):
         return True
-    # a number of thousands as documents group it: "3000 docs" is "3,000 billing documents" (or 3.000, 3 000)
-    if identifier.isdigit() and len(identifier) >= 4 and identifier[0] != "0":
-        grouped = f"{int(identifier):,}"
-        if any(_occurs(text, grouped.replace(",", mark)) for mark in (",", ".", " ", "\u202f", "\u00a0")):
-            return True
     field_of = _TABLE_FIELD.match(identifier)
     return field_of is not None and _occurs(text, field_of.group(1)) and _occurs(text, field_of.group(2))
 
 
 _TABLE_FIELD = re.compile(r"^([A-Za-z0-9]+_[A-Za-z0-9_]+)-([A-Za-z0-9_]+)$")
+
+
+def names_count(text: str, number: str) -> bool:
+    """Whether ``text`` writes ``number`` as documents group a count of thousands: "3000 docs" is "3,000 billing
+    documents" (or 3.000, 3 000). Only for a count the question gives (``counted_numbers``): "sold-to 200452" is a
+    name, which "a credit limit of 200,452 EUR" does not write."""
+    grouped = f"{int(number):,}"
+    return any(_occurs(text, grouped.replace(",", mark)) for mark in (",", ".", " ", "\u202f", "\u00a0"))
+
+
+# A number of four to six digits that counts what follows it, a word in the plural: "for 3000 docs", "20000 IDocs".
+_COUNTED = re.compile(r"(?<![\w.,-])([1-9]\d{3,5})\s+(?:[A-Za-z-]+\s+){0,2}?[A-Za-z]+s\b")
+
+
+def counted_numbers(question: str) -> set[str]:
+    """The numbers ``question`` gives as counts of things (``_COUNTED``)."""
+    return {match.group(1) for match in _COUNTED.finditer(question)}
 
 
 def _occurs(text: str, token: str) -> bool:
@@ -509,12 +521,13 @@ def choose(
     missing = []
     numbered = numbers_named_by_noun(as_read(asking))
     alone = _alone_of_their_kind(runs, texts, question)
+    counts = counted_numbers(asking)
     for run in (run for run in runs if run not in alone):
         part_shares = _shares_of_part(_part_naming(asking, run), covered, weights, tokenize) or shares
         holding = [
             share
             for hit, text, share in zip(hits, texts, part_shares)
-            if all(names(text, token) for token in run)
+            if all(names(text, token) or (token in counts and names_count(text, token)) for token in run)
             and (len(run) > 1 or run[0] not in numbered or names_numbered(hit, numbered[run[0]], run[0]))
         ]
         if not holding:
@@ -803,8 +816,12 @@ def _kin(name: str, token: str) -> bool:
     (TW10 for TW20, KXP for KBP, INC-2026-0265 for INC-2026-0266; not EDI for ERP, nor "was" for QAS)."""
     if len(token) != len(name) or not _is_name(token):
         return False
-    # a system's three-character names are one family whatever their shape: KBP beside K4P and KXP
-    if _shape(token) != _shape(name) and not (written.is_system_name(name) and written.is_system_name(token)):
+    # a system's three-character names are one family whatever their shape: K4P beside the KBP asked. Not the other
+    # way: a name of letters alone may be a word or a product ("SAP spool usage" beside the S4P asked), one with a
+    # digit never is.
+    if _shape(token) != _shape(name) and not (
+        written.is_system_name(name) and written.is_system_name(token) and name.isalpha() and not token.isalpha()
+    ):
         return False
     return sum(a != b for a, b in zip(token.casefold(), name.casefold())) == 1
 
@@ -834,7 +851,7 @@ def _sibling_asked(
     in_question = {token.casefold() for token, _, _ in _tokens(question)}
     wanted = question_type.asks(question)
     for name in asked:
-        found = _about_sibling(closest, name, in_question)
+        found = _about_sibling(closest, name, in_question, wanted)
         if found is None and wanted in ("time", "number", "identifier"):
             carrying = any(
                 names(f"{u.context} {u.text}", name) and question_type.carries(u.text, wanted, {name.casefold()})
@@ -842,17 +859,28 @@ def _sibling_asked(
             )
             own = set(tokenize(name))
             rest = {t: w for t, w in weights.items() if t not in own}
-            found = None if carrying else _about_sibling(_closest(units, rest, tokenize), name, in_question)
+            found = None if carrying else _about_sibling(_closest(units, rest, tokenize), name, in_question, wanted)
         if found is not None:
             return found
     return None
 
 
-def _about_sibling(closest: list[asked_values.Unit], name: str, in_question: set[str]) -> tuple[str, str] | None:
+def _about_sibling(
+    closest: list[asked_values.Unit], name: str, in_question: set[str], wanted: str = ""
+) -> tuple[str, str] | None:
     """``(name, sibling)`` when the units closest to the question all name a sibling of ``name`` and none of them
     names ``name``, with its context (a digest's title names its incident): "the MRP job of plant TW20" is not
     answered by the MRP job of TW10. A sibling the question names itself ("TW10 and TW20") says nothing
-    (``in_question``: its names, casefolded)."""
+    (``in_question``: its names, casefolded). A unit naming none of the family and carrying nothing ``wanted`` (a
+    runbook's "a database space alert (… above the threshold)") is about no one of them: it is left aside, or the
+    threshold of K4P answered for KBP whenever a runbook was searched too (found in a browser walkthrough)."""
+    family = [
+        u
+        for u in closest
+        if any(_kin(name, t) or t.casefold() == name.casefold() for t in _names_in(f"{u.context} {u.text}"))
+        or (wanted and question_type.carries(u.text, wanted, {name.casefold()}))
+    ]
+    closest = family or closest
     siblings = [
         [t for t in _names_in(f"{u.context} {u.text}") if t.casefold() not in in_question and _kin(name, t)]
         for u in closest

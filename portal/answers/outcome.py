@@ -109,8 +109,14 @@ def planned(text: str, context: str = "") -> bool:
 # "Did the board approve …?", "was it rejected?": the question asks for a decision, which a unit reporting one answers
 # however far it looks ahead ("Decision D7: deferred. … must first describe the event"), unlike "did R26.04 go in ok?",
 # which the board's approval for it does not answer.
+# The decision is the question's verb ("did the board approve", "was it rejected"), not a word of its subject ("the
+# approval workflow", "deferred revenue", "an acceptance test").
 _ASKS_DECISION = re.compile(
-    r"\b(?:approv|decid|reject|defer|accept|postpon|declin)\w*\b|\bsign(?:ed)?\s+off\b", re.IGNORECASE
+    r"\b(?:did|do|does|has|have|had|will|would)\b[^?.;]{0,60}?\b(?:approve|decide|reject|defer|accept|postpone|decline|"
+    r"sign\s+off)\b"
+    r"|\b(?:was|were|is|are|been|get|got)\b[^?.;]{0,60}?\b(?:approved|decided|rejected|deferred|accepted|postponed|"
+    r"declined|signed\s+off)\b(?!\s+(?:revenue|income|tax|costs?|payments?|items?)\b)",
+    re.IGNORECASE,
 )
 _REPORTS_DECISION = re.compile(
     r"\b(?:approved|decided|rejected|deferred|accepted|postponed|declined|signed\s+off|decisions?)\b", re.IGNORECASE

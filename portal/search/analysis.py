@@ -60,7 +60,7 @@ STOPWORDS = frozenset(
     a an and any as at but by for from if in into of off on onto or so than that the then
     there these this those to too very with
     above after again against all before below between both down during each few further
-    here more most no nor not once only other out over own same some such through under until till til
+    here more most no nor not once only other out over own same some such through under until
     up while just
     get gets got getting gotten happen happens happened happening mean means meant
     go goes went gone going make makes made take takes took taken need needs needed
@@ -229,10 +229,19 @@ def return_codes_written_out(text: str) -> str:
     return _RETURN_CODE.sub(r"return code \1", text)
 
 
+# "till" and "til" as people type "until" ("how long till it posts"), a stopword then; after an article or a
+# possessive it is the cash register ("reconcile the till"), a word of its own.
+_TILL = re.compile(
+    r"(?<![\w'’-])(?<!\bthe )(?<!\ba )(?<!\bmy )(?<!\bour )(?<!\byour )(?<!\beach )(?<!\bthis )(?<!\bthat )"
+    r"(?<!\bper )til{1,2}(?![\w'’-])",
+    re.IGNORECASE,
+)
+
+
 def written_out(question: str) -> str:
     """``question`` with the short forms people type written out as documents write them (``SHORT_FORMS``,
-    and a return code)."""
-    question = return_codes_written_out(question)
+    "till" as "until", and a return code)."""
+    question = _TILL.sub("until", return_codes_written_out(question))
     return _SHORT_FORM.sub(_written_out, question)
 
 
@@ -244,8 +253,14 @@ def _written_out(match: re.Match) -> str:
 
 @functools.cache
 def _analyzed_stopwords() -> frozenset[str]:
-    """The stopwords as the analyzer spells them (``doing`` → ``do``), and the ``s`` left of ``what's``."""
-    return frozenset(analyze(" ".join(sorted(STOPWORDS)))) | {"s"}
+    """The stopwords as the analyzer spells them (``doing`` → ``do``), and the ``s`` left of ``what's``: a stopword
+    joined to another word ("how-to") reaches the analyzer. Not "me" and "us": the pronouns are blanked before, so
+    those terms come of words ("MES", the manufacturing execution system, is "me" to the analyzer; "uses" is
+    "us"), which a question asked about and the evidence check never weighed."""
+    return (frozenset(analyze(" ".join(sorted(STOPWORDS)))) - _CONTENT_STEMS) | {"s"}
+
+
+_CONTENT_STEMS = frozenset({"me", "us"})
 
 
 def content_terms(text: str) -> list[str]:
