@@ -86,6 +86,18 @@ def test_an_empty_title_is_refused_and_shown_with_the_form(pack, client_as):
     assert response.status_code == 422
     assert "A pack needs a title." in _soup(response).select_one(".error").text
     assert Pack.get(Pack.slug == "ops").title == "Operations"
+    # as on the new-pack form: the field refused is marked, described by the message, and takes the focus
+    title = _soup(response).select_one("#title")
+    assert (
+        title["aria-invalid"] == "true" and title["aria-describedby"] == "title-error" and title.has_attr("autofocus")
+    )
+    assert _soup(response).select_one("#title-error").text == "A pack needs a title."
+    vocabulary = client_as("PlatformAdmin").post(
+        "/packs/ops/edit", data={"title": "Operations", "description": "x", "vocabulary": "no arrow here"}
+    )
+    field = _soup(vocabulary).select_one("#vocabulary")
+    assert field["aria-describedby"] == "vocabulary-help vocabulary-error"
+    assert "Vocabulary line 1" in _soup(vocabulary).select_one("#vocabulary-error").text
 
 
 def test_a_title_or_company_wider_than_its_column_is_refused_not_a_server_error(pack, client_as):

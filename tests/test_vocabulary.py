@@ -158,7 +158,9 @@ def test_a_bad_vocabulary_line_is_named_and_nothing_is_saved(labels, client_as):
     )
     text = BeautifulSoup(response.get_data(as_text=True), "html.parser")
     assert response.status_code == 422
-    assert "Vocabulary line 2 has no '=>'" in text.select_one("[role=alert]").get_text()
+    # under the field, which takes the focus and is described by it (as on the new-pack form)
+    assert "Vocabulary line 2 has no '=>'" in text.select_one("#vocabulary-error").get_text()
+    assert text.select_one("textarea#vocabulary").has_attr("autofocus")
     assert "sticker label printer" in text.select_one("textarea#vocabulary").get_text()  # what was typed stays
     pack = Pack.get_by_id(labels.id)
     assert (pack.title, pack.vocabulary) == ("Operations", "")

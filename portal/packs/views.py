@@ -65,6 +65,8 @@ REFUSED_FIELD = {
     "bad_company": "company",
     "unknown_company": "company",
 }
+# ... and of the edit form, which holds the vocabulary
+EDIT_REFUSED_FIELD = {**REFUSED_FIELD, "bad_vocabulary": "vocabulary"}
 
 
 def _packs_page(form, refusal: Refused | None = None, status: int = 200):
@@ -140,15 +142,34 @@ def edit(slug: str):
         pack.title = refusal.current["title"]  # the heading names the pack as it now is (never saved from here)
         return _edit_page(pack, refusal.form, refusal.current, refusal.based_on, refusal.message, 409)
     except Refused as refusal:
-        return _edit_page(pack, form, base or {}, form.get("based_on"), refusal.message, 422)
+        invalid = EDIT_REFUSED_FIELD.get(refusal.reason)
+        return _edit_page(pack, form, base or {}, form.get("based_on"), refusal.message, 422, invalid)
     flash("Saved the pack's title, description and vocabulary.")
     return redirect(url_for("packs.show", slug=slug), code=303)
 
 
-def _edit_page(pack, form, base: dict, based_on: str | None, error: str | None = None, status: int = 200):
+def _edit_page(
+    pack,
+    form,
+    base: dict,
+    based_on: str | None,
+    error: str | None = None,
+    status: int = 200,
+    invalid: str | None = None,
+):
     """The edit form holding ``form``, based on ``base`` (the values it shows as saved) and ``based_on`` (when
-    the pack had last changed then), which a save carries back (``services.edit_pack``)."""
-    return render("packs/edit.html", status=status, pack=pack, form=form, base=base, based_on=based_on, error=error)
+    the pack had last changed then), which a save carries back (``services.edit_pack``); ``invalid``: the field a
+    refusal is about, marked and given the focus as on the new-pack form."""
+    return render(
+        "packs/edit.html",
+        status=status,
+        pack=pack,
+        form=form,
+        base=base,
+        based_on=based_on,
+        error=error,
+        invalid=invalid,
+    )
 
 
 @bp.route("/<slug>/delete", methods=["GET", "POST"])

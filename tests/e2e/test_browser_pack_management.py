@@ -47,17 +47,18 @@ def test_admin_edits_a_pack_then_deletes_it_after_the_confirmation(page, pack, u
     assert response.status == 404
 
 
-def test_a_refused_pack_edit_or_token_puts_the_focus_on_its_message(page, pack, users):
-    """A form posted without htmx comes back as a whole page: its refusal takes the focus, not the page's top."""
+def test_a_refused_pack_edit_or_token_puts_the_focus_on_its_field_or_message(page, pack, users):
+    """A form posted without htmx comes back as a whole page: the field refused takes the focus, described by the
+    message under it, as on the new-pack form; a refusal of no one field takes the focus itself."""
     sign_in(page, users["PlatformAdmin"].email, PASSWORD)
     page.goto("/packs/ops/edit")
-    page.fill("#title", "   ")  # passes the browser's required check, refused by the portal
+    page.fill("#title", "\u200b")  # passes the browser's required check, refused by the portal: it shows nothing
     page.get_by_role("button", name="Save").press("Enter")
-    message = page.get_by_role("alert")
-    expect(message).to_have_text("A pack needs a title.")
-    expect(message).to_be_focused()
-    page.keyboard.press("Tab")
-    expect(page.locator("#title")).to_be_focused()
+    title = page.locator("#title")
+    expect(title).to_be_focused()
+    expect(title).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#title-error")).to_have_text("A pack needs a title.")
+    expect(title).to_have_accessible_description("A pack needs a title.")
 
     page.goto("/account/")
     page.fill("#token-name", "   ")
