@@ -1561,9 +1561,17 @@ def test_a_system_name_is_a_sibling_of_another_system_name_whatever_their_shape(
     # words are no systems: EDI is no sibling of ERP, nor "was" of QAS
     from portal.answers import evidence
 
-    assert evidence._kin("KBP", "K4P") and evidence._kin("KXQ", "KXP")
-    # a name of letters alone beside one with a digit may be a word or a product: "SAP spool usage" for S4P
+    assert evidence._kin("KBP", "K4P") and evidence._kin("K4P", "KBP") and evidence._kin("KXQ", "KXP")
+    # a product's name is no system among others: "SAP spool usage" beside the S4P asked
     assert not evidence._kin("S4P", "SAP") and not evidence._kin("ER1", "ERP")
+    # ... and the other way round: KBP's row does not answer for K4P either
+    mirrored = Hit(
+        "| Check | Warning | Critical |\n|---|---|---|\n| HANA data volume usage (KBP) | 85 percent | 92 percent |",
+        document_title="Monitoring thresholds",
+    )
+    k4p_in_passing = Hit("One-off full backup of K4P written to /hana/backup/KBP; see the monitoring thresholds.")
+    refused = evidence_for("What is the HANA data volume alert threshold on K4P?", [mirrored, k4p_in_passing])
+    assert not refused.evidence and refused.sibling == ("K4P", "KBP")
     assert not evidence._kin("ERP", "EDI") and not evidence._kin("QAS", "was") and not evidence._kin("KBP", "TW10")
 
 
@@ -1611,6 +1619,11 @@ def test_a_decision_asked_for_is_answered_by_one_that_looks_ahead():
     refused = evidence_for("did the renewal of K4P certificates go in ok with R26.04 on 13 April?", [approval])
     assert not refused.evidence and refused.unreported
     assert evidence_for("did the board approve the renewal of K4P certificates for R26.04?", [approval]).evidence
+    for asked in (
+        "has the board approved the renewal of K4P certificates for R26.04?",
+        "was the renewal of K4P certificates for R26.04 approved?",
+    ):
+        assert evidence_for(asked, [approval]).evidence, asked
     # a decision word in the subject asks for no decision: "the approval workflow" went in or it did not
     subject = "did the change to the purchase approval workflow go in ok with R26.04 on 13 April?"
     workflow = Hit(
@@ -1641,6 +1654,12 @@ def test_a_number_of_thousands_is_named_as_documents_group_it():
     assert not names("up to 3,000 documents", "3000")  # as a name, a number is written as it is
     assert counted_numbers("for 3000 docs, and 20000 inbound IDocs?") == {"3000", "20000"}
     assert counted_numbers("sold-to 200452, cost center 4100, and is 4711 a valid vendor?") == set()
+    assert counted_numbers("what is the credit limit of sold-to 200452 as of today?") == set()
+    assert counted_numbers("who approves above 50000 EUR, or 12000 per hour, or 1000000 records?") == {
+        "50000",
+        "12000",
+        "1000000",
+    }
     spec = Hit("The billing run must finish within 90 minutes for 3,000 billing documents.")
     assert evidence_for("what runtime does the spec allow for 3000 billing documents?", [spec]).evidence
     # only a count: a number naming one thing ("sold-to 200452") is not a grouped amount ("200,452 EUR")
@@ -1657,6 +1676,10 @@ def test_till_is_a_word_of_the_question_not_of_its_subject():
     # ... but "the till" is the cash register, and "MES" (the analyzer's "me") a word of the subject
     assert "till" in question_terms("how do I reconcile the till at the end of the day?")
     assert "me" in question_terms("how long till a mes confirmation shows up in k4p")
+    assert "us" not in question_terms("which tool is used to monitor IDocs?")  # "used" is "us" to the analyzer
+    from portal.answers.evidence import _proper_nouns
+
+    assert _proper_nouns("How long Till release R26.04 goes live?") == []
 
 
 def test_what_was_done_on_a_day_is_not_answered_by_its_announcement():
@@ -2122,6 +2145,10 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
         ("name", "which bank statement import job runs at 6?", False),
         ("name", "which bank account do the payments go to?", False),
         ("name", "which bank charges apply to urgent payments?", False),
+        ("name", "which house bank do we use for EUR payments?", True),
+        ("name", "which bank for SEPA payments?", True),
+        ("name", "which vendor accounts are blocked for payment?", False),
+        ("amount of money", "credit limit for sold-to 200452 - what is it?", True),
         ("name", "which bank format do we use for payment files?", False),
         ("amount of money", "credit limit for new customers - who approves it?", False),
         ("phone number", "Whom must I contact no later than Friday?", False),

@@ -363,3 +363,20 @@ def test_describing_again_while_a_job_runs_carries_that_job_on_and_never_buys_a_
     assert (ended.status, ended.message) == ("written", "Version 2 holds 2 of 2 figure descriptions.")
     assert len(vision.requests) == 2  # figure 2 described once, figure 1 not again
     assert _current(word).text.count("description: A chart.") == 2
+
+
+def test_describing_a_changed_document_ends_the_job_of_its_older_version_and_starts_anew(client_as, word, vision):
+    """A job of an older version would write a revision that conflicts: carried on, it described (and paid for) its
+    figures only to write nothing. It ends, and a job of the current version starts."""
+    admin = client_as("PlatformAdmin")
+    vision.reply("A chart.")
+    first, _step_url = _first_figure_described(admin, word)
+    # the document changes meanwhile: a new file under its name (another Word file with a figure), version 2
+    new_data = (SHARED_DIR / "fixtures" / "uploads" / "synthetic-svg-image.docx").read_bytes()
+    assert upload_file(word.pack, FIXTURE, new_data, None, expected_version=1).refused is None
+    started = _describe(admin, word, htmx=True)
+    assert started.status_code == 200
+    ended = DescribeJob.get_by_id(first.id)
+    assert ended.status == "nothing_written" and "nothing was written" in ended.message
+    newest = DescribeJob.select().order_by(DescribeJob.id.desc()).get()
+    assert newest.id != first.id and newest.base_version == 2 and newest.status == "running"

@@ -107,5 +107,6 @@ def test_a_heading_or_an_own_title_of_nothing_gives_the_file_name_as_title(app, 
     outcome = upload_file(pack, "spool-notes.md", "# \u200b\u2060\n\nThe spool range is SPO_NUM.\n".encode(), admin)
     assert outcome.document.title == "spool-notes"
     assert title_for("scan.pdf", "text", "pdf", own_title="\u200b") == "scan"
+    assert title_for("notes.md", "#\n\nIntro.\n\n# Real Title\n", "markdown") == "Real Title"  # the next heading
     # the supplementary variation selectors show nothing; the Arabic number sign, a format character, shows
     assert shows_nothing("\U000e0100\U000e01ef") and not shows_nothing("\u0600")

@@ -101,7 +101,7 @@ from typing import Protocol
 from portal.answers import asked as asked_values
 from portal.answers import outcome, question_type, shaped, written
 from portal.answers.units import passage_units
-from portal.search.analysis import PRODUCT_NAME, STOPWORDS, as_read, return_codes_written_out
+from portal.search.analysis import PRODUCT_ACRONYMS, PRODUCT_NAME, STOPWORDS, as_read, return_codes_written_out
 
 REFERENCES_PER_RUN = 8
 # Hits read before the ones carrying none of the question's weight are dropped, so up to 8 remain.
@@ -207,6 +207,9 @@ def _is_acronym(token: str) -> bool:
     return len(token) == 3 and token.isupper() and token.isalpha()
 
 
+_UNTIL = frozenset({"till", "til"})  # "until" as people type it (``analysis.written_out``)
+
+
 def _is_proper_noun(token: str, at_start: bool) -> bool:
     """A capitalised word inside a sentence (Poland, Reykjavik): it names a place, a company, a thing."""
     return (
@@ -216,6 +219,7 @@ def _is_proper_noun(token: str, at_start: bool) -> bool:
         and token[1:].islower()
         and token.isalpha()
         and token.casefold() not in STOPWORDS
+        and token.casefold() not in _UNTIL  # "How long Till release R26.04 goes live?"
         and token.casefold() not in written.CALENDAR_NAMES
     )
 
@@ -368,13 +372,25 @@ def names_count(text: str, number: str) -> bool:
     return any(_occurs(text, grouped.replace(",", mark)) for mark in (",", ".", " ", "\u202f", "\u00a0"))
 
 
-# A number of four to six digits that counts what follows it, a word in the plural: "for 3000 docs", "20000 IDocs".
-_COUNTED = re.compile(r"(?<![\w.,-])([1-9]\d{3,5})\s+(?:[A-Za-z-]+\s+){0,2}?[A-Za-z]+s\b")
+# A number of four to seven digits that counts or measures what follows it: a word in the plural ("for 3000 docs",
+# "20000 inbound IDocs", "1000000 records"), a currency ("above 50000 EUR") or a rate ("12000 per hour").
+_COUNTED = re.compile(
+    r"(?<![\w.,-])([1-9]\d{3,6})\s+(?:(?:EUR|USD|GBP|CHF|euros?|dollars?)\b|per\b|"
+    r"(?:[A-Za-z-]+\s+){0,2}?(?!(?:as|is|has|was|does|this|thus|plus|less|unless|across|pass)\b)[A-Za-z]{2,}s\b)"
+)
 
 
 def counted_numbers(question: str) -> set[str]:
-    """The numbers ``question`` gives as counts of things (``_COUNTED``)."""
-    return {match.group(1) for match in _COUNTED.finditer(question)}
+    """The numbers ``question`` gives as counts or amounts (``_COUNTED``), not those a noun before them says it
+    names ("sold-to 200452", "order 4711": ``numbers_named_by_noun``)."""
+    named = set(numbers_named_by_noun(question)) | {m.group(1) for m in _NAMED_NUMBER.finditer(question)}
+    return {match.group(1) for match in _COUNTED.finditer(question)} - named
+
+
+# A number after a noun naming one thing by it, beyond ``_NUMBERED``'s: "sold-to 200452", "cost center 4100".
+_NAMED_NUMBER = re.compile(
+    r"\b(?:sold-to|ship-to|payer|vendor|center|centre|id|no\.?|number|#)\s*([1-9]\d{3,6})\b", re.I
+)
 
 
 def _occurs(text: str, token: str) -> bool:
@@ -816,11 +832,13 @@ def _kin(name: str, token: str) -> bool:
     (TW10 for TW20, KXP for KBP, INC-2026-0265 for INC-2026-0266; not EDI for ERP, nor "was" for QAS)."""
     if len(token) != len(name) or not _is_name(token):
         return False
-    # a system's three-character names are one family whatever their shape: K4P beside the KBP asked. Not the other
-    # way: a name of letters alone may be a word or a product ("SAP spool usage" beside the S4P asked), one with a
-    # digit never is.
+    # a system's three-character names are one family whatever their shape: K4P beside the KBP asked, and KBP beside
+    # K4P; a product's name is none of them ("SAP spool usage" beside the S4P asked)
     if _shape(token) != _shape(name) and not (
-        written.is_system_name(name) and written.is_system_name(token) and name.isalpha() and not token.isalpha()
+        written.is_system_name(name)
+        and written.is_system_name(token)
+        and token.upper() not in PRODUCT_ACRONYMS
+        and name.upper() not in PRODUCT_ACRONYMS
     ):
         return False
     return sum(a != b for a, b in zip(token.casefold(), name.casefold())) == 1

@@ -111,11 +111,15 @@ def planned(text: str, context: str = "") -> bool:
 # which the board's approval for it does not answer.
 # The decision is the question's verb ("did the board approve", "was it rejected"), not a word of its subject ("the
 # approval workflow", "deferred revenue", "an acceptance test").
+_DECISION_VERB = r"(?:approve|decide|reject|defer|accept|postpone|decline|sign\s+off)"
+_DECISION_DONE = r"(?:approved|decided|rejected|deferred|accepted|postponed|declined|signed\s+off)"
+# between the auxiliary and the verb: anything but the end of a sentence (a dot inside "5 Mar." or "R26.04" is none)
+_BETWEEN = r"(?:[^?.;]|(?<=\w)\.(?=\w)|(?<=\b[A-Z][a-z]{2})\.(?=\s))"
 _ASKS_DECISION = re.compile(
-    r"\b(?:did|do|does|has|have|had|will|would)\b[^?.;]{0,60}?\b(?:approve|decide|reject|defer|accept|postpone|decline|"
-    r"sign\s+off)\b"
-    r"|\b(?:was|were|is|are|been|get|got)\b[^?.;]{0,60}?\b(?:approved|decided|rejected|deferred|accepted|postponed|"
-    r"declined|signed\s+off)\b(?!\s+(?:revenue|income|tax|costs?|payments?|items?)\b)",
+    rf"\b(?:did|do|does|will|would)\b{_BETWEEN}{{0,60}}?\b{_DECISION_VERB}\b"
+    rf"|\b(?:has|have|had)\b{_BETWEEN}{{0,60}}?\b(?:{_DECISION_VERB}|{_DECISION_DONE})\b"
+    rf"|\b(?:was|were|is|are|been|get|got)\b{_BETWEEN}{{0,60}}?\b{_DECISION_DONE}\b"
+    r"(?!\s+(?:revenue|income|tax|costs?|payments?|items?)\b)",
     re.IGNORECASE,
 )
 _REPORTS_DECISION = re.compile(

@@ -63,10 +63,12 @@ _ASKS_NAME = re.compile(
     # "which company code" asks for a code
     + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?"
     + r"(?:company|vendor|supplier|firm|contractor|carrier|haulier|forwarder|manufacturer)\b"
-    + r"(?!\s+(?:codes?|numbers?|ids?|keys?)\b)"
-    # "which bank is our house bank", "which bank do we pay through": a bank asked by its name, when a verb follows
-    # it ("which bank charges apply", "which bank format" ask for something else)
-    + r"|\bwhich\s+banks?\s+(?:is|are|was|were|do|does|did|holds?|has|have|handles?|receives?|gets?|sends?)\b"
+    # "which company code", "which vendor accounts", "which company holidays" ask for something else
+    + r"(?!\s+(?:codes?|numbers?|ids?|keys?|accounts?|statements?|details|holidays?|files?|channels?)\b)"
+    # "which bank is our house bank", "which house bank do we use", "which bank for SEPA payments": a bank asked by its
+    # name, when a verb or "for" follows it ("which bank charges apply", "which bank format" ask for something else)
+    + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?banks?\s+(?:is|are|was|were|do|does|did|should|will|would|can|could|must|for|"
+    + r"holds?|has|have|handles?|receives?|gets?|sends?)\b"
     + r"|\bwho\b[^?.]*\bby\s+name\b"
     # "who's our contact person at …", "who makes the label printers, what brand?": a person or a maker, by name
     r"|\bwho(?:['’]s|\s+is|\s+are|\s+was|\s+were)?\b[^?.]{0,40}?\bcontact\s+persons?\b|\bcompany(?:['’]s)?\s+names?\b|\b(?:which|what)\s+(?:brand|manufacturer|make\s+and\s+model)\b"
@@ -164,9 +166,9 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
             # many orders exceeded their credit limit"
             r"|\b(?:what(?:'s|’s|\s+(?:is|was|are|were))?|which)\s+(?:the\s+|their\s+|its\s+)?credit\s+limits?"
             + _PHRASE_END
-            # ... and asked as a bare phrase, as on a phone ("credit limit for sold-to 200452?"), when nothing else
-            # in it asks ("credit limit for new customers - who approves it?")
-            + r"|^\W*(?:the\s+)?credit\s+limits?\s+(?:for|of)\b(?![^?]*\b(?:who|how|why|when|what|which|where)\b)",
+            # ... and asked as a bare phrase, as on a phone ("credit limit for sold-to 200452?", "… - what is it?"),
+            # when nothing else in it asks ("credit limit for new customers - who approves it?")
+            + r"|^\W*(?:the\s+)?credit\s+limits?\s+(?:for|of)\b(?![^?]*\b(?:who|how|why|when|where)\b)",
             re.I,
         ),
         lambda text, question: _MONEY.search(text) is not None,

@@ -10,7 +10,6 @@ claimed by moving ``done`` forward in the database, so two tabs never describe o
 from __future__ import annotations
 
 import datetime as dt
-import re
 import time
 
 from flask import current_app
@@ -73,9 +72,11 @@ def start(document: Document, user: User) -> DescribeJob:
             .order_by(DescribeJob.id)
             .first()
         )
-        if running is not None:
-            return _release_dead_claims(running) if abandoned(running) else running
         revision = Document.get_by_id(document.id).current_revision()
+        if running is not None and running.base_version == revision.version:
+            return _release_dead_claims(running) if abandoned(running) else running
+        if running is not None:  # of an older version: its revision would conflict; it ends, and a new one starts
+            _finish(running, stopped_early=False)
         figures = describable_figures(revision)
         if not figures:
             raise Refused("no_figures", "This document has no figures to describe.")
@@ -89,7 +90,16 @@ def start(document: Document, user: User) -> DescribeJob:
         )
 
 
-_TRIED = re.compile(r"Figure (\d+):")  # how each of a job's notes begins (``_describe_one``)
+def _note(number: int, text: str) -> str:
+    """A job's progress note about figure ``number``, as the page lists it: "Figure 2: described, 84 characters." """
+    return f"Figure {number}: {text}"
+
+
+def _noted_figure(note: str) -> int | None:
+    """The figure a note of ``_note`` is about."""
+    head, _colon, _text = note.partition(":")
+    number = head.removeprefix("Figure ")
+    return int(number) if number.isdigit() else None
 
 
 def _release_dead_claims(job: DescribeJob) -> DescribeJob:
@@ -100,7 +110,7 @@ def _release_dead_claims(job: DescribeJob) -> DescribeJob:
         fresh = locking(DescribeJob.select().where(DescribeJob.id == job.id)).get()
         if fresh.status != "running" or not abandoned(fresh):
             return fresh
-        tried = {int(match.group(1)) for note in fresh.notes if (match := _TRIED.match(note))}
+        tried = {_noted_figure(note) for note in fresh.notes}
         fresh.figures = [n for n in fresh.figures if n in tried] + [n for n in fresh.figures if n not in tried]
         fresh.done, fresh.updated_at = len(tried), utcnow()
         fresh.save(only=[DescribeJob.figures, DescribeJob.done, DescribeJob.updated_at])
@@ -177,7 +187,10 @@ def waiting_for_others(job: DescribeJob) -> bool:
 
 
 WAIT_SECONDS = 0.5  # between looks at a job whose last figures another request is describing
-STILL_RUNNING = "The last figures are still being described in another tab; open the document again in a moment."
+STILL_RUNNING = (
+    "The last figures are still being described by another request. Press Describe images again in a minute: it "
+    "carries the job on, and describes any figure whose request was cut off."
+)
 
 
 def run_to_end(job: DescribeJob) -> DescribeJob:
@@ -199,10 +212,10 @@ def _describe_one(job: DescribeJob, number: int) -> tuple[str, str | None, bool]
     """(progress note, description or None, whether the job must stop) for figure ``number``."""
     refusal = _cap_refusal()
     if refusal:
-        return f"Figure {number}: not described. {refusal}", None, True
+        return _note(number, f"not described. {refusal}"), None, True
     client = vision.client()
     if client is None:
-        return f"Figure {number}: not described: no vision model is configured.", None, True
+        return _note(number, "not described: no vision model is configured."), None, True
     document = job.document
     figure = (
         Figure.select()
@@ -210,7 +223,7 @@ def _describe_one(job: DescribeJob, number: int) -> tuple[str, str | None, bool]
         .where((Revision.document == document) & (Revision.version == job.base_version) & (Figure.number == number))
         .first()
     )
-    gone = f"Figure {number}: not described: version {job.base_version} is no longer kept.", None, True
+    gone = _note(number, f"not described: version {job.base_version} is no longer kept."), None, True
     if figure is None:  # the version was purged meanwhile; the write would conflict anyway
         return gone
     try:
@@ -223,7 +236,7 @@ def _describe_one(job: DescribeJob, number: int) -> tuple[str, str | None, bool]
     except ModelError as error:
         failed = [f"vision model call failed ({error.summary})"]
         _record_run(job, number, client.model, "", "stopped", failed, 0, started)
-        return f"Figure {number}: not described: {error.summary}.", None, False
+        return _note(number, f"not described: {error.summary}."), None, False
     cost = vision.cost_microusd(completion)
     text, cut = vision.clean(completion.text)
     warnings = [f"the answer was cut to {vision.MAX_DESCRIPTION_CHARS:,} characters"] if cut else []
@@ -232,14 +245,14 @@ def _describe_one(job: DescribeJob, number: int) -> tuple[str, str | None, bool]
         kinds = ", ".join(verdict.deciding_kinds) or "content the policy blocks"
         warnings.append(f"not written: the description contains {kinds}")
         _record_run(job, number, client.model, text, "completed_with_warning", warnings, cost, started)
-        return f"Figure {number}: not written: the description contains {kinds}.", None, False
+        return _note(number, f"not written: the description contains {kinds}."), None, False
     if verdict.decision == "redact":
         text = verdict.redacted_text
         warnings.append("redacted: " + ", ".join(verdict.deciding_kinds))
     status = "completed_with_warning" if warnings else "completed"
     _record_run(job, number, client.model, text, status, warnings, cost, started)
     extra = f" ({'; '.join(warnings)})" if warnings else ""
-    return f"Figure {number}: described, {len(text):,} characters{extra}.", text, False
+    return _note(number, f"described, {len(text):,} characters{extra}."), text, False
 
 
 def _record_run(job, number, model, answer, status, warnings, cost, started) -> Run:

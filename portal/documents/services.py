@@ -80,9 +80,8 @@ def title_for(filename: str, text: str, kind: str, own_title: str = "") -> str:
         for block in markdown_blocks(text):
             if block.kind == "heading" and block.level == 1 and block.depth == 0:
                 title = heading_title(block.text).strip()
-                if not shows_nothing(title):  # "# \u200b" names nothing: the file name does
+                if not shows_nothing(title):  # "# \u200b" names nothing: the next such heading, or the file name
                     return fitted_title(title)
-                break
     stem = PurePath(filename).stem
     return fitted_title(re.sub(r"[_]+", " ", stem).strip() or stem)
 

@@ -65,8 +65,8 @@ REFUSED_FIELD = {
     "bad_company": "company",
     "unknown_company": "company",
 }
-# ... and of the edit form, which holds the vocabulary
-EDIT_REFUSED_FIELD = {**REFUSED_FIELD, "bad_vocabulary": "vocabulary"}
+# ... and of the edit form, which holds only these (a refusal of another field shows at the top)
+EDIT_REFUSED_FIELD = {"bad_title": "title", "bad_description": "description", "bad_vocabulary": "vocabulary"}
 
 
 def _packs_page(form, refusal: Refused | None = None, status: int = 200):

@@ -217,6 +217,9 @@ PRODUCT_LINE = re.compile(
 # production system", which the documents call K4P). Search reads it (a passage may write it); the evidence check
 # does not ask for it as a name of one thing (``evidence.identifier_runs``).
 PRODUCT_NAME = re.compile(r"[A-Za-z]{1,2}/\dHANA", re.I)
+# Products' three-letter names, which documents write beside a landscape's system ids ("SAP spool usage", "the ERP"):
+# a word of the product, never one system among others (``evidence._kin``).
+PRODUCT_ACRONYMS = frozenset({"SAP", "ERP", "ECC", "CRM", "SRM", "SCM", "BTP", "APO", "EWM", "MDG"})
 
 
 def without_product_lines(text: str) -> str:
@@ -254,13 +257,13 @@ def _written_out(match: re.Match) -> str:
 @functools.cache
 def _analyzed_stopwords() -> frozenset[str]:
     """The stopwords as the analyzer spells them (``doing`` → ``do``), and the ``s`` left of ``what's``: a stopword
-    joined to another word ("how-to") reaches the analyzer. Not "me" and "us": the pronouns are blanked before, so
-    those terms come of words ("MES", the manufacturing execution system, is "me" to the analyzer; "uses" is
-    "us"), which a question asked about and the evidence check never weighed."""
+    joined to another word ("how-to") reaches the analyzer. Not "me": the pronoun is blanked before, so that term
+    comes of a word ("MES", the manufacturing execution system, is "me" to the analyzer), which a question asked
+    about and the evidence check never weighed. ("us" stays dropped: "use", "used" and "useful" are "us" too.)"""
     return (frozenset(analyze(" ".join(sorted(STOPWORDS)))) - _CONTENT_STEMS) | {"s"}
 
 
-_CONTENT_STEMS = frozenset({"me", "us"})
+_CONTENT_STEMS = frozenset({"me"})
 
 
 def content_terms(text: str) -> list[str]:
