@@ -96,7 +96,7 @@ def test_an_empty_title_is_refused_and_shown_with_the_form(pack, client_as):
         "/packs/ops/edit", data={"title": "Operations", "description": "x", "vocabulary": "no arrow here"}
     )
     field = _soup(vocabulary).select_one("#vocabulary")
-    assert field["aria-describedby"] == "vocabulary-error vocabulary-help"
+    assert field["aria-describedby"] == "vocabulary-help vocabulary-error"
     assert "Vocabulary line 1" in _soup(vocabulary).select_one("#vocabulary-error").text
 
 
