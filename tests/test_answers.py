@@ -1540,38 +1540,40 @@ def test_a_three_letter_name_no_passage_writes_a_sibling_of_need_not_be_named():
     assert not unnamed.evidence and unnamed.missing_identifiers == ["KXQ"]
 
 
-def test_a_system_name_is_a_sibling_of_another_system_name_whatever_their_shape():
-    """KBP and K4P are two systems of one landscape although one has a digit: the threshold row of K4P does not
-    answer for KBP, and still answers for K4P."""
-    rows = Hit(
-        "| Check | Warning | Critical |\n|---|---|---|\n| HANA data volume usage (K4P) | 85 percent | 92 percent |",
+def _threshold_row(system: str) -> Hit:
+    return Hit(
+        "| Check | Warning | Critical |\n|---|---|---|\n"
+        f"| HANA data volume usage ({system}) | 85 percent | 92 percent |",
         document_title="Monitoring thresholds",
     )
-    # KBP in passing, in the incident the thresholds are linked from
-    backups = Hit("One-off full backup of KBP written to /hana/backup/K4P; see the monitoring thresholds.")
-    refused = evidence_for("What is the HANA data volume alert threshold on KBP?", [rows, backups])
-    assert not refused.evidence and refused.sibling == ("KBP", "K4P")
-    assert evidence_for("What is the HANA data volume alert threshold on K4P?", [rows, backups]).evidence
+
+
+def _named_in_passing(system: str, other: str) -> Hit:
+    """``system`` in passing, in the incident the thresholds are linked from."""
+    return Hit(f"One-off full backup of {system} written to /hana/backup/{other}; see the monitoring thresholds.")
+
+
+@pytest.mark.parametrize("asked, row", [("KBP", "K4P"), ("K4P", "KBP")])
+def test_a_system_name_is_a_sibling_of_another_system_name_whatever_their_shape(asked, row):
+    """KBP and K4P are two systems of one landscape although one has a digit: the threshold row of one does not
+    answer for the other, and still answers for its own."""
+    hits = [_threshold_row(row), _named_in_passing(asked, row)]
+    refused = evidence_for(f"What is the HANA data volume alert threshold on {asked}?", hits)
+    assert not refused.evidence and refused.sibling == (asked, row)
+    assert evidence_for(f"What is the HANA data volume alert threshold on {row}?", hits).evidence
     # a runbook's general line, naming no system and giving no value, is about none of them
     general = Hit("A database space alert (data volume, tablespace or disk usage above the threshold).")
-    refused = evidence_for(
-        "What is the critical threshold for HANA data volume usage on KBP?", [rows, backups, general]
-    )
-    assert not refused.evidence and refused.sibling == ("KBP", "K4P")
-    # words are no systems: EDI is no sibling of ERP, nor "was" of QAS
+    refused = evidence_for(f"What is the critical threshold for HANA data volume usage on {asked}?", [*hits, general])
+    assert not refused.evidence and refused.sibling == (asked, row)
+
+
+def test_which_names_are_siblings():
     from portal.answers import evidence
 
     assert evidence._kin("KBP", "K4P") and evidence._kin("K4P", "KBP") and evidence._kin("KXQ", "KXP")
     # a product's name is no system among others: "SAP spool usage" beside the S4P asked
     assert not evidence._kin("S4P", "SAP") and not evidence._kin("ER1", "ERP")
-    # ... and the other way round: KBP's row does not answer for K4P either
-    mirrored = Hit(
-        "| Check | Warning | Critical |\n|---|---|---|\n| HANA data volume usage (KBP) | 85 percent | 92 percent |",
-        document_title="Monitoring thresholds",
-    )
-    k4p_in_passing = Hit("One-off full backup of K4P written to /hana/backup/KBP; see the monitoring thresholds.")
-    refused = evidence_for("What is the HANA data volume alert threshold on K4P?", [mirrored, k4p_in_passing])
-    assert not refused.evidence and refused.sibling == ("K4P", "KBP")
+    # words are no systems: EDI is no sibling of ERP, nor "was" of QAS
     assert not evidence._kin("ERP", "EDI") and not evidence._kin("QAS", "was") and not evidence._kin("KBP", "TW10")
 
 
