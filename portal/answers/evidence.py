@@ -101,7 +101,14 @@ from typing import Protocol
 from portal.answers import asked as asked_values
 from portal.answers import outcome, question_type, shaped, written
 from portal.answers.units import passage_units
-from portal.search.analysis import PRODUCT_ACRONYMS, PRODUCT_NAME, STOPWORDS, as_read, return_codes_written_out
+from portal.search.analysis import (
+    PRODUCT_ACRONYMS,
+    PRODUCT_NAME,
+    STOPWORDS,
+    UNTIL_AS_TYPED,
+    as_read,
+    return_codes_written_out,
+)
 
 REFERENCES_PER_RUN = 8
 # Hits read before the ones carrying none of the question's weight are dropped, so up to 8 remain.
@@ -207,9 +214,6 @@ def _is_acronym(token: str) -> bool:
     return len(token) == 3 and token.isupper() and token.isalpha()
 
 
-_UNTIL = frozenset({"till", "til"})  # "until" as people type it (``analysis.written_out``)
-
-
 def _is_proper_noun(token: str, at_start: bool) -> bool:
     """A capitalised word inside a sentence (Poland, Reykjavik): it names a place, a company, a thing."""
     return (
@@ -219,7 +223,7 @@ def _is_proper_noun(token: str, at_start: bool) -> bool:
         and token[1:].islower()
         and token.isalpha()
         and token.casefold() not in STOPWORDS
-        and token.casefold() not in _UNTIL  # "How long Till release R26.04 goes live?"
+        and token.casefold() not in UNTIL_AS_TYPED  # "How long Till release R26.04 goes live?"
         and token.casefold() not in written.CALENDAR_NAMES
     )
 
@@ -892,18 +896,15 @@ def _about_sibling(
     (``in_question``: its names, casefolded). A unit naming none of the family and carrying nothing ``wanted`` (a
     runbook's "a database space alert (… above the threshold)") is about no one of them: it is left aside, or the
     threshold of K4P answered for KBP whenever a runbook was searched too (found in a browser walkthrough)."""
-    family = [
-        u
-        for u in closest
-        if any(_kin(name, t) or t.casefold() == name.casefold() for t in _names_in(f"{u.context} {u.text}"))
+    named = [(u, _names_in(f"{u.context} {u.text}")) for u in closest]  # each unit's names, read once
+    named = [
+        (u, names_of)
+        for u, names_of in named
+        if any(_kin(name, t) or t.casefold() == name.casefold() for t in names_of)
         or (wanted and question_type.carries(u.text, wanted, {name.casefold()}))
-    ]
-    closest = family or closest
-    siblings = [
-        [t for t in _names_in(f"{u.context} {u.text}") if t.casefold() not in in_question and _kin(name, t)]
-        for u in closest
-    ]
-    if not closest or not all(siblings) or any(names(f"{u.context} {u.text}", name) for u in closest):
+    ] or named
+    siblings = [[t for t in names_of if t.casefold() not in in_question and _kin(name, t)] for _u, names_of in named]
+    if not named or not all(siblings) or any(names(f"{u.context} {u.text}", name) for u, _names_of in named):
         return None
     return name, siblings[0][0]
 

@@ -122,9 +122,7 @@ _ASKS_DECISION = re.compile(
     r"(?!\s+(?:revenue|income|tax|costs?|payments?|items?)\b)",
     re.IGNORECASE,
 )
-_REPORTS_DECISION = re.compile(
-    r"\b(?:approved|decided|rejected|deferred|accepted|postponed|declined|signed\s+off|decisions?)\b", re.IGNORECASE
-)
+_REPORTS_DECISION = re.compile(rf"\b(?:{_DECISION_DONE}|decisions?)\b", re.IGNORECASE)
 
 
 def decision_reported(question: str, text: str) -> bool:

@@ -12,12 +12,10 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from flask import current_app
 from peewee import fn
 
 from portal import storage
 from portal.answers.model_client import ModelError
-from portal.config import VISION_MODEL
 from portal.db import database, locking
 from portal.describing import vision
 from portal.documents import editing
@@ -142,7 +140,7 @@ def step(job: DescribeJob) -> DescribeJob:
         fresh = DescribeJob.get_by_id(job.id)
         if fresh.status == "running" and len(fresh.notes) >= len(fresh.figures):
             return _finish(fresh, stopped_early=False)
-        if fresh.status == "running" and fresh.done >= len(fresh.figures) and abandoned(fresh):
+        if fresh.waiting and abandoned(fresh):
             return step(_release_dead_claims(fresh))  # the figures a killed request took are described now
         return fresh
     number = job.figures[job.done]
@@ -177,13 +175,8 @@ MOVE_MARGIN_SECONDS = 30
 def abandoned(job: DescribeJob, now: dt.datetime | None = None) -> bool:
     """Whether a running job has not moved for longer than a model call may take: the request describing its last
     figure was killed (a live one has its answer, or its timeout, by then)."""
-    limit = float(current_app.config[VISION_MODEL.timeout]) + MOVE_MARGIN_SECONDS
+    limit = vision.timeout_seconds() + MOVE_MARGIN_SECONDS
     return job.status == "running" and ((now or utcnow()) - job.last_moved).total_seconds() > limit
-
-
-def waiting_for_others(job: DescribeJob) -> bool:
-    """Whether every figure of a running job is taken and another request is still describing one of them."""
-    return job.status == "running" and job.done >= len(job.figures)
 
 
 WAIT_SECONDS = 0.5  # between looks at a job whose last figures another request is describing
@@ -199,9 +192,8 @@ def run_to_end(job: DescribeJob) -> DescribeJob:
     waited = 0.0
     while job.status == "running":
         job = step(job)
-        if waiting_for_others(job):
-            vision_client = vision.client()
-            if vision_client is None or waited > vision_client.timeout_s:
+        if job.waiting:
+            if vision.client() is None or waited > vision.timeout_seconds():
                 return job  # that request was cut off: the job stays to be seen, nothing is lost
             time.sleep(WAIT_SECONDS)
             waited += WAIT_SECONDS

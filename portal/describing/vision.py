@@ -31,6 +31,11 @@ def client() -> ChatClient | None:
     return ChatClient.configured(current_app.config, VISION_MODEL)
 
 
+def timeout_seconds() -> float:
+    """How long one call may take (``CAIRN_VISION_TIMEOUT``), as the client is configured with it."""
+    return float(current_app.config[VISION_MODEL.timeout])
+
+
 def describe(vision: ChatClient, webp: bytes, title: str, label: str) -> Completion:
     """One figure, sent as a data URL in an OpenAI-style image part; ``ModelError`` when the call fails."""
     image = "data:image/webp;base64," + base64.b64encode(webp).decode("ascii")

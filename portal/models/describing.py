@@ -33,6 +33,11 @@ class DescribeJob(BaseModel):
     def last_moved(self):
         return self.updated_at or self.created_at
 
+    @property
+    def waiting(self) -> bool:
+        """Every figure taken, the job still running: another request is describing one of its last figures."""
+        return self.status == "running" and self.done >= len(self.figures)
+
     class Meta:
         table_name = "describe_job"
 

@@ -234,9 +234,10 @@ def return_codes_written_out(text: str) -> str:
 
 # "till" and "til" as people type "until" ("how long till it posts"), a stopword then; after an article or a
 # possessive it is the cash register ("reconcile the till"), a word of its own.
+UNTIL_AS_TYPED = frozenset({"till", "til"})
 _TILL = re.compile(
     r"(?<![\w'’-])(?<!\bthe )(?<!\ba )(?<!\bmy )(?<!\bour )(?<!\byour )(?<!\beach )(?<!\bthis )(?<!\bthat )"
-    r"(?<!\bper )til{1,2}(?![\w'’-])",
+    r"(?<!\bper )(?:" + "|".join(sorted(UNTIL_AS_TYPED)) + r")(?![\w'’-])",
     re.IGNORECASE,
 )
 
