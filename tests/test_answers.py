@@ -2288,3 +2288,77 @@ def test_a_link_the_viewer_does_not_make_stays_as_written_in_the_answer():
 
     assert plain("Type [js](javascript:alert(1)) here.") == "Type [js](javascript:alert(1)) here."
     assert plain("[x]( VBScript:run) and [y](file:///etc/passwd)") == "[x]( VBScript:run) and [y](file:///etc/passwd)"
+
+
+def test_a_value_asked_as_users_ask_it_needs_a_unit_giving_it():
+    """Values asked for without "which" or "what" before their noun: the user wants to know it and asks "What is
+    it?", types the measure after the noun, asks in a measure whatever the noun, or asks for a job's name."""
+    from portal.answers.asked import asked_measure, identifier_kind_asked
+
+    targets = Hit("Resolution targets: P1 4 hours, P2 8 hours, P3 72 hours. P4 resolved within target: 90 percent.")
+    told = "Service desk wants to know the resolution target in hours for a P4 incident. What is it?"
+    assert asked_value(told).measure == "hours"
+    assert not evidence_for(told, [targets]).evidence  # "What is it?" asks what the sentence before told
+    assert evidence_for(told.replace("P4", "P2"), [targets]).evidence
+    assert asked_measure("resolution target hrs for a p4 ticket?") == "hours"
+    assert not evidence_for("resolution target hrs for a p4 ticket?", [targets]).evidence
+    assert evidence_for("resolution target hrs for a p3 ticket?", [targets]).evidence
+
+    move = Hit("Response times on app04 in the first hour were in line with the others; an overrun of 70 minutes.")
+    in_ms = "What dialog response time in milliseconds did app04 show in its first hour?"
+    assert asked_value(in_ms).measure == "milliseconds"
+    assert not evidence_for(in_ms, [move]).evidence  # minutes give no response time in milliseconds
+    assert evidence_for(in_ms, [Hit("Dialog response times on app04 in the first hour: 420 ms.")]).evidence
+    assert asked_value("Should the response time be given in milliseconds?") is None  # asks no value
+
+    question = "What is the job name of the nightly MRP run for plant TW20?"
+    assert identifier_kind_asked(question) == "job name"
+    mrp = Hit("The nightly MRP run for plant TW10, job Z_MM_MRP_LIVE_TW10, ends after 40 minutes.")
+    plants = Hit("The distribution centre TW30 ships pumps from plants TW10 and TW20; the nightly run plans both.")
+    assert not evidence_for(question, [mrp, plants]).evidence
+    assert evidence_for(question.replace("TW20", "TW10"), [mrp, plants]).evidence
+
+
+def test_money_asked_in_a_currency_first_or_as_revenue_needs_an_amount():
+    from portal.answers.shaped import SHAPED_VALUES
+
+    asks_money = SHAPED_VALUES["amount of money"][0]
+    payments = Hit("The Monday payment run created a payment file with 1,146 supplier payments on 23 February.")
+    for question in (
+        "In euros, what was the total value of the supplier payments in the 23 February payment file?",
+        "Could you tell me the revenue value of the supplier payments of 23 February?",
+        "How much revenue did the supplier payments of 23 February bring?",
+    ):
+        assert asks_money.search(question), question
+        assert not evidence_for(question, [payments]).evidence, question
+    paid = Hit("The payment file of 23 February held 1,146 supplier payments worth EUR 4,212,000.")
+    assert evidence_for("In euros, what was the total value of the supplier payments on 23 February?", [paid]).evidence
+    assert not asks_money.search("Which revenue account do the supplier payments post to?")
+
+
+def test_a_name_asked_for_is_not_the_name_the_question_gives():
+    """ "Which company is Tarnwick's e-invoicing provider?" is not answered by "Tarnwick Fluid Systems GmbH"."""
+    question = "Which company is Tarnwick's e-invoicing service provider?"
+    own = Hit("| Item | Value |\n|---|---|\n| Company | Tarnwick Fluid Systems GmbH, company code TF01 |")
+    about = Hit("This document describes Tarnwick's billing output and the e-invoicing service provider.")
+    assert not evidence_for(question, [own, about]).evidence
+    named = Hit("Tarnwick's e-invoicing service provider is Billtrust Europe Ltd.")
+    assert evidence_for(question, [named]).evidence
+
+
+def test_how_something_went_on_a_day_is_told_by_the_documents_of_that_day():
+    """ "Did the KBP update on 18 April finish on time?" is not answered by the report of another system's update
+    on 14 March, when the only document of 18 April is the calendar planning it."""
+    question = "Did the KBP HANA revision update on 18 April finish on time, and how long did it take?"
+    calendar = Hit(
+        "| Date | Time | Systems | Content |\n|---|---|---|---|\n| 2026-04-18 (Sat) | 06:00 to 10:00 | KBP | HANA "
+        "revision update of KBP |",
+        "Downtime and release calendar: second quarter 2026",
+    )
+    report = Hit(
+        "| Time | Step |\n|---|---|\n| 07:50 | HANA revision update finished on time; consistency check started |",
+        "Post-downtime report: K4P HANA revision update, 14 March 2026",
+    )
+    assert not evidence_for(question, [calendar, report]).evidence
+    done = Hit("The KBP HANA revision update of 18 April finished on time at 09:40.", "Post-downtime report: KBP")
+    assert evidence_for(question, [calendar, report, done]).evidence

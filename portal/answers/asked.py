@@ -97,6 +97,12 @@ _QUANTITY_NOUNS = (
 QUANTITY_PATTERN = (
     r"\b(?:which|what)\s+"
     + _QUANTITY_NOUNS
+    # ... or asked as what the user wants to know ("wants to know the resolution target in hours for P4. What is
+    # it?", "can you tell me the warning threshold")
+    + r"|\b(?:know|tell\s+me|give\s+me)\s+(?:the|our|its|their)\s+(?:"
+    + _NOT_A_NOUN
+    + r"[\w/-]+(?:['’]s)?\s+){0,2}"
+    + _QUANTITY_NOUNS
     + r"|\bwhat(?:'s|’s|\s+(?:is|was|are|were))(?:\s+the)?\s+(?:[\w/-]+\s+(?:and|or)\s+)?(?:"
     + _NOT_A_NOUN
     + r"[\w/-]+(?:['’]s)?\s+){0,2}"
@@ -232,6 +238,10 @@ def asks_what_to_do(question: str) -> bool:
     return _ASKS_WHAT_TO_DO.search(question) is not None
 
 
+# A question asking for a value rather than whether something holds ("should I give it in hours?").
+_ASKS_FOR_VALUE = re.compile(r"\b(?:what|which|how)\b", re.IGNORECASE)
+
+
 def asked_value(question: str) -> AskedValue | None:
     """The value ``question`` asks for, or None (it asks for none, it has several parts, or it asks for a value
     of a shape of its own, which ``SHAPED_VALUES`` checks: "the phone number of …" asks for no count)."""
@@ -254,7 +264,7 @@ def asked_value(question: str) -> AskedValue | None:
             return AskedValue("quantity", noun, measure or _MEASURE_OF_NOUN.get(noun, ""))
     quantity = _QUANTITY.search(question) or _terse_quantity(question)
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
-        noun = (quantity.group(1) or quantity.group(2)).removesuffix(" of")
+        noun = next(group for group in quantity.groups() if group).removesuffix(" of")
         if noun.casefold().startswith("mean time to"):
             noun = "mean time to restore (MTTR)"  # as the reviews write it
         return AskedValue("quantity", noun, measure or _MEASURE_OF_NOUN.get(noun.casefold(), ""))
@@ -264,14 +274,18 @@ def asked_value(question: str) -> AskedValue | None:
     for noun, pattern in _HEAD_NOUNS.items():
         if pattern.search(question):
             return AskedValue("named", noun)
+    if measure and _ASKS_FOR_VALUE.search(question):
+        # "what dialog response time in milliseconds did app04 show?": whatever its noun, a number in that measure
+        return AskedValue("quantity", "number", measure)
     return None
 
 
-# "Which change number …", "which transport request …": an identifier of a kind the packs name after its noun. Only
-# with "number", "request" or "id": "what did transport K4DK901670 change?" asks what the transport changed.
+# "Which change number …", "which transport request …", "what is the job name …": an identifier of a kind the packs
+# name after its noun. Only with "number", "request", "id" or a job's "name": "what did transport K4DK901670 change?"
+# asks what the transport changed.
 _KIND_ASKED = re.compile(
-    r"\b(?:which|what)\s+(?:(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would)\b)[\w-]+\s+){0,2}?"
-    r"((change|transport|incident|problem)\s+(?:number|request|id))s?\b",
+    r"\b(?:which|what(?:['’]s|\s+(?:is|was|are|were)\s+the)?)\s+(?:(?!(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would)\b)[\w-]+\s+){0,2}?"
+    r"((change|transport|incident|problem)\s+(?:number|request|id)|job\s+name)s?\b",
     re.IGNORECASE,
 )
 
@@ -357,6 +371,7 @@ def holds_named_value(unit: Unit, noun: str, named: set[str]) -> bool:
 # A measure a value may be asked in ("the resolution target in hours") -> how a value in it is written
 # ("4 hours", "4 h", "33 h 11 min"; "1.9 TB"). A value of another kind ("90 percent") does not answer.
 MEASURES = {
+    "milliseconds": r"ms|msecs?|milliseconds?",
     "seconds": r"s|secs?|seconds?",
     "minutes": r"min|mins|minutes?",
     "hours": r"h|hrs?|hours?",
@@ -371,7 +386,7 @@ MEASURES = {
     "terabytes": r"TB|terabytes?",
 }
 _MEASURE_ALIASES = {"%": "percent", "pct": "percent", "kb": "kilobytes", "mb": "megabytes", "gb": "gigabytes"}
-_MEASURE_ALIASES |= {"tb": "terabytes", "hrs": "hours", "mins": "minutes", "secs": "seconds"}
+_MEASURE_ALIASES |= {"tb": "terabytes", "hrs": "hours", "mins": "minutes", "secs": "seconds", "ms": "milliseconds"}
 _ASKED_IN = re.compile(
     r"\b(?:in|as)\s+(?:a\s+)?(?:number\s+of\s+)?("
     + "|".join(sorted(set(MEASURES) | set(_MEASURE_ALIASES) - {"%"}, key=len, reverse=True))
@@ -380,7 +395,7 @@ _ASKED_IN = re.compile(
 )
 # A value in hours answers a question asking in minutes (it converts), one in percent does not.
 _KINDS = (
-    ("seconds", "minutes", "hours", "days", "weeks", "months", "years"),
+    ("milliseconds", "seconds", "minutes", "hours", "days", "weeks", "months", "years"),
     ("kilobytes", "megabytes", "gigabytes", "terabytes"),
     ("percent",),
 )
@@ -391,14 +406,37 @@ _IN_MEASURE = {
     for kind in _KINDS
     for measure in kind
 }
+# ... but a response time asked in milliseconds is not given in minutes or hours ("an overrun of 70 minutes")
+_IN_MEASURE["milliseconds"] = re.compile(
+    r"(?<![\w.,/-])\d(?:[\d.,]*\d)?\s?(?:" + MEASURES["milliseconds"] + "|" + MEASURES["seconds"] + r")(?![\w])",
+    re.IGNORECASE,
+)
+
+
+# ... or typed right after the quantity's noun, as on a phone ("resolution target hrs for a p4 ticket?", "k4p
+# availability % in march").
+_MEASURE_AFTER_NOUN = re.compile(
+    _QUANTITY_NOUNS
+    + r"\s+("
+    + "|".join(sorted(set(MEASURES) | set(_MEASURE_ALIASES) - {"%"}, key=len, reverse=True))
+    + r")\b|"
+    + _QUANTITY_NOUNS
+    + r"\s*(%)",
+    re.IGNORECASE,
+)
 
 
 def asked_measure(question: str) -> str:
-    """The measure ``question`` asks its value in ("in hours" -> "hours"), or ""."""
+    """The measure ``question`` asks its value in ("in hours", "target hrs" -> "hours"), or ""."""
     match = _ASKED_IN.search(question)
-    if not match:
-        return ""
-    word = (match.group(1) or match.group(2)).casefold()
+    if match:
+        word = match.group(1) or match.group(2)
+    else:
+        match = _MEASURE_AFTER_NOUN.search(question)
+        if not match:
+            return ""
+        word = match.group(2) or match.group(4)
+    word = word.casefold()
     return _MEASURE_ALIASES.get(word, word)
 
 

@@ -340,10 +340,15 @@ def asking_part(question: str) -> tuple[str, str]:
     asked = [sentence for sentence in sentences if sentence.endswith(_QUESTION_MARKS)]
     if not asked or len(sentences) == 1:
         return question, ""
+    if all(word.casefold() in _BACK_REFERENCE for sentence in asked for word in _WORD.findall(sentence)):
+        # "… wants to know the resolution target in hours for a P4 incident. What is it?" asks what was told
+        return question, ""
     return " ".join(asked), " ".join(sentence for sentence in sentences if not sentence.endswith(_QUESTION_MARKS))
 
 
 _QUESTION_MARKS = written.QUESTION_MARKS
+# An asking sentence of only these words ("What is it?", "Which one?") asks about what the sentences before it told.
+_BACK_REFERENCE = STOPWORDS | {"one", "ones"}
 
 
 def _sentences(text: str) -> list[str]:
@@ -658,10 +663,11 @@ def choose(
             unanswered_for = [" ".join(run) for run in subjects]
         elif done_on_a_day and _only_announced_on(asked_days, units, weights, tokenize):
             unreported, evidence, issued = True, False, []
-        elif (
-            past_outcome
-            and _only_planned(closest)
-            and not any(outcome.decision_reported(question, u.text) for u in closest)
+        elif past_outcome and (
+            _nothing_but_plans(question, closest)
+            or _nothing_but_plans(
+                question, _closest_on_the_days(asked_days, of_hit, texts, document_days, weights, tokenize)
+            )
         ):
             unreported, evidence, issued = True, False, []
     return Choice(
@@ -767,6 +773,21 @@ def _on_the_days(
     return [unit for i, unit in of_hit if asked.keys() & (written.days(texts[i]).keys() | document_days()[i])]
 
 
+def _closest_on_the_days(
+    asked: dict[tuple[int, int], str],
+    of_hit: list[tuple[int, asked_values.Unit]],
+    texts: list[str],
+    document_days: Callable[[], list[set[tuple[int, int]]]],
+    weights: dict[str, float],
+    tokenize: Tokenizer,
+) -> list[asked_values.Unit]:
+    """The units closest to a question how something went on the days it names, among those of passages or
+    documents naming one of them (``_on_the_days``): "Did the KBP update on 18 April finish on time?" is told by
+    what the documents of 18 April say, not by the report of another system's update on 14 March. None when the
+    question names no day."""
+    return _closest(_on_the_days(asked, of_hit, texts, document_days), weights, tokenize) if asked else []
+
+
 def _time_asked(question: str) -> asked_values.AskedValue | None:
     """A time, when a question of one part asks "when": "When does the KXQ certificate expire?" is answered by a
     unit giving a time beside KXQ, not by the expiry dates of the other systems' certificates. "When should we
@@ -790,10 +811,15 @@ def _only_announced_on(
     return bool(closest) and all(outcome.only_announced(u.text, u.context) for u in closest)
 
 
-def _only_planned(closest: list[asked_values.Unit]) -> bool:
+def _nothing_but_plans(question: str, closest: list[asked_values.Unit]) -> bool:
     """Whether the units closest to the question all speak of what is to happen: "the rehearsal must finish
-    with return code 0" does not say whether it did."""
-    return bool(closest) and all(outcome.planned(u.text, u.context) for u in closest)
+    with return code 0" does not say whether it did. A decision answers a question whether it was taken, however
+    far it looks ahead (``outcome.decision_reported``)."""
+    return (
+        bool(closest)
+        and all(outcome.planned(u.text, u.context) for u in closest)
+        and not any(outcome.decision_reported(question, u.text) for u in closest)
+    )
 
 
 # A year is when, not what: "the MTTR for P1 in January 2026" is about P1 (a passage must still name 2026 somewhere).

@@ -80,6 +80,8 @@ _ASKS_NAME = re.compile(
 # Where a clause ends: punctuation, a table's cell, a line, the step of a heading path ("Incident > Impact").
 _CLAUSE = re.compile(r"[.;:|\n()>]+")
 _CAPITALISED = re.compile(r"(?<![\w'’-])[A-Z][a-z]+(?:[-'’][A-Za-z]+)?")
+# Capitalised words in a row: one name ("Tarnwick Fluid Systems GmbH").
+_NAME_RUN = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*)+")
 _WORDS = re.compile(r"[^\W\d_]{3,}")
 
 
@@ -88,14 +90,27 @@ def _holds_name(text: str, question: str) -> bool:
     not use, other than its first word, a month, a day or a status ("in status Released"):
     "handled by the 3PL warehouse partner next door" names no company, "the provider is Billtrust Ltd" does."""
     asked = {w.casefold() for w in _WORDS.findall(question)}
+    given = {
+        m.group().casefold().removesuffix("'s").removesuffix("’s") for m in _CAPITALISED.finditer(question) if m.start()
+    } - _QUESTION_WORDS
     # a document's keywords line lists its topics, capitalised as names are, and states nothing
     text = "\n".join(line for line in text.splitlines() if not KEYWORDS_LINE.match(line.strip()))
     for clause in _CLAUSE.split(text):
         words = {w.casefold() for w in _WORDS.findall(clause)}
         if not words & (asked - _QUESTION_WORDS):
             continue
+        # a name of several words the question gives one of (capitalised there too) is the question's own: "Which
+        # company is Tarnwick's e-invoicing provider?" is not answered by "Tarnwick Fluid Systems GmbH"; "our house
+        # bank" is answered by "Sterling Bank"
+        own = [
+            run.span()
+            for run in _NAME_RUN.finditer(clause)
+            if {w.casefold() for w in _WORDS.findall(run.group())} & given
+        ]
         for match in _CAPITALISED.finditer(clause):
-            name = match.group().casefold()
+            if any(start <= match.start() < end for start, end in own):
+                continue
+            name = match.group().casefold().removesuffix("'s").removesuffix("’s")  # Tarnwick's is Tarnwick
             before = clause[: match.start()]
             # a heading's or a list item's first word, too, and a quoted message's ("fails with "User is locked"")
             first = not before.strip(" \t-*•#") or before.endswith(('"', "“", "„", "‘", "«"))
@@ -161,6 +176,12 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
             # a value asked in a currency: "the total value in euros of …", "how much money"; not "which vendors
             # invoice in euros", "can customers pay in USD"
             r"|\b(?:value|total|amount|cost|price|sum|worth)\b[^?.]{0,40}?\bin\s+" + _CURRENCY_NAMES + r"\b"
+            # ... said first ("In euros, what was the total value of …")
+            r"|\bin\s+" + _CURRENCY_NAMES + r"\b[^?.]{0,40}?\b(?:value|total|amount|cost|price|sum|worth)\b"
+            # revenue is money: "the revenue value of the 486 invoices", "how much revenue"; not a revenue account
+            r"|\b(?:revenue|turnover)\s+(?:value|amount|figure|total)s?\b"
+            r"|\b(?:how\s+much|what(?:['’]s|\s+(?:is|was|are|were))?\s+(?:the\s+)?(?:total\s+)?)\s*(?:revenue|turnover)\b"
+            r"(?!\s+(?:accounts?|codes?|recognition|types?))"
             r"|\bhow\s+much\s+money\b"
             # a credit limit is an amount of money: "what's the credit limit for sold-to party 200184?"; not "how
             # many orders exceeded their credit limit"
