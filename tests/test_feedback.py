@@ -753,6 +753,50 @@ def test_naming_a_document_by_hand_and_removing_a_case(not_helpful, client_as):
     assert RegressionCase.select().count() == 0
 
 
+def test_a_case_cannot_name_a_document_its_reviewer_may_not_read(not_helpful, client_as, users, pack):
+    """A case naming a document the reviewer may not read showed its title (and sections) to every reviewer, and
+    a refusal different from a missing document's told that it exists. It is refused as a missing one."""
+    from portal.documents.readers import ReaderAccess
+
+    secret = documents.upload_file(
+        pack,
+        "board-plan.md",
+        b"# Board-only acquisition plan\n\nThe spool plan.\n",
+        None,
+        reader_access=ReaderAccess("staff", ("PlatformAdmin",)),
+    ).document
+    client = client_as("Auditor")
+    assert client.get("/packs/ops/documents/board-plan").status_code == 404
+    hidden = client.post(f"/feedback/{not_helpful.id}/cases", data={"pack": "ops", "doc_id": "board-plan"})
+    missing = client.post(f"/feedback/{not_helpful.id}/cases", data={"pack": "ops", "doc_id": "board-plam"})
+    assert hidden.status_code == missing.status_code == 422
+    assert _soup(hidden).select_one("#cases .error").text == (
+        _soup(missing).select_one("#cases .error").text.replace("board-plam", "board-plan")
+    )
+    assert "Board-only" not in hidden.get_data(as_text=True)
+    with pytest.raises(Refused) as refused:
+        regressions.record_regression_case(users["Auditor"], not_helpful, secret.id)
+    assert refused.value.reason == "no_document"
+    assert RegressionCase.select().count() == 0
+    # the admin the reader roles admit names it; the auditor's pages and CSV show the case without the document
+    assert (
+        client_as("PlatformAdmin")
+        .post(f"/feedback/{not_helpful.id}/cases", data={"pack": "ops", "doc_id": "board-plan"})
+        .status_code
+        == 303
+    )
+    item, listed, exported = (
+        client.get(url).get_data(as_text=True)
+        for url in (f"/feedback/{not_helpful.id}", "/feedback/", "/feedback/export.csv")
+    )
+    assert regressions.HIDDEN_SOURCE in BeautifulSoup(item, "html.parser").select_one(".case").text
+    for shown in (item, listed, exported):
+        assert "Board-only" not in shown and "board-plan" not in shown
+    assert regressions.HIDDEN_SOURCE in listed and regressions.HIDDEN_SOURCE in exported
+    admin_item = client_as("PlatformAdmin").get(f"/feedback/{not_helpful.id}").get_data(as_text=True)
+    assert "Board-only acquisition plan" in admin_item
+
+
 def test_a_case_names_only_a_pack_its_agent_is_granted(not_helpful, client_as):
     """A case could name a document of a pack its agent was never granted: `cairn eval` then reported a miss no
     change of ranking could fix. It is refused by name; the page offers the agent's packs to name, and a search

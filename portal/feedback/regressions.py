@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from portal import access
 from portal.db import database, locking
 from portal.errors import Refused
 from portal.models import (
@@ -130,7 +131,9 @@ def record_regression_case(
     """Record that the answer's question should have found this document (or this passage of it)."""
     _agent_to_check(feedback.run)  # a deleted agent is the first thing to say (checked again when recording)
     document = Document.get_or_none((Document.id == document_pk) & Document.deleted_at.is_null())
-    if document is None:
+    # a document the reviewer may not read is refused as a missing one: its title, its sections and whether it
+    # exists stay hidden (the case would show them to every reviewer)
+    if document is None or not access.may_read_document(actor, document):
         raise Refused("no_document", "That document does not exist (any more). Nothing was saved.")
     passage = None
     if passage_id is not None:
@@ -194,18 +197,39 @@ def _recorded(actor: User, feedback: Feedback, kind: str, document: Document | N
         )
 
 
-def case_summaries(cases: Iterable[RegressionCase]) -> dict[int, str]:
-    """One line for each of ``cases`` by case id, for the review list and the CSV: what the case expects, and
-    why it cannot be checked now (the reasons read for all of them at once)."""
+# What a case expecting a document its reader may not read shows instead of the document's pack, id and title.
+HIDDEN_SOURCE = "a document you may not read"
+
+
+def hidden_from(reader: User, cases: Iterable[RegressionCase]) -> set[int]:
+    """The ids of ``cases`` expecting a document ``reader`` may not read: another reviewer recorded it, and its
+    title, id and sections stay hidden from this one (the documents read in one query)."""
+    cases = [case for case in cases if case.document_pk is not None]
+    if not cases:
+        return set()
+    documents = {d.id: d for d in Document.select().where(Document.id.in_({case.document_pk for case in cases}))}
+    return {
+        case.id
+        for case in cases
+        if case.document_pk not in documents or not access.may_read_document(reader, documents[case.document_pk])
+    }
+
+
+def case_summaries(reader: User, cases: Iterable[RegressionCase]) -> dict[int, str]:
+    """One line for each of ``cases`` by case id, for the review list and the CSV of ``reader``: what the case
+    expects, and why it cannot be checked now (the reasons read for all of them at once)."""
     cases = list(cases)
     reasons = unchecked_reasons(cases)
-    return {case.id: _case_summary(case, reasons[case.id]) for case in cases}
+    hidden = hidden_from(reader, cases)
+    return {case.id: _case_summary(case, reasons[case.id], case.id in hidden) for case in cases}
 
 
-def _case_summary(case: RegressionCase, unchecked: str | None) -> str:
+def _case_summary(case: RegressionCase, unchecked: str | None, hidden: bool) -> str:
     unchecked = f" (cannot be checked: {unchecked})" if unchecked else ""
     if case.kind == "no_evidence":
         return CASE_KINDS["no_evidence"].lower() + unchecked
+    if hidden:
+        return f"expected source: {HIDDEN_SOURCE}{unchecked}"
     # a passage's id means nothing to a reviewer; its version says which text the case was recorded on
     passage = f" (a passage of version {case.passage_version})" if case.passage_id is not None else ""
     return f"expected source {case.pack_slug}/{case.document_id}{passage}{unchecked}"
@@ -225,8 +249,9 @@ def cases_by_feedback(items: list[Feedback]) -> dict[int, list[RegressionCase]]:
     return cases
 
 
-def document_by_name(pack_slug: str, doc_id: str) -> Document:
-    """The live document ``doc_id`` of pack ``pack_slug``, for naming an expected document by hand."""
+def document_by_name(reader: User, pack_slug: str, doc_id: str) -> Document:
+    """The live document ``doc_id`` of pack ``pack_slug``, for naming an expected document by hand; one ``reader``
+    may not read is refused as one that does not exist."""
     document = (
         Document.select()
         .join(Pack)
@@ -237,7 +262,7 @@ def document_by_name(pack_slug: str, doc_id: str) -> Document:
         )
         .first()
     )
-    if document is None:
+    if document is None or not access.may_read_document(reader, document):
         raise Refused(
             "no_document",
             f"There is no document {doc_id.strip()!r} in the pack {pack_slug.strip()!r}. Nothing was saved.",

@@ -152,11 +152,11 @@ CSV_COLUMNS = (
 )
 
 
-def export_csv(filters: ReviewFilters) -> str:
-    """Every item matching ``filters`` (not only one page) as CSV, one row per rating."""
+def export_csv(reader: User, filters: ReviewFilters) -> str:
+    """Every item matching ``filters`` (not only one page) as CSV for ``reader``, one row per rating."""
     items = list(review_query(filters))
     cases = cases_by_feedback(items)
-    summaries = case_summaries(case for listed in cases.values() for case in listed)
+    summaries = case_summaries(reader, (case for listed in cases.values() for case in listed))
     reviewer_ids = {item.reviewed_by_id for item in items if item.reviewed_by_id}
     reviewers = dict(User.select(User.id, User.email).where(User.id.in_(reviewer_ids)).tuples()) if reviewer_ids else {}
     rows = []

@@ -108,7 +108,7 @@ def index():
         excerpt=review.answer_excerpt,
         reason_labels=review.reason_labels,
         cases=cases,
-        case_summaries=regressions.case_summaries(case for listed in cases.values() for case in listed),
+        case_summaries=regressions.case_summaries(current_user, (case for listed in cases.values() for case in listed)),
         sort_columns=SORT_COLUMNS,
         default_sort=DEFAULT_SORT,
     )
@@ -125,7 +125,7 @@ def export():
     name = f"answer-feedback-{utcnow():%Y%m%d-%H%M}.csv"
     # A byte-order mark, so spreadsheet programs read the file as UTF-8.
     return Response(
-        "\ufeff" + review.export_csv(filters),
+        "\ufeff" + review.export_csv(current_user, filters),
         mimetype="text/csv",
         headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"},
     )
@@ -169,7 +169,7 @@ def record_case(feedback_id: int):
         if form.get("kind") == "no_evidence":
             regressions.record_no_evidence_case(current_user, feedback)
         else:
-            document = regressions.document_by_name(form.get("pack", ""), form.get("doc_id", ""))
+            document = regressions.document_by_name(current_user, form.get("pack", ""), form.get("doc_id", ""))
             regressions.record_regression_case(
                 current_user, feedback, document.id, form_number("passage_id", optional=True)
             )
@@ -219,6 +219,8 @@ def _item_page(feedback: Feedback, fragment: str | None = None, status: int = 20
         "cases": cases,
         "case_passages": regressions.passages_of(cases),
         "cases_unchecked": regressions.unchecked_reasons(cases),
+        "cases_hidden": regressions.hidden_from(current_user, cases),
+        "hidden_source": regressions.HIDDEN_SOURCE,
         "statuses": services.STATUSES,
         "reason_labels": review.reason_labels(feedback),
         "case_kinds": regressions.CASE_KINDS,
