@@ -849,6 +849,19 @@ def test_run_record_shows_question_answer_markers_warnings_and_sources(corpus, c
     assert "stopped" in text and "the model was not called" in text
 
 
+def test_a_bracketed_number_a_document_writes_is_no_citation_in_the_answer(corpus, pack, client_as):
+    """ "The gauge described in [2]" copied into an extractive answer read as a citation of reference 2 (another
+    document) and linked to it on the run page; "[7]" was removed as a citation of nothing."""
+    documents.upload_file(
+        pack, "zorblax.md", b"# Zorblax\n\nCalibrate the zorblax gauge described in [2] and [7], see [1-3].\n", None
+    )
+    run = ask(make_agent("preferred"), None, "How do I calibrate the zorblax gauge?")
+    assert run.answer.startswith("Calibrate the zorblax gauge described in (2) and (7), see (1-3). [")
+    assert run.warnings == [] and len(run.cited) == 1
+    page = _soup(client_as("Auditor").get(f"/runs/{run.id}"))
+    assert [a["href"] for a in page.select(".answer a.cite")] == [f"#source-{run.cited[0]}"]
+
+
 def test_run_record_shows_a_no_evidence_run_as_a_note_with_the_packs_searched(corpus, fake_model, client_as):
     run = ask(make_agent("preferred", packs=("ops", "other")), None, NO_EVIDENCE_QUESTION)
     assert fake_model.requests == [] and (run.model, run.model_called) == ("fake-gpt", False)

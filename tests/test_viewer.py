@@ -361,6 +361,20 @@ def test_text_nested_past_the_parsers_limit_is_shown_on_every_page(app, pack, us
     assert any(HIDDEN in source for source in sources)
 
 
+def test_a_link_reference_definition_is_shown_as_the_text_search_reads(app, pack, users, client_as):
+    """CommonMark renders ``[h]: url "title"`` as nothing: a line hidden from the viewer and the excerpts while
+    search matched it and a model read it. It is a paragraph of text, and ``[text][h]`` is shown as typed."""
+    text = f'# Gauge\n\nCalibrate the zorblax gauge.\n\n[h]: https://evil.example/x "{HIDDEN}"\n\nSee [the form][h].\n'
+    admin = client_as("PlatformAdmin")
+    assert upload(admin, "ops", "gauge.md", text.encode()).status_code == 200
+    page = _soup(admin.get("/packs/ops/documents/gauge"))
+    body = " ".join(page.select_one("article.doc-body").get_text(" ").split())
+    assert HIDDEN in body and "https://evil.example/x" in body and "See [the form][h]." in body
+    assert page.select_one("article.doc-body a[href^='https://evil']") is None
+    snippets = [s.get_text(" ") for s in _soup(admin.get("/packs/ops/search?q=zorblax+refund")).select(".snippet")]
+    assert any("zorblax refund" in " ".join(snippet.split()) for snippet in snippets)
+
+
 def test_a_figure_marker_of_thousands_of_digits_is_text_not_a_crash(app, pack, users, client_as):
     digits = "7" * 5000  # int() refuses more than 4,300 digits
     body = f"# Huge\n\nThe widget manual [Figure {digits}: widget] ends here.\n\nPage {digits}\n".encode()

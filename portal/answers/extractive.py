@@ -9,7 +9,8 @@ and followed by the ``[n]`` of the passage it came from, so the answer always
 cites. The only characters added are spaces, ``:`` and ``;`` between a table's
 headers and cells, the markers, and a full stop after the marker of a unit
 that has no end punctuation of its own (a bullet, a table row, a unit ending in a bracket or a quote: "(see
-rb-x.)" has one).
+rb-x.)" has one). A bracketed number the document writes ("see [2]") is given in parentheses, so that only the
+answer's own markers read as citations.
 
 Units are weighed term by term (each question term's idf in the searched packs
 when the caller passes it), prefer what the question type asks for (when → a
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 from portal.answers import written
 from portal.answers.asked import Unit as AskedUnit
 from portal.answers.asked import asked_value, question_parts, value_holder
+from portal.answers.citations import SHOWN_MARKER
 from portal.answers.evidence import asking_part, days_asked, with_synonyms
 from portal.answers.question_type import asks, asks_cause, carries, is_instruction, named_identifiers
 from portal.answers.references import Reference
@@ -481,6 +483,9 @@ def extractive_answer(
 
 
 def _with_marker(sentence: str, n: int) -> str:
-    """``sentence [n]``; a unit without end punctuation (a bullet) gets a full stop after its marker."""
+    """``sentence [n]``; a unit without end punctuation (a bullet) gets a full stop after its marker. A bracketed
+    number the document writes itself ("described in [2]", "see [1-3]") is given in parentheses: in the answer it
+    would read as a citation of another reference, and link to it."""
+    sentence = SHOWN_MARKER.sub(r"(\1)", sentence)
     cited = f"{sentence} [{n}]"
     return cited if sentence.rstrip(_CLOSERS).endswith(_SENTENCE_ENDINGS) else f"{cited}."

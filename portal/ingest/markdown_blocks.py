@@ -103,8 +103,12 @@ def _too_deep(state: StateBlock, start_line: int, end_line: int, silent: bool) -
 
 
 def _configured() -> MarkdownIt:
-    """CommonMark with tables; raw HTML off, so nothing in a document becomes markup: it is text."""
+    """CommonMark with tables; raw HTML off, so nothing in a document becomes markup: it is text. A link reference
+    definition (``[h]: https://… "title"``) is a paragraph of text too: CommonMark renders it as nothing, so a
+    hostile file hid a line from every page — the viewer, excerpts, the answerer's units — while search and a model
+    still read it; ``[text][h]`` is then shown as typed."""
     parser = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    parser.disable("reference")
     parser.block.ruler.before("table", "too_deep", _too_deep)  # table is the first block rule
     parser.inline.ruler.before("strikethrough", "quoted_wildcard", _quoted_wildcard)
     parser.inline.ruler.before("escape", "figure_marker", _figure_marker)
