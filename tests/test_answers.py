@@ -948,7 +948,7 @@ def test_extractive_cites_only_its_sources_even_when_a_sentence_quotes_a_marker(
     outcome = run("required", refs, None, question="How often is stock reordered?")
     assert (outcome.status, outcome.answer, outcome.cited) == (
         "completed",
-        "Stock is reordered weekly, as shown in [2]. [1]",
+        "Stock is reordered weekly, as shown in (2). [1]",  # the document's own bracket is no citation
         [1],
     )
 

@@ -1432,11 +1432,10 @@ def test_an_image_in_an_answer_is_a_link_labelled_with_its_alt_text_as_in_the_vi
     [
         ("[see [1]](https://x.test/) and [2]", [("see [1]", "https://x.test/")]),
         ("[**Runbook [1]**, page 3](https://wiki.test/r) [2]", [("Runbook [1], page 3", "https://wiki.test/r")]),
-        ("[see [1]][ref] [2]\n\n[ref]: https://x.test/", [("see [1]", "https://x.test/")]),
         ("![chart [1]](https://t.test/c.png) [2]", [("chart [1]", "https://t.test/c.png")]),  # an image's link
         ("<https://x.test/[1]> [2]", [("https://x.test/[1]", "https://x.test/%5B1%5D")]),
     ],
-    ids=["inline", "emphasis", "reference", "image", "autolink"],
+    ids=["inline", "emphasis", "image", "autolink"],
 )
 def test_a_marker_in_a_links_text_stays_text_and_links_never_nest(answer, links):
     """A cited marker inside a link's text was a link inside the link: the HTML parser then cut the outer
@@ -1445,6 +1444,15 @@ def test_a_marker_in_a_links_text_stays_text_and_links_never_nest(answer, links)
     assert [a for a in soup.select("a") if a.find_parent("a")] == []
     assert [(a.text, a["href"]) for a in soup.select("a:not(.cite)")] == links
     assert [(a.text, a["href"]) for a in soup.select("a.cite")] == [("2", "/s#source-2")]  # outside a link
+
+
+def test_a_link_reference_definition_in_an_answer_is_shown_as_written():
+    """As in a document, CommonMark would render the definition as nothing: what a model copied from one is text."""
+    soup = BeautifulSoup(
+        str(linked_answer("[see [1]][ref] [2]\n\n[ref]: https://x.test/", [1, 2], "/s")), "html.parser"
+    )
+    assert soup.get_text() == "[see [1]][ref] [2]\n[ref]: https://x.test/"
+    assert [a["href"] for a in soup.select("a")] == ["/s#source-1", "/s#source-2"]
 
 
 def test_a_heading_path_does_not_repeat_the_title():
