@@ -112,12 +112,45 @@ def test_a_figure_marker_in_a_link_title_stays_in_the_title(app, pack, users, cl
     docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
     assert upload(admin, "ops", "gauge.docx", docx_bytes(build), docx).status_code == 200
     body = _soup(admin.get("/packs/ops/documents/gauge")).select_one("article.doc-body")
-    link = body.find("a", href="https://example.test/m")
-    assert set(link.attrs) == {"href", "title", "rel"}
-    # the author's bracket stays text (ingest keeps it from reading as a marker with a word joiner)
-    assert link["title"].replace("\u2060", "") == "Read [Figure 1: chart] first" and link.get_text() == "the manual"
+    # a link typed as Markdown in Word is the text the author typed, marker and all (ingest keeps the marker from
+    # reading as one with a word joiner)
+    assert body.find("a", href="https://example.test/m") is None
+    typed = 'See [the manual](https://example.test/m "Read [Figure 1: chart] first") now.'
+    assert typed in body.get_text().replace("\u2060", "")
     assert [image["alt"] for image in body.find_all("img")] == ["the gauge"]
     assert [element["id"] for element in body.select("[id^=figure-]")] == ["figure-1"]
+
+
+def test_markdown_typed_in_a_word_file_is_the_text_the_author_typed(app, pack, client_as):
+    """Word text went into the document's Markdown as it was: a paragraph typed "# Board plan" became a heading and
+    the document's title, "[Verify your account](https://…)" a link, "> …" a quote, "[ref]: …" vanished. Only Word's
+    own formatting makes structure; what the author typed is shown as typed, and answered as typed."""
+    typed = [
+        "# Board plan",
+        "[Verify your zorblax account](https://phish.example/login)",
+        "> quoted",
+        "1. not a list",
+        "[ref]: https://ref.example",
+        "a | b | c",
+        "<https://auto.example>",
+    ]
+
+    def build(document):
+        document.add_paragraph("Calibrate the zorblax gauge before every shift.")
+        for line in typed:
+            document.add_paragraph(line)
+
+    admin = client_as("PlatformAdmin")
+    docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    assert upload(admin, "ops", "gauge.docx", docx_bytes(build), docx).status_code == 200
+    page = _soup(admin.get("/packs/ops/documents/gauge"))
+    body = page.select_one("article.doc-body")
+    assert body.select("a, h2, h3, blockquote, ol, ul, table") == []
+    assert [p.get_text() for p in body.select("p")][1:] == typed
+    assert Document.get(Document.doc_id == "gauge").title == "gauge"  # the file name: the document has no heading
+    agent = create_agent(None, "desk", "Desk", "open", "Acme Test Co", "", ["ops"], offered=True, add_company=True)
+    answer = ask(agent, None, "How do I verify my zorblax account?").answer
+    assert "[Verify your zorblax account](https://phish.example/login)" in answer
 
 
 def test_cited_passage_is_highlighted_and_anchored(app, pack, client_as):

@@ -232,9 +232,17 @@ def _link_text(link: re.Match) -> str:
     return link.group(1) if MARKDOWN.validateLink(MARKDOWN.normalizeLink(unescapeAll(target))) else link.group()
 
 
+# A backslash escape (``\[``, ``\|``, ``\#``): the character it escapes is text, out of the syntax patterns' way until
+# it is given back, without its backslash, as the viewer shows it.
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_ESCAPED_BASE = 0xF100  # private use: the escaped character's code point above it
+_SHOWN_ESCAPES = {_ESCAPED_BASE + code: chr(code) for code in range(0x21, 0x7F)}
+
+
 def plain(text: str) -> str:
     """``text`` without Markdown syntax: emphasis markers, backticks, pipes, leading ``#``, link
-    targets. Words (and identifiers such as ``Z_PP_CONF_IDOC_PROCESS``) stay as they are."""
+    targets, backslash escapes. Words (and identifiers such as ``Z_PP_CONF_IDOC_PROCESS``) stay as they are."""
+    text = _ESCAPE.sub(lambda m: chr(_ESCAPED_BASE + ord(m.group(1))), text)
     text = _HTML_BREAK.sub(" ", text)
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(_link_text, text)
@@ -243,5 +251,5 @@ def plain(text: str) -> str:
     text = _SINGLE_STAR.sub(r"\1", text)
     text = text.translate(_SHOWN_WILDCARDS)
     text = text.replace("`", "").replace("|", " ")
-    text = text.lstrip("#").strip()
+    text = text.lstrip("#").strip().translate(_SHOWN_ESCAPES)
     return " ".join(text.split())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -80,7 +81,7 @@ class MarkdownWriter:
             direct = outline_level(properties)
             heading = min(direct + 1, 6) if direct is not None and direct < 9 else None
         if heading and not self.in_cell:
-            text = " ".join(_plain(pieces).split())
+            text = " ".join(as_typed(_plain(pieces)).split())
             if text:
                 self.list_columns = []
                 self.blocks.append(("heading", "#" * heading + " " + text))
@@ -89,6 +90,8 @@ class MarkdownWriter:
         text = _render(pieces).strip()
         if not text:
             return
+        if listed is None:
+            text = _lines_as_typed(text)
         if self.in_cell:  # a table cell is one line: ``_cell_text`` keeps its items apart
             marker = listed[0] if listed and listed[0] != "-" else ""
             self.blocks.append(("item" if listed else "paragraph", f"{marker} {text}".lstrip()))
@@ -143,7 +146,8 @@ class MarkdownWriter:
                     self.styles, self.numbering, self.relationships, self.pictures, self.counters, in_cell=True
                 )
                 writer.blocks_of(cell)
-                cells.append(_cell_text(writer.blocks).replace("|", "\\|"))
+                # the typed text's pipes are escaped already (``as_typed``); a figure's label may hold one
+                cells.append(re.sub(r"(?<!\\)\|", r"\\|", _cell_text(writer.blocks)))
                 span = _int_value(cell.find(f"{W}tcPr/{W}gridSpan"), 1)
                 cells.extend([""] * max(0, min(span, 64) - 1))
             rows.append(cells)
@@ -344,6 +348,33 @@ def _table_row(cells: list[str], width: int) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+# Characters typed in Word that Markdown would read as a link, an autolink, a table's cell or an escape: they are
+# escaped, so "[Verify your account](https://…)" typed as text stays that text, as the author saw it, and a "|" in a
+# cell does not cut the row. Emphasis typed with "*" or "_" is left: it only changes how words look, and SAP's
+# wildcards ("Z*") are read as typed already (``markdown_blocks.quoted_wildcards``).
+_TYPED_SYNTAX = re.compile(r"[\[\]<|]|\\(?=[!-/:-@\[-`{-~])")
+# A paragraph's line that Markdown would read as a heading, a quote, a list item, a code fence or a rule.
+_BLOCK_START = re.compile(
+    r"^([ \t]*)(#{1,6}(?=[ \t]|$)|>|[-+*](?=[ \t]|$)|\d{1,9}(?=[.)](?:[ \t]|$))|`{3,}|~{3,}|[-=_*]{3,})", re.M
+)
+
+
+def as_typed(text: str) -> str:
+    """``text`` typed in a Word file, with what Markdown would read as a link or a table escaped."""
+    return _TYPED_SYNTAX.sub(lambda m: "\\" + m.group(), text)
+
+
+def _lines_as_typed(text: str) -> str:
+    """A paragraph's lines, none of them starting a heading, a quote, a list or a code block as Markdown reads one:
+    "# Note" typed in a plain paragraph is a paragraph (it became a heading, and the document's title)."""
+
+    def escaped(match: re.Match) -> str:
+        lead, start = match.groups()
+        return f"{lead}{start}\\" if start[0].isdigit() else f"{lead}\\{start}"
+
+    return _BLOCK_START.sub(escaped, text)
+
+
 def _plain(pieces: list[Piece]) -> str:
     return "".join(piece.text for piece in pieces)
 
@@ -359,7 +390,7 @@ def _render(pieces: list[Piece]) -> str:
             end += 1
         group = _emphasized(pieces[index:end])
         if url and group.strip() and not any(p.is_picture for p in pieces[index:end]):
-            label = group.strip().replace("[", "\\[").replace("]", "\\]")
+            label = group.strip()  # its brackets are escaped already (``as_typed``)
             lead = group[: len(group) - len(group.lstrip())]
             trail = group[len(group.rstrip()) :]
             group = f"{lead}[{label}]({url}){trail}"
@@ -382,7 +413,7 @@ def _emphasized(pieces: list[Piece]) -> str:
         ):
             end += 1
         text = "".join(p.text for p in pieces[index:end])
-        out.append(text if piece.is_picture else _emphasis(text, piece.bold, piece.italic))
+        out.append(text if piece.is_picture else _emphasis(as_typed(text), piece.bold, piece.italic))
         index = end
     return "".join(out)
 
