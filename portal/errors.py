@@ -30,9 +30,13 @@ class VersionConflict(CairnError):
     def __init__(self, expected: int, current: int):
         self.expected = expected
         self.current = current
-        # What happened, for a page that goes on to say what the person can do now (the edit page).
+        # What happened, for a page that goes on to say what the person can do now (the edit page). Version 0 is
+        # a document to create: one that exists already was not "edited" (an API client sending expected_version
+        # 0, or two creating the same id at once).
         self.what_happened = (
-            f"This document changed while you were working: you edited version "
+            f"This document already exists, at version {current}, and you asked to create it. Nothing was saved"
+            if expected == 0
+            else f"This document changed while you were working: you edited version "
             f"{expected}, but it is now at version {current}. Nothing was saved"
         )
         super().__init__(

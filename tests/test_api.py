@@ -271,6 +271,10 @@ def test_versioned_writes_and_conflicts(live):
     assert (first.status_code, first.json()["version"], first.json()["visibility"]) == (201, 1, "shared")
     again = live.call("admin", "PUT", path, json={"expected_version": 0, "text": "# V\n\nother\n"})
     assert again.status_code == 409 and again.json()["error"]["current_version"] == 1
+    # creating a document that exists is said as such: nothing was "edited"
+    assert again.json()["error"]["message"].startswith(
+        "This document already exists, at version 1, and you asked to create it. Nothing was saved"
+    )
     second = live.call(
         "admin", "PUT", path, json={"expected_version": 1, "text": "# V\n\ntwo\n", "reader_roles": ["Auditor"]}
     )

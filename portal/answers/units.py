@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from markdown_it.common.utils import unescapeAll
 
-from portal.ingest.markdown_blocks import MARKDOWN, heading_title, markdown_blocks, quoted_wildcards
+from portal.ingest.markdown_blocks import BACKSLASH_ESCAPE, MARKDOWN, heading_title, markdown_blocks, quoted_wildcards
 from portal.ingest.markers import is_images_line, is_page_shaped, only_figure_markers
 
 KEYWORDS_LINE = re.compile(r"^[*_]*keywords[*_]*\s*:", re.IGNORECASE)
@@ -234,7 +234,6 @@ def _link_text(link: re.Match) -> str:
 
 # A backslash escape (``\[``, ``\|``, ``\#``): the character it escapes is text, out of the syntax patterns' way until
 # it is given back, without its backslash, as the viewer shows it.
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _ESCAPED_BASE = 0xF100  # private use: the escaped character's code point above it
 _SHOWN_ESCAPES = {_ESCAPED_BASE + code: chr(code) for code in range(0x21, 0x7F)}
 
@@ -242,7 +241,7 @@ _SHOWN_ESCAPES = {_ESCAPED_BASE + code: chr(code) for code in range(0x21, 0x7F)}
 def plain(text: str) -> str:
     """``text`` without Markdown syntax: emphasis markers, backticks, pipes, leading ``#``, link
     targets, backslash escapes. Words (and identifiers such as ``Z_PP_CONF_IDOC_PROCESS``) stay as they are."""
-    text = _ESCAPE.sub(lambda m: chr(_ESCAPED_BASE + ord(m.group(1))), text)
+    text = BACKSLASH_ESCAPE.sub(lambda m: chr(_ESCAPED_BASE + ord(m.group(1))), text)
     text = _HTML_BREAK.sub(" ", text)
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(_link_text, text)

@@ -164,6 +164,16 @@ def heading_title(text: str) -> str:
     return " ".join(line.strip() for line in text.split("\n"))
 
 
+# A backslash escape: the ASCII punctuation character after it is text (``\[``, ``\#``, ``\|``).
+BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def unescaped(text: str) -> str:
+    """``text`` with each backslash escape read as its character, as the viewer shows it ("\\[draft\\]" is
+    "[draft]")."""
+    return BACKSLASH_ESCAPE.sub(r"\1", text)
+
+
 # Every passage and outline entry under a heading repeats its title in their heading path: a title of
 # 200,000 characters over 28,000 short sections made billions of characters of paths (quadratic). Titles
 # people write are far shorter (at most 114 characters in the demo corpus and the fixtures).
