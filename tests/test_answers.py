@@ -2362,3 +2362,23 @@ def test_how_something_went_on_a_day_is_told_by_the_documents_of_that_day():
     assert not evidence_for(question, [calendar, report]).evidence
     done = Hit("The KBP HANA revision update of 18 April finished on time at 09:40.", "Post-downtime report: KBP")
     assert evidence_for(question, [calendar, report, done]).evidence
+
+
+def test_a_question_whose_words_the_packs_lack_is_answered_by_a_passage_that_reads_like_it():
+    """In a pack of one document every passage says "runbook": "Is there a maximum length a runbook should stay
+    under?" weighs only words the packs never use, and was refused by coverage. A passage found that the embedding
+    model reads as like the question answers it; one barely like it, a missing identifier or no model does not."""
+    from portal.answers.evidence import LIKE_A_PASSAGE
+
+    question = "Is there a maximum length a runbook should stay under?"
+    guide = Hit("Keep a runbook short: one page of steps, two at most.", "Runbook template")
+    terms = simple_tokenize(question)
+    rare = {t: (1 if t == "runbook" else 0) for t in terms} | {"runbook": 100}
+
+    def check(likeness, q=question):
+        return choose(q, simple_tokenize(q), 100, rare, [guide], simple_tokenize, like_passage=lambda hits: likeness)
+
+    assert check(None).joined_coverage < 0.15 and not check(None).evidence
+    assert check(LIKE_A_PASSAGE).evidence and check(LIKE_A_PASSAGE).issued == [0]
+    assert not check(LIKE_A_PASSAGE - 0.01).evidence
+    assert not check(0.9, "Is there a maximum length runbook INC-2026-0427 should stay under?").evidence

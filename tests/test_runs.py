@@ -1665,3 +1665,20 @@ def test_an_everyday_question_that_no_passage_speaks_to_is_no_evidence(corpus, d
     choice = retrieve(make_agent("preferred"), "how do i book a meeting room for thursday afternoon").choice
     assert choice.joined_coverage >= MIN_JOINED_COVERAGE and not choice.missing_identifiers  # words covered
     assert (choice.everyday, choice.evidence) == (everyday, not everyday), choice
+
+
+TEMPLATE = (
+    b"# Runbook template\n\n## Purpose\n\nEvery runbook names the symptom it resolves in its first line.\n\n"
+    b"## Size\n\nA runbook fits on two printed pages. Longer procedures are split into several runbooks, one per "
+    b"symptom.\n\n## Steps\n\nA runbook numbers its steps and names the transaction of each.\n"
+)
+
+
+def test_a_pack_of_one_document_answers_a_question_in_the_askers_words(app, pack):
+    """Every passage of the pack says "runbook", which weighs nothing there; the rest of the question's words are
+    the asker's own. Coverage alone refused it; the passage on length reads like it (the embedding model)."""
+    documents.upload_file(pack, "runbook-template.md", TEMPLATE, None)
+    agent = make_agent("preferred")
+    choice = retrieve(agent, "Is there a maximum length a runbook should stay under?").choice
+    assert choice.joined_coverage < MIN_JOINED_COVERAGE and choice.evidence
+    assert not retrieve(agent, "How do I enrol in the company pension scheme for a runbook?").choice.evidence

@@ -56,27 +56,54 @@ def _examples() -> np.ndarray:
     return np.vstack(vectors) if vectors else np.zeros((0, DIMENSIONS), dtype=np.float32)
 
 
+class Likeness:
+    """How like ``question`` its search hits and the everyday questions are, by the embedding model: measured
+    once, for the hits first given, and read by both signals of the evidence check (``is_everyday``, and
+    ``nearest_passage`` for a question whose words the packs mostly lack)."""
+
+    def __init__(self, question: str):
+        self.question = question
+        self._measured: tuple[float, float] | None = None  # (nearest passage, nearest example)
+        self._failed = False
+
+    def _measure(self, hits: Sequence) -> tuple[float, float] | None:
+        if self._measured is None and not self._failed:
+            embedder = shared_embedder()
+            try:
+                asked = embedder.embed_one(self.question)
+                if asked is None:
+                    self._failed = True
+                    return None
+                texts = [passage_text(h.document_title, h.heading_path or "", h.text) for h in hits]
+                found = [v for v in embedder.embed(texts) if v is not None]
+                nearest_example = float((_examples() @ asked).max(initial=0.0))
+            except EmbeddingUnavailable as error:
+                log.warning("Everyday questions are not recognised: %s", error)
+                self._failed = True
+                return None
+            self._measured = (max((float(v @ asked) for v in found), default=0.0), nearest_example)
+        return self._measured
+
+    def nearest_passage(self, hits: Sequence) -> float | None:
+        """The cosine of the hit most like the question, or None when the model cannot be loaded."""
+        measured = self._measure(hits)
+        return measured[0] if measured else None
+
+    def is_everyday(self, hits: Sequence) -> bool:
+        """Whether the question reads as an everyday one that none of ``hits`` speaks to (see the module)."""
+        measured = self._measure(hits)
+        if measured is None:
+            return False
+        nearest_passage, nearest_example = measured
+        margin = nearest_example - nearest_passage
+        barely = nearest_passage < BARELY and margin > CLEAR_MARGIN
+        return margin > EVERYDAY_MARGIN and (nearest_passage < PACK_SIMILARITY or barely)
+
+
 def is_everyday(question: str, hits: Sequence) -> bool:
     """Whether ``question`` reads as an everyday question that none of ``hits`` (its search hits) speaks to.
 
     False when the model cannot be loaded (logged): this is a second signal beside the lexical check,
     which still decides alone.
     """
-    embedder = shared_embedder()
-    try:
-        asked = embedder.embed_one(question)
-        if asked is None:
-            return False
-        found = [
-            v
-            for v in embedder.embed([passage_text(h.document_title, h.heading_path or "", h.text) for h in hits])
-            if v is not None
-        ]
-        nearest_example = float((_examples() @ asked).max(initial=0.0))
-    except EmbeddingUnavailable as error:
-        log.warning("Everyday questions are not recognised: %s", error)
-        return False
-    nearest_passage = max((float(v @ asked) for v in found), default=0.0)
-    margin = nearest_example - nearest_passage
-    barely = nearest_passage < BARELY and margin > CLEAR_MARGIN
-    return margin > EVERYDAY_MARGIN and (nearest_passage < PACK_SIMILARITY or barely)
+    return Likeness(question).is_everyday(hits)

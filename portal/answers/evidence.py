@@ -118,6 +118,10 @@ CANDIDATES_PER_RUN = 2 * REFERENCES_PER_RUN
 # The best MAX_JOINED passages together must cover this share of the question's weight ...
 MIN_JOINED_COVERAGE = 0.15
 MAX_JOINED = 3
+# ... unless a passage found is at least this like the question (cosine, by the embedding model): the answerable
+# questions refused by coverage alone came to 0.46-0.61 on the tuning sets, the unanswerable ones to 0.20 at most
+# (docs/retrieval-quality.md, twenty-fourth session).
+LIKE_A_PASSAGE = 0.45
 # ... and for each identifier the question names, a passage naming it must cover this share.
 MIN_ANCHORED_COVERAGE = 0.3
 # The units closest to a question cover at least this share of the best unit's weight of its terms: a question
@@ -134,6 +138,8 @@ DaysInDocuments = Callable[[set[tuple[int, int]]], list[set[tuple[int, int]]]]
 MonthsInDocuments = Callable[[set[str]], list[set[str]]]
 # Whether the question is an everyday one none of the hits speaks to (``answers.everyday``, by the embedding model).
 Everyday = Callable[[Sequence["Searched"]], bool]
+# The cosine of the hit most like the question (``answers.everyday.Likeness``), None without the model.
+LikePassage = Callable[[Sequence["Searched"]], float | None]
 
 
 class Searched(Protocol):
@@ -494,6 +500,7 @@ def choose(
     days_in_documents: DaysInDocuments | None = None,
     everyday: Everyday | None = None,
     months_in_documents: MonthsInDocuments | None = None,
+    like_passage: LikePassage | None = None,
     synonyms: dict[str, frozenset[str]] | None = None,
 ) -> Choice:
     """The evidence check and the passages issued for ``question`` (see the module's docstring).
@@ -502,7 +509,8 @@ def choose(
     ``passages`` and ``doc_freqs`` the searched packs' statistics for them;
     ``days_in_documents`` says, for each hit in the order of ``hits``, which of some days its document names in
     its other passages, ``months_in_documents`` which of some months it is dated in;
-    ``everyday`` whether the question is an everyday one that none of the hits speaks to;
+    ``everyday`` whether the question is an everyday one that none of the hits speaks to, ``like_passage`` how
+    like it the hit most like it is (the embedding model's cosine);
     ``tokenize`` turns a passage into the same kind of terms;
     ``synonyms``: for a question term, the document terms the packs' vocabulary gives for it (a passage holding
     one covers the term); ``doc_freqs`` holds their statistics too.
@@ -590,13 +598,13 @@ def choose(
             anchored = min(anchored, max(holding, default=0.0))
     uncovered = [t for t in weights if not any(t in c for c in covered)]
     best = max(shares)
-    evidence = (
-        not missing
-        and not missing_values
-        and not unknown
-        and anchored >= MIN_ANCHORED_COVERAGE
-        and joined >= MIN_JOINED_COVERAGE
-    )
+    evidence = not missing and not missing_values and not unknown and anchored >= MIN_ANCHORED_COVERAGE
+    if evidence and joined < MIN_JOINED_COVERAGE:
+        # the packs lack most of the question's words, yet a passage found reads like it: in a pack of one
+        # document every passage says "runbook", so "Is there a maximum length a runbook should stay under?"
+        # weighs only words the packs never use
+        likeness = like_passage(hits) if like_passage is not None and joined > 0 else None
+        evidence = likeness is not None and likeness >= LIKE_A_PASSAGE
     # after the lexical checks, which refuse without embedding anything; every question they let through is embedded
     is_everyday = bool(evidence and everyday is not None and everyday(hits))
     evidence = evidence and not is_everyday

@@ -86,6 +86,7 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
     synonyms = vocabulary.of_packs(packs).synonyms(question)
     results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms, synonyms=synonyms)
     document_days = _DocumentDays(results.hits)
+    likeness = everyday.Likeness(question)  # the embedding model reads the question and the hits once
     choice = evidence.choose(
         question,
         terms,
@@ -95,7 +96,8 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
         tokenize=tokenize or TermCache(),
         days_in_documents=document_days,
         months_in_documents=functools.partial(_months_by_hit, results.hits),
-        everyday=functools.partial(everyday.is_everyday, question),
+        everyday=likeness.is_everyday,
+        like_passage=likeness.nearest_passage,
         synonyms=synonyms,
     )
     return Retrieval(choice, results.hits, document_days)
