@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from portal.answers.asked import AskedValue, asked_value, holds_count
 from portal.answers.asked import Unit as AskedUnit
-from portal.answers.asked import asked_value, holds_count
 from portal.answers.citations import validate_citations
 from portal.answers.evidence import choose
 from portal.answers.extractive import (
@@ -2382,3 +2382,36 @@ def test_a_question_whose_words_the_packs_lack_is_answered_by_a_passage_that_rea
     assert check(LIKE_A_PASSAGE).evidence and check(LIKE_A_PASSAGE).issued == [0]
     assert not check(LIKE_A_PASSAGE - 0.01).evidence
     assert not check(0.9, "Is there a maximum length runbook INC-2026-0427 should stay under?").evidence
+
+
+def test_counts_rates_and_durations_asked_as_users_ask_them():
+    """ "How many stickers end up in one job" counts stickers (the phrase ends at its noun, before the verb the
+    counting patterns do not know); "the maximum rate" is answered by a number per something; "how much time do
+    we have" asks a duration."""
+    assert asked_value("How many stickers end up in one print job at most?").phrase == "stickers"
+    assert asked_value("How many sales orders were blocked?").phrase == "sales orders"
+    assert asked_value("How much time do we have to write up a P2?") == AskedValue("time", "duration")
+
+    spool = Hit("Label spool requests combine up to 50 labels in one print job.", "Label printing")
+    question = "How many labels end up in one print job at most?"
+    assert evidence_for(question, [spool]).evidence
+    assert not evidence_for(question, [Hit("Labels are combined into one print job since R26.03.", "Labels")]).evidence
+
+    rate = "What's the maximum rate at which the MES may send pending confirmations?"
+    per_minute = Hit("The MES sends pending confirmations at most 200 per minute after an outage.", "MES")
+    assert evidence_for(rate, [per_minute]).evidence
+    undated = Hit("The MES sends pending confirmations after an outage, in 3 packets at most.", "MES")
+    assert not evidence_for(rate, [undated]).evidence
+
+
+def test_the_word_after_how_is_the_questions_form_not_what_a_passage_must_cover():
+    """ "How long should Z_SD_CREDIT_RELEASE take?" weighed "long", which no passage about the job writes: the
+    passage naming the job covered too little of the question."""
+    from portal.answers.evidence import _form_terms
+
+    assert _form_terms("With normal volume, how long should Z_SD_CREDIT_RELEASE take?", simple_tokenize) == {"long"}
+    assert _form_terms("How long is the long text of the order?", simple_tokenize) == set()  # the word is told too
+    assert _form_terms("How full did the spool number range get?", simple_tokenize) == set()  # a state a text writes
+    question = "How long should Z_SD_CREDIT_RELEASE take with a normal load?"
+    job = Hit("Z_SD_CREDIT_RELEASE releases blocked orders; with a normal load it takes 30 to 45 minutes.", "Credit")
+    assert "long" not in evidence_for(question, [job]).weights and evidence_for(question, [job]).evidence

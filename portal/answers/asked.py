@@ -242,6 +242,17 @@ def asks_what_to_do(question: str) -> bool:
 _ASKS_FOR_VALUE = re.compile(r"\b(?:what|which|how)\b", re.IGNORECASE)
 
 
+def _counted_noun(phrase: str) -> str:
+    """The counted phrase up to its last plural noun, when words follow it: "how many stickers end up in one job"
+    counts stickers, not "stickers end up" (the verb the counting patterns do not know ends it)."""
+    words = phrase.split()
+    plural = [i for i, word in enumerate(words[:-1]) if _PLURAL_WORD.fullmatch(word)]
+    return " ".join(words[: plural[-1] + 1]) if plural and not _PLURAL_WORD.fullmatch(words[-1]) else phrase
+
+
+_PLURAL_WORD = re.compile(r"[A-Za-z][\w-]{2,}(?<![su]s)(?<!is)s")
+
+
 def asked_value(question: str) -> AskedValue | None:
     """The value ``question`` asks for, or None (it asks for none, it has several parts, or it asks for a value
     of a shape of its own, which ``SHAPED_VALUES`` checks: "the phone number of …" asks for no count)."""
@@ -256,7 +267,10 @@ def asked_value(question: str) -> AskedValue | None:
         [before_verb.group(1) or before_verb.group(2)] if before_verb else []
     )
     if phrases:
-        return AskedValue("count", min((p.strip() for p in phrases), key=len), measure)
+        counted = _counted_noun(min((p.strip() for p in phrases), key=len))
+        if counted.casefold() == "time":  # "how much time do we have to …" asks a duration
+            return AskedValue("time", "duration")
+        return AskedValue("count", counted, measure)
     if _HOW_LONG.search(question):
         return AskedValue("time", "duration")
     for how, noun in _HOW_ADJECTIVE:
@@ -541,6 +555,12 @@ def _about_subject(unit: Unit, subject: set[str], tokenize: Tokenizer) -> bool:
     return 2 * len(subject & set(tokenize(unit.passage))) >= len(subject)
 
 
+# A number per some span or thing: "50 per minute", "200 IDocs/s", "ten an hour".
+_RATE = re.compile(
+    r"\bper\s+\w+|/\s?(?:s|sec|second|min|minute|h|hour|day)\b|\b(?:an?|each)\s+(?:second|minute|hour|day)\b", re.I
+)
+
+
 def value_holder(
     question: str, asked: AskedValue, tokenize: Tokenizer, in_packs: Callable[[str], bool]
 ) -> Callable[[Unit], bool]:
@@ -568,6 +588,11 @@ def value_holder(
         if asked.kind == "time":  # a time the question does not name itself, about what it is the time of
             given = written.times(unit.text, durations_in_words=asked.phrase == "duration")
             return bool(given - question_times) and _about_subject(unit, subject, tokenize)
+        if asked.kind == "quantity" and asked.phrase.casefold() == "rate":
+            # a rate is written "50 IDocs per minute" as often as "a rate of 50 a minute"
+            return holds_count(unit, set(), named, tokenize, asked.measure) and (
+                _RATE.search(unit.text) is not None or bool(counted & set(tokenize(f"{unit.context} {unit.text}")))
+            )
         if asked.kind in ("count", "quantity"):
             return holds_count(unit, counted, named, tokenize, asked.measure, of_things)
         if asked.kind == "identifier":

@@ -515,7 +515,10 @@ def choose(
     ``synonyms``: for a question term, the document terms the packs' vocabulary gives for it (a passage holding
     one covers the term); ``doc_freqs`` holds their statistics too.
     """
-    weights = term_weights(terms, passages, doc_freqs)
+    # the word after "how" is the question's form ("how long should the job take?" asks a duration, which the value
+    # check reads), not what it is about: a passage about the job need not say "long"
+    form = _form_terms(question, tokenize)
+    weights = {t: w for t, w in term_weights(terms, passages, doc_freqs).items() if t not in form}
     total = math.fsum(weights.values())
     # an entry of the vocabulary stands for a user's word only where the searched packs hold its document words
     synonyms = {term: targets for term, targets in (synonyms or {}).items() if any(doc_freqs.get(t) for t in targets)}
@@ -704,6 +707,20 @@ _AFTER_HOW = re.compile(r"\bhow\s+$", re.IGNORECASE)
 _DEGREE = frozenset("big large small full far long many much often old soon fast high low late early".split())
 # A word as the user wrote it, an identifier whole (INC-2026-0427, rdisp/rfc_max_own_used_wp, Straße).
 _WORD = re.compile(r"\w+(?:[\-/.]\w+)*")
+
+
+# Of those, the ones that only say what kind of value is asked: "how full", "how late" name a state a passage
+# writes ("the spool number range was full"), "how long" names none ("the import took 40 minutes").
+_FORM_ONLY = frozenset({"long", "often", "soon"})
+
+
+def _form_terms(question: str, tokenize: Tokenizer) -> set[str]:
+    """The terms of the words after "how" that only make it ask for a value ("how long", "how often"), unless the
+    question also uses the word for what it is about ("How long is the long text?")."""
+    words = [m for m in _WORD.finditer(question) if m.group().casefold() in _FORM_ONLY]
+    form = {m.group().casefold() for m in words if _AFTER_HOW.search(question, 0, m.start())}
+    told = {m.group().casefold() for m in words if not _AFTER_HOW.search(question, 0, m.start())}
+    return {term for word in form - told for term in tokenize(word)}
 
 
 def absent_words(question: str, looked_up, doc_freqs: dict[str, int], tokenize: Tokenizer) -> list[str]:
