@@ -2415,3 +2415,25 @@ def test_the_word_after_how_is_the_questions_form_not_what_a_passage_must_cover(
     question = "How long should Z_SD_CREDIT_RELEASE take with a normal load?"
     job = Hit("Z_SD_CREDIT_RELEASE releases blocked orders; with a normal load it takes 30 to 45 minutes.", "Credit")
     assert "long" not in evidence_for(question, [job]).weights and evidence_for(question, [job]).evidence
+
+
+def test_each_month_a_question_names_gets_a_unit_of_a_document_dated_in_it():
+    """ "How many deliveries did billing skip in February and again at quarter-end?" was answered from the March
+    incident alone: its February twin scored a little lower on the same words."""
+    march = make_ref(1, "Nightly billing skipped 486 locked deliveries.", document_title="INC-2026-0412")
+    february = make_ref(2, "The nightly billing run skipped 312 deliveries.", document_title="INC-2026-0258")
+    question = "How many deliveries did the nightly billing skip in February and again in March?"
+
+    def chosen(in_months):
+        return extractive_sentences(question, [march, february], max_sentences=1, in_months=in_months)
+
+    assert chosen(None) == [("Nightly billing skipped 486 locked deliveries.", 1)]
+    assert chosen({1: {"march"}, 2: {"february"}}) == [
+        ("Nightly billing skipped 486 locked deliveries.", 1),
+        ("The nightly billing run skipped 312 deliveries.", 2),
+    ]
+    # a month whose documents say nothing of the question adds nothing
+    canteen = make_ref(2, "The canteen menu changes in February.", document_title="Canteen")
+    assert extractive_sentences(question, [march, canteen], max_sentences=1, in_months={2: {"february"}}) == [
+        ("Nightly billing skipped 486 locked deliveries.", 1)
+    ]

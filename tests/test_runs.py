@@ -1682,3 +1682,31 @@ def test_a_pack_of_one_document_answers_a_question_in_the_askers_words(app, pack
     choice = retrieve(agent, "Is there a maximum length a runbook should stay under?").choice
     assert choice.joined_coverage < MIN_JOINED_COVERAGE and choice.evidence
     assert not retrieve(agent, "How do I enrol in the company pension scheme for a runbook?").choice.evidence
+
+
+def test_an_answer_tells_of_each_month_the_question_names(app, pack):
+    """Two incidents alike, one opened in February, one in March: the answer gives each month's count, the
+    documents dated by their opening rows (``Retrieval.in_months``)."""
+    march = (
+        "The nightly billing skipped 486 locked deliveries. Nightly billing skipped the locked deliveries of 41 "
+        "customers. The locked deliveries stayed skipped by nightly billing until 06:00. Nightly billing skipped "
+        "locked deliveries again the next night."
+    )
+    for name, opened, impact in (
+        ("inc-feb.md", "2026-02-11", "The nightly run skipped 312 locked deliveries."),
+        ("inc-mar.md", "2026-03-27", march),
+    ):
+        documents.upload_file(
+            pack,
+            name,
+            f"# Billing skipped locked deliveries\n\n| Field | Value |\n|---|---|\n| Opened | {opened} |\n\n"
+            f"## Impact\n\n{impact}\n".encode(),
+            None,
+        )
+    question = "How many locked deliveries did nightly billing skip in Feb and in March?"
+    retrieval = retrieve(make_agent("preferred"), question)
+    dated = {retrieval.issued[n - 1].document_id: months for n, months in retrieval.in_months(question).items()}
+    assert dated == {"inc-feb": {"february"}, "inc-mar": {"march"}}
+    assert retrieval.in_months("How many locked deliveries did nightly billing skip?") == {}
+    run = ask(make_agent("preferred", slug="asked"), None, question)
+    assert "312" in run.answer and "486" in run.answer, run.answer

@@ -42,7 +42,7 @@ from portal.answers.question_type import asks, asks_cause, carries, is_instructi
 from portal.answers.references import Reference
 from portal.answers.units import Unit, passage_units
 from portal.ingest.markers import without_figure_markers
-from portal.search.analysis import STOPWORDS
+from portal.search.analysis import STOPWORDS, as_read
 
 NO_EVIDENCE_ANSWER = "No evidence found in the granted packs for this question."
 
@@ -91,6 +91,8 @@ TOLD_WEIGHT = 0.5
 ROOM_PER_PART = 2
 # ... for at most this many further parts: "? ? ? ?" is no question of sixty parts
 MAX_MORE_PARTS = 2
+# The most months a question names that each get a unit of a document dated in them.
+MAX_MONTHS_TOLD = 2
 # How much a question term counts when it is in the unit just before, under the same heading: the
 # sentence after the one naming the subject often carries the fact.
 NEIGHBOUR_WEIGHT = 0.3
@@ -175,6 +177,7 @@ def extractive_sentences(
     weights: dict[str, float] | None = None,
     on_the_day: Collection[int] | None = None,
     synonyms: dict[str, frozenset[str]] | None = None,
+    in_months: dict[int, set[str]] | None = None,
 ) -> list[tuple[str, int]]:
     """The units that answer ``question`` as ``(text, n)``, in passage order; may be empty.
 
@@ -193,7 +196,8 @@ def extractive_sentences(
     Only units sharing a term with the question qualify. ``on_the_day``: the numbers of the references whose
     documents name a day the question names; when some do, the units of the others count ``OTHER_DAY_WEIGHT``.
     ``synonyms``: for a question term, the document terms the packs' vocabulary gives for it; a unit holding one
-    holds the term (``evidence.with_synonyms``).
+    holds the term (``evidence.with_synonyms``). ``in_months``: for a reference's number, the months the question
+    names that its document is dated in; each such month gets a unit of its own (``_each_month_told``).
     """
     tokenize = tokenize or simple_tokenize
     max_sentences += ROOM_PER_PART * min(len(question_parts(question)) - 1, MAX_MORE_PARTS)
@@ -344,6 +348,8 @@ def extractive_sentences(
                 covered |= told_on.terms
                 if told_on in pool:
                     pool.remove(told_on)
+    if in_months and best is not None:
+        _each_month_told(question, chosen, pool, lambda c: score(c, covered), best * MIN_SHARE_OF_BEST, in_months)
     if chosen and chosen[0].unit.kind == "prose" and not any(c.steps for c in chosen):
         _continue_best(chosen[0], candidates, chosen, seen, max_sentences)
     chosen.sort(key=lambda c: c.order)
@@ -371,6 +377,33 @@ def extractive_sentences(
                 text = f"{m.unit.lead_in} {text}"
             out.append((text, m.n))
     return list(dict.fromkeys(out))
+
+
+def _each_month_told(
+    question: str,
+    chosen: list[_Candidate],
+    pool: list[_Candidate],
+    score: Callable[[_Candidate], float],
+    least: float,
+    in_months: dict[int, set[str]],
+) -> None:
+    """For each month the question names (at most ``MAX_MONTHS_TOLD``) that no chosen unit's document is dated in,
+    the best unit left of a document dated in it, when it scores ``least`` at least: "how many deliveries did
+    billing skip in February and again at quarter-end" was answered from the March incident alone, its February
+    twin scoring a little lower on the same words."""
+    for month in written.months(as_read(question))[:MAX_MONTHS_TOLD]:
+        if any(month in in_months.get(c.n, ()) for c in chosen):
+            continue
+        options = [
+            (score(c), c)
+            for c in pool
+            if month in in_months.get(c.n, ()) and not c.steps and not any(_restates(c, o) for o in chosen)
+        ]
+        options = [(s, c) for s, c in options if s >= least]
+        if options:
+            top = max(options, key=lambda sc: (sc[0], tuple(-x for x in sc[1].order)))[1]
+            chosen.append(top)
+            pool.remove(top)
 
 
 def _day_numbers_only_on_the_day(question: str, candidates: list[_Candidate], tokenize: Tokenizer) -> None:

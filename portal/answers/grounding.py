@@ -132,6 +132,7 @@ def answer_question(
     weights: dict[str, float] | None = None,
     on_the_day: Callable[[], Collection[int]] | None = None,
     synonyms: dict[str, frozenset[str]] | None = None,
+    in_months: Callable[[], dict[int, set[str]]] | None = None,
 ) -> Outcome:
     """Answer ``question`` from ``references`` under the agent's grounding ``mode``.
 
@@ -139,9 +140,10 @@ def answer_question(
     then no reference is issued to the model, whatever ``references`` holds.
     ``no_evidence`` is the evidence check's verdict (``portal.answers.evidence``).
     ``tokenize``, ``weights`` (each question term's idf in the searched packs), ``synonyms`` (the packs'
-    vocabulary for the question's words) and ``on_the_day`` (the
-    references whose documents name a day the question names, read only when the extractive answerer runs) are
-    passed to the extractive answerer.
+    vocabulary for the question's words), ``on_the_day`` (the
+    references whose documents name a day the question names) and ``in_months`` (the months the question names
+    each reference's document is dated in), both read only when the extractive answerer runs, are passed to the
+    extractive answerer.
     """
     if mode not in GROUNDING_MODES:
         raise ValueError(f"unknown grounding mode {mode!r}")
@@ -169,8 +171,9 @@ def answer_question(
 
     def choose(question: str, issued: list[Reference]) -> list[tuple[str, int]]:
         days = on_the_day() if on_the_day is not None else None
+        months = in_months() if in_months is not None else None
         return extractive_sentences(
-            question, issued, tokenize=tokenize, weights=weights, on_the_day=days, synonyms=synonyms
+            question, issued, tokenize=tokenize, weights=weights, on_the_day=days, synonyms=synonyms, in_months=months
         )
 
     return _extractive(run, mode, question, issued, choose, called_model=client is not None)

@@ -33,7 +33,7 @@ from portal.ingest.markers import figure_markers
 from portal.models import Agent, Conversation, Document, Figure, Pack, Passage, Run, RunReference, User, utcnow
 from portal.runs.services import forget_documents_text
 from portal.search import vocabulary
-from portal.search.analysis import TermCache, question_terms
+from portal.search.analysis import TermCache, as_read, question_terms
 from portal.search.hits import SearchHit
 from portal.search.service import search_packs
 
@@ -76,6 +76,15 @@ class Retrieval:
             return set()
         named = self.document_days(asked)
         return {n for n, i in enumerate(self.choice.issued, start=1) if named[i]}
+
+    def in_months(self, question: str) -> dict[int, set[str]]:
+        """For each issued reference's number, the months ``question`` names that its document is dated in (an
+        incident by its opening, a review by its title): the answer tells of each month asked."""
+        asked = set(written.months(as_read(question)))
+        if not asked:
+            return {}
+        dated = _months_by_hit(self.hits, asked)
+        return {n: dated[i] for n, i in enumerate(self.choice.issued, start=1) if dated[i]}
 
 
 def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, tokenize=None) -> Retrieval:
@@ -196,6 +205,7 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answer
         weights=retrieval.choice.weights,
         synonyms=retrieval.choice.synonyms,
         on_the_day=functools.partial(retrieval.on_the_day, question),  # read only if it answers itself
+        in_months=functools.partial(retrieval.in_months, question),
     )
     timings = {"retrieval_ms": retrieval_ms}
     timings.update((k, v) for k, v in outcome.timings.items() if k != "total_ms")
