@@ -2437,3 +2437,20 @@ def test_each_month_a_question_names_gets_a_unit_of_a_document_dated_in_it():
     assert extractive_sentences(question, [march, canteen], max_sentences=1, in_months={2: {"february"}}) == [
         ("Nightly billing skipped 486 locked deliveries.", 1)
     ]
+
+
+def test_a_decision_approved_for_a_day_is_not_what_was_decided_on_that_day():
+    """The minutes of 5 March approve a change "for Thursday 19 March" and announce the next meeting on 19 March:
+    neither says what the board decided at a meeting on 19 March. Minutes of 19 March whose decision looks ahead
+    do."""
+    minutes = functools.partial(Hit, document_title="Change board minutes: 5 March 2026")
+    approved = minutes("Decision D5: CHG-2026-0127 approved for Thursday 19 March at 18:30 outside the window.")
+    announced = minutes("## Next meeting\n\nThursday 2026-03-19, 10:00.")
+    for question in (
+        "Which decisions did the change board take at its meeting on 19 March 2026?",
+        "Who chaired the change board on 19 March 2026, and what did it decide?",
+    ):
+        refused = evidence_for(question, [approved, announced])
+        assert not refused.evidence and refused.gap() == {"kind": "unreported"}, question
+    of_the_day = Hit("Decision D9: the billing start is approved for R26.04.", "Change board minutes: 19 March 2026")
+    assert evidence_for("Which decisions did the change board take on 19 March 2026?", [of_the_day, announced]).evidence

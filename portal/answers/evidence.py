@@ -833,7 +833,18 @@ def _only_announced_on(
     nothing done: "Next meeting: Thursday 2026-03-19" does not say what the board decided that day."""
     on_the_day = [u for u in units if days.keys() & written.days(f"{u.context} {u.text}").keys()]
     closest = _closest(on_the_day, weights, tokenize)
-    return bool(closest) and all(outcome.only_announced(u.text, u.context) for u in closest)
+    return bool(closest) and all(_announces(u, days) for u in closest)
+
+
+def _announces(unit: asked_values.Unit, days: dict[tuple[int, int], str]) -> bool:
+    """Whether ``unit`` only says what is to happen on one of ``days``: it stands where the next meeting is
+    announced, or it names the day in its own text as the one something is planned or approved for ("Decision D5:
+    approved for Thursday 19 March"), in minutes not of that day (a decision of that day's minutes that looks ahead
+    is still what was decided then)."""
+    if outcome.only_announced(unit.text, unit.context):
+        return True
+    own_day = days.keys() & written.days(unit.text).keys() and not days.keys() & written.days(unit.context).keys()
+    return bool(own_day) and outcome.planned(unit.text)
 
 
 def _nothing_but_plans(question: str, closest: list[asked_values.Unit]) -> bool:

@@ -48,7 +48,8 @@ _REPORTED = re.compile(
 
 
 # "What did the board decide …?", "Which changes did the board approve …?": what was done, asked by what it was.
-_WHAT_WAS_DONE = re.compile(r"^\W*(?:what|which)\b(?!\s+time\b)[^?,]{0,40}?\bdid\b", re.IGNORECASE)
+# ... also as a later part ("Who chaired the board on 19 March, and what did it decide?").
+_WHAT_WAS_DONE = re.compile(r"(?:^|,?\s+and\s+)\W*(?:what|which)\b(?!\s+time\b)[^?,]{0,40}?\bdid\b", re.IGNORECASE)
 
 
 def asks_what_was_done(question: str) -> bool:
