@@ -2376,12 +2376,26 @@ def test_a_question_whose_words_the_packs_lack_is_answered_by_a_passage_that_rea
     rare = {t: (1 if t == "runbook" else 0) for t in terms} | {"runbook": 100}
 
     def check(likeness, q=question):
-        return choose(q, simple_tokenize(q), 100, rare, [guide], simple_tokenize, like_passage=lambda hits: likeness)
+        return choose(
+            q,
+            simple_tokenize(q),
+            100,
+            rare,
+            [guide],
+            simple_tokenize,
+            like_passage=lambda hits: likeness and [likeness],
+        )
 
     assert check(None).joined_coverage < 0.15 and not check(None).evidence
     assert check(LIKE_A_PASSAGE).evidence and check(LIKE_A_PASSAGE).issued == [0]
     assert not check(LIKE_A_PASSAGE - 0.01).evidence
     assert not check(0.9, "Is there a maximum length runbook INC-2026-0427 should stay under?").evidence
+    # the passage that reads like the question must be one the answer is given (it carries some of its weight)
+    owner = Hit("Every page names its owner in the header.", "Page template")
+    both = choose(
+        question, terms, 100, rare, [guide, owner], simple_tokenize, like_passage=lambda hits: [0.2, LIKE_A_PASSAGE]
+    )
+    assert both.joined_coverage > 0 and not both.evidence
 
 
 def test_counts_rates_and_durations_asked_as_users_ask_them():
@@ -2454,3 +2468,43 @@ def test_a_decision_approved_for_a_day_is_not_what_was_decided_on_that_day():
         assert not refused.evidence and refused.gap() == {"kind": "unreported"}, question
     of_the_day = Hit("Decision D9: the billing start is approved for R26.04.", "Change board minutes: 19 March 2026")
     assert evidence_for("Which decisions did the change board take on 19 March 2026?", [of_the_day, announced]).evidence
+
+
+def test_the_value_rules_stay_narrow():
+    """Found by review: each of these was read as asking a value it does not ask, or answered by one it is not."""
+    from portal.answers.asked import _RATE, _counted_noun, asked_measure
+    from portal.answers.shaped import SHAPED_VALUES
+
+    assert asked_value("What happens when the MRP job runs in minutes instead of hours?") is None
+    assert asked_measure("What is the target MS SQL version for K4P?") == ""
+    in_ms = Hit("The dialog step of app04 showed a response time under 800 ms.")
+    assert not evidence_for("What response time in hours did the dialog step of app04 show?", [in_ms]).evidence
+    assert evidence_for("What response time in milliseconds did the dialog step of app04 show?", [in_ms]).evidence
+    # a resolution target is a time, asked "in hours" or not
+    targets = Hit("Resolution targets: P1 4 hours, P2 8 hours. P4 resolved within target: 62 of 64; target 90 percent.")
+    assert asked_value("What is the resolution target for a P4 incident?").measure == "hours"
+    assert not evidence_for("What is the resolution target for a P4 incident?", [targets]).evidence
+    assert evidence_for("What is the resolution target for a P2 incident?", [targets]).evidence
+
+    money = SHAPED_VALUES["amount of money"][0]
+    for question in (
+        "What is the turnover of warehouse staff?",
+        "What revenue GL account do services post to?",
+        "Which vendors invoice in euros and have the total checked?",
+    ):
+        assert not money.search(question), question
+    assert money.search("How much revenue did the rebill bring?") and money.search("What was the revenue?")
+
+    assert _counted_noun("IDocs status 51") == "IDocs" and _counted_noun("documents this") == "documents"
+    assert not _RATE.search("As per change 4711, it sends 3 packets") and not _RATE.search("90 per cent of them")
+    assert _RATE.search("at most 200 per minute") and _RATE.search("50 IDocs/s")
+
+
+def test_a_month_named_twice_leaves_room_for_the_next():
+    march = make_ref(1, "Nightly billing skipped 486 locked deliveries.", document_title="INC-2026-0412")
+    february = make_ref(2, "The nightly billing run skipped 312 deliveries.", document_title="INC-2026-0258")
+    question = "How many deliveries did billing skip in March, again in late March, and in February?"
+    chosen = extractive_sentences(
+        question, [march, february], max_sentences=1, in_months={1: {"march"}, 2: {"february"}}
+    )
+    assert ("The nightly billing run skipped 312 deliveries.", 2) in chosen

@@ -1637,14 +1637,14 @@ def test_an_everyday_question_far_closer_to_its_example_than_to_a_passage_is_eve
         @ embedder.embed_one(question)
     )
     assert everyday.PACK_SIMILARITY <= similarity < 0.45  # a passage the rule once took as speaking to it
-    assert everyday.is_everyday(question, [sm13])
+    assert everyday.Likeness(question).is_everyday([sm13])
     close = SimpleNamespace(
         document_title="Laptops",
         heading_path="Laptops",
         text="A laptop that will not turn on after a Windows update: hold the power button for 30 seconds, "
         "then start it again.",
     )
-    assert not everyday.is_everyday(question, [sm13, close])
+    assert not everyday.Likeness(question).is_everyday([sm13, close])
     # a passage more than barely like the question speaks to it, however like an everyday question that is: a leave
     # policy answers its carry-over question (the list of everyday questions is no list of forbidden topics)
     leave = SimpleNamespace(
@@ -1653,7 +1653,7 @@ def test_an_everyday_question_far_closer_to_its_example_than_to_a_passage_is_eve
         text="Unused leave lapses unless carried over: up to five days may be carried over to the next year with "
         "the manager's approval.",
     )
-    assert not everyday.is_everyday("Can I carry over unused vacation days to next year?", [leave])
+    assert not everyday.Likeness("Can I carry over unused vacation days to next year?").is_everyday([leave])
 
 
 @pytest.mark.parametrize("document, everyday", [(CHANGE_BOARD, True), (ROOMS, False)])

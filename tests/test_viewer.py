@@ -17,7 +17,7 @@ from portal.controls import BIDI_REORDERING
 from portal.documents import services, viewer
 from portal.feedback.services import rate_answer, triage
 from portal.ingest import markers
-from portal.models import Document, Passage
+from portal.models import Document, Passage, Revision
 from portal.runs.ask import ask
 from resources.make_fixtures import add_picture, docx_bytes, image_bytes
 
@@ -133,20 +133,28 @@ def test_markdown_typed_in_a_word_file_is_the_text_the_author_typed(app, pack, c
         "[ref]: https://ref.example",
         "a | b | c",
         "<https://auto.example>",
+        "**not bold** and _not italic_ and `not code` and ***not a rule***",
+        "C:\\temp\\[x] and &lt;b&gt;",
     ]
 
     def build(document):
+        document.add_heading("[Draft] Gauge | Q3", level=2)
         document.add_paragraph("Calibrate the zorblax gauge before every shift.")
         for line in typed:
             document.add_paragraph(line)
+        document.add_paragraph("# in a bullet", style="List Bullet")
 
     admin = client_as("PlatformAdmin")
     docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
     assert upload(admin, "ops", "gauge.docx", docx_bytes(build), docx).status_code == 200
     page = _soup(admin.get("/packs/ops/documents/gauge"))
     body = page.select_one("article.doc-body")
-    assert body.select("a, h2, h3, blockquote, ol, ul, table") == []
+    assert body.select("a, h1, h2, h4, blockquote, ol, table, strong, em, code, hr") == []
     assert [p.get_text() for p in body.select("p")][1:] == typed
+    assert [li.get_text() for li in body.select("li")] == ["# in a bullet"]
+    assert body.select_one("h3").get_text() == "[Draft] Gauge | Q3"  # Word's heading (a level down), as typed
+    paths = {p.heading_path for p in Passage.select().join(Revision).join(Document).where(Document.doc_id == "gauge")}
+    assert paths == {"[Draft] Gauge | Q3"}, paths
     assert Document.get(Document.doc_id == "gauge").title == "gauge"  # the file name: the document has no heading
     agent = create_agent(None, "desk", "Desk", "open", "Acme Test Co", "", ["ops"], offered=True, add_company=True)
     answer = ask(agent, None, "How do I verify my zorblax account?").answer

@@ -238,8 +238,18 @@ def asks_what_to_do(question: str) -> bool:
     return _ASKS_WHAT_TO_DO.search(question) is not None
 
 
-# A question asking for a value rather than whether something holds ("should I give it in hours?").
-_ASKS_FOR_VALUE = re.compile(r"\b(?:what|which|how)\b", re.IGNORECASE)
+# A question asking for a value in a measure: "what/which …" opening it, "in <measure>" after its noun ("What
+# dialog response time in milliseconds did app04 show?"); not "what happens when the job runs in minutes".
+_ASKS_IN_MEASURE = re.compile(
+    r"^\W*(?:what|which)\s+(?!(?:happens|happened|if|do|does|did|can|should|would)\b)(?:[\w/-]+\s+){1,4}?"
+    r"(?:in|as)\s+(?:a\s+)?(?:number\s+of\s+)?[\w%]+\b",
+    re.IGNORECASE,
+)
+
+
+# A target of resolving, responding or restoring is a time ("What is the resolution target for a P4 incident?"):
+# the share of P4 incidents resolved within their target is not one.
+_TIME_TARGET = re.compile(r"\b(?:resolution|response|restor\w*|recovery)\s+(?:time\s+)?targets?\b", re.IGNORECASE)
 
 
 def _counted_noun(phrase: str) -> str:
@@ -250,7 +260,7 @@ def _counted_noun(phrase: str) -> str:
     return " ".join(words[: plural[-1] + 1]) if plural and not _PLURAL_WORD.fullmatch(words[-1]) else phrase
 
 
-_PLURAL_WORD = re.compile(r"[A-Za-z][\w-]{2,}(?<![su]s)(?<!is)s")
+_PLURAL_WORD = re.compile(r"[A-Za-z][\w-]{2,}s(?<![su]s)(?<!is)")
 
 
 def asked_value(question: str) -> AskedValue | None:
@@ -281,6 +291,8 @@ def asked_value(question: str) -> AskedValue | None:
         noun = next(group for group in quantity.groups() if group).removesuffix(" of")
         if noun.casefold().startswith("mean time to"):
             noun = "mean time to restore (MTTR)"  # as the reviews write it
+        if not measure and _TIME_TARGET.search(question):
+            measure = "hours"  # a time, in any of its measures: "Target: 90 percent" is none
         return AskedValue("quantity", noun, measure or _MEASURE_OF_NOUN.get(noun.casefold(), ""))
     named = _NAMED_VALUE.search(question)
     if named:
@@ -288,7 +300,7 @@ def asked_value(question: str) -> AskedValue | None:
     for noun, pattern in _HEAD_NOUNS.items():
         if pattern.search(question):
             return AskedValue("named", noun)
-    if measure and _ASKS_FOR_VALUE.search(question):
+    if measure and _ASKS_IN_MEASURE.search(question):
         # "what dialog response time in milliseconds did app04 show?": whatever its noun, a number in that measure
         return AskedValue("quantity", "number", measure)
     return None
@@ -409,7 +421,7 @@ _ASKED_IN = re.compile(
 )
 # A value in hours answers a question asking in minutes (it converts), one in percent does not.
 _KINDS = (
-    ("milliseconds", "seconds", "minutes", "hours", "days", "weeks", "months", "years"),
+    ("seconds", "minutes", "hours", "days", "weeks", "months", "years"),
     ("kilobytes", "megabytes", "gigabytes", "terabytes"),
     ("percent",),
 )
@@ -420,7 +432,8 @@ _IN_MEASURE = {
     for kind in _KINDS
     for measure in kind
 }
-# ... but a response time asked in milliseconds is not given in minutes or hours ("an overrun of 70 minutes")
+# A response time asked in milliseconds is given in milliseconds or seconds, not in minutes ("an overrun of 70
+# minutes"); a value in milliseconds answers no question asked in hours ("under 800 ms" is no resolution target).
 _IN_MEASURE["milliseconds"] = re.compile(
     r"(?<![\w.,/-])\d(?:[\d.,]*\d)?\s?(?:" + MEASURES["milliseconds"] + "|" + MEASURES["seconds"] + r")(?![\w])",
     re.IGNORECASE,
@@ -430,12 +443,15 @@ _IN_MEASURE["milliseconds"] = re.compile(
 # ... or typed right after the quantity's noun, as on a phone ("resolution target hrs for a p4 ticket?", "k4p
 # availability % in march").
 _MEASURE_AFTER_NOUN = re.compile(
-    _QUANTITY_NOUNS
+    r"(?:"
+    + _QUANTITY_NOUNS
     + r"\s+("
     + "|".join(sorted(set(MEASURES) | set(_MEASURE_ALIASES) - {"%"}, key=len, reverse=True))
     + r")\b|"
     + _QUANTITY_NOUNS
-    + r"\s*(%)",
+    + r"\s*(%))"
+    # ... ending the noun phrase: "target hrs for a p4", not "the target MS SQL version"
+    + r"(?=\s*(?:[?.,;:!]|$)|\s+(?:for|of|in|on|at|per|by|during|since)\b)",
     re.IGNORECASE,
 )
 
@@ -557,7 +573,9 @@ def _about_subject(unit: Unit, subject: set[str], tokenize: Tokenizer) -> bool:
 
 # A number per some span or thing: "50 per minute", "200 IDocs/s", "ten an hour".
 _RATE = re.compile(
-    r"\bper\s+\w+|/\s?(?:s|sec|second|min|minute|h|hour|day)\b|\b(?:an?|each)\s+(?:second|minute|hour|day)\b", re.I
+    r"\d[\d.,]*\s*(?:[A-Za-z-]+\s*){0,2}?(?:\bper\s+(?!cent\b)\w+|/\s?(?:s|sec|second|min|minute|h|hour|day)\b"
+    r"|(?:an?|each)\s+(?:second|minute|hour|day)\b)",
+    re.I,
 )
 
 

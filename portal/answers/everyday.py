@@ -59,11 +59,12 @@ def _examples() -> np.ndarray:
 class Likeness:
     """How like ``question`` its search hits and the everyday questions are, by the embedding model: measured
     once, for the hits first given, and read by both signals of the evidence check (``is_everyday``, and
-    ``nearest_passage`` for a question whose words the packs mostly lack)."""
+    ``like_hits`` for a question whose words the packs mostly lack). Without the model (logged) neither speaks:
+    the lexical check decides alone."""
 
     def __init__(self, question: str):
         self.question = question
-        self._measured: tuple[float, float] | None = None  # (nearest passage, nearest example)
+        self._measured: tuple[list[float], float] | None = None  # (each hit's cosine, the nearest example's)
         self._failed = False
 
     def _measure(self, hits: Sequence) -> tuple[float, float] | None:
@@ -75,17 +76,17 @@ class Likeness:
                     self._failed = True
                     return None
                 texts = [passage_text(h.document_title, h.heading_path or "", h.text) for h in hits]
-                found = [v for v in embedder.embed(texts) if v is not None]
+                found = [0.0 if v is None else float(v @ asked) for v in embedder.embed(texts)]
                 nearest_example = float((_examples() @ asked).max(initial=0.0))
             except EmbeddingUnavailable as error:
                 log.warning("Everyday questions are not recognised: %s", error)
                 self._failed = True
                 return None
-            self._measured = (max((float(v @ asked) for v in found), default=0.0), nearest_example)
+            self._measured = (found, nearest_example)
         return self._measured
 
-    def nearest_passage(self, hits: Sequence) -> float | None:
-        """The cosine of the hit most like the question, or None when the model cannot be loaded."""
+    def like_hits(self, hits: Sequence) -> list[float] | None:
+        """Each hit's cosine to the question (in the order of ``hits``), or None when the model cannot be loaded."""
         measured = self._measure(hits)
         return measured[0] if measured else None
 
@@ -94,16 +95,7 @@ class Likeness:
         measured = self._measure(hits)
         if measured is None:
             return False
-        nearest_passage, nearest_example = measured
+        nearest_passage, nearest_example = max(measured[0], default=0.0), measured[1]
         margin = nearest_example - nearest_passage
         barely = nearest_passage < BARELY and margin > CLEAR_MARGIN
         return margin > EVERYDAY_MARGIN and (nearest_passage < PACK_SIMILARITY or barely)
-
-
-def is_everyday(question: str, hits: Sequence) -> bool:
-    """Whether ``question`` reads as an everyday question that none of ``hits`` (its search hits) speaks to.
-
-    False when the model cannot be loaded (logged): this is a second signal beside the lexical check,
-    which still decides alone.
-    """
-    return Likeness(question).is_everyday(hits)

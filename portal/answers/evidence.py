@@ -14,7 +14,12 @@ the terms in its text, heading path or title. There is evidence when
 
 - the best ``MAX_JOINED`` passages together cover at least
   ``MIN_JOINED_COVERAGE`` of the question's weight (a question of several parts
-  may be answered by several passages);
+  may be answered by several passages), or, when the packs lack most of its
+  words, a passage that carries some of the weight reads like the question to
+  the embedding model (``LIKE_A_PASSAGE``: in a pack of one document every
+  passage says "runbook", which weighs nothing there). The word after "how" that
+  only asks for a kind of value ("how long", "how often") weighs nothing: a
+  passage about the job need not say "long";
 - every identifier the question names (incident and change numbers,
   transaction codes, job, message and document ids, numbers; adjacent ones as
   one run, "ZTW_EDI 017") occurs verbatim, case aside, in one passage, and a
@@ -120,7 +125,7 @@ MIN_JOINED_COVERAGE = 0.15
 MAX_JOINED = 3
 # ... unless a passage found is at least this like the question (cosine, by the embedding model): the answerable
 # questions refused by coverage alone came to 0.46-0.61 on the tuning sets, the unanswerable ones to 0.20 at most
-# (docs/retrieval-quality.md, twenty-fourth session).
+# (docs/retrieval-quality.md, "Words users bring, values as they ask for them, and each month asked").
 LIKE_A_PASSAGE = 0.45
 # ... and for each identifier the question names, a passage naming it must cover this share.
 MIN_ANCHORED_COVERAGE = 0.3
@@ -138,8 +143,8 @@ DaysInDocuments = Callable[[set[tuple[int, int]]], list[set[tuple[int, int]]]]
 MonthsInDocuments = Callable[[set[str]], list[set[str]]]
 # Whether the question is an everyday one none of the hits speaks to (``answers.everyday``, by the embedding model).
 Everyday = Callable[[Sequence["Searched"]], bool]
-# The cosine of the hit most like the question (``answers.everyday.Likeness``), None without the model.
-LikePassage = Callable[[Sequence["Searched"]], float | None]
+# Each hit's cosine to the question (``answers.everyday.Likeness``), None without the model.
+LikePassage = Callable[[Sequence["Searched"]], list[float] | None]
 
 
 class Searched(Protocol):
@@ -510,7 +515,7 @@ def choose(
     ``days_in_documents`` says, for each hit in the order of ``hits``, which of some days its document names in
     its other passages, ``months_in_documents`` which of some months it is dated in;
     ``everyday`` whether the question is an everyday one that none of the hits speaks to, ``like_passage`` how
-    like it the hit most like it is (the embedding model's cosine);
+    like it each hit is (the embedding model's cosine);
     ``tokenize`` turns a passage into the same kind of terms;
     ``synonyms``: for a question term, the document terms the packs' vocabulary gives for it (a passage holding
     one covers the term); ``doc_freqs`` holds their statistics too.
@@ -606,8 +611,11 @@ def choose(
         # the packs lack most of the question's words, yet a passage found reads like it: in a pack of one
         # document every passage says "runbook", so "Is there a maximum length a runbook should stay under?"
         # weighs only words the packs never use
+        # a passage that would be issued (it carries some of the question's weight) must read like it
         likeness = like_passage(hits) if like_passage is not None and joined > 0 else None
-        evidence = likeness is not None and likeness >= LIKE_A_PASSAGE
+        evidence = likeness is not None and any(
+            like >= LIKE_A_PASSAGE and share > 0 for like, share in zip(likeness, shares, strict=True)
+        )
     # after the lexical checks, which refuse without embedding anything; every question they let through is embedded
     is_everyday = bool(evidence and everyday is not None and everyday(hits))
     evidence = evidence and not is_everyday

@@ -391,7 +391,7 @@ def _each_month_told(
     the best unit left of a document dated in it, when it scores ``least`` at least: "how many deliveries did
     billing skip in February and again at quarter-end" was answered from the March incident alone, its February
     twin scoring a little lower on the same words."""
-    for month in written.months(as_read(question))[:MAX_MONTHS_TOLD]:
+    for month in list(dict.fromkeys(written.months(as_read(question))))[:MAX_MONTHS_TOLD]:
         if any(month in in_months.get(c.n, ()) for c in chosen):
             continue
         options = [

@@ -176,12 +176,13 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
             # a value asked in a currency: "the total value in euros of …", "how much money"; not "which vendors
             # invoice in euros", "can customers pay in USD"
             r"|\b(?:value|total|amount|cost|price|sum|worth)\b[^?.]{0,40}?\bin\s+" + _CURRENCY_NAMES + r"\b"
-            # ... said first ("In euros, what was the total value of …")
-            r"|\bin\s+" + _CURRENCY_NAMES + r"\b[^?.]{0,40}?\b(?:value|total|amount|cost|price|sum|worth)\b"
-            # revenue is money: "the revenue value of the 486 invoices", "how much revenue"; not a revenue account
-            r"|\b(?:revenue|turnover)\s+(?:value|amount|figure|total)s?\b"
-            r"|\b(?:how\s+much|what(?:['’]s|\s+(?:is|was|are|were))?\s+(?:the\s+)?(?:total\s+)?)\s*(?:revenue|turnover)\b"
-            r"(?!\s+(?:accounts?|codes?|recognition|types?))"
+            # ... said first, opening the question ("In euros, what was the total value of …")
+            r"|^\W*in\s+" + _CURRENCY_NAMES + r"\b[^?.]{0,40}?\b(?:value|total|amount|cost|price|sum|worth)\b"
+            # revenue is money: "the revenue value of the 486 invoices", "how much revenue", "what was the revenue?";
+            # not a revenue account, nor a revenue anything else
+            r"|\brevenue\s+(?:value|amount|figure|total)s?\b"
+            r"|\b(?:how\s+much|what(?:['’]s|\s+(?:is|was|are|were))?\s+(?:the\s+)?(?:total\s+)?)\s*revenue\b"
+            r"(?!\s+(?:accounts?|gl|codes?|recognition|types?|streams?|cent(?:er|re)s?|lines?|items?|postings?)\b)"
             r"|\bhow\s+much\s+money\b"
             # a credit limit is an amount of money: "what's the credit limit for sold-to party 200184?"; not "how
             # many orders exceeded their credit limit"

@@ -118,10 +118,18 @@ def table_cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
+# The header of a table's second column when its rows are names and their values.
+_VALUE_HEADERS = frozenset({"value", "values", "setting", "details"})
+
+
 def row_text(cells: list[str], header: list[str] | None) -> str:
-    """A table row as ``Header: value; Header: value`` (empty cells left out), or its cells
-    joined by ``; `` when the passage does not hold the table's header row."""
+    """A table row as ``Header: value; Header: value`` (empty cells left out), a row of a table of names and
+    values as ``name: value``, or its cells joined by ``; `` when the passage does not hold the table's header
+    row."""
     if header and len(header) == len(cells):
+        if len(cells) == 2 and header[1].strip().casefold() in _VALUE_HEADERS and all(cells):
+            # a table of names and values reads "Incident: INC-2026-0203", not "Field: Incident; Value: INC-…"
+            return f"{cells[0]}: {cells[1]}"
         pairs = [f"{h}: {c}" if h else c for h, c in zip(header, cells) if c]
         return "; ".join(pairs)
     return "; ".join(c for c in cells if c)

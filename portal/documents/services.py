@@ -35,7 +35,7 @@ from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.classify import Classification, Policy, classify, cut_redacted, refuse_if_not_allowed
 from portal.ingest.formats import Extracted, read_upload
-from portal.ingest.markdown_blocks import heading_title, markdown_blocks, unescaped
+from portal.ingest.markdown_blocks import heading_title, markdown_blocks
 from portal.ingest.markers import replace_figure_markers, without_images_line
 from portal.ingest.passages import split_passages
 from portal.models import DOCUMENT_ID_RE, MAX_ID_CHARS, MAX_TITLE_CHARS, Document, Pack, Revision, User, utcnow
@@ -79,7 +79,7 @@ def title_for(filename: str, text: str, kind: str, own_title: str = "") -> str:
         # as the viewer reads it: "Title" underlined with "===" counts, a "#" line in a code block does not
         for block in markdown_blocks(text):
             if block.kind == "heading" and block.level == 1 and block.depth == 0:
-                title = unescaped(heading_title(block.text)).strip()
+                title = heading_title(block.text).strip()
                 if not shows_nothing(title):  # "# \u200b" names nothing: the next such heading, or the file name
                     return fitted_title(title)
     stem = PurePath(filename).stem

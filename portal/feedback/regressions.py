@@ -207,7 +207,10 @@ def hidden_from(reader: User, cases: Iterable[RegressionCase]) -> set[int]:
     cases = [case for case in cases if case.document_pk is not None]
     if not cases:
         return set()
-    documents = {d.id: d for d in Document.select().where(Document.id.in_({case.document_pk for case in cases}))}
+    documents = {
+        d.id: d
+        for d in Document.select(Document, Pack).join(Pack).where(Document.id.in_({case.document_pk for case in cases}))
+    }
     return {
         case.id
         for case in cases

@@ -159,11 +159,6 @@ class Block:
     heading_path: tuple[str, ...] = ()  # the top-level headings in force, its own included (``path_title``)
 
 
-def heading_title(text: str) -> str:
-    """A heading's inline source on one line (a setext heading may span several)."""
-    return " ".join(line.strip() for line in text.split("\n"))
-
-
 # A backslash escape: the ASCII punctuation character after it is text (``\[``, ``\#``, ``\|``).
 BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -172,6 +167,12 @@ def unescaped(text: str) -> str:
     """``text`` with each backslash escape read as its character, as the viewer shows it ("\\[draft\\]" is
     "[draft]")."""
     return BACKSLASH_ESCAPE.sub(r"\1", text)
+
+
+def heading_title(text: str) -> str:
+    """A heading's inline source on one line (a setext heading may span several), its escapes read as their
+    characters: the title and the heading paths show "[Draft] Plan | Q3", as the viewer does."""
+    return unescaped(" ".join(line.strip() for line in text.split("\n")))
 
 
 # Every passage and outline entry under a heading repeats its title in their heading path: a title of

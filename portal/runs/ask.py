@@ -106,7 +106,7 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
         days_in_documents=document_days,
         months_in_documents=functools.partial(_months_by_hit, results.hits),
         everyday=likeness.is_everyday,
-        like_passage=likeness.nearest_passage,
+        like_passage=likeness.like_hits,
         synonyms=synonyms,
     )
     return Retrieval(choice, results.hits, document_days)

@@ -90,8 +90,7 @@ class MarkdownWriter:
         text = _render(pieces).strip()
         if not text:
             return
-        if listed is None:
-            text = _lines_as_typed(text)
+        text = _lines_as_typed(text)  # in a list item's body too: "# Board plan" in a bullet is no heading
         if self.in_cell:  # a table cell is one line: ``_cell_text`` keeps its items apart
             marker = listed[0] if listed and listed[0] != "-" else ""
             self.blocks.append(("item" if listed else "paragraph", f"{marker} {text}".lstrip()))
@@ -348,19 +347,24 @@ def _table_row(cells: list[str], width: int) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-# Characters typed in Word that Markdown would read as a link, an autolink, a table's cell or an escape: they are
-# escaped, so "[Verify your account](https://…)" typed as text stays that text, as the author saw it, and a "|" in a
-# cell does not cut the row. Emphasis typed with "*" or "_" is left: it only changes how words look, and SAP's
-# wildcards ("Z*") are read as typed already (``markdown_blocks.quoted_wildcards``).
-_TYPED_SYNTAX = re.compile(r"[\[\]<|]|\\(?=[!-/:-@\[-`{-~])")
-# A paragraph's line that Markdown would read as a heading, a quote, a list item, a code fence or a rule.
+# Characters typed in Word that Markdown would read as a link, an autolink, a table's cell, an entity, an escape,
+# emphasis or code: they are escaped, so "[Verify your account](https://…)" typed as text stays that text, as the
+# author saw it, and a "|" in a cell does not cut the row (Word's own bold, italic and links make markup). An "_"
+# between letters or digits (Z_PP_CONF_IDOC_PROCESS) never makes emphasis and stays as it is: search reads an
+# identifier whole.
+_TYPED_SYNTAX = re.compile(r"[\[\]<|&\\*`]|(?<![^\W_])_|_(?![^\W_])")
+# A paragraph's line that Markdown would read as a heading, a quote, a list item, a code fence, a rule or a setext
+# heading's underline ("***Important***" is emphasis, not a rule).
 _BLOCK_START = re.compile(
-    r"^([ \t]*)(#{1,6}(?=[ \t]|$)|>|[-+*](?=[ \t]|$)|\d{1,9}(?=[.)](?:[ \t]|$))|`{3,}|~{3,}|[-=_*]{3,})", re.M
+    r"^([ \t]*)(#{1,6}(?=[ \t]|$)|>|[-+*](?=[ \t]|$)|\d{1,9}(?=[.)](?:[ \t]|$))|`{3,}|~{3,}"
+    r"|[-*_](?=(?:[ \t]*[-*_]){2,}[ \t]*$)|=(?==*[ \t]*$))",
+    re.M,
 )
 
 
 def as_typed(text: str) -> str:
-    """``text`` typed in a Word file, with what Markdown would read as a link or a table escaped."""
+    """``text`` typed in a Word file, with what Markdown would read as a link, a table, an entity, an escape,
+    emphasis or code escaped."""
     return _TYPED_SYNTAX.sub(lambda m: "\\" + m.group(), text)
 
 
