@@ -2508,3 +2508,31 @@ def test_a_month_named_twice_leaves_room_for_the_next():
         question, [march, february], max_sentences=1, in_months={1: {"march"}, 2: {"february"}}
     )
     assert ("The nightly billing run skipped 312 deliveries.", 2) in chosen
+
+
+def test_a_question_mostly_of_words_no_passage_holds_needs_a_passage_that_reads_like_it():
+    """ "pallet jack broken - who do i call" shares "pallet" and "call" with a warehouse runbook: most of its weight
+    is words no passage found holds, and no passage reads like it (the embedding model), so it is no evidence."""
+    from portal.answers.evidence import UNLIKE_A_PASSAGE
+
+    question = "pallet jack broken - who do i call"
+    runbook = Hit("Call the shift lead when a pallet blocks the dock door.", "Dock runbook")
+    terms = simple_tokenize(question)
+    freqs = {"pallet": 5, "call": 40}  # "jack" and "broken" are in no passage
+
+    def check(likeness):
+        return choose(question, terms, 100, freqs, [runbook], simple_tokenize, like_passage=lambda hits: likeness)
+
+    assert check(None).evidence  # without the model the words decide
+    assert not check([UNLIKE_A_PASSAGE]).evidence
+    assert check([UNLIKE_A_PASSAGE + 0.01]).evidence
+    covered = choose(
+        "pallet blocks dock door - who do i call",
+        simple_tokenize("pallet blocks dock door - who do i call"),
+        100,
+        {"pallet": 5, "call": 40, "block": 3, "dock": 3, "door": 3},
+        [runbook],
+        simple_tokenize,
+        like_passage=lambda hits: [0.1],
+    )
+    assert covered.evidence  # its words are the passage's: the model is not asked

@@ -19,7 +19,10 @@ the terms in its text, heading path or title. There is evidence when
   the embedding model (``LIKE_A_PASSAGE``: in a pack of one document every
   passage says "runbook", which weighs nothing there). The word after "how" that
   only asks for a kind of value ("how long", "how often") weighs nothing: a
-  passage about the job need not say "long";
+  passage about the job need not say "long". Conversely, a question most of
+  whose weight (``MOSTLY_UNCOVERED``) no passage found holds needs a passage that
+  reads more like it than ``UNLIKE_A_PASSAGE`` ("pallet jack broken - who do i
+  call" shares only "pallet" and "call" with a dock runbook);
 - every identifier the question names (incident and change numbers,
   transaction codes, job, message and document ids, numbers; adjacent ones as
   one run, "ZTW_EDI 017") occurs verbatim, case aside, in one passage, and a
@@ -127,6 +130,11 @@ MAX_JOINED = 3
 # questions refused by coverage alone came to 0.46-0.61 on the tuning sets, the unanswerable ones to 0.20 at most
 # (docs/retrieval-quality.md, "Words users bring, values as they ask for them, and each month asked").
 LIKE_A_PASSAGE = 0.45
+# A question most of whose weight (this share) no passage found holds is answered only when a passage found is more
+# like it than ``UNLIKE_A_PASSAGE`` (cosine): the off-topic questions the words let through came to 0.13-0.20 on the
+# tuning sets, the answerable ones so uncovered to 0.24 at least.
+MOSTLY_UNCOVERED = 0.55
+UNLIKE_A_PASSAGE = 0.2
 # ... and for each identifier the question names, a passage naming it must cover this share.
 MIN_ANCHORED_COVERAGE = 0.3
 # The units closest to a question cover at least this share of the best unit's weight of its terms: a question
@@ -619,6 +627,11 @@ def choose(
     # after the lexical checks, which refuse without embedding anything; every question they let through is embedded
     is_everyday = bool(evidence and everyday is not None and everyday(hits))
     evidence = evidence and not is_everyday
+    if evidence and like_passage is not None and _weight_of(uncovered, weights) >= MOSTLY_UNCOVERED * total:
+        # most of the question is words no passage found holds, and no passage reads like it: "pallet jack broken -
+        # who do i call" shares only "pallet" and "call" with a warehouse runbook
+        likeness = like_passage(hits)
+        evidence = likeness is None or max(likeness, default=0.0) > UNLIKE_A_PASSAGE
     issued = [i for i, share in enumerate(shares) if share > 0][:limit] if evidence else []
     unanswered, unanswered_for, unreported = "", [], False
     sibling: tuple[str, str] | None = None
@@ -977,6 +990,10 @@ def _about_sibling(
     if not named or not all(siblings) or any(names(f"{u.context} {u.text}", name) for u, _names_of in named):
         return None
     return name, siblings[0][0]
+
+
+def _weight_of(terms: list[str], weights: dict[str, float]) -> float:
+    return math.fsum(weights[t] for t in terms)
 
 
 def _joined_share(covered: list[set[str]], weights: dict[str, float], total: float) -> float:
