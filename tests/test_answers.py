@@ -2536,15 +2536,3 @@ def test_a_question_mostly_of_words_no_passage_holds_needs_a_passage_that_reads_
         like_passage=lambda hits: [0.1],
     )
     assert covered.evidence  # its words are the passage's: the model is not asked
-
-
-def test_of_units_matching_alike_the_one_naming_a_thing_answers():
-    """ "What held the loading docks up?": the sentence naming the report that held the locks answers, not the one
-    saying that locks were held (key facts are the names of things)."""
-    refs = [
-        make_ref(1, "The loading docks were held up because locks were held on the deliveries."),
-        make_ref(2, "The loading docks were held up by report ZTW_LE_DLV_MASS_UPD holding the delivery locks."),
-    ]
-    assert extractive_sentences("What held the loading docks up?", refs, max_sentences=1) == [
-        ("The loading docks were held up by report ZTW_LE_DLV_MASS_UPD holding the delivery locks.", 2)
-    ]

@@ -19,8 +19,7 @@ transaction / message → an identifier, how do I → instructions, or the items
 of a list of steps, in order, found by the heading that names the procedure
 as much as by the steps' words), and are chosen to cover every part of the
 question; a unit saying again what a chosen one says (nearly the same terms)
-is left out; a unit naming a thing the question does not (a report, a code) counts a little more when the type
-asks for nothing else; each month the question names gets a unit of a document dated in it; a unit of a
+is left out; each month the question names gets a unit of a document dated in it; a unit of a
 better-ranked passage counts a little more, one of a document naming none of the
 days the question names (when another document issued names one) half; a line under "Related documents"
 or "See also" counts half (it names other documents by
@@ -39,7 +38,7 @@ from portal.answers import written
 from portal.answers.asked import Unit as AskedUnit
 from portal.answers.asked import asked_value, question_parts, value_holder
 from portal.answers.citations import SHOWN_MARKER
-from portal.answers.evidence import asking_part, days_asked, is_identifier, with_synonyms
+from portal.answers.evidence import asking_part, days_asked, with_synonyms
 from portal.answers.question_type import asks, asks_cause, carries, is_instruction, named_identifiers
 from portal.answers.references import Reference
 from portal.answers.units import Unit, passage_units
@@ -93,20 +92,6 @@ TOLD_WEIGHT = 0.5
 ROOM_PER_PART = 2
 # ... for at most this many further parts: "? ? ? ?" is no question of sixty parts
 MAX_MORE_PARTS = 2
-# A unit naming a thing the question does not (a report, a transaction, a number: what key facts are), when the
-# question's type asks for nothing a unit could carry, counts this much more: of units matching alike, the one
-# saying which report held the locks answers more often than the one saying that locks were held. Measured on the
-# tune half and four opened held-out sets: 0.1 gained four key facts, 0.15 five, 0.25 lost one; none lost at 0.15.
-SPECIFIC_BONUS = 0.15
-# A token as identifiers are written: letters and digits joined by "_", "-", "/", "." or ",".
-_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-/.,][A-Za-z0-9]+)*")
-
-
-def _names_another_thing(text: str, named: set[str]) -> bool:
-    """Whether ``text`` names a thing (``evidence.is_identifier``) other than the ``named`` ones (casefolded)."""
-    return any(is_identifier(token) and token.casefold() not in named for token in _TOKEN.findall(text))
-
-
 # The most months a question names that each get a unit of a document dated in them.
 MAX_MONTHS_TOLD = 2
 # How much a question term counts when it is in the unit just before, under the same heading: the
@@ -223,7 +208,6 @@ def extractive_sentences(
     asked = asks(question)
     cause = asks_cause(question)
     named = named_identifiers(question)
-    named_folded = {name.casefold() for name in named}
     value = asked_value(question)
     # a unit holds a count only with one of the counted words in it; the evidence check leaves out the words the
     # packs never use, which the answerer cannot tell (it has no document frequencies): when all of them are the
@@ -262,8 +246,6 @@ def extractive_sentences(
                 weight *= REFERENCES_WEIGHT
             if asked and carries(unit.text, asked, named):
                 weight *= 1 + TYPE_BONUS
-            elif _names_another_thing(unit.text, named_folded):
-                weight *= 1 + SPECIFIC_BONUS
             if holds_value is not None and holds_value(
                 AskedUnit(unit.text, f"{around} {unit.heading} {unit.lead_in}", ref.text)
             ):
