@@ -341,6 +341,11 @@ def identifier_shapes(kind: str, texts: Iterable[str]) -> frozenset[str]:
     )
 
 
+def months_asked(question: str) -> list[str]:
+    """The months ``question`` names, each once, in order: "in Feb" is February, as search reads it."""
+    return list(dict.fromkeys(written.months(as_read(question))))
+
+
 def names_month(text: str, month: str) -> bool:
     """Whether ``text`` names ``month``, by its name or in a date (2026-03-14, 03-14)."""
     if month in written.months(text):
@@ -511,7 +516,7 @@ def answered(
     """
     holds = value_holder(question, asked, tokenize, in_packs)
     units = list(units)
-    asked_months = written.months(as_read(question))  # "in Feb" is February, as search reads it
+    asked_months = months_asked(question)
     # "in February and in March": each month's value may stand in its own month's review
     periods = [[month] for month in asked_months] or [[]]
     return all(_held_in(units, period, holds, about) for period in periods)

@@ -67,7 +67,7 @@ class Likeness:
         self._measured: tuple[list[float], float] | None = None  # (each hit's cosine, the nearest example's)
         self._failed = False
 
-    def _measure(self, hits: Sequence) -> tuple[float, float] | None:
+    def _measure(self, hits: Sequence) -> tuple[list[float], float] | None:
         if self._measured is None and not self._failed:
             embedder = shared_embedder()
             try:

@@ -658,7 +658,7 @@ def choose(
     kin_asked = [run[0] for run in runs if len(run) == 1 and _is_name(run[0])][:MAX_SIBLING_NAMES]
     if issued and (value is not None or past_outcome or kin_asked or kind_asked or done_on_a_day):
         # a value asked for a month may stand in any passage of a document dated in it (by an incident's header)
-        asked_months = set(written.months(as_read(question))) if value is not None else set()
+        asked_months = set(asked_values.months_asked(question)) if value is not None else set()
         months_named = months_in_documents(asked_months) if months_in_documents and asked_months else None
         of_hit = [
             (

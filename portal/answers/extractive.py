@@ -36,14 +36,14 @@ from dataclasses import dataclass, field
 
 from portal.answers import written
 from portal.answers.asked import Unit as AskedUnit
-from portal.answers.asked import asked_value, question_parts, value_holder
+from portal.answers.asked import asked_value, months_asked, question_parts, value_holder
 from portal.answers.citations import SHOWN_MARKER
 from portal.answers.evidence import asking_part, days_asked, with_synonyms
 from portal.answers.question_type import asks, asks_cause, carries, is_instruction, named_identifiers
 from portal.answers.references import Reference
 from portal.answers.units import Unit, passage_units
 from portal.ingest.markers import without_figure_markers
-from portal.search.analysis import STOPWORDS, as_read
+from portal.search.analysis import STOPWORDS
 
 NO_EVIDENCE_ANSWER = "No evidence found in the granted packs for this question."
 
@@ -392,7 +392,7 @@ def _each_month_told(
     the best unit left of a document dated in it, when it scores ``least`` at least: "how many deliveries did
     billing skip in February and again at quarter-end" was answered from the March incident alone, its February
     twin scoring a little lower on the same words."""
-    for month in list(dict.fromkeys(written.months(as_read(question))))[:MAX_MONTHS_TOLD]:
+    for month in months_asked(question)[:MAX_MONTHS_TOLD]:
         if any(month in in_months.get(c.n, ()) for c in chosen):
             continue
         options = [

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from flask import current_app
 
 from portal.answers import everyday, evidence, written
+from portal.answers.asked import months_asked
 from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
 from portal.answers.references import Reference
@@ -33,7 +34,7 @@ from portal.ingest.markers import figure_markers
 from portal.models import Agent, Conversation, Document, Figure, Pack, Passage, Run, RunReference, User, utcnow
 from portal.runs.services import forget_documents_text
 from portal.search import vocabulary
-from portal.search.analysis import TermCache, as_read, question_terms
+from portal.search.analysis import TermCache, question_terms
 from portal.search.hits import SearchHit
 from portal.search.service import search_packs
 
@@ -80,7 +81,7 @@ class Retrieval:
     def in_months(self, question: str) -> dict[int, set[str]]:
         """For each issued reference's number, the months ``question`` names that its document is dated in (an
         incident by its opening, a review by its title): the answer tells of each month asked."""
-        asked = set(written.months(as_read(question)))
+        asked = set(months_asked(question))
         if not asked:
             return {}
         dated = _months_by_hit(self.hits, asked)
