@@ -627,7 +627,17 @@ def choose(
     # after the lexical checks, which refuse without embedding anything; every question they let through is embedded
     is_everyday = bool(evidence and everyday is not None and everyday(hits))
     evidence = evidence and not is_everyday
-    if evidence and like_passage is not None and _weight_of(uncovered, weights) >= MOSTLY_UNCOVERED * total:
+    # a word found only through the packs' vocabulary ("sticker" read as "label") says the question is about them,
+    # which the embedding model does not know
+    read_by_vocabulary = bool(synonyms) and bool(
+        set().union(*covered) - {t for text in texts for t in tokenize(text) if t in weights}
+    )
+    if (
+        evidence
+        and like_passage is not None
+        and not read_by_vocabulary
+        and _weight_of(uncovered, weights) >= MOSTLY_UNCOVERED * total
+    ):
         # most of the question is words no passage found holds, and no passage reads like it: "pallet jack broken -
         # who do i call" shares only "pallet" and "call" with a warehouse runbook
         likeness = like_passage(hits)
