@@ -22,7 +22,8 @@ the terms in its text, heading path or title. There is evidence when
   passage about the job need not say "long". Conversely, a question most of
   whose weight (``MOSTLY_UNCOVERED``) no passage found holds needs a passage that
   reads more like it than ``UNLIKE_A_PASSAGE`` ("pallet jack broken - who do i
-  call" shares only "pallet" and "call" with a dock runbook);
+  call" shares only "pallet" and "call" with a dock runbook), unless a word of it
+  is found only through the packs' vocabulary;
 - every identifier the question names (incident and change numbers,
   transaction codes, job, message and document ids, numbers; adjacent ones as
   one run, "ZTW_EDI 017") occurs verbatim, case aside, in one passage, and a
