@@ -617,10 +617,9 @@ def choose(
     best = max(shares)
     evidence = not missing and not missing_values and not unknown and anchored >= MIN_ANCHORED_COVERAGE
     if evidence and joined < MIN_JOINED_COVERAGE:
-        # the packs lack most of the question's words, yet a passage found reads like it: in a pack of one
-        # document every passage says "runbook", so "Is there a maximum length a runbook should stay under?"
-        # weighs only words the packs never use
-        # a passage that would be issued (it carries some of the question's weight) must read like it
+        # the packs lack most of the question's words, yet a passage that would be issued (it carries some of the
+        # weight) reads like it: in a pack of one document every passage says "runbook", so "Is there a maximum
+        # length a runbook should stay under?" weighs only words the packs never use
         likeness = like_passage(hits) if like_passage is not None and joined > 0 else None
         evidence = likeness is not None and any(
             like >= LIKE_A_PASSAGE and share > 0 for like, share in zip(likeness, shares, strict=True)
@@ -628,16 +627,11 @@ def choose(
     # after the lexical checks, which refuse without embedding anything; every question they let through is embedded
     is_everyday = bool(evidence and everyday is not None and everyday(hits))
     evidence = evidence and not is_everyday
-    # a word found only through the packs' vocabulary ("sticker" read as "label") says the question is about them,
-    # which the embedding model does not know
-    read_by_vocabulary = bool(synonyms) and bool(
-        set().union(*covered) - {t for text in texts for t in tokenize(text) if t in weights}
-    )
     if (
         evidence
         and like_passage is not None
-        and not read_by_vocabulary
-        and _weight_of(uncovered, weights) >= MOSTLY_UNCOVERED * total
+        and math.fsum(weights[t] for t in uncovered) >= MOSTLY_UNCOVERED * total
+        and not _found_only_through_vocabulary(covered, texts, weights, synonyms, tokenize)
     ):
         # most of the question is words no passage found holds, and no passage reads like it: "pallet jack broken -
         # who do i call" shares only "pallet" and "call" with a warehouse runbook
@@ -749,9 +743,11 @@ _FORM_ONLY = frozenset({"long", "often", "soon"})
 def _form_terms(question: str, tokenize: Tokenizer) -> set[str]:
     """The terms of the words after "how" that only make it ask for a value ("how long", "how often"), unless the
     question also uses the word for what it is about ("How long is the long text?")."""
-    words = [m for m in _WORD.finditer(question) if m.group().casefold() in _FORM_ONLY]
-    form = {m.group().casefold() for m in words if _AFTER_HOW.search(question, 0, m.start())}
-    told = {m.group().casefold() for m in words if not _AFTER_HOW.search(question, 0, m.start())}
+    form: set[str] = set()
+    told: set[str] = set()
+    for m in _WORD.finditer(question):
+        if m.group().casefold() in _FORM_ONLY:
+            (form if _AFTER_HOW.search(question, 0, m.start()) else told).add(m.group().casefold())
     return {term for word in form - told for term in tokenize(word)}
 
 
@@ -1003,8 +999,19 @@ def _about_sibling(
     return name, siblings[0][0]
 
 
-def _weight_of(terms: list[str], weights: dict[str, float]) -> float:
-    return math.fsum(weights[t] for t in terms)
+def _found_only_through_vocabulary(
+    covered: list[set[str]],
+    texts: list[str],
+    weights: dict[str, float],
+    synonyms: dict[str, frozenset[str]],
+    tokenize: Tokenizer,
+) -> bool:
+    """Whether a question term is covered only through the packs' vocabulary ("sticker" read as "label"): the
+    question is about the packs, which the embedding model does not know."""
+    if not synonyms:
+        return False
+    as_written = {t for text in texts for t in tokenize(text) if t in weights}
+    return bool(set().union(*covered) - as_written)
 
 
 def _joined_share(covered: list[set[str]], weights: dict[str, float], total: float) -> float:
