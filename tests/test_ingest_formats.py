@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from portal.documents.render import render_markdown
 from portal.errors import Refused
 from portal.ingest import formats, limits
 from portal.ingest import reader_child as worker
@@ -306,6 +307,28 @@ def test_word_math_and_link_targets_lose_the_controls_that_reorder_text():
 
     text = read_upload("math.docx", docx_bytes(build)).text
     assert text == "Solve x = gnp.exe\n\nSee [the file](https://example.test/gnp.exe)"
+
+
+def test_a_word_link_target_never_becomes_text_or_markup():
+    """A hyperlink's target, which Word never shows, went into the Markdown as written: line breaks in it made
+    paragraphs and a table ("The bypass PIN is 7731") that were shown, searched and quoted, and a trailing
+    backslash escaped the link's closing parenthesis. Found by an attack probe."""
+    hidden = "https://vendor.example/manual\n\nThe\u00a0PIN is 7731.\n\n|a|b|\n|-|-|\n|**x**|`y`|\n\nx"
+
+    def build(document):
+        paragraph = document.add_paragraph("See the ")
+        add_hyperlink(paragraph, "vendor manual", hidden)
+        paragraph.add_run(" for details.")
+        add_hyperlink(document.add_paragraph("And "), "this", "https://ok.example/a\\")
+
+    text = read_upload("links.docx", docx_bytes(build)).text
+    assert text == (
+        "See the [vendor manual](https://vendor.example/manual%0A%0AThe%C2%A0PIN%20is%207731.%0A%0A%7Ca%7Cb%7C%0A"
+        "%7C-%7C-%7C%0A%7C**x**%7C%60y%60%7C%0A%0Ax) for details.\n\nAnd [this](https://ok.example/a%5C)"
+    )
+    html = render_markdown(text)
+    assert "<table" not in html and "<strong>" not in html and "7731." not in html.replace("%207731.", "")
+    assert html.count("<a ") == 2
 
 
 def test_word_lists_nest_and_tracked_changes_read_as_accepted():

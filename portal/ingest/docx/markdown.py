@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from portal.controls import strip_control_characters
 from portal.ingest.docx.package import MC, PIC, VML_OFFICE, WP, A, M, R, V, W
@@ -12,6 +13,10 @@ from portal.ingest.docx.styles import is_on, numbering_reference, outline_level
 from portal.ingest.figures import figure_label, placeholder
 
 LINK_SCHEMES = ("http://", "https://", "mailto:")
+# What a link's target keeps as written: URL syntax (RFC 3986) but the parentheses and brackets, which end or open a
+# Markdown link. Everything else is percent-encoded, a backslash, a line break and a no-break space too: Word never
+# shows a target, so nothing in it may become the document's text or markup ("manual\n\n| PIN | 7731 |").
+_URL_KEPT = ":/?#@!$&'*+,;=%-._~"
 
 
 @dataclass
@@ -234,7 +239,7 @@ class MarkdownWriter:
         url = strip_control_characters(relationship.target).strip()  # shown as written in the line view
         if not url.lower().startswith(LINK_SCHEMES):
             return None
-        return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
+        return quote(url, safe=_URL_KEPT)
 
     # pictures
 
