@@ -2486,6 +2486,15 @@ def test_the_value_rules_stay_narrow():
     assert not evidence_for("What is the resolution target for a P4 incident?", [targets]).evidence
     assert evidence_for("What is the resolution target for a P2 incident?", [targets]).evidence
 
+    # ... or asked "how long is" it, as a phone user types it; a review's ticket count of P4 per month gives no time
+    # (its months label the columns)
+    counts = Hit("Type: Incidents P4; February: 64; January: 58", heading_path="Ticket volume")
+    for question in ("how long is the resolution target for a p4 ticket", "How long was the P4 resolution target?"):
+        assert asked_value(question).phrase == "duration", question
+        assert not evidence_for(question, [targets, counts]).evidence, question
+    assert evidence_for("how long is the resolution target for a p2 ticket", [targets, counts]).evidence
+    assert asked_value("How long is the runbook?") is None and asked_value("how long is too long?") is None
+
     money = SHAPED_VALUES["amount of money"][0]
     for question in (
         "What is the turnover of warehouse staff?",

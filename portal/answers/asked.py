@@ -117,7 +117,11 @@ _HOW_LONG = re.compile(
     r"delayed|late|blocked|stuck|locked|frozen|overr[ua]n)"
     # ... the verb of the clause, not a noun's first word ("how long should the run book be" asks a length)
     r"(?=\s*(?:[?.!,;:]|$|\b(?:for|in|on|at|after|before|until|since|during|by|when|while|and|or|then|so|to|from|"
-    r"with|without|the|a|an|it|them|this|that|there|each|every|again|overall|altogether|approximately|about)\b)))",
+    r"with|without|the|a|an|it|them|this|that|there|each|every|again|overall|altogether|approximately|about)\b)))"
+    # ... or with a noun that is a span of time ("how long is the resolution target for a P4 ticket?")
+    r"|\bhow\s+long\s+(?:is|was|are|were)\s+(?:the\s+|a\s+|an\s+|our\s+|its\s+|their\s+)?(?:[\w/-]+\s+){0,3}?"
+    r"(?:targets?|periods?|windows?|downtimes?|outages?|freezes?|retention|delays?|waits?|validity|runtimes?|"
+    r"intervals?|deadlines?)\b",
     re.IGNORECASE,
 )
 # A quantity asked for by an adjective: how big something is asks for its size (any number answers), how available

@@ -148,9 +148,15 @@ DURATION_IN_WORDS = re.compile(
 )
 
 
+# A month naming a table's column, read as "Type: Incidents P4; February: 64; January: 58" (``units.row_text``), labels
+# the row's value: the row gives no time.
+_MONTH_AS_LABEL = re.compile(r"(?:^|(?<=; ))(?:" + "|".join(MONTHS) + r")(?:\s+\d{4})?:(?=\s)", re.IGNORECASE)
+
+
 def times(text: str, durations_in_words: bool = False) -> set[str]:
     """The times ``text`` writes (``TIME``, and days however written: "20.02.2026", "14 March"), folded; "each" and
     "every" alone are none. ``durations_in_words``: "ten minutes", "a few days" too (``DURATION_IN_WORDS``)."""
+    text = _MONTH_AS_LABEL.sub(" ", text)
     found = {m.group().casefold() for m in TIME.finditer(text)} - {"each", "every"}
     if durations_in_words:
         found |= {m.group().casefold() for m in DURATION_IN_WORDS.finditer(text)}
