@@ -2545,3 +2545,17 @@ def test_a_question_mostly_of_words_no_passage_holds_needs_a_passage_that_reads_
         like_passage=lambda hits: [0.1],
     )
     assert covered.evidence  # its words are the passage's: the model is not asked
+
+
+def test_a_one_digit_number_a_noun_names_must_be_in_the_evidence():
+    """The question "whats the printer name for packing line 5 at tw30" was answered with the rows of lines 1 to 4:
+    one digit is no identifier by its shape, but after "line", "status" or "code" it names one. "status 3" is written
+    "status 03"; "step 2" is the second item of a numbered list, which never writes the noun."""
+    printers = Hit("Printer: TW30_LBL01; Location: Packing line 1. Printer: TW30_LBL02; Location: Packing line 2.")
+    assert not evidence_for("whats the printer name for packing line 5 at tw30", [printers]).evidence
+    assert evidence_for("whats the printer name for packing line 2 at tw30", [printers]).evidence
+    statuses = Hit("An IDoc in status 03 was passed to the port; status 51 means not posted.")
+    assert evidence_for("What does IDoc status 3 mean?", [statuses]).evidence
+    assert not evidence_for("What does IDoc status 5 mean?", [statuses]).evidence
+    steps = Hit("Restart checklist:\n\n1. Start the database.\n2. Start the central services.")
+    assert evidence_for("What is checked in step 2 of the restart checklist?", [steps]).evidence

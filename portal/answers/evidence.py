@@ -315,16 +315,31 @@ _NUMBERED = re.compile(
 )
 
 
+# A one-digit number names a thing after these nouns ("packing line 5", "return code 8", "IDoc status 3"), not after
+# those whose things a list numbers without the noun ("step 2" is the second item of a numbered list).
+_NUMBERED_ONE = re.compile(
+    r"\b(codes?|status(?:es)?|messages?|errors?|clients?|ports?|lines?|plants?|tickets?)\s+(\d)\b(?![.,]\d)",
+    re.IGNORECASE,
+)
+
+
 def numbers_named_by_noun(question: str) -> dict[str, str]:
     """The bare numbers of ``question`` that a noun before them says what they number, each with its noun."""
-    return {m.group(2): m.group(1) for m in _NUMBERED.finditer(question)}
+    return {m.group(2): m.group(1) for pattern in (_NUMBERED, _NUMBERED_ONE) for m in pattern.finditer(question)}
+
+
+def numbers_named_alone(question: str) -> list[list[str]]:
+    """The one-digit numbers a noun names (``_NUMBERED_ONE``), as runs: no identifier by their shape, they must be
+    in the evidence as one is ("packing line 5" is not answered by lines 1 to 4)."""
+    return [[m.group(2)] for m in _NUMBERED_ONE.finditer(question)]
 
 
 def names_numbered(hit: Searched, noun: str, number: str) -> bool:
     """Whether ``hit`` names ``number`` as the question does, after its noun: "return code 16" is not answered
     by a passage of 16 March, nor "status 51" by "51 minutes". A table row is read as ``Header: value``, so a
     column "Return code" names the 16 of its row."""
-    before = re.compile(rf"([A-Za-z]+)\W{{1,3}}{re.escape(number)}(?![\w.,:-]*\d)(?!\w)")
+    # "status 3" is written "status 03"
+    before = re.compile(rf"([A-Za-z]+)\W{{1,3}}0*{re.escape(number.lstrip('0') or number)}(?![\w.,:-]*\d)(?!\w)")
     texts = [searched_text(hit)] + [unit.text for unit in passage_units(hit.text) if unit.kind == "row"]
     # a passage may write a return code as people type it ("RC 12", "rc12"), as the question was read
     texts = [return_codes_written_out(text) for text in texts]
@@ -570,6 +585,7 @@ def choose(
     anchored = 1.0
     missing = []
     numbered = numbers_named_by_noun(as_read(asking))
+    runs += [run for run in numbers_named_alone(as_read(asking)) if run not in runs]
     alone = _alone_of_their_kind(runs, texts, question)
     counts = counted_numbers(asking)
     for run in (run for run in runs if run not in alone):
@@ -577,7 +593,12 @@ def choose(
         holding = [
             share
             for hit, text, share in zip(hits, texts, part_shares)
-            if all(names(text, token) or (token in counts and names_count(text, token)) for token in run)
+            if all(
+                names(text, token)
+                or (token in counts and names_count(text, token))
+                or (token in numbered and names_numbered(hit, numbered[token], token))  # "status 3" as "status 03"
+                for token in run
+            )
             and (len(run) > 1 or run[0] not in numbered or names_numbered(hit, numbered[run[0]], run[0]))
         ]
         if not holding:
