@@ -1716,10 +1716,10 @@ def test_a_change_number_asked_for_is_written_as_the_packs_write_a_change():
     check = evidence_for
 
     question = "Under which change number was the certificate of K4Q renewed?"
-    assert identifier_kind_asked(question) == "change number"
-    assert identifier_kind_asked("What did transport K4DK901670 change?") == ""  # what the transport changed
-    assert identifier_kind_asked("What did transport request K4DK901670 change?") == ""
-    assert identifier_kind_asked("What does change request CHG-2026-0130 cover?") == ""
+    assert identifier_kind_asked(question) == ("change number", question)
+    assert identifier_kind_asked("What did transport K4DK901670 change?")[0] == ""  # what the transport changed
+    assert identifier_kind_asked("What did transport request K4DK901670 change?")[0] == ""
+    assert identifier_kind_asked("What does change request CHG-2026-0130 cover?")[0] == ""
     incident = hit("The certificate of K4Q was renewed on 2026-02-20 (INC-2026-0291).")
     k4p = hit("The certificate of K4P was renewed under change CHG-2026-0130.")
     refused = check(question, [incident, k4p])
@@ -1728,6 +1728,18 @@ def test_a_change_number_asked_for_is_written_as_the_packs_write_a_change():
     assert check(question, [renewed, k4p]).evidence
     # without a change written after its noun in the passages, how one looks is unknown: not checked
     assert check(question, [incident]).evidence
+    # asked in one part of a question of several (an auditor's "…, and who approved each of them?")
+    releases = hit(
+        "Release R26.01 on 12 January: 9 transports, completed. Release R26.02: transport request K4DK901519 and "
+        "transport request K4DK901522, approved by the release coordinator."
+    )
+    several = "Which transport numbers were imported in release R26.01, and who approved each of them?"
+    assert identifier_kind_asked(several) == (
+        "transport number",
+        "Which transport numbers were imported in release R26.01",
+    )
+    assert not check(several, [releases]).evidence
+    assert check(several.replace("R26.01", "R26.02"), [releases]).evidence
     # how a change is written is read from every passage found, issued or not
     terms = simple_tokenize(question)
     only_one = choose(question, terms, 100, {t: 1 for t in terms}, [incident, k4p], simple_tokenize, limit=1)
@@ -2312,7 +2324,7 @@ def test_a_value_asked_as_users_ask_it_needs_a_unit_giving_it():
     assert asked_value("Should the response time be given in milliseconds?") is None  # asks no value
 
     question = "What is the job name of the nightly MRP run for plant TW20?"
-    assert identifier_kind_asked(question) == "job name"
+    assert identifier_kind_asked(question)[0] == "job name"
     mrp = Hit("The nightly MRP run for plant TW10, job Z_MM_MRP_LIVE_TW10, ends after 40 minutes.")
     plants = Hit("The distribution centre TW30 ships pumps from plants TW10 and TW20; the nightly run plans both.")
     assert not evidence_for(question, [mrp, plants]).evidence

@@ -320,11 +320,15 @@ _KIND_ASKED = re.compile(
 )
 
 
-def identifier_kind_asked(question: str) -> str:
-    """The identifier ``question`` asks for by its noun ("change number" for "under which change number …"), or
-    ""."""
-    match = _KIND_ASKED.search(question)
-    return " ".join(match.group(1).casefold().split()) if match and len(question_parts(question)) == 1 else ""
+def identifier_kind_asked(question: str) -> tuple[str, str]:
+    """The identifier ``question`` asks for by its noun ("change number" for "under which change number …") and the
+    part of the question asking it, or ``("", question)``. A question of several parts asks it in one of them that asks
+    no value ("Which transport numbers were imported in R26.01, and who approved each of them?")."""
+    for part in question_parts(question):
+        match = _KIND_ASKED.search(part)
+        if match and (part == question or asked_value(part) is None):
+            return " ".join(match.group(1).casefold().split()), part
+    return "", question
 
 
 def identifier_shape(token: str) -> str:

@@ -662,8 +662,9 @@ def choose(
     unanswered, unanswered_for, unreported = "", [], False
     sibling: tuple[str, str] | None = None
     value = asked_values.asked_value(question) or _time_asked(question)
-    # "which change number …": known once the units show how the packs write a change's identifier
-    kind_asked = asked_values.identifier_kind_asked(question) if value is None else ""
+    # "which change number …": known once the units show how the packs write a change's identifier; the part of the
+    # question asking it is what the value check reads
+    kind_asked, value_question = asked_values.identifier_kind_asked(question) if value is None else ("", question)
     past_outcome = outcome.asks_past_outcome(question)
     # "What did the board decide at its meeting on 19 March?" asks what was done on a day
     done_on_a_day = bool(asked_days) and outcome.asks_what_was_done(question)
@@ -679,6 +680,8 @@ def choose(
     ]
     # a system's three-character name says where, beside a name of one thing ("how many days of job logs does
     # SAP_REORG_JOBS keep on K4P?"): the value stands beside the thing, wherever the system is named
+    # the names that part writes, when it writes any ("…, and who approved each of them?" names none)
+    subjects = [run for run in subjects if all(names(value_question, token) for token in run)] or subjects
     specific = [run for run in subjects if not written.is_system_name(" ".join(run))] or subjects
     # the first few names a question asks about (a question listing hundreds reads each unit for each name)
     kin_asked = [run[0] for run in runs if len(run) == 1 and _is_name(run[0])][:MAX_SIBLING_NAMES]
@@ -710,7 +713,7 @@ def choose(
         if sibling is not None:
             evidence, issued = False, []
         elif value is not None and not asked_values.answered(
-            question,
+            value_question,
             value,
             _on_the_days(asked_days, of_hit, texts, document_days),
             tokenize,
