@@ -79,6 +79,23 @@ def test_arriving_at_the_home_page_signed_out_is_no_refusal(app, users):
     assert signed_in.headers["Location"] == "/packs/"
 
 
+def test_a_part_of_a_page_asked_for_signed_out_sends_the_whole_page_to_sign_in(app, users):
+    """A rating or a search htmx sent after the session ended got the sign-in page, which htmx swapped into the
+    answer bubble or the results as if it were part of the page (found by a browser walkthrough)."""
+    client = app.test_client()
+    shown = "http://localhost/chat/7?agent=basis"
+    refused = client.get("/packs/", headers={"HX-Request": "true", "HX-Current-URL": shown})
+    assert refused.status_code == 204 and refused.get_data() == b""
+    assert refused.headers["HX-Redirect"] == "/login?next=%2Fchat%2F7%3Fagent%3Dbasis"
+    assert "You were signed out. Please sign in again; nothing was changed." in client.get("/login").get_data(
+        as_text=True
+    )
+    signed_in = client.post(
+        "/login?next=/chat/7?agent=basis", data={"email": users["Auditor"].email, "password": PASSWORD}
+    )
+    assert signed_in.headers["Location"] == "/chat/7?agent=basis"
+
+
 def test_state_changes_need_a_csrf_token(tmp_path):
     app = create_app(
         {"CAIRN_DATA_DIR": str(tmp_path / "csrf"), "SECRET_KEY": "x", "CAIRN_REPAIR_INDEX_ON_START": False}

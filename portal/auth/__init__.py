@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from flask import flash, make_response, redirect, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
-from flask_login import LoginManager
+from flask_login import LoginManager, login_url
 from flask_wtf.csrf import CSRFProtect
 
 login_manager = LoginManager()
@@ -17,6 +18,7 @@ def init_app(app) -> None:
     from portal.auth.views import bp
     from portal.auth.views import init_app as init_views
     from portal.models import User
+    from portal.rendering import htmx
 
     login_manager.init_app(app)
     login_manager.login_view = "auth.login"
@@ -25,6 +27,19 @@ def init_app(app) -> None:
     csrf.init_app(app)
     app.config["RATELIMIT_STORAGE_URI"] = app.config["CAIRN_SIGN_IN_LIMIT_STORAGE"]
     limiter.init_app(app)
+
+    @login_manager.unauthorized_handler
+    def sign_in_first():
+        """A page asks the reader to sign in; a request htmx sends from a page (a rating, a search, a form part)
+        sends the whole page there instead: the sign-in page swapped into an answer looked like part of it."""
+        category = login_manager.login_message_category
+        if not htmx:  # as flask-login does
+            flash(login_manager.login_message, category)
+            return redirect(login_url(login_manager.login_view, next_url=request.url))
+        flash("You were signed out. Please sign in again; nothing was changed.", category)
+        response = make_response("", 204)
+        response.headers["HX-Redirect"] = login_url(login_manager.login_view, next_url=htmx.current_url or None)
+        return response
 
     @login_manager.user_loader
     def load_user(session_token: str):
