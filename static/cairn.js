@@ -68,6 +68,12 @@
       firstRefused.scrollIntoView({ block: "center" });
     });
 
+    // Leaving the page stops the files not yet sent: the browser asks first while a batch is being sent.
+    var sending = false;
+    window.addEventListener("beforeunload", function (event) {
+      if (sending) { event.preventDefault(); event.returnValue = ""; }
+    });
+
     form.addEventListener("submit", function (event) {
       var chosen = Array.prototype.slice.call(input.files);
       if (!chosen.length || !window.XMLHttpRequest) { return; }
@@ -86,6 +92,7 @@
       chosen.filter(tooLarge).forEach(keepBack);
       var total = files.reduce(function (sum, f) { return sum + f.size; }, 0) || 1;
       var done = 0;
+      sending = true;
       box.hidden = false;
       pointToRefused(null);
       button.disabled = true;
@@ -99,6 +106,7 @@
             return line.dataset.outcome === "refused" || line.dataset.outcome === "not_stored";
           })[0]);
           bar.value = 100;
+          sending = false;
           button.disabled = false;
           input.value = "";
           label.focus();  // the button was disabled under the focus: it goes to what the upload came to

@@ -3,6 +3,8 @@ the refusal, and the figures in the viewer."""
 
 from __future__ import annotations
 
+import re
+
 from browser_helpers import sign_in
 from playwright.sync_api import expect
 from test_uploads import pdf_with_figure, word_with_pictures
@@ -170,3 +172,43 @@ def test_a_file_the_portal_did_not_take_is_named_and_counted_apart_from_the_refu
     expect(refused_for_form).to_contain_text("expired-note.md: not stored — The form had expired")
     # Every child of the list is a line of it.
     assert page.evaluate("[...document.getElementById('upload-outcomes').children].every(e => e.tagName === 'LI')")
+
+
+def test_leaving_the_page_while_a_batch_is_sent_asks_first(page, pack, users, tmp_path):
+    """Clicking away in the middle of a batch stopped the files not yet sent without a word (found by a browser
+    walkthrough); the browser now asks, and staying lets the batch finish."""
+    held = tmp_path / "held-note.md"
+    held.write_bytes(b"# Held note\n\nIts request waits until the test lets it go.\n")
+    second = tmp_path / "second-note.md"
+    second.write_bytes(b"# Second note\n\nSent after the first.\n")
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/ops")
+    waiting, released = [], []
+
+    def hold(route):
+        if released:
+            route.continue_()
+        else:
+            waiting.append(route)
+
+    page.route("**/packs/ops/documents", hold)
+    page.set_input_files("#files", [str(held), str(second)])
+    page.locator("#upload-form button[type=submit]").click()
+    label = page.locator(".upload-label")
+    expect(label).to_have_text("Uploading held-note.md (1 of 2)…")
+    asked = []
+
+    def stay(dialog):
+        asked.append(dialog.type)
+        dialog.dismiss()
+
+    page.once("dialog", stay)
+    agents = page.get_by_role("link", name="Agents").first
+    agents.click(no_wait_after=True)  # ends once the question was answered
+    assert asked == ["beforeunload"]
+    expect(label).to_have_text("Uploading held-note.md (1 of 2)…")
+    released.append(True)
+    waiting[0].continue_()
+    expect(label).to_have_text("Done: 2 files sent — 2 added, 0 refused.")
+    agents.click()  # nothing is being sent: no question
+    expect(page).to_have_url(re.compile(r"/agents"))
