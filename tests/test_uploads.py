@@ -282,6 +282,24 @@ def test_text_typed_like_a_marker_in_a_pdf_stays_the_authors_text(app, pack, use
     assert receipt.select(".image-gone") == []
 
 
+def test_a_file_of_another_name_replacing_a_documents_text_says_so(app, pack, client_as):
+    """Files named "Shift Handover.md" and "shift-handover.txt" are one document: uploaded after the first, the
+    second became its version 2 without a word (found by a browser walkthrough). The line names the file whose text
+    it replaced; the same file sent again says nothing of the kind."""
+    admin = client_as("PlatformAdmin")
+    first = upload(admin, "ops", "Shift Handover.md", b"# Shift handover\n\nBerlin notes.\n")
+    assert "another file with the same document id" not in first.get_data(as_text=True)
+    second = upload(admin, "ops", "shift-handover.txt", b"Oslo notes.\n", "text/plain")
+    line = BeautifulSoup(second.get_data(as_text=True), "html.parser").select_one("li.outcome")
+    assert line["data-outcome"] == "revised"
+    assert line.select_one(".outcome-replaced-file").get_text() == (
+        "It replaced the text read from “Shift Handover.md”, another file with the same document id; "
+        "if they are different documents, rename one and upload it again."
+    )
+    again = upload(admin, "ops", "shift-handover.txt", b"Oslo notes, later.\n", "text/plain")
+    assert BeautifulSoup(again.get_data(as_text=True), "html.parser").select_one(".outcome-replaced-file") is None
+
+
 def test_image_file_is_a_document_of_its_own(app, pack, client_as):
     data = image_bytes(200, 120, "PNG")
     outcome = services.upload_file(pack, "network-diagram.png", data, None)

@@ -80,7 +80,15 @@ def outcome_json(path: str, outcome) -> dict:
         "file": path,
         "status": "accepted",
         "reason": None,
-        "message": outcome.replaced_edit.replaced_summary() if outcome.replaced_edit else message,
+        "message": " ".join(
+            part
+            for part in (
+                outcome.replaced_edit.replaced_summary() if outcome.replaced_edit else "",
+                outcome.replaced_file_sentence(),
+            )
+            if part
+        )
+        or message,
         "document": {
             "id": outcome.document.doc_id,
             "version": revision.version,

@@ -71,6 +71,16 @@ class UploadOutcome:
     images_not_kept: dict[str, int] = field(default_factory=dict)
     redaction: Redaction | None = None
     replaced_edit: BrowserEdit | None = None  # the browser's text this upload replaced as the current one
+    replaced_file: str | None = None  # the name of the file it replaced, when that is not this one's
+
+    def replaced_file_sentence(self) -> str:
+        """What the result line says of a text read from a file of another name that this upload replaced."""
+        if not self.replaced_file:
+            return ""
+        return (
+            f"It replaced the text read from “{self.replaced_file}”, another file with the same document id; "
+            "if they are different documents, rename one and upload it again."
+        )
 
     @property
     def accepted(self) -> bool:

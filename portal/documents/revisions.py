@@ -109,6 +109,16 @@ def text_edited_in_browser(document: Document, version: int) -> BrowserEdit | No
     return BrowserEdit(maker.version, maker.created_by.email if maker.created_by_id else None, maker.created_at)
 
 
+def file_of_another_name(document: Document, version: int, filename: str) -> str | None:
+    """The name of the file revision ``version`` was read from, when it is not ``filename``: "Shift Handover.md"
+    and "shift-handover.txt" name one document, and an upload of the one replaces the other's text. What an upload
+    replacing ``version`` must say (``UploadOutcome.replaced_file``); None for a text written in the browser."""
+    replaced = Revision.get_or_none((Revision.document == document) & (Revision.version == version))
+    if replaced is None or replaced.text_by_hand or not replaced.original_name:
+        return None
+    return replaced.original_name if replaced.original_name != filename else None
+
+
 def create_passages(revision: Revision, spans) -> None:
     rows = [
         dict(
