@@ -154,6 +154,21 @@ def test_reader_roles_hide_documents_from_other_staff_in_the_list_and_in_search(
     assert shown == readable
 
 
+def test_who_may_read_says_that_agents_quote_a_document_whoever_may_read_it(seeded, client_as):
+    """A member opened a staff-only document from an answer while the page said only "Staff only" (found by a
+    browser walkthrough; agents read by grant, decisions.md): the document page and the upload form say so."""
+    from bs4 import BeautifulSoup
+
+    admin = client_as("PlatformAdmin")
+    page = BeautifulSoup(admin.get("/packs/ops/documents/for-auditors").get_data(as_text=True), "html.parser")
+    assert "Agents granted this pack can still quote it" in page.select_one("#reader-access-now").get_text()
+    assert "Agents granted the pack search all its documents" not in page.get_text()  # said once on the page
+    upload_form = BeautifulSoup(admin.get("/packs/ops").get_data(as_text=True), "html.parser").select_one(
+        ".reader-access"
+    )
+    assert "Agents granted the pack search all its documents" in upload_form.get_text()
+
+
 def test_a_staff_member_with_several_roles_reads_by_any_of_them(seeded, app):
     from helpers import signed_in_client
     from portal.auth.services import create_user
