@@ -394,6 +394,21 @@
     });
   }
 
+  // Escape closes the "Not helpful" reasons form as its Cancel does, unless a reason is ticked or a note typed:
+  // a key pressed out of habit must not lose them.
+  function escapeCancelsRating() {
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "Escape" || event.defaultPrevented) { return; }
+      var within = document.activeElement && document.activeElement.closest;
+      var form = within && document.activeElement.closest(".not-helpful-form");
+      if (!form) { return; }
+      var note = form.querySelector("textarea");
+      if ((note && note.value.trim()) || form.querySelector("input[name=reasons]:checked")) { return; }
+      var cancel = form.querySelector("a.cancel-rating");
+      if (cancel) { event.preventDefault(); cancel.click(); }
+    });
+  }
+
   function focusQuestion(container) {
     var field = container.querySelector("textarea[data-enter-sends]");
     if (field) { field.focus({ preventScroll: true }); }
@@ -435,6 +450,7 @@
     keepFocusAcrossSwaps();
     waitForWholeDates();
     escapeClosesMenu();
+    escapeCancelsRating();
     document.querySelectorAll("form[data-upload-one-by-one]").forEach(enhanceUpload);
     confirmForms();
     scrollToCited();

@@ -706,10 +706,15 @@ def test_a_reviewer_finds_and_records_the_expected_passage(not_helpful, client_a
     form = candidate.select_one("form")
     data = {i["name"]: i["value"] for i in form.select("input[type=hidden]") if i["name"] != "csrf_token"}
     passage_button = form.select_one("button[name=passage_id]")
+    # each candidate's buttons are named by its document for a screen reader, not "This passage" again and again
+    title = candidate.select_one("strong").text
+    assert [b["aria-label"] for b in form.select("button")] == [f"This passage of {title}", f"This document: {title}"]
     response = client.post(
         form["action"], data={**data, "passage_id": passage_button["value"]}, headers={"HX-Request": "true"}
     )
     assert response.status_code == 200 and "Recorded" in _soup(response).select_one("#cases .flash").text
+    # removing one asks first: one click removed a case by accident (found by a browser walkthrough)
+    assert _soup(response).select_one("#cases .case form")["hx-confirm"] == "Remove this regression case?"
     case = RegressionCase.get()
     lock = Document.get(Document.doc_id == "lock-entries")
     assert (

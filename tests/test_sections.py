@@ -164,6 +164,8 @@ def test_the_page_shows_an_outline_that_jumps_to_each_heading(guide, client_as):
     address = urlsplit(alone[2]["href"])
     assert address.path == "/packs/ops/documents/install-guide"
     assert parse_qs(address.query) == {"section": ["Install guide > Setup > Network"]}
+    # named by its section for a screen reader, whose list of links read "alone", "alone", …
+    assert alone[2]["aria-label"] == "Install guide > Setup > Network: read alone"
     assert alone[6] is None and alone[7] is None  # two sections of one name: only the jump
 
 

@@ -86,6 +86,19 @@ def test_not_helpful_is_a_button_that_space_and_enter_press(page, browser, live_
         expect(reasons).to_be_hidden()
         htmx_settled(page)  # the buttons the swap brought back are htmx's before the next key
 
+    # Escape closes the reasons form as Cancel does, unless a reason is ticked: then it keeps what was chosen
+    not_helpful.focus()
+    page.keyboard.press("Enter")
+    expect(rating.get_by_role("checkbox", name="Incorrect")).to_be_focused()
+    page.keyboard.press("Space")  # ticked
+    page.keyboard.press("Escape")
+    expect(reasons).to_be_visible()
+    expect(rating.get_by_role("checkbox", name="Incorrect")).to_be_checked()
+    page.keyboard.press("Space")  # nothing chosen any more
+    page.keyboard.press("Escape")
+    expect(reasons).to_be_hidden()
+    expect(rating.get_by_role("button", name="Helpful", exact=True)).to_be_focused()
+
     # Without JavaScript the same button opens the reasons form on a page of its own.
     context = browser.new_context(base_url=live_server, java_script_enabled=False)
     plain = context.new_page()
