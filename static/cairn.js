@@ -255,7 +255,8 @@
       var field = event.target;
       if (event.key !== "Enter" || event.shiftKey || event.isComposing || !field.matches("textarea[data-enter-sends]")) { return; }
       event.preventDefault();
-      if (field.value.trim() && field.form) { field.form.requestSubmit(); }
+      // as Send does: an empty field gets the browser's own note, one of spaces the portal's message
+      if (field.form) { field.form.requestSubmit(); }
     });
     document.body.addEventListener("htmx:beforeRequest", function (event) {
       if (event.target.id !== "ask-form") { return; }

@@ -68,6 +68,9 @@ def test_member_asks_opens_the_cited_document_and_rates_not_helpful(page, pack, 
     sign_in(page, users["Member"].email, PASSWORD)
     arrived_at(page, re.compile(r"/chat/$"))
     page.check("input[name=agent][value=acme-desk]")
+    page.fill("#question", "   ")
+    page.press("#question", "Enter")  # a question of spaces gets the message Send gets, not silence
+    expect(page.locator("#ask .error")).to_contain_text("the text was empty")
     page.fill("#question", QUESTION)
     page.evaluate("window.notReloaded = true")
     page.press("#question", "Enter")  # Enter sends
