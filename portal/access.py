@@ -15,7 +15,7 @@ from functools import reduce
 from flask import current_app
 
 from portal.db import KeptSelect, KeptSelectIn
-from portal.errors import NotFound
+from portal.errors import NoLongerToReview, NotFound
 from portal.models import (
     ADMIN,
     BUILDER,
@@ -474,6 +474,8 @@ def feedback_for(user: User, feedback_id: int):
         else None
     )
     if feedback is None:
+        if can(user, "feedback.review") and Feedback.get_or_none(Feedback.id == feedback_id) is not None:
+            raise NoLongerToReview(feedback_id)  # rated Helpful since the reviewer opened it
         raise NotFound(feedback_id)
     return feedback
 

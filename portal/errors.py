@@ -69,6 +69,10 @@ class NotFound(CairnError):
     """Missing, or not visible to the principal: both look the same."""
 
 
+class NoLongerToReview(NotFound):
+    """A feedback item a reviewer may read, but its asker has rated the answer Helpful since: nothing to review."""
+
+
 class TitleConflict(VersionConflict):
     """A new title was based on a title someone else has changed meanwhile (a title keeps the version)."""
 

@@ -9,7 +9,7 @@ from werkzeug.exceptions import BadHost, BadRequest, MethodNotAllowed, RequestEn
 from werkzeug.exceptions import NotFound as HTTPNotFound
 
 from portal import db
-from portal.errors import NotFound, Refused, VersionConflict
+from portal.errors import NoLongerToReview, NotFound, Refused, VersionConflict
 from portal.ingest.limits import request_too_large_message, too_many_form_parts_message
 from portal.rendering import render
 from portal.search.errors import SearchError
@@ -48,6 +48,16 @@ def too_large_problem():
 
 
 def init_app(app) -> None:
+    @app.errorhandler(NoLongerToReview)
+    def no_longer_to_review(_error):
+        return _problem(
+            404,
+            "Rated Helpful now",
+            "The person who asked now rates this answer Helpful, so it is no longer in the review list. "
+            "Its triage history and regression cases are kept, and it comes back if it is rated Not helpful again.",
+            "rated_helpful",
+        )
+
     @app.errorhandler(NotFound)
     @app.errorhandler(HTTPNotFound)
     def not_found(_error):

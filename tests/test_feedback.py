@@ -659,6 +659,17 @@ def test_review_access_matrix(app, not_helpful, agents, users, client_as, who, m
         assert response.status_code == 404
 
 
+def test_an_item_rated_helpful_since_tells_the_reviewer_so(not_helpful, users, client_as):
+    """A reviewer who had the item open got "There is nothing here, or it is not yours to see" once its asker
+    switched the rating to Helpful (found by a browser walkthrough); the asker's own page is no reviewer's."""
+    services.rate_answer(users["Member"], not_helpful.run, "helpful")
+    reviewer = client_as("Auditor").get(f"/feedback/{not_helpful.id}")
+    assert reviewer.status_code == 404
+    assert "now rates this answer Helpful" in _soup(reviewer).get_text()
+    member = client_as("Member").get(f"/feedback/{not_helpful.id}")
+    assert member.status_code == 404 and "Helpful" not in _soup(member).select_one("main").get_text()
+
+
 @pytest.mark.parametrize(
     ("author", "remover", "removed"),
     [
