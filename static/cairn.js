@@ -159,7 +159,8 @@
     function files(n) { return n + " file" + (n === 1 ? "" : "s"); }
     var kept = chosen - sent;
     var parts = [count("added") + " added"];
-    if (count("revised")) { parts.push(count("revised") + " as a new version"); }
+    // in the words of the lines it counts ("new revision as …")
+    if (count("revised")) { parts.push(count("revised") + " new revision" + (count("revised") === 1 ? "" : "s")); }
     if (count("unchanged")) { parts.push(count("unchanged") + " unchanged"); }
     parts.push(count("refused") + " refused");
     if (count("not_stored")) { parts.push(count("not_stored") + " not stored"); }

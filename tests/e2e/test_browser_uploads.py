@@ -210,5 +210,10 @@ def test_leaving_the_page_while_a_batch_is_sent_asks_first(page, pack, users, tm
     released.append(True)
     waiting[0].continue_()
     expect(label).to_have_text("Done: 2 files sent — 2 added, 0 refused.")
+    second.write_bytes(b"# Second note\n\nSent again, changed.\n")
+    page.set_input_files("#files", [str(second)])
+    page.locator("#upload-form button[type=submit]").click()
+    expect(label).to_have_text("Done: 1 file sent — 0 added, 1 new revision, 0 refused.")  # as its line says
+    expect(page.locator("#upload-outcomes .outcome").last).to_contain_text("second-note.md: new revision as")
     agents.click()  # nothing is being sent: no question
     expect(page).to_have_url(re.compile(r"/agents"))
