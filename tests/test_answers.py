@@ -2500,12 +2500,22 @@ def test_the_value_rules_stay_narrow():
 
     # ... or asked "how long is" it, as a phone user types it; a review's ticket count of P4 per month gives no time
     # (its months label the columns)
-    counts = Hit("Type: Incidents P4; February: 64; January: 58", heading_path="Ticket volume")
+    counts = Hit(
+        "| Type | February | January |\n|---|---|---|\n| Incidents P4 | 64 | 58 |", heading_path="Ticket volume"
+    )
     for question in ("how long is the resolution target for a p4 ticket", "How long was the P4 resolution target?"):
         assert asked_value(question).phrase == "duration", question
         assert not evidence_for(question, [targets, counts]).evidence, question
     assert evidence_for("how long is the resolution target for a p2 ticket", [targets, counts]).evidence
     assert asked_value("How long is the runbook?") is None and asked_value("how long is too long?") is None
+    # ... nor a noun the span of time only names (found by review); a list's month is no table's heading
+    assert asked_value("How long is the window title allowed to be?") is None
+    assert asked_value("How long is the list of targets?") is None
+    assert asked_value("How long is the retention period for change records?").phrase == "duration"
+    kept = Hit("Change records are kept for 5 working days.")
+    assert evidence_for("How long is the retention period for change records?", [kept]).evidence
+    calendar = Hit("Release calendar 2026:\n\n- March: R26.03 go-live on K4P\n- June: R26.06 go-live on K4P")
+    assert evidence_for("When is the R26.03 go-live?", [calendar]).evidence
 
     money = SHAPED_VALUES["amount of money"][0]
     for question in (
@@ -2571,3 +2581,16 @@ def test_a_one_digit_number_a_noun_names_must_be_in_the_evidence():
     assert not evidence_for("What does IDoc status 5 mean?", [statuses]).evidence
     steps = Hit("Restart checklist:\n\n1. Start the database.\n2. Start the central services.")
     assert evidence_for("What is checked in step 2 of the restart checklist?", [steps]).evidence
+    # a unit after the digit counts ("a ticket 2 hours ago"); a passage names the number in a word, after "No.",
+    # or in a range (found by review)
+    for question, text in (
+        ("I raised a ticket 2 hours ago, when will someone respond?", "A new ticket is answered within 4 hours."),
+        ("If a logon fails with an error 3 times in a row, is the user locked?", "After three failed logons: locked."),
+        ("whats the printer name for packing line 3", "Packing line three prints on TW30_LBL03."),
+        ("whats the printer name for packing line 3", "Packing Line No. 3 prints on TW30_LBL03."),
+        ("whats the printer name for packing line 3", "Packing lines 1-4 print on TW30_LBL01."),
+    ):
+        assert evidence_for(question, [Hit(text)]).evidence, question
+    assert not evidence_for(
+        "whats the printer name for packing line 5", [Hit("Packing lines 1-4: TW30_LBL01.")]
+    ).evidence

@@ -118,10 +118,13 @@ _HOW_LONG = re.compile(
     # ... the verb of the clause, not a noun's first word ("how long should the run book be" asks a length)
     r"(?=\s*(?:[?.!,;:]|$|\b(?:for|in|on|at|after|before|until|since|during|by|when|while|and|or|then|so|to|from|"
     r"with|without|the|a|an|it|them|this|that|there|each|every|again|overall|altogether|approximately|about)\b)))"
-    # ... or with a noun that is a span of time ("how long is the resolution target for a P4 ticket?")
-    r"|\bhow\s+long\s+(?:is|was|are|were)\s+(?:the\s+|a\s+|an\s+|our\s+|its\s+|their\s+)?(?:[\w/-]+\s+){0,3}?"
+    # ... or with a noun that is a span of time, ending its phrase ("how long is the resolution target for a P4
+    # ticket?"); not one that only names another noun ("how long is the window title", "the list of targets")
+    r"|\bhow\s+long\s+(?:is|was|are|were)\s+(?:the\s+|a\s+|an\s+|our\s+|its\s+|their\s+)?"
+    r"(?:(?!(?:of|for)\b)[\w/-]+\s+){0,3}?"
     r"(?:targets?|periods?|windows?|downtimes?|outages?|freezes?|retention|delays?|waits?|validity|runtimes?|"
-    r"intervals?|deadlines?)\b",
+    r"intervals?|deadlines?)"
+    r"(?=\s*(?:[?.!,;:]|$|\b(?:for|in|on|at|of|after|before|until|since|during|by|when|while|and|or|to|from|with)\b))",
     re.IGNORECASE,
 )
 # A quantity asked for by an adjective: how big something is asks for its size (any number answers), how available
@@ -199,6 +202,7 @@ class Unit:
     context: str  # document title, heading path, the unit's heading and lead-in
     passage: str  # the whole passage it stands in, with its title and heading path
     document_months: frozenset[str] = frozenset()  # months asked its document is dated in (``ask._months_by_hit``)
+    labels: tuple[str, ...] = ()  # a row's column headings (``units.Unit.labels``)
 
 
 # A question typed as a noun phrase, without a word that asks ("mttr for p4 tickets in march?", "k4q
@@ -618,6 +622,8 @@ def value_holder(
     def holds(unit: Unit) -> bool:
         if asked.kind == "time":  # a time the question does not name itself, about what it is the time of
             given = written.times(unit.text, durations_in_words=asked.phrase == "duration")
+            # a row's column heading is no time of the row: "Type: Incidents P4; February: 64" gives none
+            given -= {time for label in unit.labels for time in written.times(label)}
             return bool(given - question_times) and _about_subject(unit, subject, tokenize)
         if asked.kind == "quantity" and asked.phrase.casefold() == "rate":
             # a rate is written "50 IDocs per minute" as often as "a rate of 50 a minute"

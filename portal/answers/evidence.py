@@ -305,22 +305,47 @@ def identifier_runs(question: str, known: Callable[[str], bool] = lambda token: 
 
 
 # A noun that numbers things, and the number after it: "return code 16", "IDoc status 51", "message 017", "sold-to
-# party 200719". Not any word before a number: "reached 92 percent" is answered by "at 92 percent".
-_NUMBERED = re.compile(
-    r"\b(codes?|status(?:es)?|messages?|errors?|clients?|ports?|notes?|steps?|levels?|types?|rules?|items?|lines?|"
-    r"part(?:y|ies)|partners?|customers?|vendors?|suppliers?|plants?|orders?|accounts?|documents?|invoices?|"
-    r"deliver(?:y|ies)|materials?|requests?|tickets?)"
-    r"\s+(\d{2,})\b",
-    re.IGNORECASE,
-)
-
-
-# A one-digit number names a thing after these nouns ("packing line 5", "return code 8", "IDoc status 3"), not after
-# those whose things a list numbers without the noun ("step 2" is the second item of a numbered list).
+# party 200719". Not any word before a number: "reached 92 percent" is answered by "at 92 percent". After the nouns
+# marked True, one digit names a thing too ("packing line 5", "return code 8", "IDoc status 3"); not after the others,
+# whose things a list numbers without the noun ("step 2" is a numbered list's second item).
+_NUMBERING_NOUNS = {
+    "codes?": True,
+    "status(?:es)?": True,
+    "messages?": True,
+    "errors?": True,
+    "clients?": True,
+    "ports?": True,
+    "lines?": True,
+    "plants?": True,
+    "tickets?": True,
+    "notes?": False,
+    "steps?": False,
+    "levels?": False,
+    "types?": False,
+    "rules?": False,
+    "items?": False,
+    "part(?:y|ies)": False,
+    "partners?": False,
+    "customers?": False,
+    "vendors?": False,
+    "suppliers?": False,
+    "orders?": False,
+    "accounts?": False,
+    "documents?": False,
+    "invoices?": False,
+    "deliver(?:y|ies)": False,
+    "materials?": False,
+    "requests?": False,
+}
+_NUMBERED = re.compile(r"\b(" + "|".join(_NUMBERING_NOUNS) + r")\s+(\d{2,})\b", re.IGNORECASE)
+# ... unless a unit follows the digit: "a ticket 2 hours ago", "an error 3 times in a row" count, name nothing
 _NUMBERED_ONE = re.compile(
-    r"\b(codes?|status(?:es)?|messages?|errors?|clients?|ports?|lines?|plants?|tickets?)\s+(\d)\b(?![.,]\d)",
+    r"\b(" + "|".join(noun for noun, one in _NUMBERING_NOUNS.items() if one) + r")\s+(\d)\b(?![.,]\d)"
+    r"(?!\s*(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|d|weeks?|wks?|months?|mos?|years?|yrs?|times?|x|"
+    r"percent|%|am|pm)\b)",
     re.IGNORECASE,
 )
+_DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
 def numbers_named_by_noun(question: str) -> dict[str, str]:
@@ -337,13 +362,23 @@ def numbers_named_alone(question: str) -> list[list[str]]:
 def names_numbered(hit: Searched, noun: str, number: str) -> bool:
     """Whether ``hit`` names ``number`` as the question does, after its noun: "return code 16" is not answered
     by a passage of 16 March, nor "status 51" by "51 minutes". A table row is read as ``Header: value``, so a
-    column "Return code" names the 16 of its row."""
-    # "status 3" is written "status 03"
-    before = re.compile(rf"([A-Za-z]+)\W{{1,3}}0*{re.escape(number.lstrip('0') or number)}(?![\w.,:-]*\d)(?!\w)")
+    column "Return code" names the 16 of its row. A number is also named with leading zeros ("status 03" for
+    "status 3"), after "No." or "#", in a range ("lines 1-4" names line 3) and, of one digit, in a word ("line
+    three")."""
+    value = int(number)
+    written_as = rf"0*{value}" + (rf"|{_DIGIT_WORDS[value]}" if value < len(_DIGIT_WORDS) else "")
+    before = re.compile(
+        rf"([A-Za-z]+)\W{{1,3}}(?:(?:no|nr)\.?\s*|#\s*)?(?:{written_as})(?![\w.,:-]*\d)(?!\w)", re.IGNORECASE
+    )
+    ranges = re.compile(r"([A-Za-z]+)\W{1,3}(\d+)\s*(?:-|–|to)\s*(\d+)(?![\w.,]*\d)", re.IGNORECASE)
     texts = [searched_text(hit)] + [unit.text for unit in passage_units(hit.text) if unit.kind == "row"]
     # a passage may write a return code as people type it ("RC 12", "rc12"), as the question was read
     texts = [return_codes_written_out(text) for text in texts]
-    return any(_one_noun(m.group(1), noun) for text in texts for m in before.finditer(text))
+    return any(_one_noun(m.group(1), noun) for text in texts for m in before.finditer(text)) or any(
+        _one_noun(m.group(1), noun) and int(m.group(2)) <= value <= int(m.group(3))
+        for text in texts
+        for m in ranges.finditer(text)
+    )
 
 
 def _one_noun(word: str, noun: str) -> bool:
@@ -697,6 +732,7 @@ def choose(
                     " ".join((hits[i].document_title or "", hits[i].heading_path or "", unit.heading, unit.lead_in)),
                     texts[i],
                     frozenset(months_named[i]) if months_named else frozenset(),
+                    unit.labels,
                 ),
             )
             for i in issued

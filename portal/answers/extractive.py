@@ -247,7 +247,7 @@ def extractive_sentences(
             if asked and carries(unit.text, asked, named):
                 weight *= 1 + TYPE_BONUS
             if holds_value is not None and holds_value(
-                AskedUnit(unit.text, f"{around} {unit.heading} {unit.lead_in}", ref.text)
+                AskedUnit(unit.text, f"{around} {unit.heading} {unit.lead_in}", ref.text, labels=unit.labels)
             ):
                 weight *= 1 + VALUE_BONUS
             candidate = _Candidate(unit, ref.n, (ref_position, unit_position), terms, context, weight)

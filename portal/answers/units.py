@@ -38,6 +38,7 @@ class _Block:
     lead_in: str = ""  # an item's list: the paragraph line that leads into it ("…:")
     list_id: int = -1  # items of one list share it
     numbered: bool = False
+    labels: tuple[str, ...] = ()  # a row's: the column headings its text names its cells by
 
 
 def _blocks(text: str) -> tuple[_Block, ...]:
@@ -64,7 +65,12 @@ def _blocks(text: str) -> tuple[_Block, ...]:
             if following is None or following.kind != "table_row":  # a header without rows: a row of its own
                 blocks.append(_Block(row_text(list(block.cells), None), heading, "row"))
         elif block.kind == "table_row":
-            blocks.append(_Block(row_text(list(block.cells), list(block.header)), heading, "row"))
+            labels = (
+                tuple(h for h, c in zip(block.header, block.cells) if h and c)
+                if len(block.header) == len(block.cells)
+                else ()
+            )
+            blocks.append(_Block(row_text(list(block.cells), list(block.header)), heading, "row", labels=labels))
         elif block.kind == "paragraph":
             lines = [line.strip() for line in block.text.split("\n")]
             if all(line.startswith("|") for line in lines):
@@ -181,6 +187,8 @@ class Unit:
     lead_in: str  # an item's: the line that leads into its list
     list_id: int  # items of one list share it
     numbered: bool  # an item of a numbered list
+    # a row's column headings, as its text names its cells ("February: 64"): they label values, and hold none
+    labels: tuple[str, ...] = ()
 
 
 # A passage is read by the evidence check and again by the answerer, and the same passages are
@@ -204,6 +212,7 @@ def passage_units(text: str) -> tuple[Unit, ...]:
                         plain(block.lead_in),
                         block.list_id,
                         block.numbered,
+                        tuple(plain(label) for label in block.labels),
                     )
                 )
     return tuple(units)

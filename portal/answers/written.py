@@ -40,7 +40,8 @@ TIME = re.compile(
     r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
     + MONTH_PATTERN
     + r"|"
-    r"\b\d+\s*(seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?|years?)\b|\b\d{1,2}\s*(am|pm)\b"
+    r"\b\d+\s*(?:(?:business|working|calendar)\s+)?(seconds?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|wks?|months?|"
+    r"mos?|years?|yrs?)\b|\b\d{1,2}\s*(am|pm)\b"
     # how often, in words: "twice a day", "three times per shift", "once a week", "every two hours"; a year ("in
     # 2027", not the 2026 of INC-2026-0266) or a quarter
     r"|\b(?:once|twice|\w+\s+times)\s+(?:a|an|per|each|every)\s+\w+"
@@ -148,15 +149,9 @@ DURATION_IN_WORDS = re.compile(
 )
 
 
-# A month naming a table's column, read as "Type: Incidents P4; February: 64; January: 58" (``units.row_text``), labels
-# the row's value: the row gives no time.
-_MONTH_AS_LABEL = re.compile(r"(?:^|(?<=; ))(?:" + "|".join(MONTHS) + r")(?:\s+\d{4})?:(?=\s)", re.IGNORECASE)
-
-
 def times(text: str, durations_in_words: bool = False) -> set[str]:
     """The times ``text`` writes (``TIME``, and days however written: "20.02.2026", "14 March"), folded; "each" and
     "every" alone are none. ``durations_in_words``: "ten minutes", "a few days" too (``DURATION_IN_WORDS``)."""
-    text = _MONTH_AS_LABEL.sub(" ", text)
     found = {m.group().casefold() for m in TIME.finditer(text)} - {"each", "every"}
     if durations_in_words:
         found |= {m.group().casefold() for m in DURATION_IN_WORDS.finditer(text)}
