@@ -55,6 +55,7 @@
 
     // The link under the summary takes the keyboard (and the eye) to the batch's first refused line.
     var toRefused = box.querySelector(".upload-first-refused");
+    var signIn = box.querySelector(".upload-sign-in");
     var firstRefused = null;
     function pointToRefused(line) {
       firstRefused = line || null;
@@ -121,6 +122,7 @@
         var xhr = new XMLHttpRequest();
         xhr.open("POST", form.action);
         xhr.setRequestHeader("HX-Request", "true");
+        xhr.setRequestHeader("HX-Current-URL", window.location.href);  // as htmx sends it: where to come back to
         xhr.setRequestHeader("X-CSRFToken", csrfToken());
         xhr.upload.addEventListener("progress", function (e) {
           if (e.lengthComputable) { bar.value = Math.round(100 * (done + e.loaded) / total); }
@@ -128,6 +130,17 @@
         xhr.addEventListener("load", function () {
           done += file.size;
           bar.value = Math.round(100 * done / total);
+          // Signed out meanwhile (the portal names the sign-in page): this file and the rest are not stored, and
+          // sending them again only after signing in can help; the sign-in page comes back here.
+          if (xhr.getResponseHeader("HX-Redirect")) {
+            files.slice(index).forEach(function (left) {
+              notStored(left, "signed_out", "you were signed out. Sign in again, then send it again.");
+            });
+            signIn.href = xhr.getResponseHeader("HX-Redirect");
+            signIn.hidden = false;
+            next(files.length);
+            return;
+          }
           // The upload's own answers (added, refused: 200, 422, 413) are outcome lines; anything else is not.
           var answer = new DOMParser().parseFromString(xhr.responseText, "text/html");
           if (!answer.querySelector("li.outcome")) {

@@ -96,6 +96,20 @@ def test_a_part_of_a_page_asked_for_signed_out_sends_the_whole_page_to_sign_in(a
     assert signed_in.headers["Location"] == "/chat/7?agent=basis"
 
 
+def test_a_page_htmx_restores_signed_out_is_a_page_and_the_message_comes_once(app, users):
+    """Back to a page htmx restores from the server (its history cache is off) got an empty 204, which htmx swapped
+    into the body: a blank page; and each file of an upload batch added one more "You were signed out" (found by
+    review)."""
+    client = app.test_client()
+    restored = client.get("/library/", headers={"HX-Request": "true", "HX-History-Restore-Request": "true"})
+    assert restored.status_code == 302 and restored.headers["Location"] == "/login?next=%2Flibrary%2F"
+    assert "HX-Request" in restored.headers["Vary"]
+    client.get("/login")  # shows and so takes the message
+    for _ in range(3):
+        client.get("/packs/", headers={"HX-Request": "true", "HX-Current-URL": "http://localhost/packs/ops"})
+    assert client.get("/login").get_data(as_text=True).count("You were signed out.") == 1
+
+
 def test_state_changes_need_a_csrf_token(tmp_path):
     app = create_app(
         {"CAIRN_DATA_DIR": str(tmp_path / "csrf"), "SECRET_KEY": "x", "CAIRN_REPAIR_INDEX_ON_START": False}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import flash, make_response, redirect, request
+from flask import flash, make_response, redirect, request, session
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import LoginManager, login_url
@@ -14,11 +14,21 @@ csrf = CSRFProtect()
 limiter = Limiter(key_func=get_remote_address, strategy="fixed-window", headers_enabled=False)
 
 
+SIGNED_OUT_MESSAGE = "You were signed out. Please sign in again; nothing was changed."
+
+
+def _flash_once(message: str, category: str) -> None:
+    """A message not already waiting to be shown: each file of an upload batch sent after the session ended asks
+    the sign-in page to say it."""
+    if not any(list(waiting) == [category, message] for waiting in session.get("_flashes", [])):  # tuples or lists
+        flash(message, category)
+
+
 def init_app(app) -> None:
     from portal.auth.views import bp
     from portal.auth.views import init_app as init_views
     from portal.models import User
-    from portal.rendering import htmx
+    from portal.rendering import htmx, wants_fragment
 
     login_manager.init_app(app)
     login_manager.login_view = "auth.login"
@@ -33,12 +43,14 @@ def init_app(app) -> None:
         """A page asks the reader to sign in; a request htmx sends from a page (a rating, a search, a form part)
         sends the whole page there instead: the sign-in page swapped into an answer looked like part of it."""
         category = login_manager.login_message_category
-        if not htmx:  # as flask-login does
-            flash(login_manager.login_message, category)
-            return redirect(login_url(login_manager.login_view, next_url=request.url))
-        flash("You were signed out. Please sign in again; nothing was changed.", category)
-        response = make_response("", 204)
-        response.headers["HX-Redirect"] = login_url(login_manager.login_view, next_url=htmx.current_url or None)
+        if not wants_fragment():  # as flask-login does; a Back that htmx restores from the server is a page too
+            _flash_once(login_manager.login_message, category)
+            response = redirect(login_url(login_manager.login_view, next_url=request.url))
+        else:
+            _flash_once(SIGNED_OUT_MESSAGE, category)
+            response = make_response("", 204)
+            response.headers["HX-Redirect"] = login_url(login_manager.login_view, next_url=htmx.current_url or None)
+        response.vary.add("HX-Request")
         return response
 
     @login_manager.user_loader

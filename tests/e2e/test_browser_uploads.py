@@ -217,3 +217,38 @@ def test_leaving_the_page_while_a_batch_is_sent_asks_first(page, pack, users, tm
     expect(page.locator("#upload-outcomes .outcome").last).to_contain_text("second-note.md: new revision as")
     agents.click()  # nothing is being sent: no question
     expect(page).to_have_url(re.compile(r"/agents"))
+
+
+def test_a_batch_whose_session_ends_midway_stops_and_offers_to_sign_in_again(page, pack, users, tmp_path):
+    """The session ended between two files (signed out everywhere): the rest of the batch was refused one file at a
+    time as "the portal answered 204", and the sign-in page said "You were signed out" once per file (found by
+    review). The batch stops, names each file not stored, and links to the sign-in page, which comes back here."""
+    names = ["kept-note.md", "late-note.md", "last-note.md"]
+    for name in names:
+        (tmp_path / name).write_bytes(f"# {name}\n\nA note.\n".encode())
+    admin = users["PlatformAdmin"]
+    sign_in(page, admin.email, PASSWORD)
+    page.goto("/packs/ops")
+
+    def sign_out_after_the_first(route):
+        if b"late-note.md" in (route.request.post_data_buffer or b""):
+            admin.end_every_session()
+        route.continue_()
+
+    page.route("**/packs/ops/documents", sign_out_after_the_first)
+    page.set_input_files("#files", [str(tmp_path / name) for name in names])
+    page.locator("#upload-form button[type=submit]").click()
+    label = page.locator(".upload-label")
+    expect(label).to_have_text("Done: 3 files sent — 1 added, 0 refused, 2 not stored.")
+    lost = page.locator("#upload-outcomes .outcome[data-outcome=not_stored]")
+    expect(lost).to_have_count(2)
+    expect(lost.first).to_contain_text("late-note.md: not stored — you were signed out. Sign in again, then send it")
+    expect(lost.last).to_have_attribute("data-reason", "signed_out")
+    page.get_by_role("link", name="Sign in again").click()
+    expect(page.locator("main")).to_contain_text("You were signed out. Please sign in again; nothing was changed.")
+    assert page.locator("main").inner_text().count("You were signed out") == 1
+    page.fill("input[name=email]", admin.email)
+    page.fill("input[name=password]", PASSWORD)
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"/packs/ops$"))
+    expect(page.locator("#document-list")).to_contain_text("kept-note")
