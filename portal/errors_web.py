@@ -53,8 +53,8 @@ def init_app(app) -> None:
         return _problem(
             404,
             "Rated Helpful now",
-            "The person who asked now rates this answer Helpful, so it is no longer in the review list. "
-            "Its triage history and regression cases are kept, and it comes back if it is rated Not helpful again.",
+            "The person who asked rates this answer Helpful, so it is not in the review list. "
+            "If it is rated Not helpful again, it comes back with any triage history and regression cases it had.",
             "rated_helpful",
         )
 

@@ -404,6 +404,7 @@
       var summary = menu && menu.querySelector("summary");
       if (!summary || !summary.getClientRects().length) { return; }
       var inside = menu.contains(document.activeElement);
+      event.preventDefault();  // this Escape closed the menu, and nothing else
       menu.open = false;
       if (inside) { summary.focus(); }
     });
@@ -413,7 +414,7 @@
   // a key pressed out of habit must not lose them.
   function escapeCancelsRating() {
     document.addEventListener("keydown", function (event) {
-      if (event.key !== "Escape" || event.defaultPrevented) { return; }
+      if (event.key !== "Escape" || event.defaultPrevented || event.isComposing) { return; }
       var within = document.activeElement && document.activeElement.closest;
       var form = within && document.activeElement.closest(".not-helpful-form");
       if (!form) { return; }

@@ -160,9 +160,23 @@ def test_who_may_read_says_that_agents_quote_a_document_whoever_may_read_it(seed
     from bs4 import BeautifulSoup
 
     admin = client_as("PlatformAdmin")
-    page = BeautifulSoup(admin.get("/packs/ops/documents/for-auditors").get_data(as_text=True), "html.parser")
-    assert "Agents granted this pack can still quote it" in page.select_one("#reader-access-now").get_text()
+    page = BeautifulSoup(admin.get("/packs/ops/documents/runbook").get_data(as_text=True), "html.parser")
+    assert (
+        page.select_one("#reader-access-now")
+        .get_text()
+        .endswith("Agents granted this pack can still quote it, and the people they answer can open what they cite.")
+    )
     assert "Agents granted the pack search all its documents" not in page.get_text()  # said once on the page
+    # a member cannot open a cited document whose reader roles leave out Member (found by review)
+    page = BeautifulSoup(admin.get("/packs/ops/documents/for-auditors").get_data(as_text=True), "html.parser")
+    assert (
+        page.select_one("#reader-access-now")
+        .get_text()
+        .endswith(
+            "Agents granted this pack can still quote it; the members they answer cannot open it, since Member is not "
+            "among its reader roles."
+        )
+    )
     upload_form = BeautifulSoup(admin.get("/packs/ops").get_data(as_text=True), "html.parser").select_one(
         ".reader-access"
     )

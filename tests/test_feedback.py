@@ -665,7 +665,7 @@ def test_an_item_rated_helpful_since_tells_the_reviewer_so(not_helpful, users, c
     services.rate_answer(users["Member"], not_helpful.run, "helpful")
     reviewer = client_as("Auditor").get(f"/feedback/{not_helpful.id}")
     assert reviewer.status_code == 404
-    assert "now rates this answer Helpful" in _soup(reviewer).get_text()
+    assert "rates this answer Helpful, so it is not in the review list" in _soup(reviewer).get_text()
     member = client_as("Member").get(f"/feedback/{not_helpful.id}")
     assert member.status_code == 404 and "Helpful" not in _soup(member).select_one("main").get_text()
 

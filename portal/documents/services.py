@@ -260,7 +260,9 @@ def _store(
                 )
                 # read at the version this upload claimed from: exactly the text it replaces
                 replaced_edit = revisions.text_edited_in_browser(document, current_version) if existing else None
-                replaced_file = revisions.file_of_another_name(document, current_version, filename)
+                replaced_file = (
+                    revisions.file_of_another_name(document, current_version, filename) if existing else None
+                )
                 purged, revision = _write_revision(files, document, version, incoming, spans)
                 if reader_access is not None:
                     set_reader_access(incoming.user, document, reader_access, version)

@@ -236,7 +236,7 @@ class MarkdownWriter:
         relationship = self.relationships.get(hyperlink.get(f"{R}id", ""))
         if relationship is None or not relationship.external:
             return None
-        url = strip_control_characters(relationship.target).strip()  # shown as written in the line view
+        url = strip_control_characters(relationship.target).strip()
         if not url.lower().startswith(LINK_SCHEMES):
             return None
         return quote(url, safe=_URL_KEPT)
