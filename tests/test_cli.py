@@ -82,6 +82,12 @@ def test_init_packs_ingest_search_and_rebuild(cli, tmp_path):
     assert json.loads(cli("search", "SM12", "--pack", "runbooks", "--json").stdout)["hits"]
     ok_again = cli("ingest", "runbooks", str(good), "--json")
     assert json.loads(ok_again.stdout)["message"].startswith("unchanged")
+    # a file of another name that is the same document says whose text it replaced
+    other = tmp_path / "Lock Entries.md"
+    other.write_text("# Lock entries\n\nCheck the owner of a lock in SM12 before deleting it.\n")
+    replaced = json.loads(cli("ingest", "runbooks", str(other), "--json").stdout)
+    assert replaced["document"]["version"] == 2
+    assert replaced["message"].startswith("It replaced the text read from “lock-entries.md”, another file")
 
 
 def test_unknown_pack_and_bad_user(cli):
