@@ -13,6 +13,13 @@ from helpers import PASSWORD
 from resources.make_fixtures import PdfPage, pdf_bytes, rgb_image
 
 
+def _note(folder, name: str, text: str):
+    """A Markdown note written to ``folder`` as ``name``, titled from it."""
+    path = folder / name
+    path.write_text(f"# {name.removesuffix('.md').replace('-', ' ').capitalize()}\n\n{text}\n")
+    return path
+
+
 def test_word_pdf_and_scanned_pdf_uploads(page, pack, users, tmp_path):
     word = tmp_path / "interface-monitoring.docx"
     word.write_bytes(word_with_pictures())
@@ -131,12 +138,9 @@ def test_a_file_the_portal_did_not_take_is_named_and_counted_apart_from_the_refu
     restarted; or an answer that is no outcome: the session ended, so the form is refused as expired) is a
     line of its own, with its name, counted as not stored: never as sent and refused for its contents, and
     never a bare message with no file name in the list."""
-    first = tmp_path / "first-note.md"
-    first.write_bytes(b"# First note\n\nStored before the connection dropped.\n")
-    dropped = tmp_path / "dropped-note.md"
-    dropped.write_bytes(b"# Dropped note\n\nIts request never reaches the portal.\n")
-    expired = tmp_path / "expired-note.md"
-    expired.write_bytes(b"# Expired note\n\nSent after the session ended.\n")
+    first = _note(tmp_path, "first-note.md", "Stored before the connection dropped.")
+    dropped = _note(tmp_path, "dropped-note.md", "Its request never reaches the portal.")
+    expired = _note(tmp_path, "expired-note.md", "Sent after the session ended.")
 
     sign_in(page, users["PlatformAdmin"].email, PASSWORD)
     page.goto("/packs/ops")
@@ -177,10 +181,8 @@ def test_a_file_the_portal_did_not_take_is_named_and_counted_apart_from_the_refu
 def test_leaving_the_page_while_a_batch_is_sent_asks_first(page, pack, users, tmp_path):
     """Clicking away in the middle of a batch stopped the files not yet sent without a word (found by a browser
     walkthrough); the browser now asks, and staying lets the batch finish."""
-    held = tmp_path / "held-note.md"
-    held.write_bytes(b"# Held note\n\nIts request waits until the test lets it go.\n")
-    second = tmp_path / "second-note.md"
-    second.write_bytes(b"# Second note\n\nSent after the first.\n")
+    held = _note(tmp_path, "held-note.md", "Its request waits until the test lets it go.")
+    second = _note(tmp_path, "second-note.md", "Sent after the first.")
     sign_in(page, users["PlatformAdmin"].email, PASSWORD)
     page.goto("/packs/ops")
     waiting, released = [], []
@@ -210,7 +212,7 @@ def test_leaving_the_page_while_a_batch_is_sent_asks_first(page, pack, users, tm
     released.append(True)
     waiting[0].continue_()
     expect(label).to_have_text("Done: 2 files sent — 2 added, 0 refused.")
-    second.write_bytes(b"# Second note\n\nSent again, changed.\n")
+    _note(tmp_path, "second-note.md", "Sent again, changed.")
     page.set_input_files("#files", [str(second)])
     page.locator("#upload-form button[type=submit]").click()
     expect(label).to_have_text("Done: 1 file sent — 0 added, 1 new revision, 0 refused.")  # as its line says
@@ -223,9 +225,7 @@ def test_a_batch_whose_session_ends_midway_stops_and_offers_to_sign_in_again(pag
     """The session ended between two files (signed out everywhere): the rest of the batch was refused one file at a
     time as "the portal answered 204", and the sign-in page said "You were signed out" once per file (found by
     review). The batch stops, names each file not stored, and links to the sign-in page, which comes back here."""
-    names = ["kept-note.md", "late-note.md", "last-note.md"]
-    for name in names:
-        (tmp_path / name).write_bytes(f"# {name}\n\nA note.\n".encode())
+    notes = [_note(tmp_path, name, "A note.") for name in ("kept-note.md", "late-note.md", "last-note.md")]
     admin = users["PlatformAdmin"]
     sign_in(page, admin.email, PASSWORD)
     page.goto("/packs/ops")
@@ -236,7 +236,7 @@ def test_a_batch_whose_session_ends_midway_stops_and_offers_to_sign_in_again(pag
         route.continue_()
 
     page.route("**/packs/ops/documents", sign_out_after_the_first)
-    page.set_input_files("#files", [str(tmp_path / name) for name in names])
+    page.set_input_files("#files", [str(note) for note in notes])
     page.locator("#upload-form button[type=submit]").click()
     label = page.locator(".upload-label")
     expect(label).to_have_text("Done: 3 files sent — 1 added, 0 refused, 2 not stored.")
