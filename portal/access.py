@@ -475,7 +475,7 @@ def feedback_for(user: User, feedback_id: int):
     )
     if feedback is None:
         if can(user, "feedback.review") and Feedback.get_or_none(Feedback.id == feedback_id) is not None:
-            raise NoLongerToReview(feedback_id)  # rated Helpful since the reviewer opened it
+            raise NoLongerToReview(feedback_id)  # rated Helpful: not in the review list
         raise NotFound(feedback_id)
     return feedback
 
