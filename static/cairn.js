@@ -415,8 +415,7 @@
   function escapeCancelsRating() {
     document.addEventListener("keydown", function (event) {
       if (event.key !== "Escape" || event.defaultPrevented || event.isComposing) { return; }
-      var within = document.activeElement && document.activeElement.closest;
-      var form = within && document.activeElement.closest(".not-helpful-form");
+      var form = event.target instanceof Element && event.target.closest(".not-helpful-form");
       if (!form) { return; }
       var note = form.querySelector("textarea");
       if ((note && note.value.trim()) || form.querySelector("input[name=reasons]:checked")) { return; }

@@ -345,6 +345,8 @@ _NUMBERED_ONE = re.compile(
     r"percent|%|am|pm)\b)",
     re.IGNORECASE,
 )
+# ... and where a passage names a range of them ("lines 1-4")
+_NUMBERED_RANGE = re.compile(r"([A-Za-z]+)\W{1,3}(\d+)\s*(?:-|–|to)\s*(\d+)(?![\w.,]*\d)", re.IGNORECASE)
 _DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
@@ -370,14 +372,26 @@ def names_numbered(hit: Searched, noun: str, number: str) -> bool:
     before = re.compile(
         rf"([A-Za-z]+)\W{{1,3}}(?:(?:no|nr)\.?\s*|#\s*)?(?:{written_as})(?![\w.,:-]*\d)(?!\w)", re.IGNORECASE
     )
-    ranges = re.compile(r"([A-Za-z]+)\W{1,3}(\d+)\s*(?:-|–|to)\s*(\d+)(?![\w.,]*\d)", re.IGNORECASE)
     texts = [searched_text(hit)] + [unit.text for unit in passage_units(hit.text) if unit.kind == "row"]
     # a passage may write a return code as people type it ("RC 12", "rc12"), as the question was read
     texts = [return_codes_written_out(text) for text in texts]
     return any(_one_noun(m.group(1), noun) for text in texts for m in before.finditer(text)) or any(
         _one_noun(m.group(1), noun) and int(m.group(2)) <= value <= int(m.group(3))
         for text in texts
-        for m in ranges.finditer(text)
+        for m in _NUMBERED_RANGE.finditer(text)
+    )
+
+
+def _names_run(hit: Searched, text: str, run: list[str], numbered: dict[str, str], counts: set[str]) -> bool:
+    """Whether ``hit`` (its searched ``text``) names a run of the question's identifiers: a number a noun names
+    alone, after that noun ("status 3" as "status 03"); otherwise each token as written, a count as counted."""
+    if len(run) == 1 and run[0] in numbered:
+        return names_numbered(hit, numbered[run[0]], run[0])
+    return all(
+        names(text, token)
+        or (token in counts and names_count(text, token))
+        or (token in numbered and names_numbered(hit, numbered[token], token))
+        for token in run
     )
 
 
@@ -626,15 +640,7 @@ def choose(
     for run in (run for run in runs if run not in alone):
         part_shares = _shares_of_part(_part_naming(asking, run), covered, weights, tokenize) or shares
         holding = [
-            share
-            for hit, text, share in zip(hits, texts, part_shares)
-            if all(
-                names(text, token)
-                or (token in counts and names_count(text, token))
-                or (token in numbered and names_numbered(hit, numbered[token], token))  # "status 3" as "status 03"
-                for token in run
-            )
-            and (len(run) > 1 or run[0] not in numbered or names_numbered(hit, numbered[run[0]], run[0]))
+            share for hit, text, share in zip(hits, texts, part_shares) if _names_run(hit, text, run, numbered, counts)
         ]
         if not holding:
             missing.append(" ".join(run))

@@ -38,7 +38,7 @@ class _Block:
     lead_in: str = ""  # an item's list: the paragraph line that leads into it ("…:")
     list_id: int = -1  # items of one list share it
     numbered: bool = False
-    labels: tuple[str, ...] = ()  # a row's: the column headings its text names its cells by
+    labels: tuple[str, ...] = ()  # a row's: the labels its text names its cells by (``_row_pairs``)
 
 
 def _blocks(text: str) -> tuple[_Block, ...]:
@@ -65,12 +65,10 @@ def _blocks(text: str) -> tuple[_Block, ...]:
             if following is None or following.kind != "table_row":  # a header without rows: a row of its own
                 blocks.append(_Block(row_text(list(block.cells), None), heading, "row"))
         elif block.kind == "table_row":
-            labels = (
-                tuple(h for h, c in zip(block.header, block.cells) if h and c)
-                if len(block.header) == len(block.cells)
-                else ()
+            pairs = _row_pairs(list(block.cells), list(block.header))
+            blocks.append(
+                _Block(_pairs_text(pairs), heading, "row", labels=tuple(label for label, _ in pairs if label))
             )
-            blocks.append(_Block(row_text(list(block.cells), list(block.header)), heading, "row", labels=labels))
         elif block.kind == "paragraph":
             lines = [line.strip() for line in block.text.split("\n")]
             if all(line.startswith("|") for line in lines):
@@ -132,13 +130,21 @@ def row_text(cells: list[str], header: list[str] | None) -> str:
     """A table row as ``Header: value; Header: value`` (empty cells left out), a row of a table of names and
     values as ``name: value``, or its cells joined by ``; `` when the passage does not hold the table's header
     row."""
+    return _pairs_text(_row_pairs(cells, header))
+
+
+def _row_pairs(cells: list[str], header: list[str] | None) -> list[tuple[str, str]]:
+    """A row's cells, each with the label ``row_text`` gives it ("" for none), empty cells left out."""
     if header and len(header) == len(cells):
         if len(cells) == 2 and header[1].strip().casefold() in _VALUE_HEADERS and all(cells):
             # a table of names and values reads "Incident: INC-2026-0203", not "Field: Incident; Value: INC-…"
-            return f"{cells[0]}: {cells[1]}"
-        pairs = [f"{h}: {c}" if h else c for h, c in zip(header, cells) if c]
-        return "; ".join(pairs)
-    return "; ".join(c for c in cells if c)
+            return [(cells[0], cells[1])]
+        return [(h, c) for h, c in zip(header, cells) if c]
+    return [("", c) for c in cells if c]
+
+
+def _pairs_text(pairs: list[tuple[str, str]]) -> str:
+    return "; ".join(f"{label}: {value}" if label else value for label, value in pairs)
 
 
 def _protected_spans(unit: str) -> list[tuple[int, int]]:

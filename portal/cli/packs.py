@@ -80,15 +80,7 @@ def outcome_json(path: str, outcome) -> dict:
         "file": path,
         "status": "accepted",
         "reason": None,
-        "message": " ".join(
-            part
-            for part in (
-                outcome.replaced_edit.replaced_summary() if outcome.replaced_edit else "",
-                outcome.replaced_file_sentence(),
-            )
-            if part
-        )
-        or message,
+        "message": outcome.replaced_notes() or message,
         "document": {
             "id": outcome.document.doc_id,
             "version": revision.version,

@@ -73,6 +73,11 @@ class UploadOutcome:
     replaced_edit: BrowserEdit | None = None  # the browser's text this upload replaced as the current one
     replaced_file: str | None = None  # the name of the file it replaced, when that is not this one's
 
+    def replaced_notes(self) -> str:
+        """What a command's line says of the text this upload replaced: a browser edit, a file of another name."""
+        edit = self.replaced_edit.replaced_summary() if self.replaced_edit else ""
+        return " ".join(note for note in (edit, self.replaced_file_sentence()) if note)
+
     def replaced_file_sentence(self) -> str:
         """What the result line says of a text read from a file of another name that this upload replaced."""
         if not self.replaced_file:
