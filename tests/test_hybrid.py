@@ -188,6 +188,19 @@ def test_vectors_are_stored_and_knn_returns_the_exact_nearest_passages(store, se
     assert store.model("ops") == embedding.model_id()
 
 
+def test_knn_over_many_segments_searched_side_by_side_returns_the_exact_nearest(root, searcher):
+    store = IndexStore(root, embedder=shared_embedder())
+    for generation, passage in enumerate(CORPUS, start=1):
+        store.write("ops", add=[passage], generation=generation)  # a segment each
+    store.close()
+    question = "the archive log area of the database filled up"
+    expected = brute_force(question, CORPUS)[:5]
+    embedder = shared_embedder()
+    found = searcher.nearest(["ops"], question_vector(embedder, question), 5, model_id=embedder.model_id)
+    assert [hit.passage_id for hit in found] == [passage_id for passage_id, _ in expected]
+    assert [hit.similarity for hit in found] == pytest.approx([similarity for _, similarity in expected], abs=1e-5)
+
+
 def test_hybrid_fuses_bm25_and_dense_ranks(store, searcher):
     result = hybrid(searcher, ["ops"], "Why did the printer run out of numbers?", floor=-1.0)
     bm25 = [hit.passage_id for hit in searcher.search(["ops"], "Why did the printer run out of numbers?").hits]

@@ -22,9 +22,10 @@ from portal.search.analysis import (
     written_out,
 )
 from portal.search.errors import IndexBusy
-from portal.search.index import IndexStore
+from portal.search.index import IndexStore, _PartitionWriters
 from portal.search.schema import IndexedPassage
 from portal.search.searcher import Hit, Searcher, SearchResult, analyze
+from portal.search.writer import BULK_RAM_BUFFER_MB
 
 pytestmark = pytest.mark.usefixtures("java")  # every test here drives Lucene in this process
 
@@ -581,6 +582,20 @@ def test_rebuild_is_invisible_until_it_commits(ops, root, searcher):
     result = searcher.search(["ops"], "kerberos", limit=100)
     assert result.total_matches == 50 and min(ids(result)) >= 600
     assert searcher.search(["ops"], "firewall").no_evidence is True
+
+
+def test_a_rebuild_opens_every_partition_with_the_bulk_buffer_also_one_the_pack_lacked(ops, root):
+    """With Lucene's default buffer of 16 MB a new pack's rebuild flushed a segment every ~5,900 passages with
+    vectors, and a vector search costs per segment."""
+    writers = _PartitionWriters(ops._writers, root, "ops", rebuilding=True)
+    try:
+        with jvm.java_lock:
+            opened = [writers.writer(partition, adding=True) for partition in ("staff", "shared")]
+            assert [writer.getConfig().getRAMBufferSizeMB() for writer in opened] == [BULK_RAM_BUFFER_MB] * 2
+            assert [writer.getDocStats().maxDoc for writer in opened] == [0, 0]  # each starts empty
+    finally:
+        writers.roll_back()
+        writers.close()
 
 
 def test_writes_wait_for_a_rebuild(ops, root):

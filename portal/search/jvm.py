@@ -45,6 +45,7 @@ _JAVA_CLASSES = {
     "JDefaultEnglishAnalyzer": "io.anserini.analysis.DefaultEnglishAnalyzer",
     "JDirectoryReader": "org.apache.lucene.index.DirectoryReader",
     "JDocument": "org.apache.lucene.document.Document",
+    "JForkJoinPool": "java.util.concurrent.ForkJoinPool",
     "JFSDirectory": "org.apache.lucene.store.FSDirectory",
     "JFieldStore": "org.apache.lucene.document.Field$Store",
     "JFile": "java.io.File",
@@ -82,6 +83,9 @@ _forked_since_start = False
 _jnius = None
 _mmap_logger = None
 _vectorization_logger = None
+_search_pool = None
+# Threads searching one vector query's segments side by side; more than the cores would only queue.
+SEARCH_THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
 class _JavaClasses:
@@ -199,6 +203,21 @@ def J() -> _JavaClasses:
     if not _started or _forked_since_start:
         start()
     return _classes
+
+
+def search_pool():
+    """The process's pool of Java threads that search a vector query's segments side by side (``pack_set``).
+
+    Lucene 9.9 searches each segment's vector graph on its own with the whole k, one after another unless
+    the ``IndexSearcher`` has an executor: with one the dense half waits for the slowest segment, not the
+    sum (docs/performance.md, "Hybrid search and the number of segments"). A ``ForkJoinPool``'s workers
+    are daemon threads, so the JVM never keeps the process from exiting, and idle ones end by themselves.
+    Call it holding ``java_lock``.
+    """
+    global _search_pool
+    if _search_pool is None:
+        _search_pool = J().JForkJoinPool(SEARCH_THREADS)
+    return _search_pool
 
 
 def detach_current_thread() -> None:

@@ -36,6 +36,7 @@ class PackSetSearcher:
             "search",
             "(Lorg/apache/lucene/search/Query;I)Lorg/apache/lucene/search/TopDocs;",
         )
+        self._knn_top = None  # on a searcher with ``jvm.search_pool``, made on the first vector search
         self._starts = []
         start = 0
         for pack in packs:
@@ -107,12 +108,24 @@ class PackSetSearcher:
     def nearest(self, vector: list[float], pool: int) -> list[Hit]:
         """The ``pool`` passages nearest ``vector`` by cosine, best first, each with its ``similarity``.
 
-        Lucene searches each segment's vector graph on its own and merges the
-        results, so a passage's similarity never depends on the other packs.
+        Lucene searches each segment's vector graph on its own (side by side, on
+        ``jvm.search_pool``) and merges the results, so a passage's similarity never
+        depends on the other packs.
         Its dot-product score is (1 + cosine) / 2 for unit vectors.
         """
+        if self._knn_top is None:
+            knn_searcher = jvm.constructor(
+                "org.apache.lucene.search.IndexSearcher",
+                "(Lorg/apache/lucene/index/IndexReader;Ljava/util/concurrent/Executor;)V",
+            )(jvm.cast("org.apache.lucene.index.IndexReader", self._multi_reader), jvm.search_pool())
+            self._knn_top = jvm.overload(
+                knn_searcher,
+                "org.apache.lucene.search.IndexSearcher",
+                "search",
+                "(Lorg/apache/lucene/search/Query;I)Lorg/apache/lucene/search/TopDocs;",
+            )
         knn_query = jvm.constructor("org.apache.lucene.search.KnnFloatVectorQuery", "(Ljava/lang/String;[FI)V")
-        top = self._top_docs(knn_query(FIELD_VECTOR, vector, pool), pool)
+        top = self._knn_top(knn_query(FIELD_VECTOR, vector, pool), pool)
         return [
             Hit(hit.passage_id, hit.document_id, hit.pack, hit.score, similarity=2.0 * hit.score - 1.0)
             for hit in self._hits(top)
