@@ -977,6 +977,37 @@ def test_a_sentence_is_found_through_its_heading_and_document_title():
     assert chosen == [("The RFC user was locked after a password rotation.", 1)]
 
 
+@pytest.mark.parametrize(
+    "question, asked",
+    [
+        ("What does IDoc status 51 mean?", "meaning"),
+        ("transport rc 12 - what does that mean exactly", "meaning"),
+        ("What does EWM stand for?", "meaning"),
+        ("What is the meaning of return code 8?", "meaning"),
+        ("What was the mean time to restore for P3 incidents?", "number"),  # a figure, no meaning
+        ("Which status do the IDocs get?", "identifier"),
+        ("Which status 51 IDocs were reprocessed?", ""),  # a number names its status, as SM58 its transaction
+    ],
+)
+def test_a_question_what_something_means_asks_for_a_meaning(question, asked):
+    from portal.answers.question_type import asks
+
+    assert asks(question) == asked
+
+
+def test_the_row_saying_what_a_status_means_answers_what_it_means():
+    """Not the sentences naming the status most often: "status 51" is no identifier asked for."""
+    runbook = make_ref(
+        1,
+        "Monitor IDoc age per status; a steady trickle of IDocs in status 51 is easy to miss.\n\n"
+        "BD87 showed 312 IDocs in status 51 for partner 200184.\n\n"
+        "| Status | Meaning |\n|---|---|\n| 51 | Application document not posted |\n"
+        "| 53 | Application document posted |",
+    )
+    chosen = extractive_sentences("What does IDoc status 51 mean?", [runbook], max_sentences=1)
+    assert chosen == [("Status: 51; Meaning: Application document not posted", 1)]
+
+
 MARKDOWN_TEXT = """# Batch schedule
 
 ## Jobs

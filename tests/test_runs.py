@@ -1667,6 +1667,39 @@ def test_an_everyday_question_that_no_passage_speaks_to_is_no_evidence(corpus, d
     assert (choice.everyday, choice.evidence) == (everyday, not everyday), choice
 
 
+def test_a_question_one_passage_holds_whole_is_answered_however_like_an_everyday_one_it_reads(corpus):
+    """The everyday list has "coffee machine broken again"; a pack's note on its coffee machine still answers."""
+    documents.upload_file(
+        corpus,
+        "walk-notes.md",
+        b"# Walk notes\n\nThe walk test owns the K4P coffee machine. Its restart code is WALK-42.\n",
+        None,
+    )
+    agent = make_agent("preferred")
+    for question in ("What is the restart code of the coffee machine?", "coffee machine restart code"):
+        choice = retrieve(agent, question).choice
+        assert choice.evidence and not choice.everyday, (question, choice)
+    run = ask(agent, None, "What is the restart code of the coffee machine?")
+    assert "WALK-42" in run.answer, run.answer
+    # an everyday question the note only shares words with is still one
+    assert not retrieve(agent, "the coffee machine on floor 3 is broken again, who fixes it?").choice.evidence
+
+
+def test_how_often_is_answered_by_a_time_in_operating_hours(corpus):
+    documents.upload_file(
+        corpus,
+        "pump.md",
+        b"# Pump maintenance\n\nThe centrifugal pump P-101 must be inspected every 500 operating hours. Replace the "
+        b"mechanical seal when leakage exceeds 5 drops per minute.\n",
+        None,
+    )
+    agent = make_agent("preferred")
+    for question in ("How often must pump P-101 be inspected?", "When must pump P-101 be inspected?"):
+        assert retrieve(agent, question).choice.evidence, question
+    assert "every 500 operating hours" in ask(agent, None, "How often is P-101 inspected?").answer
+    assert not retrieve(agent, "How often must pump P-102 be inspected?").choice.evidence
+
+
 TEMPLATE = (
     b"# Runbook template\n\n## Purpose\n\nEvery runbook names the symptom it resolves in its first line.\n\n"
     b"## Size\n\nA runbook fits on two printed pages. Longer procedures are split into several runbooks, one per "

@@ -15,8 +15,8 @@ answer's own markers read as citations.
 Units are weighed term by term (each question term's idf in the searched packs
 when the caller passes it), prefer what the question type asks for (when → a
 time or date, how many / how much / how long → a number, which job /
-transaction / message → an identifier, how do I → instructions, or the items
-of a list of steps, in order, found by the heading that names the procedure
+transaction / message → an identifier, what does … mean → a unit saying what it
+means, how do I → instructions, or the items of a list of steps, in order, found by the heading that names the procedure
 as much as by the steps' words), and are chosen to cover every part of the
 question; a unit saying again what a chosen one says (nearly the same terms)
 is left out; each month the question names gets a unit of a document dated in it; a unit of a
@@ -245,7 +245,9 @@ def extractive_sentences(
             if _REFERENCES_HEADING.match(unit.heading or (ref.heading_path or "").rpartition(" > ")[2]):
                 weight *= REFERENCES_WEIGHT
             if asked and carries(unit.text, asked, named):
-                weight *= 1 + TYPE_BONUS
+                # a unit saying what something means (a table's "Meaning" column) holds the value a meaning
+                # question asks for, as a count does for "how many"
+                weight *= (1 + TYPE_BONUS) * (1 + VALUE_BONUS if asked == "meaning" else 1)
             if holds_value is not None and holds_value(
                 AskedUnit(unit.text, f"{around} {unit.heading} {unit.lead_in}", ref.text, labels=unit.labels)
             ):

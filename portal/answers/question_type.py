@@ -83,9 +83,11 @@ def asks_a_condition(question: str) -> bool:
 
 
 def asks(question: str) -> str:
-    """What the question type asks for: "time", "number", "identifier", "steps" or "". A clause saying when
-    ("When users cannot log on, what …") is not what is asked: the question after it is."""
+    """What the question type asks for: "time", "number", "identifier", "meaning", "steps" or "". A clause saying
+    when ("When users cannot log on, what …") is not what is asked: the question after it is."""
     question = _WHEN_CLAUSE.sub("", question, count=1)
+    if _ASKS_MEANING.search(question):
+        return "meaning"
     if _ASKS_TIME.search(question):
         return "time"
     if _ASKS_NUMBER.search(question):
@@ -95,6 +97,16 @@ def asks(question: str) -> str:
     if _ASKS_STEPS.search(question):
         return "steps"
     return ""
+
+
+# "What does IDoc status 51 mean?", "what's the meaning of …", "what does EWM stand for": a meaning is asked, which
+# a unit saying "means" or a table's "Meaning" column gives, not any unit naming an identifier.
+_ASKS_MEANING = re.compile(
+    r"\bwhat\s+(?:does|do|did)\b[^?.!]*\b(?:mean|stands?\s+for)\b(?!\s+(?:time|value|duration|age)s?\b)"
+    r"|\bmeaning\s+of\b|\bwhat\s+is\s+meant\b",  # "the mean time to restore" asks a figure
+    re.IGNORECASE,
+)
+_CARRIES_MEANING = re.compile(r"\bmean(?:s|ing|t)?\b|\bstands?\s+for\b", re.IGNORECASE)
 
 
 # A question asking why something happened, or what caused it.
@@ -126,7 +138,8 @@ def _names_it(question: str, end: int) -> bool:
     """Whether the noun ending at ``end`` is followed by the identifier it names: "What does transaction SM58
     show?" asks what SM58 shows, not which transaction (a unit naming another one is no better for it)."""
     following = written.IDENTIFIER_TOKEN.match(question, end + 1) if question[end : end + 1] == " " else None
-    return following is not None and _is_identifier(following.group())
+    # a number names one too: "status 51", "message 017", "return code 8"
+    return following is not None and (_is_identifier(following.group()) or following.group().isdigit())
 
 
 def carries(unit_text: str, asked: str, named: set[str]) -> bool:
@@ -137,6 +150,8 @@ def carries(unit_text: str, asked: str, named: set[str]) -> bool:
         return bool(written.TIME.search(unit_text))
     if asked == "number":
         return any(m.group(0).strip().casefold() not in named for m in _NUMBER.finditer(unit_text))
+    if asked == "meaning":
+        return _CARRIES_MEANING.search(unit_text) is not None
     if asked == "identifier":
         return any(_is_identifier(t) and t.casefold() not in named for t in written.IDENTIFIER_TOKEN.findall(unit_text))
     return False
