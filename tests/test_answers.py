@@ -2313,6 +2313,24 @@ def test_the_word_after_how_is_left_out_of_the_absent_words_only_when_it_asks_fo
     assert absent_words(question, terms, looked_up, simple_tokenize) == ["Kerberos"]
 
 
+@pytest.mark.parametrize(
+    "question, absent",
+    [
+        ("How quickly must a P1 be resolved, and by whom?", []),  # "how quickly" asks a time, as "how soon"
+        ("How do I reprocess a lot of IDocs in status 51?", []),  # "a lot of" says how many
+        ("lots of dumps in st22 today, why?", []),
+        ("Which lot of the batch failed after a lot of retries?", ["lot"]),  # a lot the question is about
+    ],
+)
+def test_the_words_saying_what_kind_of_value_or_how_much_are_no_absent_words(question, absent):
+    from portal.answers.evidence import _form_terms, absent_words
+
+    terms = simple_tokenize(question)
+    looked_up = {t: (0 if t in ("quickly", "lot", "lots") else 3) for t in terms}
+    assert absent_words(question, terms, looked_up, simple_tokenize) == absent
+    assert bool(_form_terms(question, simple_tokenize)) == (not absent)  # nor do they weigh in the evidence check
+
+
 def test_a_link_whose_target_holds_parentheses_reads_as_its_text():
     """Markdown allows balanced parentheses in a link's target: the answer reads the link's text, with no ")"
     left over from the target."""

@@ -18,7 +18,7 @@ the terms in its text, heading path or title. There is evidence when
   words, a passage that carries some of the weight reads like the question to
   the embedding model (``LIKE_A_PASSAGE``: in a pack of one document every
   passage says "runbook", which weighs nothing there). The word after "how" that
-  only asks for a kind of value ("how long", "how often") weighs nothing: a
+  only asks for a kind of value ("how long", "how often", "how quickly") weighs nothing, nor does "a lot of": a
   passage about the job need not say "long". Conversely, a question most of
   whose weight (``MOSTLY_UNCOVERED``) no passage found holds needs a passage that
   reads more like it than ``UNLIKE_A_PASSAGE`` ("pallet jack broken - who do i
@@ -802,24 +802,42 @@ def choose(
 
 _AFTER_HOW = re.compile(r"\bhow\s+$", re.IGNORECASE)
 # The words that make "how" ask for a degree: "how big", "how far" (not "how Kerberos works").
-_DEGREE = frozenset("big large small full far long many much often old soon fast high low late early".split())
+_DEGREE = frozenset(
+    "big large small full far long many much often frequently old soon quickly fast high low late early".split()
+)
 # A word as the user wrote it, an identifier whole (INC-2026-0427, rdisp/rfc_max_own_used_wp, Straße).
 _WORD = re.compile(r"\w+(?:[\-/.]\w+)*")
 
 
 # Of those, the ones that only say what kind of value is asked: "how full", "how late" name a state a passage
 # writes ("the spool number range was full"), "how long" names none ("the import took 40 minutes").
-_FORM_ONLY = frozenset({"long", "often", "soon"})
+_FORM_ONLY = frozenset({"long", "often", "frequently", "soon", "quickly"})
+# "a lot of IDocs", "lots of dumps": how much, as people say it, not a lot (of goods) a passage is about.
+_A_LOT_OF = re.compile(r"\b(?:a\s+(?:whole\s+)?lot|lots)(?=\s+of\b)", re.IGNORECASE)
+
+
+def _form_spans(question: str) -> list[tuple[int, int]]:
+    """Where ``question`` only says what kind of value it asks for or how much there is, in words no passage
+    need write: the word after "how" of ``_FORM_ONLY`` ("how long", "how quickly"), and "a lot of"."""
+    spans = [m.span() for m in _A_LOT_OF.finditer(question)]
+    for m in _WORD.finditer(question):
+        if m.group().casefold() in _FORM_ONLY and _AFTER_HOW.search(question, 0, m.start()):
+            spans.append(m.span())
+    return spans
 
 
 def _form_terms(question: str, tokenize: Tokenizer) -> set[str]:
-    """The terms of the words after "how" that only make it ask for a value ("how long", "how often"), unless the
-    question also uses the word for what it is about ("How long is the long text?")."""
+    """The terms of the words of ``_form_spans``, unless the question also uses such a word for what it is about
+    ("How long is the long text?", "Which lot of the batch failed after a lot of retries?")."""
+    spans = _form_spans(question)
     form: set[str] = set()
     told: set[str] = set()
     for m in _WORD.finditer(question):
-        if m.group().casefold() in _FORM_ONLY:
-            (form if _AFTER_HOW.search(question, 0, m.start()) else told).add(m.group().casefold())
+        word = m.group().casefold()
+        if any(low <= m.start() < high for low, high in spans):
+            form.add(word)
+        else:
+            told.add(word)
     return {term for word in form - told for term in tokenize(word)}
 
 
@@ -835,15 +853,16 @@ def absent_words(question: str, looked_up, doc_freqs: dict[str, int], tokenize: 
     nowhere = {t for t in looked_up if not doc_freqs.get(t, 0)}
     if not nowhere:  # most questions: no word to look for, and no analysis of each word
         return []
-    # the word after "how" is the question's form ("how big", "how far"), not something it is about; the words of a
-    # day ("25 apr", "2026-04-25") are how the day is written: whether a document names the day, the day check says
-    days = written.day_spans(question)
+    # the word after "how" is the question's form ("how big", "how far"), as "a lot of" says how much, not something
+    # it is about; the words of a day ("25 apr", "2026-04-25") are how the day is written: whether a document names
+    # the day, the day check says
+    skipped = written.day_spans(question) + _form_spans(question)
     words = list(
         dict.fromkeys(
             m.group()
             for m in _WORD.finditer(question)
             if not (m.group().casefold() in _DEGREE and _AFTER_HOW.search(question, 0, m.start()))
-            and not any(low <= m.start() < high for low, high in days)
+            and not any(low <= m.start() < high for low, high in skipped)
         )
     )
     _prefetch(tokenize, words)
