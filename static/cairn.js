@@ -422,6 +422,20 @@
       var cancel = form.querySelector("a.cancel-rating");
       if (cancel) { event.preventDefault(); cancel.click(); }
     });
+    // Cancel (or Escape) brings the rating buttons back with the focus on "Not helpful", which opened the form,
+    // not on the first button of the swap ("Helpful", a press away from rating the answer the other way).
+    var cancelled = null;
+    document.addEventListener("click", function (event) {
+      var cancel = event.target instanceof Element && event.target.closest("a.cancel-rating");
+      var rating = cancel && cancel.closest(".rating");
+      if (rating) { cancelled = rating.id; }
+    });
+    document.body.addEventListener("htmx:load", function (event) {
+      if (!cancelled || !(event.target instanceof Element) || event.target.id !== cancelled) { return; }
+      cancelled = null;
+      var reopen = event.target.querySelector(".rate-not-helpful");
+      if (reopen) { reopen.focus({ preventScroll: true }); }
+    });
   }
 
   function focusQuestion(container) {

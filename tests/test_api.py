@@ -263,6 +263,16 @@ def test_a_number_in_the_path_that_names_nothing_is_a_404(live, value):
         assert (response.status_code, response.json()["error"]["code"]) == (404, "not_found"), path
 
 
+def test_a_new_document_id_in_capitals_is_refused_naming_the_lower_case_one(live):
+    """An id made from a file name is lower case: "Pump" beside "pump" was a document no upload could reach."""
+    refused = live.call("admin", "PUT", "/api/v1/packs/ops/documents/Pump", json={"expected_version": 0, "text": "x"})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (422, "bad_name")
+    assert "use 'pump'" in refused.json()["error"]["message"]
+    assert live.call("admin", "GET", "/api/v1/packs/ops/documents/Pump").status_code == 404  # nothing stored
+    created = live.call("admin", "PUT", "/api/v1/packs/ops/documents/pump", json={"expected_version": 0, "text": "x"})
+    assert created.status_code == 201
+
+
 def test_versioned_writes_and_conflicts(live):
     path = "/api/v1/packs/ops/documents/versioned"
     first = live.call(

@@ -1035,6 +1035,7 @@ def link_label(size: int) -> bytes:
         ("manual.txt", pdf_with_figure, "application/octet-stream", "type_mismatch", "it looks like a PDF file"),
         ("archive.docx", lambda: _zip_of({"notes.txt": "zorblax"}), DOCX, "type_mismatch", "a zip archive"),
         ("picture.docx", lambda: image_bytes(64, 64), DOCX, "type_mismatch", "it looks like a PNG image"),
+        ("notes.md", lambda: image_bytes(4, 4, "GIF"), "text/markdown", "type_mismatch", "it looks like a GIF image"),
         ("drawing.png", lambda: b"<svg onload='alert(1)'></svg>", "image/png", "type_mismatch", "an SVG drawing"),
         ("notes.md", lambda: b"# Notes\n\nzorblax\n", "text/html", "type_mismatch", "was sent as text/html"),
         (
@@ -1060,6 +1061,13 @@ def test_a_file_that_lies_or_holds_nothing_is_refused_naming_why_and_nothing_is_
     else:
         assert response.json["error"]["code"] == reason and said in response.json["error"]["message"]
     assert data_snapshot(app) == before
+
+
+def test_a_text_that_begins_with_an_image_signature_in_letters_is_text(app, pack, client_as):
+    """ "GIF89a" is printable: a note about the format may begin with it, and was refused as a GIF image."""
+    admin = client_as("PlatformAdmin")
+    assert upload(admin, "ops", "gif-notes.md", b"GIF89a is the animated version of the format.\n").status_code == 200
+    assert Document.get(Document.doc_id == "gif-notes").current_revision().version == 1
 
 
 def test_a_file_name_written_only_in_another_script_is_a_document_and_stays_one(app, pack, client_as):

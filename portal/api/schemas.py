@@ -96,7 +96,7 @@ class DocumentPath(PackPath):
         max_length=MAX_ID_CHARS,
         pattern=DOCUMENT_ID_RE.pattern,
         description=f"The document id: 1–{MAX_ID_CHARS} letters, digits, `.`, `_`, `-`, "
-        "starting with a letter or digit.",
+        "starting with a letter or digit; a new document's in lower case, as the ids made from file names are.",
     )
 
 

@@ -225,6 +225,13 @@ def _store(
     existing = Document.get_or_none((Document.pack == pack) & (Document.doc_id == doc_id))
     if existing is not None and existing.is_deleted:
         raise _refuse_deleted_id(doc_id)
+    if existing is None and doc_id != doc_id.lower():
+        # an id made from a file name is lower case: "Pump" beside "pump" would be a document no upload reaches
+        raise Refused(
+            "bad_name",
+            f"A new document's id is written in lower case, as the ids made from file names are: "
+            f"use {doc_id.lower()!r}. Nothing was stored.",
+        )
     current_version = existing.current_version if existing else 0
     if expected_version is not None and expected_version != current_version:
         raise VersionConflict(expected_version, current_version)

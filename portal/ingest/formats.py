@@ -150,11 +150,29 @@ def _text_encoding(data: bytes) -> tuple[str, int]:
     return "utf-8", 3 if data.startswith(codecs.BOM_UTF8) else 0
 
 
+# Signatures written in printable letters: a text may begin with them ("GIF89a is the animated version."), so a file
+# beginning so is an image only when what follows is no plain text (a GIF's size and colour table are binary).
+_LETTER_SIGNATURES = {"gif"}
+_CONTROL_BYTES = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+def _binary_kind(data: bytes) -> str | None:
+    """The binary format a text upload's bytes are in (a PDF only when they begin with its signature), or None."""
+    found = sniff(data)
+    if found not in BINARY_KINDS or (found == "pdf" and not data.startswith(b"%PDF-")):
+        return None
+    if found in _LETTER_SIGNATURES:
+        head = codecs.getincrementaldecoder("utf-8")(errors="replace").decode(data[:1024])
+        if "\ufffd" not in head and not _CONTROL_BYTES.search(head):
+            return None
+    return found
+
+
 def read_text(data: bytes) -> str:
     """Decode a .md/.txt upload (UTF-8, or UTF-16 with its byte order mark), newlines as \\n, without control
     characters or bidirectional reordering (as the Word and PDF readers give their text)."""
-    found = sniff(data)
-    if found in BINARY_KINDS and (found != "pdf" or data.startswith(b"%PDF-")):
+    found = _binary_kind(data)
+    if found is not None:
         raise limits.refuse_bytes_mismatch("a text file", describe(found))
     encoding, bom = _text_encoding(data)
     try:
