@@ -839,6 +839,11 @@ def test_a_reviewer_records_that_the_answer_should_have_said_no_evidence(not_hel
     assert form["action"] == form["hx-post"] == f"/feedback/{not_helpful.id}/cases"
     assert form.select_one("input[name=kind]")["value"] == "no_evidence"
     assert form.select_one("button").text == regressions.CASE_KINDS["no_evidence"] == "Should have said no evidence"
+    assert "did say so" not in form.text  # it answered
+    Run.update(answer_basis="no_evidence").where(Run.id == not_helpful.run_id).execute()
+    said_so = _soup(client.get(f"/feedback/{not_helpful.id}")).select_one("#cases form.no-evidence-case")
+    assert "This answer did say so: the case checks that it still does" in said_so.text
+    Run.update(answer_basis="documents").where(Run.id == not_helpful.run_id).execute()
     response = client.post(form["action"], data={"kind": "no_evidence"}, headers={"HX-Request": "true"})
     fragment = _soup(response)
     assert response.status_code == 200 and "Recorded" in fragment.select_one("#cases .flash").text
