@@ -287,6 +287,13 @@ def test_filters(reviewed, client_as, query, expected):
     assert [int(r["feedback_id"]) for r in rows] == [reviewed[k].id for k in expected]
 
 
+def test_an_agent_slug_with_no_feedback_says_so_rather_than_an_empty_list(reviewed, client_as):
+    count = _soup(client_as("Auditor").get("/feedback/?agent=nope")).select_one(".result-count").text
+    assert "No answer of an agent “nope” was rated Not helpful: its slug may be mistyped" in count
+    resolved = _soup(client_as("Auditor").get("/feedback/?status=resolved")).select_one(".result-count").text
+    assert resolved == "No answer rated Not helpful matches these filters."
+
+
 def test_filter_form_updates_the_list_in_place_and_the_address(reviewed, client_as):
     client = client_as("PlatformAdmin")
     page = _soup(client.get("/feedback/?reason=outdated"))
