@@ -97,6 +97,19 @@ def test_a_link_to_a_relative_address_is_its_text():
     assert "See c, l, site" in BeautifulSoup(str(html), "html.parser").get_text()
 
 
+def test_the_images_line_ingest_writes_reads_as_a_note_and_a_typed_one_as_text():
+    from portal.documents import render
+    from portal.ingest.markers import neutralise_markers
+
+    def last_paragraph(text):
+        return BeautifulSoup(str(render.render_markdown(text)), "html.parser").find_all("p")[-1]
+
+    assert last_paragraph("Text.\n\nImages: 4 kept, 3 not kept (type: 3)")["class"] == ["images-line"]
+    typed = neutralise_markers("Text.\n\nImages: 4 kept, 3 not kept (type: 3)")  # an author's, at ingest
+    assert last_paragraph(typed).get("class") is None
+    assert last_paragraph("Images: 4 kept, 3 not kept (type: 3)\n\nText after it.").get("class") is None
+
+
 def test_a_figure_marker_in_a_link_title_stays_in_the_title(app, pack, users, client_as):
     """A kept figure's marker is put in place in the rendered HTML; one in a link's title (typed into a Word
     file that has the figure) ended the ``title`` attribute there and put the figure's markup, its ``id``

@@ -32,7 +32,7 @@ from portal.answers.citations import SHOWN_MARKER, marker_pieces
 from portal.controls import strip_control_characters
 from portal.ingest.markdown_blocks import ANSWER_MARKDOWN as _ANSWER_MARKDOWN
 from portal.ingest.markdown_blocks import MARKDOWN, source_lines
-from portal.ingest.markers import is_page_line
+from portal.ingest.markers import is_page_line, is_the_images_line
 
 _BLOCK_TAGS = {
     "p",
@@ -135,6 +135,7 @@ def render_markdown(
         if classes:
             token.attrSet("class", " ".join(classes))
     _mark_page_lines(tokens)
+    _mark_images_line(tokens)
     _inert_content(tokens)
     _figures_in_place(tokens, once_each(figure))
     _below_the_page_title(tokens)
@@ -421,6 +422,15 @@ def _mark_page_lines(tokens) -> None:
         if opening.type == "paragraph_open" and inline.type == "inline" and is_page_line(inline.content):
             existing = opening.attrGet("class")
             opening.attrSet("class", f"{existing} page-line" if existing else "page-line")
+
+
+def _mark_images_line(tokens) -> None:
+    """The ``Images: K kept, N not kept (…)`` line ingest ends a text with reads as a note on the document, not as
+    its last paragraph (an author's line shaped like it was neutralised at ingest: ``markers``)."""
+    if len(tokens) >= 3 and tokens[-3].type == "paragraph_open" and tokens[-2].type == "inline":
+        if tokens[-3].level == 0 and is_the_images_line(tokens[-2].content):
+            existing = tokens[-3].attrGet("class")
+            tokens[-3].attrSet("class", f"{existing} images-line" if existing else "images-line")
 
 
 _FIGURE_HTML = Markup(

@@ -189,6 +189,11 @@ def is_images_line(line: str) -> bool:
     return bool(_IMAGES_LINE_START.match(line))
 
 
+def is_the_images_line(line: str) -> bool:
+    """Whether ``line`` is the whole Images line ingest writes (one an author typed was neutralised)."""
+    return _IMAGES_LINE.fullmatch(line.strip()) is not None
+
+
 def without_images_line(text: str) -> str:
     """``text`` without the Images line that ends it (and the blank lines before it), if it has one. Its last
     line is read alone: a search for the line through the text tried every position of a run of blank
