@@ -430,9 +430,14 @@
       var rating = cancel && cancel.closest(".rating");
       if (rating) { cancelled = rating.id; }
     });
+    document.body.addEventListener("htmx:afterRequest", function (event) {
+      if (!event.detail.successful) { cancelled = null; }  // nothing swapped: a later swap is no cancel's
+    });
     document.body.addEventListener("htmx:load", function (event) {
       if (!cancelled || !(event.target instanceof Element) || event.target.id !== cancelled) { return; }
       cancelled = null;
+      var focused = document.activeElement;
+      if (focused && focused !== document.body && !event.target.contains(focused)) { return; }  // moved on
       var reopen = event.target.querySelector(".rate-not-helpful");
       if (reopen) { reopen.focus({ preventScroll: true }); }
     });

@@ -335,3 +335,18 @@ def audit_log_refusing_writes(db, action: str | None = None):
     finally:
         for statement in undo:
             db.execute_sql(statement)
+
+
+def segment_sizes(root: Path, pack: str, partition: str = "staff") -> list[int]:
+    """The number of passages in each Lucene segment of a pack's partition (a vector search costs per segment)."""
+    from portal.search import jvm
+    from portal.search.schema import open_directory
+
+    with jvm.java_lock:
+        directory = open_directory(root / pack / partition)
+        reader = jvm.J().JDirectoryReader.open(directory)
+        try:
+            return [leaf.reader().maxDoc() for leaf in reader.leaves().toArray()]
+        finally:
+            reader.close()
+            directory.close()

@@ -985,6 +985,10 @@ def test_a_sentence_is_found_through_its_heading_and_document_title():
         ("What does EWM stand for?", "meaning"),
         ("What is the meaning of return code 8?", "meaning"),
         ("What was the mean time to restore for P3 incidents?", "number"),  # a figure, no meaning
+        ("What do the mean and median runtimes of the job show?", ""),
+        ("What does a mean of 800 ms tell us about the RFC?", ""),
+        ("How often does the job run, and what does RC 8 mean?", "time"),  # the first part asked decides
+        ("Which of the servers 2 and 3 is the primary?", "identifier"),  # a number names a status, not a server
         ("Which status do the IDocs get?", "identifier"),
         ("Which status 51 IDocs were reprocessed?", ""),  # a number names its status, as SM58 its transaction
     ],
@@ -2311,6 +2315,14 @@ def test_the_word_after_how_is_left_out_of_the_absent_words_only_when_it_asks_fo
     terms = simple_tokenize(question)
     looked_up = {t: (0 if t in ("big", "kerbero") else 3) for t in terms}
     assert absent_words(question, terms, looked_up, simple_tokenize) == ["Kerberos"]
+
+
+def test_a_lot_of_is_a_quantity_only_when_the_question_asks_of_no_lot():
+    from portal.answers.evidence import _form_terms
+
+    analyzed = TermCache()
+    assert _form_terms("How do I reprocess a lot of IDocs?", analyzed) == {"lot"}
+    assert _form_terms("Lots of batches failed overnight; which lot was first?", analyzed) == set()  # one stem
 
 
 @pytest.mark.parametrize(

@@ -267,7 +267,7 @@ def test_a_new_document_id_in_capitals_is_refused_naming_the_lower_case_one(live
     """An id made from a file name is lower case: "Pump" beside "pump" was a document no upload could reach."""
     refused = live.call("admin", "PUT", "/api/v1/packs/ops/documents/Pump", json={"expected_version": 0, "text": "x"})
     assert (refused.status_code, refused.json()["error"]["code"]) == (422, "bad_name")
-    assert "use 'pump'" in refused.json()["error"]["message"]
+    assert "lower case, as the ids made from file names are: 'pump'" in refused.json()["error"]["message"]
     assert live.call("admin", "GET", "/api/v1/packs/ops/documents/Pump").status_code == 404  # nothing stored
     created = live.call("admin", "PUT", "/api/v1/packs/ops/documents/pump", json={"expected_version": 0, "text": "x"})
     assert created.status_code == 201

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import migrated_app
-from portal.search import embedding
+from helpers import migrated_app, segment_sizes
+from portal.search import embedding, jvm
 from portal.search.embedding import DENSE_FLOOR, Embedder, question_vector, shared_embedder
 from portal.search.errors import ModelMismatch
 from portal.search.fusion import pool_size, reciprocal_rank_fusion
@@ -188,11 +188,17 @@ def test_vectors_are_stored_and_knn_returns_the_exact_nearest_passages(store, se
     assert store.model("ops") == embedding.model_id()
 
 
-def test_knn_over_many_segments_searched_side_by_side_returns_the_exact_nearest(root, searcher):
+@pytest.mark.parametrize("side_by_side", [True, False], ids=["a pool of threads", "one processor: no pool"])
+def test_knn_over_many_segments_searched_side_by_side_returns_the_exact_nearest(
+    root, searcher, monkeypatch, side_by_side
+):
+    if not side_by_side:
+        monkeypatch.setattr(jvm, "search_pool", lambda: None)
     store = IndexStore(root, embedder=shared_embedder())
     for generation, passage in enumerate(CORPUS, start=1):
         store.write("ops", add=[passage], generation=generation)  # a segment each
     store.close()
+    assert len(segment_sizes(root, "ops")) > 2
     question = "the archive log area of the database filled up"
     expected = brute_force(question, CORPUS)[:5]
     embedder = shared_embedder()

@@ -1683,6 +1683,9 @@ def test_a_question_one_passage_holds_whole_is_answered_however_like_an_everyday
     assert "WALK-42" in run.answer, run.answer
     # an everyday question the note only shares words with is still one
     assert not retrieve(agent, "the coffee machine on floor 3 is broken again, who fixes it?").choice.evidence
+    # and a question of three words a passage on something else holds whole, too
+    documents.upload_file(corpus, "audit.md", b"# Audit\n\nPrint the spool list double sided in SP01.\n", None)
+    assert retrieve(agent, "print double sided").choice.everyday
 
 
 def test_how_often_is_answered_by_a_time_in_operating_hours(corpus):

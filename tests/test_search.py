@@ -22,10 +22,10 @@ from portal.search.analysis import (
     written_out,
 )
 from portal.search.errors import IndexBusy
-from portal.search.index import IndexStore, _PartitionWriters
+from portal.search.index import IndexStore
 from portal.search.schema import IndexedPassage
 from portal.search.searcher import Hit, Searcher, SearchResult, analyze
-from portal.search.writer import BULK_RAM_BUFFER_MB
+from portal.search.writer import BULK_RAM_BUFFER_MB, WriterSettings
 
 pytestmark = pytest.mark.usefixtures("java")  # every test here drives Lucene in this process
 
@@ -584,18 +584,25 @@ def test_rebuild_is_invisible_until_it_commits(ops, root, searcher):
     assert searcher.search(["ops"], "firewall").no_evidence is True
 
 
-def test_a_rebuild_opens_every_partition_with_the_bulk_buffer_also_one_the_pack_lacked(ops, root):
+def test_a_rebuild_opens_every_partition_with_the_bulk_buffer_also_one_the_pack_lacked(ops, root, monkeypatch):
     """With Lucene's default buffer of 16 MB a new pack's rebuild flushed a segment every ~5,900 passages with
     vectors, and a vector search costs per segment."""
-    writers = _PartitionWriters(ops._writers, root, "ops", rebuilding=True)
-    try:
-        with jvm.java_lock:
-            opened = [writers.writer(partition, adding=True) for partition in ("staff", "shared")]
-            assert [writer.getConfig().getRAMBufferSizeMB() for writer in opened] == [BULK_RAM_BUFFER_MB] * 2
-            assert [writer.getDocStats().maxDoc for writer in opened] == [0, 0]  # each starts empty
-    finally:
-        writers.roll_back()
-        writers.close()
+    buffers = []
+    real_config = WriterSettings._writer_config
+
+    def noting_the_buffer(settings, open_mode, ram_buffer_mb):
+        config = real_config(settings, open_mode, ram_buffer_mb)
+        buffers.append((open_mode, config.getRAMBufferSizeMB()))
+        return config
+
+    monkeypatch.setattr(WriterSettings, "_writer_config", noting_the_buffer)
+    new_pack = [passage(n, f"doc-{n}", "fresh", f"zeppelin {n}") for n in range(1, 4)]
+    assert ops.rebuild("fresh", new_pack, generation=1) == 3  # a pack with no partition yet
+    assert ops.rebuild("ops", [passage(9, "again", "ops", "zeppelin")], generation=9) == 1  # one it has
+    assert buffers and set(buffers) == {("CREATE", BULK_RAM_BUFFER_MB)}, buffers
+    buffers.clear()
+    ops.write("ops", add=[passage(10, "more", "ops", "zeppelin")], generation=10)
+    assert buffers == [("CREATE_OR_APPEND", 16.0)]  # a write keeps Lucene's default
 
 
 def test_writes_wait_for_a_rebuild(ops, root):

@@ -136,10 +136,12 @@ LIKE_A_PASSAGE = 0.45
 # tuning sets, the answerable ones so uncovered to 0.24 at least.
 MOSTLY_UNCOVERED = 0.55
 UNLIKE_A_PASSAGE = 0.2
-# A passage covering at least this share of the question's weight speaks to it: the question is not an everyday one
-# (``answers.everyday``), however like one it reads to the embedding model. The everyday questions the tuning sets
-# and an opened held-out set refused came to 0.69 at most.
+# A passage covering at least this share of the weight of a question of at least ``WORDS_TO_HOLD`` weighted terms
+# speaks to it: the question is not an everyday one (``answers.everyday``), however like one it reads to the
+# embedding model. The everyday questions the tuning sets and an opened held-out set refused came to 0.69 at most;
+# a question of two or three words ("print double sided") is held whole by a passage on something else too often.
 HOLDS_THE_QUESTION = 0.9
+WORDS_TO_HOLD = 4
 # ... and for each identifier the question names, a passage naming it must cover this share.
 MIN_ANCHORED_COVERAGE = 0.3
 # The units closest to a question cover at least this share of the best unit's weight of its terms: a question
@@ -693,7 +695,8 @@ def choose(
     # after the lexical checks, which refuse without embedding anything; every question they let through is embedded,
     # but one a passage holds nearly all of is about that passage, however like an everyday question it reads: a
     # pack's note on "the K4P coffee machine" answers "What is the restart code of the coffee machine?"
-    is_everyday = bool(evidence and best < HOLDS_THE_QUESTION and everyday is not None and everyday(hits))
+    held_whole = best >= HOLDS_THE_QUESTION and len(weights) >= WORDS_TO_HOLD
+    is_everyday = bool(evidence and not held_whole and everyday is not None and everyday(hits))
     evidence = evidence and not is_everyday
     if (
         evidence
@@ -832,13 +835,9 @@ def _form_terms(question: str, tokenize: Tokenizer) -> set[str]:
     spans = _form_spans(question)
     form: set[str] = set()
     told: set[str] = set()
-    for m in _WORD.finditer(question):
-        word = m.group().casefold()
-        if any(low <= m.start() < high for low, high in spans):
-            form.add(word)
-        else:
-            told.add(word)
-    return {term for word in form - told for term in tokenize(word)}
+    for m in _WORD.finditer(question):  # compared as terms: "lots of …; which lot …" asks of a lot
+        (form if any(low <= m.start() < high for low, high in spans) else told).update(tokenize(m.group()))
+    return form - told
 
 
 def absent_words(question: str, looked_up, doc_freqs: dict[str, int], tokenize: Tokenizer) -> list[str]:

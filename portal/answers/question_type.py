@@ -86,12 +86,12 @@ def asks(question: str) -> str:
     """What the question type asks for: "time", "number", "identifier", "meaning", "steps" or "". A clause saying
     when ("When users cannot log on, what …") is not what is asked: the question after it is."""
     question = _WHEN_CLAUSE.sub("", question, count=1)
-    if _ASKS_MEANING.search(question):
-        return "meaning"
     if _ASKS_TIME.search(question):
         return "time"
     if _ASKS_NUMBER.search(question):
         return "number"
+    if _ASKS_MEANING.search(question):
+        return "meaning"
     if any(not _names_it(question, m.end()) for m in _ASKS_IDENTIFIER.finditer(question)):
         return "identifier"
     if _ASKS_STEPS.search(question):
@@ -101,12 +101,22 @@ def asks(question: str) -> str:
 
 # "What does IDoc status 51 mean?", "what's the meaning of …", "what does EWM stand for": a meaning is asked, which
 # a unit saying "means" or a table's "Meaning" column gives, not any unit naming an identifier.
+# "Mean" ends what is asked ("… mean?", "… mean for an IDoc"): "the mean time to restore", "a mean of 800 ms" and
+# "the mean and median runtimes" ask figures.
 _ASKS_MEANING = re.compile(
-    r"\bwhat\s+(?:does|do|did)\b[^?.!]*\b(?:mean|stands?\s+for)\b(?!\s+(?:time|value|duration|age)s?\b)"
-    r"|\bmeaning\s+of\b|\bwhat\s+is\s+meant\b",  # "the mean time to restore" asks a figure
+    r"\bwhat\s+(?:does|do|did)\b[^?.!]*?\b(?:mean|stands?\s+for)\b"
+    r"(?=\s*(?:[?.!,;:]|$|(?:exactly|here|in|for|to|when|if|on|at|then)\b))"
+    r"|\bmeaning\s+of\b|\bwhat\s+is\s+meant\b",
     re.IGNORECASE,
 )
-_CARRIES_MEANING = re.compile(r"\bmean(?:s|ing|t)?\b|\bstands?\s+for\b", re.IGNORECASE)
+# A unit saying what something means: "means", "stands for", or a table's "Meaning" or "Description" column; not
+# "by means of" or "the mean time".
+_CARRIES_MEANING = re.compile(
+    r"(?<!\bby\s)\bmeans\b|\bmeaning\b|\bmeant\b|\bstands?\s+for\b|\bdescription\b|\bexplanation\b",
+    re.IGNORECASE,
+)
+# The nouns a number names a thing after ("status 51", "return code 8", "message 017"), as an identifier does.
+_NUMBERED_BY = frozenset("status statuses code codes message messages".split())
 
 
 # A question asking why something happened, or what caused it.
@@ -138,8 +148,11 @@ def _names_it(question: str, end: int) -> bool:
     """Whether the noun ending at ``end`` is followed by the identifier it names: "What does transaction SM58
     show?" asks what SM58 shows, not which transaction (a unit naming another one is no better for it)."""
     following = written.IDENTIFIER_TOKEN.match(question, end + 1) if question[end : end + 1] == " " else None
-    # a number names one too: "status 51", "message 017", "return code 8"
-    return following is not None and (_is_identifier(following.group()) or following.group().isdigit())
+    if following is None:
+        return False
+    noun = re.search(r"\w+$", question[:end])
+    numbered = noun is not None and noun.group().casefold() in _NUMBERED_BY and following.group().isdigit()
+    return _is_identifier(following.group()) or numbered
 
 
 def carries(unit_text: str, asked: str, named: set[str]) -> bool:

@@ -35,7 +35,8 @@ QUESTION_MARKS = ("?", "\uff1f", "\u061f")
 
 # A time, a date, a weekday, a frequency or a duration as units write them: what a question asking "when" asks for.
 TIME = re.compile(
-    r"\bevery\s+(?:\w+\s+){0,2}?(?:seconds?|minutes?|hours?|days?|weeks?|months?|nights?|shifts?|mornings?|evenings?)\b|"
+    r"\bevery\s+(?:\w+\s+)?(?:(?:business|working|calendar|operating|running)\s+)?"
+    r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|nights?|shifts?|mornings?|evenings?)\b|"
     r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(daily|weekly|"
     r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
     + MONTH_PATTERN

@@ -70,6 +70,20 @@ def refuse_if_bad_document_id(doc_id: str) -> None:
         )
 
 
+def _refuse_new_id_in_capitals(pack: Pack, doc_id: str) -> None:
+    """An id made from a file name is lower case: "Pump" beside "pump" would be a document no upload of "Pump.md"
+    reaches. A document named so before stays writable. Checked before the file is read."""
+    if (
+        doc_id != doc_id.lower()
+        and not Document.select().where(Document.pack == pack, Document.doc_id == doc_id).exists()
+    ):
+        raise Refused(
+            "bad_name",
+            f"A new document's id is written in lower case, as the ids made from file names are: "
+            f"{doc_id.lower()!r} (if that id is taken already, choose another). Nothing was stored.",
+        )
+
+
 def title_for(filename: str, text: str, kind: str, own_title: str = "") -> str:
     """The file's own title (PDF metadata), a Markdown or Word document's first level-1 heading,
     else the file name's stem."""
@@ -146,6 +160,7 @@ def upload_file(
 def _upload(pack, filename, data, user, content_type, expected_version, doc_id, reader_access, sync) -> UploadOutcome:
     if doc_id is not None:  # the caller's id, before the file name made of it ("a file name has at most 255")
         refuse_if_bad_document_id(doc_id)
+        _refuse_new_id_in_capitals(pack, doc_id)
     filename = upload_name(filename)
     if reader_access is not None:
         reader_access.refuse_if_not_for(pack)
@@ -225,13 +240,6 @@ def _store(
     existing = Document.get_or_none((Document.pack == pack) & (Document.doc_id == doc_id))
     if existing is not None and existing.is_deleted:
         raise _refuse_deleted_id(doc_id)
-    if existing is None and doc_id != doc_id.lower():
-        # an id made from a file name is lower case: "Pump" beside "pump" would be a document no upload reaches
-        raise Refused(
-            "bad_name",
-            f"A new document's id is written in lower case, as the ids made from file names are: "
-            f"use {doc_id.lower()!r}. Nothing was stored.",
-        )
     current_version = existing.current_version if existing else 0
     if expected_version is not None and expected_version != current_version:
         raise VersionConflict(expected_version, current_version)

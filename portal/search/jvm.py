@@ -84,8 +84,9 @@ _jnius = None
 _mmap_logger = None
 _vectorization_logger = None
 _search_pool = None
-# Threads searching one vector query's segments side by side; more than the cores would only queue.
-SEARCH_THREADS = max(1, min(4, os.cpu_count() or 1))
+_search_pool_made = False
+# The most threads searching one vector query's segments side by side; more than the cores would only queue.
+MAX_SEARCH_THREADS = 4
 
 
 class _JavaClasses:
@@ -212,11 +213,14 @@ def search_pool():
     the ``IndexSearcher`` has an executor: with one the dense half waits for the slowest segment, not the
     sum (docs/performance.md, "Hybrid search and the number of segments"). A ``ForkJoinPool``'s workers
     are daemon threads, so the JVM never keeps the process from exiting, and idle ones end by themselves.
-    Call it holding ``java_lock``.
+    None with one processor (as the JVM counts them: a container's limit, not the host's cores), where a
+    pool would only hand the work over. Call it holding ``java_lock``.
     """
-    global _search_pool
-    if _search_pool is None:
-        _search_pool = J().JForkJoinPool(SEARCH_THREADS)
+    global _search_pool, _search_pool_made
+    if not _search_pool_made:
+        threads = min(MAX_SEARCH_THREADS, J().JRuntime.getRuntime().availableProcessors())
+        _search_pool = J().JForkJoinPool(threads) if threads > 1 else None
+        _search_pool_made = True
     return _search_pool
 
 

@@ -114,16 +114,20 @@ class PackSetSearcher:
         Its dot-product score is (1 + cosine) / 2 for unit vectors.
         """
         if self._knn_top is None:
-            knn_searcher = jvm.constructor(
-                "org.apache.lucene.search.IndexSearcher",
-                "(Lorg/apache/lucene/index/IndexReader;Ljava/util/concurrent/Executor;)V",
-            )(jvm.cast("org.apache.lucene.index.IndexReader", self._multi_reader), jvm.search_pool())
-            self._knn_top = jvm.overload(
-                knn_searcher,
-                "org.apache.lucene.search.IndexSearcher",
-                "search",
-                "(Lorg/apache/lucene/search/Query;I)Lorg/apache/lucene/search/TopDocs;",
-            )
+            threads = jvm.search_pool()
+            if threads is None:
+                self._knn_top = self._top_docs
+            else:
+                knn_searcher = jvm.constructor(
+                    "org.apache.lucene.search.IndexSearcher",
+                    "(Lorg/apache/lucene/index/IndexReader;Ljava/util/concurrent/Executor;)V",
+                )(jvm.cast("org.apache.lucene.index.IndexReader", self._multi_reader), threads)
+                self._knn_top = jvm.overload(
+                    knn_searcher,
+                    "org.apache.lucene.search.IndexSearcher",
+                    "search",
+                    "(Lorg/apache/lucene/search/Query;I)Lorg/apache/lucene/search/TopDocs;",
+                )
         knn_query = jvm.constructor("org.apache.lucene.search.KnnFloatVectorQuery", "(Ljava/lang/String;[FI)V")
         top = self._knn_top(knn_query(FIELD_VECTOR, vector, pool), pool)
         return [
