@@ -178,13 +178,18 @@ def test_fusion_uses_ranks_only_and_breaks_ties_by_first_appearance():
 # --- vectors in Lucene ---------------------------------------------------------
 
 
-def test_vectors_are_stored_and_knn_returns_the_exact_nearest_passages(store, searcher):
+def assert_knn_is_exact(searcher, pack: str, passages, count: int) -> None:
+    """The ``count`` passages the KNN search finds are those nearest by a cosine computed outside Lucene."""
     question = "the archive log area of the database filled up"
-    expected = brute_force(question, CORPUS)[:4]
+    expected = brute_force(question, passages)[:count]
     embedder = shared_embedder()
-    found = searcher.nearest(["ops"], question_vector(embedder, question), 4, model_id=embedder.model_id)
+    found = searcher.nearest([pack], question_vector(embedder, question), count, model_id=embedder.model_id)
     assert [hit.passage_id for hit in found] == [passage_id for passage_id, _ in expected]
     assert [hit.similarity for hit in found] == pytest.approx([similarity for _, similarity in expected], abs=1e-5)
+
+
+def test_vectors_are_stored_and_knn_returns_the_exact_nearest_passages(store, searcher):
+    assert_knn_is_exact(searcher, "ops", CORPUS, 4)
     assert store.model("ops") == embedding.model_id()
 
 
@@ -199,12 +204,7 @@ def test_knn_over_many_segments_searched_side_by_side_returns_the_exact_nearest(
         store.write("ops", add=[passage], generation=generation)  # a segment each
     store.close()
     assert len(segment_sizes(root, "ops")) > 2
-    question = "the archive log area of the database filled up"
-    expected = brute_force(question, CORPUS)[:5]
-    embedder = shared_embedder()
-    found = searcher.nearest(["ops"], question_vector(embedder, question), 5, model_id=embedder.model_id)
-    assert [hit.passage_id for hit in found] == [passage_id for passage_id, _ in expected]
-    assert [hit.similarity for hit in found] == pytest.approx([similarity for _, similarity in expected], abs=1e-5)
+    assert_knn_is_exact(searcher, "ops", CORPUS, 5)
 
 
 def test_hybrid_fuses_bm25_and_dense_ranks(store, searcher):
