@@ -568,6 +568,20 @@ def test_files_opened_from_an_answer_answer_conditional_requests(chat, client_as
     assert first.headers["Content-Disposition"].startswith("attachment;") and first.data == MIXED_IMAGES_DOCX
 
 
+def test_a_source_renamed_since_the_answer_says_its_title_now(chat, client_as, users):
+    """The receipt keeps the title the passage was issued under; a title changes no revision, so "changed" said
+    nothing, and "Open the document" landed on a page of another name."""
+    spool = Document.get(Document.doc_id == "spool-overflow")
+    issued_title = spool.title
+    editing.retitle(spool, 'Spool <b hx-get="/x">clean-up</b>', 1, users["PlatformAdmin"])
+    source = _soup(client_as("Member").get(f"/chat/answers/{chat.run.id}/sources")).select_one("#source-1")
+    assert issued_title in source.select_one(".source-label").text
+    assert source.select_one(".renamed").text == ' · now titled “Spool <b hx-get="/x">clean-up</b>”'
+    assert source.select("b, [hx-get]") == []  # the title is text
+    run_page = _soup(client_as("Auditor").get(f"/runs/{chat.run.id}"))
+    assert "now titled" in run_page.select_one(".renamed").text
+
+
 def test_the_cited_revision_is_shown_while_kept_the_current_one_on_request_and_a_purge_is_said(chat, client_as, users):
     spool = Document.get(Document.doc_id == "spool-overflow")
     changed = SPOOL.decode().replace("Output requests pile up", "Output requests keep piling up")

@@ -131,6 +131,12 @@ class Source:
         return self.current_version is not None and self.current_version != self.reference.version
 
     @property
+    def renamed_to(self) -> str | None:
+        """The document's title now, when it was renamed since the run (the receipt keeps the title as issued)."""
+        live = self.live_document
+        return live.title if live is not None and live.title != self.reference.document_title else None
+
+    @property
     def grounding(self) -> str | None:
         return reference_grounding(self.reference)
 
