@@ -1688,6 +1688,13 @@ def test_a_question_one_passage_holds_whole_is_answered_however_like_an_everyday
     assert retrieve(agent, "print double sided").choice.everyday
 
 
+def test_what_a_code_means_needs_no_passage_saying_mean(pack):
+    """ "mean" is the question's form: a pack that never writes the word answers, and no note says it lacks it."""
+    documents.upload_file(pack, "pallets.md", b"# Pallets\n\nZX1 is the code of a blocked pallet.\n", None)
+    pallet = ask(make_agent("preferred"), None, "What does ZX1 mean for a pallet?")
+    assert "blocked pallet" in pallet.answer and pallet.absent_words == [], (pallet.answer, pallet.absent_words)
+
+
 def test_how_often_is_answered_by_a_time_in_operating_hours(corpus):
     documents.upload_file(
         corpus,

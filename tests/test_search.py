@@ -154,6 +154,13 @@ def test_a_text_holds_the_words_its_identifiers_are_built_of_and_a_question_sear
     assert question_terms("when does Z_FI_BANK_STMT_IMPORT run") == ["z_fi_bank_stmt_import", "run"]
 
 
+def test_mean_is_searched_a_meaning_column_is_what_a_question_what_something_means_asks():
+    """ "What does IDoc status 51 mean?": the runbook's table row "51 | Application document not posted" is in
+    a "Meaning" column, while many passages name status 51 more often; the evidence check reads "mean" as the
+    question's form (``evidence._form_spans``)."""
+    assert question_terms("What does IDoc status 51 mean?") == ["idoc", "statu", "51", "mean"]
+
+
 def test_short_forms_people_type_are_written_out_as_documents_write_them():
     """ "docs" is in no passage: it weighed as the rarest term there is and outweighed the question's subject."""
     assert question_terms("max number of billing docs per run in prod? thx") == [

@@ -821,8 +821,12 @@ _A_LOT_OF = re.compile(r"\b(?:a\s+(?:whole\s+)?lot|lots)(?=\s+of\b)", re.IGNOREC
 
 def _form_spans(question: str) -> list[tuple[int, int]]:
     """Where ``question`` only says what kind of value it asks for or how much there is, in words no passage
-    need write: the word after "how" of ``_FORM_ONLY`` ("how long", "how quickly"), and "a lot of"."""
+    need write: the word after "how" of ``_FORM_ONLY`` ("how long", "how quickly"), "a lot of", and the "mean"
+    of "what does … mean"."""
     spans = [m.span() for m in _A_LOT_OF.finditer(question)]
+    meaning = question_type.meaning_asked(question)
+    if meaning is not None:  # "what does status 51 mean?": a passage giving the meaning need not say "mean"
+        spans.append(meaning)
     for m in _WORD.finditer(question):
         if m.group().casefold() in _FORM_ONLY and _AFTER_HOW.search(question, 0, m.start()):
             spans.append(m.span())

@@ -104,11 +104,22 @@ def asks(question: str) -> str:
 # "Mean" ends what is asked ("… mean?", "… mean for an IDoc"): "the mean time to restore", "a mean of 800 ms" and
 # "the mean and median runtimes" ask figures.
 _ASKS_MEANING = re.compile(
-    r"\bwhat\s+(?:does|do|did)\b[^?.!]*?\b(?:mean|stands?\s+for)\b"
+    r"\bwhat\s+(?:does|do|did)\b[^?.!]*?\b(?P<word>mean|stands?\s+for)\b"
     r"(?=\s*(?:[?.!,;:]|$|(?:exactly|here|in|for|to|when|if|on|at|then)\b))"
-    r"|\bmeaning\s+of\b|\bwhat\s+is\s+meant\b",
+    r"|\b(?P<noun>meaning)\s+of\b|\bwhat\s+is\s+(?P<meant>meant)\b",
     re.IGNORECASE,
 )
+
+
+def meaning_asked(question: str) -> tuple[int, int] | None:
+    """Where ``question`` asks for a meaning in so many words ("… mean?", "the meaning of"): the word is the
+    question's form, as "how long" is, which a passage stating the meaning need not write."""
+    match = _ASKS_MEANING.search(question)
+    if match is None:
+        return None
+    return next(match.span(group) for group in ("word", "noun", "meant") if match.group(group))
+
+
 # A unit saying what something means: "means", "stands for", or a table's "Meaning" or "Description" column; not
 # "by means of" or "the mean time".
 _CARRIES_MEANING = re.compile(

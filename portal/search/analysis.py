@@ -62,7 +62,7 @@ STOPWORDS = frozenset(
     above after again against all before below between both down during each few further
     here more most no nor not once only other out over own same some such through under until
     up while just
-    get gets got getting gotten happen happens happened happening mean means meant
+    get gets got getting gotten happen happens happened happening
     go goes went gone going make makes made take takes took taken need needs needed
     know knows knew known want wants wanted say says said let like look looks deal find according
     still ever even also actually really nearly suddenly instead already vs versus
