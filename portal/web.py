@@ -21,11 +21,21 @@ def index():
     if not current_user.is_authenticated:
         # Someone arriving signs in first; that is no refused page, so no "Please sign in to open that page."
         return redirect(url_for("auth.login"))
-    if access.can(current_user, "packs.read"):
-        return redirect(url_for("packs.index"))
-    if access.can(current_user, "chat.use"):
-        return redirect(url_for("chat.index"))
+    # Each person starts where their work is: an administrator at the packs, a builder at the agents, a
+    # reviewer at the answers rated Not helpful, a member in the support chat.
+    for action, page in _WHERE_WORK_IS:
+        if access.can(current_user, action):
+            return redirect(url_for(page))
     return render("home/member.html")
+
+
+_WHERE_WORK_IS = (
+    ("documents.write", "packs.index"),
+    ("agents.configure", "agents.index"),
+    ("feedback.review", "feedback.index"),
+    ("packs.read", "packs.index"),
+    ("chat.use", "chat.index"),
+)
 
 
 @home.route("/healthz")

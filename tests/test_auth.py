@@ -79,6 +79,17 @@ def test_arriving_at_the_home_page_signed_out_is_no_refusal(app, users):
     assert signed_in.headers["Location"] == "/packs/"
 
 
+@pytest.mark.parametrize(
+    "role, home",
+    [("PlatformAdmin", "/packs/"), ("AgentBuilder", "/agents/"), ("Auditor", "/feedback/"), ("Member", "/chat/")],
+)
+def test_each_role_starts_where_its_work_is(app, users, role, home):
+    client = app.test_client()
+    signed_in = client.post("/login", data={"email": users[role].email, "password": PASSWORD})
+    assert signed_in.headers["Location"] == "/"
+    assert client.get("/").headers["Location"] == home
+
+
 def test_a_part_of_a_page_asked_for_signed_out_sends_the_whole_page_to_sign_in(app, users):
     """A rating or a search htmx sent after the session ended got the sign-in page, which htmx swapped into the
     answer bubble or the results as if it were part of the page (found by a browser walkthrough)."""

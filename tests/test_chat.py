@@ -113,11 +113,6 @@ def test_chat_page_lists_only_offered_agents(world, client_as):
     assert "Globex" not in page.text and "acme-idle" not in str(page)
 
 
-def test_home_takes_members_to_the_chat_and_staff_to_packs(world, client_as):
-    assert client_as("Member").get("/").headers["Location"].endswith("/chat/")
-    assert client_as("Auditor").get("/").headers["Location"].endswith("/packs/")
-
-
 def test_navigation_shows_the_chat_to_members_and_answer_feedback_to_reviewers(world, client_as):
     member = _soup(client_as("Member").get("/chat/")).select_one("nav")
     assert [a.text for a in member.select("a")] == ["Support chat", "Library"]
