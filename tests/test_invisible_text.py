@@ -90,7 +90,7 @@ def test_a_pack_title_of_nothing_is_refused_in_the_browser_form(pack, client_as)
 def test_a_company_pack_naming_a_company_of_nothing_is_refused_and_an_old_one_is_granted_to_no_agent(app, users):
     """`cairn packs create … --kind company --company $'\\u200b'` made a company pack of no company; granting it
     then failed with a server error (found by a probe)."""
-    with pytest.raises(Refused, match="A company pack names the company"):
+    with pytest.raises(Refused, match="Choose the company whose material this company pack holds"):
         create_pack("nobody", "Nobody's", "company", company_name="\u200b", add_company=True)
     assert not Pack.select().where(Pack.slug == "nobody").exists()
     stored = create_pack("stored", "Stored before", "company", company_name="Acme Test Co", add_company=True)

@@ -159,7 +159,7 @@ def test_create_pack_form_errors_keep_input(app, client_as, users):
     body = response.get_data(as_text=True)
     assert "lowercase letters" in body and 'value="My title"' in body
     response = admin.post("/packs/", data={"slug": "acme-fds", "title": "Acme", "kind": "company"})
-    assert "names the company" in response.get_data(as_text=True)
+    assert "Choose the company whose material this company pack holds" in response.get_data(as_text=True)
 
 
 @pytest.mark.parametrize(

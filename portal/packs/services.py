@@ -67,9 +67,15 @@ def create_pack(
     if kind not in PACK_KINDS:
         raise Refused("bad_kind", "A pack is either generic or company.")
     if kind == "company" and shows_nothing(company_name or ""):  # zero-width characters name no company either
-        raise Refused("bad_company", "A company pack names the company whose material it holds.")
+        raise Refused(
+            "bad_company",
+            "Choose the company whose material this company pack holds, or make it a generic pack. Nothing was saved.",
+        )
     if kind == "generic" and not shows_nothing(company_name or ""):
-        raise Refused("bad_company", "A generic pack names no company.")
+        raise Refused(
+            "bad_company",
+            "A generic pack belongs to no company: clear the company, or make it a company pack. Nothing was saved.",
+        )
     with database().atomic():  # the check and the insert together: two admins creating one slug get one pack
         taken = Pack.get_or_none(Pack.slug == slug)
         if taken is not None and taken.is_deleted:
