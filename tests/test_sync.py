@@ -198,6 +198,33 @@ def test_a_dry_run_changes_nothing(app, pack, tree, run):
     assert Document.select().count() == 0
 
 
+def test_a_file_named_with_accents_keeps_the_document_an_earlier_sync_named_without_them(
+    app, pack, tree, run, monkeypatch
+):
+    """Letters outside ASCII were dropped from ids ("Übergabe.md" → bergabe); now they are written in ASCII
+    (ubergabe). A folder synced before must not get a second document, nor lose the first as removed."""
+    from portal.documents import ids, sync
+
+    (tree / "Übergabe.md").write_text("# Übergabe\n\nThe shift hands over at six.\n")
+
+    def old_rule(name):
+        return ids._cleaned(ids._stem(name))
+
+    monkeypatch.setattr(sync, "document_id_for", old_rule)
+    monkeypatch.setattr(ids, "document_id_for", old_rule)
+    run("sync", "ops", str(tree))
+    assert set(_live(pack)) == {"bergabe"}
+    monkeypatch.undo()
+    (tree / "Übergabe.md").write_text("# Übergabe\n\nThe shift hands over at seven.\n")
+    (tree / "Straße.md").write_text("# Straße\n\nThe road to the plant.\n")
+    lines, summary = _json_lines(run("sync", "ops", str(tree), "--json"))
+    assert {line["path"]: (line["action"], line["document"]) for line in lines} == {
+        "Straße.md": ("added", "strasse"),
+        "Übergabe.md": ("updated", "bergabe"),
+    }
+    assert set(_live(pack)) == {"bergabe", "strasse"} and summary["summary"]["removed"] == 0
+
+
 def test_refusals_are_named_and_make_the_exit_status_one(app, pack, tree, run):
     (tree / "a").mkdir()
     (tree / "a" / "b.md").write_text("# One\n\nA.\n")

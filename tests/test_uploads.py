@@ -1070,6 +1070,20 @@ def test_a_text_that_begins_with_an_image_signature_in_letters_is_text(app, pack
     assert Document.get(Document.doc_id == "gif-notes").current_revision().version == 1
 
 
+def test_accented_letters_of_a_file_name_are_written_in_ascii_and_an_id_named_before_is_kept(app, pack, client_as):
+    from portal.documents.services import upload_file
+
+    """ "Übergabe.md" was the document "bergabe": the letters outside ASCII were dropped. A document named so
+    before stays the one its file updates."""
+    admin = client_as("PlatformAdmin")
+    assert upload(admin, "ops", "Straße Übergabe.md", b"zorblax one\n").status_code == 200
+    assert Document.get(Document.title == "Straße Übergabe").doc_id == "strasse-ubergabe"
+    before = upload_file(pack, "Café.md", b"zorblax old\n", None, doc_id="caf")  # as named before
+    assert upload(admin, "ops", "Café.md", b"zorblax new\n").status_code == 200
+    assert Document.get_by_id(before.document.id).current_revision().version == 2
+    assert not Document.select().where(Document.doc_id == "cafe").exists()
+
+
 def test_a_file_name_written_only_in_another_script_is_a_document_and_stays_one(app, pack, client_as):
     """ "日本語.md" was refused as having "no letters or digits": its letters are not the id's. Its id is a digest
     of the name, so uploading it again makes a new version, and another name another document."""

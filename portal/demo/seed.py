@@ -23,8 +23,9 @@ from pathlib import Path
 from portal.agents.services import create_agent, update_agent
 from portal.auth.services import create_user
 from portal.demo import catalog
+from portal.documents.ids import document_id_for
 from portal.documents.readers import ReaderAccess
-from portal.documents.services import document_id_for, upload_file
+from portal.documents.services import upload_file
 from portal.errors import Refused
 from portal.models import Agent, AuditLog, Document, Pack, User
 from portal.packs.services import create_pack, edit_pack

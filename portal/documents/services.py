@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -29,6 +28,7 @@ from portal.controls import shows_nothing
 from portal.db import database
 from portal.documents import revisions
 from portal.documents.filenames import fitted_name, shown_name, upload_name
+from portal.documents.ids import document_id_for, id_in_pack
 from portal.documents.outcomes import REDACTED_FIGURE, Redaction, UploadOutcome
 from portal.documents.readers import ReaderAccess, access_fields, change_reader_access, set_reader_access
 from portal.errors import Refused, VersionConflict
@@ -44,22 +44,8 @@ from portal.search import service as search_service
 log = logging.getLogger(__name__)
 
 
-def document_id_for(filename: str) -> str:
-    """The document id a file name maps to (its stem, reduced to the id alphabet; a name with no letter of
-    that alphabet, "日本語.md", maps to a digest of itself).
-
-    The name is read in its composed Unicode form (NFC) first: a Mac names "Café" with a combining accent
-    (NFD), other systems with one character, and both are one name, so one document.
-    """
-    stem = PurePath(unicodedata.normalize("NFC", filename)).stem.strip().lower()
-    cleaned = re.sub(r"[^a-z0-9._-]+", "-", stem).strip("-._")[:MAX_ID_CHARS].rstrip("-._")
-    if DOCUMENT_ID_RE.match(cleaned):
-        return cleaned
-    if any(character.isalnum() for character in stem):
-        # A name written only in another script ("日本語.md", "Отчёт.docx") has letters the id alphabet lacks:
-        # its id is a digest of the name, so the same name is always the same document (a new version).
-        return "doc-" + hashlib.blake2b(stem.encode("utf-8"), digest_size=5).hexdigest()
-    raise Refused("bad_name", f"The file name {filename!r} has no letters or digits to name the document by.")
+def _names_a_document(pack: Pack, doc_id: str) -> bool:
+    return Document.select().where(Document.pack == pack, Document.doc_id == doc_id).exists()
 
 
 def refuse_if_bad_document_id(doc_id: str) -> None:
@@ -73,10 +59,7 @@ def refuse_if_bad_document_id(doc_id: str) -> None:
 def _refuse_new_id_in_capitals(pack: Pack, doc_id: str) -> None:
     """An id made from a file name is lower case: "Pump" beside "pump" would be a document no upload of "Pump.md"
     reaches. A document named so before stays writable. Checked before the file is read."""
-    if (
-        doc_id != doc_id.lower()
-        and not Document.select().where(Document.pack == pack, Document.doc_id == doc_id).exists()
-    ):
+    if doc_id != doc_id.lower() and not _names_a_document(pack, doc_id):
         raise Refused(
             "bad_name",
             f"A new document's id is written in lower case, as the ids made from file names are: "
@@ -181,7 +164,7 @@ def _upload(pack, filename, data, user, content_type, expected_version, doc_id, 
             )
         extracted, redaction = _redact(extracted, verdict)
         title, filename = fitted_title(verdict.redacted_title), fitted_name(verdict.redacted_filename)
-    doc_id = doc_id or document_id_for(filename)
+    doc_id = doc_id or id_in_pack(filename, lambda named: _names_a_document(pack, named))
     incoming = _Incoming(filename, content_type, title, extracted, redaction is not None, user)
     outcome = _store(pack, doc_id, incoming, expected_version, reader_access, sync)
     outcome.redaction = redaction

@@ -34,7 +34,8 @@ from pathlib import Path, PurePosixPath
 from flask import current_app
 
 from portal.documents import editing
-from portal.documents.services import SyncSource, document_id_for, sha256_hex, upload_file
+from portal.documents.ids import document_id_for, id_in_pack
+from portal.documents.services import SyncSource, sha256_hex, upload_file
 from portal.errors import Refused, VersionConflict
 from portal.ingest import limits
 from portal.ingest.formats import KINDS
@@ -135,10 +136,12 @@ def sync_folder(
                         reason="id_clash",
                         message=f"{relative} and {others} would both be document {doc_id}; rename one of them.",
                     )
+            kept = set(seen.clashes)
             for doc_id, relative in sorted(seen.files.items(), key=lambda item: item[1]):
+                doc_id = id_in_pack("-".join(relative.parts), documents.__contains__)  # a document named before
+                kept.add(doc_id)
                 existing = documents.get(doc_id)
                 yield _sync_file(pack, source, root, relative, doc_id, existing, dry_run, overwrite_edits)
-            kept = set(seen.files) | set(seen.clashes)
             for doc_id, document in sorted(documents.items()):
                 if document.sync_folder == source and not document.is_deleted and doc_id not in kept:
                     yield _remove(document, dry_run, overwrite_edits)
