@@ -804,17 +804,13 @@ def choose(
 
 
 _AFTER_HOW = re.compile(r"\bhow\s+$", re.IGNORECASE)
-# The words that make "how" ask for a degree: "how big", "how far" (not "how Kerberos works").
-_DEGREE = frozenset(
-    "big large small full far long many much often frequently old soon quickly fast high low late early".split()
-)
+# The words after "how" that only say what kind of value is asked: "how long" names nothing a passage writes ("the
+# import took 40 minutes"), unlike "how full", "how late" ("the spool number range was full").
+_FORM_ONLY = frozenset({"long", "often", "frequently", "soon", "quickly"})
+# All the words that make "how" ask for a degree: "how big", "how far" (not "how Kerberos works").
+_DEGREE = _FORM_ONLY | frozenset("big large small full far many much old fast high low late early".split())
 # A word as the user wrote it, an identifier whole (INC-2026-0427, rdisp/rfc_max_own_used_wp, Straße).
 _WORD = re.compile(r"\w+(?:[\-/.]\w+)*")
-
-
-# Of those, the ones that only say what kind of value is asked: "how full", "how late" name a state a passage
-# writes ("the spool number range was full"), "how long" names none ("the import took 40 minutes").
-_FORM_ONLY = frozenset({"long", "often", "frequently", "soon", "quickly"})
 # "a lot of IDocs", "lots of dumps": how much, as people say it, not a lot (of goods) a passage is about.
 _A_LOT_OF = re.compile(r"\b(?:a\s+(?:whole\s+)?lot|lots)(?=\s+of\b)", re.IGNORECASE)
 

@@ -16,8 +16,9 @@ Units are weighed term by term (each question term's idf in the searched packs
 when the caller passes it), prefer what the question type asks for (when → a
 time or date, how many / how much / how long → a number, which job /
 transaction / message → an identifier, what does … mean → a unit saying what it
-means, how do I → instructions, or the items of a list of steps, in order, found by the heading that names the procedure
-as much as by the steps' words), and are chosen to cover every part of the
+means, how do I → instructions, or the items of a list of steps, in order,
+found by the heading that names the procedure as much as by the steps' words),
+and are chosen to cover every part of the
 question; a unit saying again what a chosen one says (nearly the same terms)
 is left out; each month the question names gets a unit of a document dated in it; a unit of a
 better-ranked passage counts a little more, one of a document naming none of the

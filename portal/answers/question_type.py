@@ -92,7 +92,7 @@ def asks(question: str) -> str:
         return "number"
     if _ASKS_MEANING.search(question):
         return "meaning"
-    if any(not _names_it(question, m.end()) for m in _ASKS_IDENTIFIER.finditer(question)):
+    if any(not _names_it(question, m.end(), m.group(3)) for m in _ASKS_IDENTIFIER.finditer(question)):
         return "identifier"
     if _ASKS_STEPS.search(question):
         return "steps"
@@ -155,14 +155,13 @@ def is_instruction(unit_text: str) -> bool:
     return first in _INSTRUCTION_VERBS
 
 
-def _names_it(question: str, end: int) -> bool:
+def _names_it(question: str, end: int, noun: str) -> bool:
     """Whether the noun ending at ``end`` is followed by the identifier it names: "What does transaction SM58
     show?" asks what SM58 shows, not which transaction (a unit naming another one is no better for it)."""
     following = written.IDENTIFIER_TOKEN.match(question, end + 1) if question[end : end + 1] == " " else None
     if following is None:
         return False
-    noun = re.search(r"\w+$", question[:end])
-    numbered = noun is not None and noun.group().casefold() in _NUMBERED_BY and following.group().isdigit()
+    numbered = noun.casefold() in _NUMBERED_BY and following.group().isdigit()
     return _is_identifier(following.group()) or numbered
 
 

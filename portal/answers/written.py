@@ -34,14 +34,17 @@ _MONTH = re.compile(MONTH_PATTERN, re.IGNORECASE)
 QUESTION_MARKS = ("?", "\uff1f", "\u061f")
 
 # A time, a date, a weekday, a frequency or a duration as units write them: what a question asking "when" asks for.
+# "business days", "operating hours": a span counted in some of its units.
+_COUNTED_IN = r"(?:(?:business|working|calendar|operating|running)\s+)?"
 TIME = re.compile(
-    r"\bevery\s+(?:\w+\s+)?(?:(?:business|working|calendar|operating|running)\s+)?"
-    r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|nights?|shifts?|mornings?|evenings?)\b|"
+    r"\bevery\s+(?:\w+\s+)?"
+    + _COUNTED_IN
+    + r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|nights?|shifts?|mornings?|evenings?)\b|"
     r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(daily|weekly|"
     r"monthly|hourly|nightly|yearly|annually|every|each|midnight|noon|quarter-end|month-end|year-end|weekend)\b|"
     + MONTH_PATTERN
     + r"|"
-    r"\b\d+\s*(?:(?:business|working|calendar|operating|running)\s+)?(seconds?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|wks?|months?|"
+    r"\b\d+\s*" + _COUNTED_IN + r"(seconds?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|wks?|months?|"
     r"mos?|years?|yrs?)\b|\b\d{1,2}\s*(am|pm)\b"
     # how often, in words: "twice a day", "three times per shift", "once a week", "every two hours"; a year ("in
     # 2027", not the 2026 of INC-2026-0266) or a quarter

@@ -51,15 +51,10 @@ def document_id_for(filename: str) -> str:
     raise Refused("bad_name", f"The file name {filename!r} has no letters or digits to name the document by.")
 
 
-def _id_before_ascii_letters(filename: str) -> str | None:
-    """The id the name mapped to before letters outside ASCII were written in ASCII, when it differs."""
-    old = _cleaned(_stem(filename))
-    return old if DOCUMENT_ID_RE.match(old) and old != document_id_for(filename) else None
-
-
 def id_in_pack(filename: str, named: Callable[[str], bool]) -> str:
-    """``document_id_for(filename)``, or the id the name mapped to before, while only that one names a
-    document of the pack (``named``: whether an id names one, deleted ones too)."""
+    """``document_id_for(filename)``, or the id the name mapped to before letters outside ASCII were written in
+    ASCII, while only that one names a document of the pack (``named``: whether an id names one, deleted ones
+    too)."""
     new = document_id_for(filename)
-    old = _id_before_ascii_letters(filename)
-    return old if old is not None and not named(new) and named(old) else new
+    old = _cleaned(_stem(filename))
+    return old if old != new and DOCUMENT_ID_RE.match(old) and not named(new) and named(old) else new

@@ -191,7 +191,7 @@ def is_images_line(line: str) -> bool:
 
 def is_the_images_line(line: str) -> bool:
     """Whether ``line`` is the whole Images line ingest writes (one an author typed was neutralised)."""
-    return _IMAGES_LINE.fullmatch(line.strip()) is not None
+    return _IMAGES_LINE.fullmatch(line) is not None
 
 
 def without_images_line(text: str) -> str:
@@ -199,7 +199,7 @@ def without_images_line(text: str) -> str:
     line is read alone: a search for the line through the text tried every position of a run of blank
     lines (quadratic: a Markdown file of 390,000 line breaks and a credential took minutes to redact)."""
     before, _, last = text.rstrip().rpartition("\n")
-    return before.rstrip("\n") if _IMAGES_LINE.fullmatch(last) else text
+    return before.rstrip("\n") if is_the_images_line(last) else text
 
 
 # --- Author text shaped like a marker ---------------------------------------------------------

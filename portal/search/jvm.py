@@ -83,8 +83,6 @@ _forked_since_start = False
 _jnius = None
 _mmap_logger = None
 _vectorization_logger = None
-_search_pool = None
-_search_pool_made = False
 # The most threads searching one vector query's segments side by side; more than the cores would only queue.
 MAX_SEARCH_THREADS = 4
 
@@ -206,6 +204,7 @@ def J() -> _JavaClasses:
     return _classes
 
 
+@functools.cache
 def search_pool():
     """The process's pool of Java threads that search a vector query's segments side by side (``pack_set``).
 
@@ -216,12 +215,8 @@ def search_pool():
     None with one processor (as the JVM counts them: a container's limit, not the host's cores), where a
     pool would only hand the work over. Call it holding ``java_lock``.
     """
-    global _search_pool, _search_pool_made
-    if not _search_pool_made:
-        threads = min(MAX_SEARCH_THREADS, J().JRuntime.getRuntime().availableProcessors())
-        _search_pool = J().JForkJoinPool(threads) if threads > 1 else None
-        _search_pool_made = True
-    return _search_pool
+    threads = min(MAX_SEARCH_THREADS, J().JRuntime.getRuntime().availableProcessors())
+    return J().JForkJoinPool(threads) if threads > 1 else None
 
 
 def detach_current_thread() -> None:
