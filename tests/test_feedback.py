@@ -331,6 +331,9 @@ def test_bad_filter_values_are_named_and_not_applied(reviewed, client_as):
         ("status=%20resolved%20", None, []),
         ("from=2026-03-20&to=2026-03-01", "ends before it starts", []),
         ("reason=incorrect&from=March", "'March' is not a date", ["old"]),
+        # Python's own reading of ISO 8601 takes these as days; the filter says YYYY-MM-DD (found by a probe)
+        ("to=20260101", "'20260101' is not a date", ["new", "mid", "old"]),
+        ("to=2026-W01-1", "'2026-W01-1' is not a date", ["new", "mid", "old"]),
     ],
 )
 def test_filter_values_are_named_when_they_name_nothing_never_a_server_error(

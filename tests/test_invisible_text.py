@@ -110,3 +110,20 @@ def test_a_heading_or_an_own_title_of_nothing_gives_the_file_name_as_title(app, 
     assert title_for("notes.md", "#\n\nIntro.\n\n# Real Title\n", "markdown") == "Real Title"  # the next heading
     # the supplementary variation selectors show nothing; the Arabic number sign, a format character, shows
     assert shows_nothing("\U000e0100\U000e01ef") and not shows_nothing("\u0600")
+
+
+@pytest.mark.parametrize("filler", ["\u3164\u3164", "\u115f", "\uffa0"])
+def test_a_file_named_only_with_hangul_fillers_is_refused_and_nothing_is_stored(app, users, pack, filler):
+    """Unicode counts a Hangul filler as a letter; "ㅤㅤ.txt" was stored titled with two fillers, a link with nothing
+    to click (found by an attack probe)."""
+    documents = Document.select().count()
+    outcome = upload_file(pack, f"{filler}.txt", b"plain body text here\n", users["PlatformAdmin"])
+    assert outcome.refused is not None and "has no letters or digits" in outcome.refused.message
+    assert Document.select().count() == documents
+
+
+def test_a_named_document_whose_file_name_shows_nothing_is_titled_by_its_id(app, users, pack):
+    """Through the API the id is the caller's: the file name need not name it, but the title came from it."""
+    outcome = upload_file(pack, "\u3164.txt", b"plain body text here\n", users["PlatformAdmin"], doc_id="filler-notes")
+    assert outcome.refused is None
+    assert Document.get(Document.doc_id == "filler-notes").title == "filler-notes"

@@ -18,6 +18,7 @@ from portal.search.analysis import (
     TermCache,
     content_terms,
     question_terms,
+    with_apostrophes,
     without_question_words,
     written_out,
 )
@@ -159,6 +160,16 @@ def test_mean_is_searched_a_meaning_column_is_what_a_question_what_something_mea
     a "Meaning" column, while many passages name status 51 more often; the evidence check reads "mean" as the
     question's form (``evidence._form_spans``)."""
     assert question_terms("What does IDoc status 51 mean?") == ["idoc", "statu", "51", "mean"]
+
+
+def test_contractions_typed_without_an_apostrophe_get_theirs_and_words_stay():
+    assert (
+        with_apostrophes("whats the limit, it DOESNT post and isnt it")
+        == "what's the limit, it DOESN'T post and isn't it"
+    )
+    # words of their own stay as typed: a possessive, a slant, a habit, an id
+    assert with_apostrophes("its variant, the cant, wont, ID and well") == "its variant, the cant, wont, ID and well"
+    assert with_apostrophes("dont-care flag_whats") == "dont-care flag_whats"  # part of a longer name
 
 
 def test_short_forms_people_type_are_written_out_as_documents_write_them():

@@ -109,10 +109,15 @@ QUANTITY_PATTERN = (
     + _QUANTITY_NOUNS
 )
 _QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
-# "How long are the logs kept?", "how long did the import take": a duration, which a time written in a unit gives
-# ("30 days", "ten minutes": ``written.TIME``). Only with a verb of time: "how long should a runbook be" asks a length.
+# "How long did the import take", "how long till it shows up": a duration, which a time written in a unit gives ("30
+# days", "ten minutes": ``written.TIME``), whatever the verb but "be": "how long should a runbook be" and "how long is
+# the window title" ask a length.
 _HOW_LONG = re.compile(
-    r"\bhow\s+long\b(?=(?:\s+[\w'’/-]+){0,8}?\s+(?:keep|keeps|kept|retain(?:s|ed)?|stor(?:e|es|ed)|last(?:s|ed)?|"
+    r"\bhow\s+long\b(?!\s+(?:is|are|was|were)\b)(?![^?.!;]*\bbe\b)"
+    # ... "be" with a person doing or undergoing it: "how long were we locked out", "how long is it until …"
+    r"|\bhow\s+long\s+(?:is|are|was|were)\s+(?:we|they|you|i|it|users|people)\b"
+    # ... "be" with a verb of time: "how long are the logs kept?"
+    r"|\bhow\s+long\b(?=(?:\s+[\w'’/-]+){0,8}?\s+(?:keep|keeps|kept|retain(?:s|ed)?|stor(?:e|es|ed)|last(?:s|ed)?|"
     r"take|takes|took|wait(?:s|ed)?|run|runs|ran|stay(?:s|ed)?|remain(?:s|ed)?|hold|holds|held|valid|down|offline|"
     r"delayed|late|blocked|stuck|locked|frozen|overr[ua]n)"
     # ... the verb of the clause, not a noun's first word ("how long should the run book be" asks a length)
@@ -255,9 +260,13 @@ _ASKS_IN_MEASURE = re.compile(
 )
 
 
-# A target of resolving, responding or restoring is a time ("What is the resolution target for a P4 incident?"):
-# the share of P4 incidents resolved within their target is not one.
-_TIME_TARGET = re.compile(r"\b(?:resolution|response|restor\w*|recovery)\s+(?:time\s+)?targets?\b", re.IGNORECASE)
+# A target of resolving, responding, restoring or fixing is a time ("What is the resolution target for a P4
+# incident?", "the fix time target for a P4 ticket"): the share of P4 incidents resolved within their target is not
+# one.
+_TIME_TARGET = re.compile(
+    r"\b(?:(?:resolution|response|restor\w*|recovery|fix(?:ing)?|repair)\s+(?:time\s+)?|time\s+)targets?\b",
+    re.IGNORECASE,
+)
 
 
 def _counted_noun(phrase: str) -> str:

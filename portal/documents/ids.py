@@ -18,6 +18,7 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import PurePath
 
+from portal.controls import unseen
 from portal.errors import Refused
 from portal.models import DOCUMENT_ID_RE, MAX_ID_CHARS
 
@@ -46,7 +47,8 @@ def document_id_for(filename: str) -> str:
     cleaned = _cleaned(_in_ascii(stem))
     if DOCUMENT_ID_RE.match(cleaned):
         return cleaned
-    if any(character.isalnum() for character in stem):
+    # a Hangul filler is a letter to Unicode and shows as nothing: no name to tell the document by
+    if any(character.isalnum() and not unseen(character) for character in stem):
         return "doc-" + hashlib.blake2b(stem.encode("utf-8"), digest_size=5).hexdigest()
     raise Refused("bad_name", f"The file name {filename!r} has no letters or digits to name the document by.")
 

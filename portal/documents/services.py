@@ -67,9 +67,10 @@ def _refuse_new_id_in_capitals(pack: Pack, doc_id: str) -> None:
         )
 
 
-def title_for(filename: str, text: str, kind: str, own_title: str = "") -> str:
+def title_for(filename: str, text: str, kind: str, own_title: str = "", doc_id: str | None = None) -> str:
     """The file's own title (PDF metadata), a Markdown or Word document's first level-1 heading,
-    else the file name's stem."""
+    else the file name's stem, or the document id the caller named when the stem shows nothing ("ㅤ.txt" through
+    the API: a name of Hangul fillers listed as a link with nothing to click)."""
     if own_title and not shows_nothing(own_title):
         return fitted_title(own_title)
     if kind in ("markdown", "docx"):
@@ -80,7 +81,8 @@ def title_for(filename: str, text: str, kind: str, own_title: str = "") -> str:
                 if not shows_nothing(title):  # "# \u200b" names nothing: the next such heading, or the file name
                     return fitted_title(title)
     stem = PurePath(filename).stem
-    return fitted_title(re.sub(r"[_]+", " ", stem).strip() or stem)
+    title = re.sub(r"[_]+", " ", stem).strip() or stem
+    return fitted_title(doc_id if doc_id and shows_nothing(title) else title)
 
 
 def fitted_title(title: str) -> str:
@@ -152,7 +154,7 @@ def _upload(pack, filename, data, user, content_type, expected_version, doc_id, 
     if doc_id is None:
         document_id_for(filename)  # refuse an unusable name before reading anything
     extracted = read_upload(filename, data, content_type)
-    title = title_for(filename, extracted.text, extracted.kind, extracted.title)
+    title = title_for(filename, extracted.text, extracted.kind, extracted.title, doc_id)
     verdict = classify(extracted.text, title, filename, classification_policy())
     refuse_if_not_allowed(verdict)
     redaction = None

@@ -10,6 +10,7 @@ and the CSV export read the same form.
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from wtforms import Form, SelectField, StringField
 from wtforms.fields import DateField, SelectChoice
@@ -40,6 +41,9 @@ def _naming_one(exists, what: str):
     return check
 
 
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
 class IsoDateField(DateField):
     """A day as YYYY-MM-DD (UTC); a malformed one is named and gives no date."""
 
@@ -49,6 +53,9 @@ class IsoDateField(DateField):
         if not text:
             return
         try:
+            # the form first: Python 3.11's fromisoformat reads "20260101" and "2026-W01-1" as days too
+            if not _DAY.fullmatch(text):
+                raise ValueError(text)
             self.data = dt.date.fromisoformat(text)
         except ValueError:
             raise ValueError(f"{text[:40]!r} is not a date (YYYY-MM-DD); that filter was not applied.") from None

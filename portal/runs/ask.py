@@ -34,7 +34,7 @@ from portal.ingest.markers import figure_markers
 from portal.models import Agent, Conversation, Document, Figure, Pack, Passage, Run, RunReference, User, utcnow
 from portal.runs.services import forget_documents_text
 from portal.search import vocabulary
-from portal.search.analysis import TermCache, question_terms
+from portal.search.analysis import TermCache, question_terms, with_apostrophes
 from portal.search.hits import SearchHit
 from portal.search.service import search_packs
 
@@ -59,6 +59,7 @@ def model_client() -> ChatClient | None:
 class Retrieval:
     """What an agent gets for a question: the verdict, the issued hits (best first), and the term weights."""
 
+    question: str  # as read: its contractions with their apostrophes (``analysis.with_apostrophes``)
     choice: evidence.Choice
     hits: list[SearchHit]
     # for each hit, which of some days its document names: read once per set of days, by the evidence check and
@@ -92,6 +93,7 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
     """Search the agent's granted packs (``packs``, when the caller has read them) and apply the evidence
     check; nothing is stored."""
     packs = list(agent.granted_packs()) if packs is None else packs
+    question = with_apostrophes(question)
     terms = question_terms(question)
     synonyms = vocabulary.of_packs(packs).synonyms(question)
     results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms, synonyms=synonyms)
@@ -110,7 +112,7 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
         like_passage=likeness.like_hits,
         synonyms=synonyms,
     )
-    return Retrieval(choice, results.hits, document_days)
+    return Retrieval(question, choice, results.hits, document_days)
 
 
 class _DocumentDays:
@@ -195,6 +197,7 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answer
     retrieval = retrieve(agent, question, packs, tokenize)
     issued = _issue(retrieval.issued)
     retrieval_ms = _elapsed_ms(started)
+    question = retrieval.question
     outcome = answer_question(
         agent.mode,
         question,

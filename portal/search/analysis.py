@@ -242,6 +242,34 @@ _TILL = re.compile(
 )
 
 
+# Contractions people type without their apostrophe ("whats the target for P4", "it doesnt post"), which every pattern
+# reading a question's form expects with it: "whats the fix time target" did not ask "what is" to any of them. Only
+# the forms that are no word of their own ("its", "cant", "wont", "ill", "well", "were", "id" are, or may be).
+_BARE_CONTRACTIONS = {
+    word.replace("'", ""): word
+    for word in (
+        "what's who's where's how's that's there's here's don't doesn't didn't isn't aren't wasn't weren't "
+        "hasn't haven't hadn't couldn't shouldn't wouldn't mustn't needn't i'm i've you're you've we've they're "
+        "they've"
+    ).split()
+}
+_BARE_CONTRACTION = re.compile(
+    r"(?<![\w'’-])(" + "|".join(sorted(_BARE_CONTRACTIONS, key=len, reverse=True)) + r")(?![\w'’-])", re.IGNORECASE
+)
+
+
+def with_apostrophes(question: str) -> str:
+    """``question`` with the contractions typed without an apostrophe given theirs (``_BARE_CONTRACTIONS``), in the
+    case typed: what the answer reads, not what is stored."""
+
+    def restored(match: re.Match) -> str:
+        typed, written = match.group(), _BARE_CONTRACTIONS[match.group().casefold()]
+        at = written.index("'")
+        return typed[:at] + "'" + typed[at:]
+
+    return _BARE_CONTRACTION.sub(restored, question)
+
+
 def written_out(question: str) -> str:
     """``question`` with the short forms people type written out as documents write them (``SHORT_FORMS``,
     "till" as "until", and a return code)."""
