@@ -16,7 +16,7 @@ Units are weighed term by term (each question term's idf in the searched packs
 when the caller passes it), prefer what the question type asks for (when → a
 time or date, how many / how much / how long → a number, which job /
 transaction / message → an identifier, what does … mean → a unit saying what it
-means, how do I → instructions, or the items of a list of steps, in order,
+means, who → a unit naming a role or a team, how do I → instructions, or the items of a list of steps, in order,
 found by the heading that names the procedure as much as by the steps' words),
 and are chosen to cover every part of the
 question; a unit saying again what a chosen one says (nearly the same terms)

@@ -7,9 +7,10 @@ import re
 
 from portal.answers import asked, written
 
+# ... after the preposition that says which end of a span is asked ("by what time must billing be done?")
 _ASKS_TIME = re.compile(
-    r"^\W*(when|what time|what date|what day|by when|until when|since when|how often|"
-    r"at what time|on which day|on what day)\b",
+    r"^\W*(?:(?:by|until|till|from|since|before|after|at|on)\s+)?"
+    r"(when|what time|what date|what day|which day|how often)\b",
     re.IGNORECASE,
 )
 _ASKS_NUMBER = re.compile(
@@ -20,6 +21,19 @@ _ASKS_IDENTIFIER = re.compile(
     r"\b(which|what)\b(\s+\w+){0,3}?\s+(jobs?|transactions?|t-?codes?|messages?|programs?|reports?|variants?|"
     r"tables?|users?|servers?|queues?|destinations?|systems?|sids?|events?|status|statuses|codes?|ids?|"
     r"numbers?|notes?|idoc types?|message types?|partners?|releases?|clients?|hosts?|groups?|fields?)\b",
+    re.IGNORECASE,
+)
+# "Who fixes it?", "…, who gets told about it": who does something, which documents written for a team name by a role
+# ("the accounts receivable team", "the on-call Basis engineer"); not "the engineer who made the mistake" (a relative
+# clause after its noun).
+_ASKS_ROLE = re.compile(
+    r"(?:^\W*|[,;:(–—-]\s*|\band\s+|\bor\s+)(?:and\s+)?(?:normally\s+|usually\s+)?whom?\b", re.IGNORECASE
+)
+# A unit naming who does something: a role, a team or a body, as documents that name no person write them.
+_ROLE = re.compile(
+    r"\b(?:team|teams|lead|leads|manager|managers|owner|owners|desk|engineer|engineers|analyst|analysts|administrator|"
+    r"administrators|department|on-call|on call|provider|controller|controllers|board|developer|developers|planner|"
+    r"planners|clerk|clerks|operator|operators|supervisor|supervisors|dba|basis|service desk|key users?)\b",
     re.IGNORECASE,
 )
 # "How should a date be written?" asks for a rule, not steps: a procedure question has a person doing it. "In which
@@ -83,8 +97,8 @@ def asks_a_condition(question: str) -> bool:
 
 
 def asks(question: str) -> str:
-    """What the question type asks for: "time", "number", "identifier", "meaning", "steps" or "". A clause saying
-    when ("When users cannot log on, what …") is not what is asked: the question after it is."""
+    """What the question type asks for: "time", "number", "meaning", "role", "identifier", "steps" or "". A clause
+    saying when ("When users cannot log on, what …") is not what is asked: the question after it is."""
     question = _WHEN_CLAUSE.sub("", question, count=1)
     if _ASKS_TIME.search(question):
         return "time"
@@ -92,6 +106,8 @@ def asks(question: str) -> str:
         return "number"
     if _ASKS_MEANING.search(question):
         return "meaning"
+    if _ASKS_ROLE.search(asked.question_parts(question)[0]):  # as for the others, the first part asked decides
+        return "role"
     if any(not _names_it(question, m.end(), m.group(3)) for m in _ASKS_IDENTIFIER.finditer(question)):
         return "identifier"
     if _ASKS_STEPS.search(question):
@@ -175,6 +191,8 @@ def carries(unit_text: str, asked: str, named: set[str]) -> bool:
         return any(m.group(0).strip().casefold() not in named for m in _NUMBER.finditer(unit_text))
     if asked == "meaning":
         return _CARRIES_MEANING.search(unit_text) is not None
+    if asked == "role":
+        return _ROLE.search(unit_text) is not None
     if asked == "identifier":
         return any(_is_identifier(t) and t.casefold() not in named for t in written.IDENTIFIER_TOKEN.findall(unit_text))
     return False
