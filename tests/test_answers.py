@@ -2220,6 +2220,8 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
         ("name", "Who approves emergency changes?", False),
         ("name", "what makes the label printers stop?", False),
         ("name", "which carrier cancelled the tours?", True),
+        ("name", "Which cloud provider hosts the secondary data centre?", True),
+        ("name", "which provider portal rejected the e-invoice?", False),  # a portal of the provider
         ("name", "sold-to 200603, what's the customer's company name?", True),
         ("amount of money", "what's the credit limit for sold-to party 200184?", True),
         ("amount of money", "What was the credit limit review in February about?", False),

@@ -62,9 +62,9 @@ _ASKS_NAME = re.compile(
     + _PHRASE_END
     # "which company code" asks for a code
     + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?"
-    + r"(?:company|vendor|supplier|firm|contractor|carrier|haulier|forwarder|manufacturer)\b"
+    + r"(?:company|vendor|supplier|firm|contractor|carrier|haulier|forwarder|manufacturer|provider)\b"
     # "which company code", "which vendor accounts", "which company holidays" ask for something else
-    + r"(?!\s+(?:codes?|numbers?|ids?|keys?|accounts?|statements?|details|holidays?|files?|channels?)\b)"
+    + r"(?!\s+(?:codes?|numbers?|ids?|keys?|accounts?|statements?|details|holidays?|files?|channels?|portals?)\b)"
     # "which bank is our house bank", "which house bank do we use", "which bank for SEPA payments": a bank asked by its
     # name, when a verb or "for" follows it ("which bank charges apply", "which bank format" ask for something else)
     + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?banks?\s+(?:is|are|was|were|do|does|did|should|will|would|can|could|must|for|"
