@@ -2230,6 +2230,8 @@ def test_the_units_of_a_document_naming_the_day_asked_about_come_before_another_
         ("amount of money", "What is the credit limit check?", False),
         ("amount of money", "What budget was approved for the separate backup targets?", True),
         ("amount of money", "how much budget is left for the HANA upgrade?", True),
+        ("amount of money", "How much on-call allowance do Basis engineers get for a weekend shift?", True),
+        ("amount of money", "How much memory does the billing job use?", False),
         ("amount of money", "What is the budget for the upgrade?", True),
         ("amount of money", "Which backup targets were planned in the budget?", False),
         ("amount of money", "What did the consultants cost?", True),

@@ -166,7 +166,9 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
     ),
     "amount of money": (
         re.compile(
-            r"\bhow\s+much\b[^?.]*\b(?:pay|paid|costs?|charged?|charges|spen[dt]|bill(?:ed)?)\b"
+            # what is paid or earned: "how much on-call allowance do engineers get for a weekend?"
+            r"\bhow\s+much\b[^?.]*\b(?:pay|paid|costs?|charged?|charges|spen[dt]|bill(?:ed)?|allowances?|bonus(?:es)?|"
+            r"salary|salaries|wages?|compensation|reimburse(?:d|ment)?|earns?|earned)\b"
             r"|\bwhat\s+(?:did|does|do|will|would)\b[^?.]*\bcost\b|\b(?:price|cost|fee|charge)s?\s+(?:of|for|per)\b"
             # "what budget was approved", "what's the budget for …"; not a time or error budget, nor a budget's
             # line, code, owner or approval
