@@ -1151,6 +1151,11 @@ def test_a_noun_followed_by_the_identifier_it_names_does_not_ask_for_one(questio
         ("In which sales order was the credit limit exceeded?", ""),  # a sales order is no order of steps
         ("In which order type is the billing block set?", ""),
         ("What is the order type of the blocked order?", ""),
+        # after what the user tells, and of whoever does it (found on held-out sets written as users type)
+        ("a delivery is locked and we cant ship, how do we get it unlocked", "steps"),
+        ("the spool is nearly full, how do they fix it", "steps"),
+        ("what do they do when the delivery messages pile up?", "steps"),
+        ("the job ran twice, how do they know which one posted?", ""),  # how one knows: no steps
     ],
 )
 def test_in_which_order_and_step_by_step_ask_for_steps(question, asked):

@@ -40,6 +40,11 @@ _ROLE = re.compile(
 # order …" and "step by step" ask for steps too ("a sales order" is no order of steps).
 _ASKS_STEPS = re.compile(
     r"^\W*(how (do|can|should|would|shall|must) (i|we|you|one)\b|how to\b|what (are the )?steps\b)"
+    # ... after what the user tells, and of whoever does it ("the spool is full, how do they fix it", "what do we do
+    # when …"); not how one knows or compares
+    r"|\bhow (?:do|can|should|would|must) (?:i|we|you|they|people|users|one) "
+    r"(?!(?:know|tell|see|find out|compare|differ)\b)"
+    r"|\bwhat (?:do|should|can|must) (?:i|we|you|they|people) do\b"
     r"|\b(steps|procedure)\b|\bstep[ -]by[ -]step\b"
     r"|\bin (what|which) order\b(?!\s+(?:type|number|item|quantity|value|date|status))"
     r"|\bwhat(?:['’]s| is) the (right |correct )?order (to|in which)\b",
