@@ -56,6 +56,7 @@ class Run(BaseModel):
     searched_packs = JSONTextField(default=list)
     absent_words = JSONTextField(default=list)  # the question's words no searched passage contained (evidence.py)
     evidence_gap = JSONTextField(default=dict)  # why there was no evidence besides those words (Choice.gap)
+    read_with = TextField(default="")  # the conversation's question before it, when it was read after it (follow_up)
     # A chat turn is a run; runs asked elsewhere (try page, `cairn ask`) have no conversation.
     conversation = ForeignKeyField(Conversation, null=True, backref="runs", on_delete="SET NULL", index=False)
     created_at = DateTimeField(default=utcnow, index=True)

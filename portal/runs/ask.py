@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from flask import current_app
 
-from portal.answers import everyday, evidence, written
+from portal.answers import everyday, evidence, follow_up, written
 from portal.answers.asked import months_asked
 from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
@@ -59,7 +59,10 @@ def model_client() -> ChatClient | None:
 class Retrieval:
     """What an agent gets for a question: the verdict, the issued hits (best first), and the term weights."""
 
-    question: str  # as read: its contractions with their apostrophes (``analysis.with_apostrophes``)
+    # as read: its contractions with their apostrophes (``analysis.with_apostrophes``), after the question before it
+    # when it leans on that one (``follow_up``)
+    question: str
+    read_with: str  # the question before it that it was read after, or ""
     choice: evidence.Choice
     hits: list[SearchHit]
     # for each hit, which of some days its document names: read once per set of days, by the evidence check and
@@ -89,11 +92,15 @@ class Retrieval:
         return {n: dated[i] for n, i in enumerate(self.choice.issued, start=1) if dated[i]}
 
 
-def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, tokenize=None) -> Retrieval:
+def retrieve(
+    agent: Agent, question: str, packs: list[Pack] | None = None, tokenize=None, before: str | None = None
+) -> Retrieval:
     """Search the agent's granted packs (``packs``, when the caller has read them) and apply the evidence
-    check; nothing is stored."""
+    check; nothing is stored. ``before``: the question asked before it in its conversation."""
     packs = list(agent.granted_packs()) if packs is None else packs
-    question = with_apostrophes(question)
+    read_with = before if before and follow_up.leans_on_the_one_before(question) else ""
+    question_as_typed = question
+    question = with_apostrophes(follow_up.read_together(read_with, question) if read_with else question)
     terms = question_terms(question)
     synonyms = vocabulary.of_packs(packs).synonyms(question)
     results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms, synonyms=synonyms)
@@ -112,7 +119,23 @@ def retrieve(agent: Agent, question: str, packs: list[Pack] | None = None, token
         like_passage=likeness.like_hits,
         synonyms=synonyms,
     )
-    return Retrieval(question, choice, results.hits, document_days)
+    subject = evidence.identifiers(read_with) if read_with and not evidence.identifiers(question_as_typed) else []
+    if subject and choice.issued:
+        choice.issued = _about_the_subject(results.hits, choice.issued, subject)
+    return Retrieval(question, read_with, choice, results.hits, document_days)
+
+
+def _about_the_subject(hits: list[SearchHit], issued: list[int], subject: list[str]) -> list[int]:
+    """Of the ``issued`` hits, those of documents naming one of ``subject``, the identifiers the question before
+    asked about (in a passage or in the title), when any does: "And the root cause?" after "What happened in
+    INC-9?" is answered from INC-9's record, not from the root causes of other incidents."""
+    revisions = sorted({hits[i].revision_id for i in issued})
+    query = Passage.select(Passage.revision, Passage.text).where(
+        Passage.revision.in_(revisions) & functools.reduce(operator.or_, [Passage.text.contains(n) for n in subject])
+    )
+    named = {revision for revision, text in query.tuples() if any(evidence.names(text, n) for n in subject)}
+    named |= {hits[i].revision_id for i in issued if any(evidence.names(hits[i].document_title, n) for n in subject)}
+    return [i for i in issued if hits[i].revision_id in named] or issued
 
 
 class _DocumentDays:
@@ -184,17 +207,19 @@ class Answered:
     timings: dict[str, float]
     absent_words: list[str]  # the question's words no searched passage contains
     evidence_gap: dict  # why there is no evidence besides those words (``evidence.Choice.gap``)
+    read_with: str  # the question before it that it was read after (``follow_up``), or ""
 
 
-def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answered:
+def answer_for(agent: Agent, question: str, client: ChatClient | None, before: str | None = None) -> Answered:
     """Retrieval over the agent's granted packs, the evidence check and the grounded answer, stored nowhere.
 
-    ``ask`` stores what this returns; ``cairn eval``'s regression cases call it with no model.
+    ``ask`` stores what this returns; ``cairn eval``'s regression cases call it with no model. ``before``: the
+    question asked before it in its conversation.
     """
     started = time.perf_counter()
     tokenize = TermCache()  # shared: each text is analysed once per question
     packs = list(agent.granted_packs())
-    retrieval = retrieve(agent, question, packs, tokenize)
+    retrieval = retrieve(agent, question, packs, tokenize, before)
     issued = _issue(retrieval.issued)
     retrieval_ms = _elapsed_ms(started)
     question = retrieval.question
@@ -222,6 +247,7 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None) -> Answer
         timings,
         retrieval.choice.absent_words,
         retrieval.choice.gap(),
+        retrieval.read_with,
     )
 
 
@@ -230,10 +256,12 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
 
     ``conversation``: the chat the run is a turn of; an unsaved one is created
     with the run, in the same transaction (a conversation exists only once it
-    has an answer).
+    has an answer). A question leaning on the turn before it is read after that
+    turn's question (``follow_up``), and the run says so.
     """
     question = checked_question(question)
-    answered = answer_for(agent, question, model_client())
+    before = _last_question(conversation) if conversation is not None and conversation.id is not None else None
+    answered = answer_for(agent, question, model_client(), before)
     outcome = answered.outcome
     now = utcnow()
     with database().atomic():
@@ -265,6 +293,7 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
             searched_packs=answered.searched,
             absent_words=answered.absent_words,
             evidence_gap=answered.evidence_gap,
+            read_with=answered.read_with,
             conversation=conversation,
         )
         rows = [_receipt_row(run, item) for item in answered.issued]
@@ -274,6 +303,11 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
             if deleted:  # the deletion already forgot the receipts it found; this one was not stored yet
                 forget_documents_text(deleted)
     return run
+
+
+def _last_question(conversation: Conversation) -> str | None:
+    last = conversation.turns(newest_first=True).first()
+    return last.question if last is not None else None
 
 
 def _still_exists(agent: Agent) -> bool:
