@@ -456,11 +456,11 @@
   }
 
   // A table wider than the screen scrolls within its box (_table_scroll.html), or within itself (a table
-  // outside such a box, or a document's table wider than its column: cairn.css): that takes the keyboard
-  // focus then, so it can be scrolled without a pointer, and the hint above its box says it scrolls. Only
-  // while it scrolls: elsewhere a table is no tab stop.
+  // outside such a box, or a document's table wider than its column: cairn.css), as does a document's code
+  // block on a phone: that takes the keyboard focus then, so it can be scrolled without a pointer, and the hint
+  // above its box says it scrolls. Only while it scrolls: elsewhere a table or a block is no tab stop.
   function focusableScrollingTables(root) {
-    root.querySelectorAll(".table-scroll, table.list, .doc-body.markdown table").forEach(function (box) {
+    root.querySelectorAll(".table-scroll, table.list, .doc-body.markdown table, .doc-body pre").forEach(function (box) {
       if (box.matches(".table-scroll > table")) { return; }
       var scrolls = box.scrollWidth > box.clientWidth + 1;
       if (scrolls) {
@@ -473,7 +473,19 @@
     });
   }
 
+  // A push of the address already shown replaces it: one search answered twice (Enter, or a pause in typing
+  // and then Enter) left two identical entries, and the first Back did nothing.
+  function noRepeatedHistory() {
+    document.body.addEventListener("htmx:beforeHistoryUpdate", function (event) {
+      var history = event.detail.history;
+      if (history && history.type === "push" && new URL(history.path, location.href).href === location.href) {
+        history.type = "replace";
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    noRepeatedHistory();
     focusableScrollingTables(document);
     window.addEventListener("resize", function () { focusableScrollingTables(document); });
     document.body.addEventListener("htmx:afterSettle", function () { focusableScrollingTables(document); });

@@ -201,6 +201,17 @@ def test_on_a_phone_agents_search_and_wide_tables_are_usable(page, pack, users):
     expect(hint).to_be_hidden()
     expect(box).not_to_have_attribute("tabindex", "0")
 
+    # A document's code block wider than a phone scrolls, and so takes the focus (axe: "scrollable region must
+    # have keyboard access", found by a browser walkthrough); on a desk it fits and is no tab stop.
+    code = "# Profile\n\n```\nrdisp/wp_no_dia = 40  # the dialog work processes of one instance\n```\n"
+    documents.upload_file(pack, "profile.md", code.encode(), None)
+    page.set_viewport_size(PHONE)
+    page.goto(f"/packs/{pack.slug}/documents/profile")
+    block = page.locator(".doc-body pre")
+    expect(block).to_have_attribute("tabindex", "0")
+    page.set_viewport_size(DESK)
+    expect(block).not_to_have_attribute("tabindex", "0")
+
 
 def test_the_focus_lands_where_work_goes_on_after_new_conversation_and_a_refused_new_pack(page, pack, users):
     conversation, _ = _answered(pack, users)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_helpers import arrived_at, sign_in
+from browser_helpers import arrived_at, htmx_settled, sign_in
 from playwright.sync_api import expect
 
 from helpers import PASSWORD
@@ -130,4 +130,26 @@ def test_a_new_search_starts_the_list_at_page_one_and_its_pager_keeps_the_search
         arrived_at(page, re.compile(rf"/library/\?q={then}&page=2$"))
         expect(page.locator(".library-list a")).to_have_text(["Note 3", "Note 4"])
         expect(page.locator("#library-results .hit")).not_to_have_count(0)
+    context.close()
+
+
+def test_a_search_by_enter_is_one_step_back(browser, live_server, users, five_notes_two_to_a_page):
+    """Enter fired the input's "search" and the form's submit: two requests, two identical history entries, and
+    the first Back did nothing (found by a browser walkthrough)."""
+    context = browser.new_context(base_url=live_server)
+    page = context.new_page()
+    sign_in(page, users["Auditor"].email, PASSWORD)
+    page.goto("/library/")
+    arrived_at(page, re.compile(r"/library/$"))
+    searches = []
+    page.on("request", lambda request: searches.append(request.url) if "q=backlog" in request.url else None)
+    page.fill("#library-q", "backlog")
+    page.press("#library-q", "Enter")
+    arrived_at(page, re.compile(r"/library/\?q=backlog$"))
+    expect(page.locator("#library-results .hit")).not_to_have_count(0)
+    htmx_settled(page)
+    page.wait_for_load_state("networkidle")  # the pause after typing may ask once more: the same address
+    page.go_back()
+    arrived_at(page, re.compile(r"/library/$"))
+    assert 1 <= len(searches) <= 2
     context.close()

@@ -64,7 +64,8 @@ class Package:
         try:
             return self.archive.read(info)
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError) as error:
-            raise limits.refuse_damaged(WHAT, f"{part}: {error}") from error
+            # the part, not the library's words ("Bad CRC-32 for file …"): the uploader can act on neither
+            raise limits.refuse_damaged(WHAT, f"its part {part} cannot be unpacked") from error
 
     def xml(self, part: str) -> etree._Element:
         try:
