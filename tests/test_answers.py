@@ -999,6 +999,18 @@ def test_a_question_what_something_means_asks_for_a_meaning(question, asked):
     assert asks(question) == asked
 
 
+def test_a_glossary_entry_names_the_values_it_lists_after_its_noun():
+    """ "What does IDoc status 51 mean?" over the glossary said "No passage found names 51": its entry lists the
+    statuses after "IDoc status:" without writing "status 51" (found by a browser walkthrough)."""
+    entry = Hit("**IDoc status**: a two-digit code. Outbound: 30 ready. Inbound: 64 ready, 51 not posted, 53 posted.")
+    assert evidence_for("What does IDoc status 51 mean?", [entry]).evidence
+    refused = evidence_for("What does IDoc status 52 mean?", [entry])
+    assert not refused.evidence and refused.missing_identifiers == ["52"]
+    # another noun's entry names no status
+    other = Hit("**Return code**: a number a transport step ends with: 0, 4, 8 or 51.")
+    assert not evidence_for("What does IDoc status 51 mean?", [other]).evidence
+
+
 def test_who_asks_for_a_role():
     """ "EDI order stuck because the ship-to isnt assigned to the customer, who is supposed to sort that out" was
     answered with the credit check's purpose, not the row naming the order desk (found on a held-out set)."""

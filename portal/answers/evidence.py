@@ -381,11 +381,31 @@ def names_numbered(hit: Searched, noun: str, number: str) -> bool:
     texts = [searched_text(hit)] + [unit.text for unit in passage_units(hit.text) if unit.kind == "row"]
     # a passage may write a return code as people type it ("RC 12", "rc12"), as the question was read
     texts = [return_codes_written_out(text) for text in texts]
-    return any(_one_noun(m.group(1), noun) for text in texts for m in before.finditer(text)) or any(
-        _one_noun(m.group(1), noun) and int(m.group(2)) <= value <= int(m.group(3))
-        for text in texts
-        for m in _NUMBERED_RANGE.finditer(text)
+    return (
+        any(_one_noun(m.group(1), noun) for text in texts for m in before.finditer(text))
+        or any(
+            _one_noun(m.group(1), noun) and int(m.group(2)) <= value <= int(m.group(3))
+            for text in texts
+            for m in _NUMBERED_RANGE.finditer(text)
+        )
+        or _defines_values(hit.text, noun, written_as)
     )
+
+
+# A line defining a noun ("**IDoc status**: a two-digit code. … Inbound: 64 ready, 51 not posted …", as a glossary
+# writes its entries): its label, up to the first colon.
+_DEFINED = re.compile(r"^\W*([A-Za-z][\w /-]{0,60}?)\W*:", re.MULTILINE)
+
+
+def _defines_values(text: str, noun: str, written_as: str) -> bool:
+    """Whether a line of ``text`` defines ``noun`` (its label ends with it) and lists the number among its values:
+    the glossary's "IDoc status" entry names status 51 without writing "status 51"."""
+    number = re.compile(rf"(?<![\w.,:/-])(?:{written_as})(?![\w.,:-]*\d)(?!\w)", re.IGNORECASE)
+    for line in text.splitlines():
+        label = _DEFINED.match(line)
+        if label and _one_noun(label.group(1).split()[-1], noun) and number.search(line, label.end()):
+            return True
+    return False
 
 
 def _names_run(hit: Searched, text: str, run: list[str], numbered: dict[str, str], counts: set[str]) -> bool:
