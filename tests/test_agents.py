@@ -442,6 +442,19 @@ def test_a_new_agent_is_a_draft_until_a_builder_offers_it_and_the_chat_shows_its
     assert not Agent.get(Agent.slug == "desk").offered
 
 
+def test_taking_the_last_pack_from_an_offered_agent_says_members_no_longer_see_it(app, pack, client_as):
+    """Only "Saved." was said, and the agent silently left the members' chat (found by a browser walkthrough)."""
+    services.create_agent(None, "desk", "Desk", "open", None, "", ["ops"], offered=True)
+    builder = client_as("AgentBuilder")
+    form = {"name": "Desk", "mode": "open", "instructions": ""}
+    page = _soup(builder.post("/agents/desk", data=form, follow_redirects=True))
+    assert page.select_one(".flash").text.strip() == (
+        "Saved. Desk is offered but has no pack: members do not see it until a pack is granted."
+    )
+    page = _soup(builder.post("/agents/desk", data={**form, "packs": ["ops"]}, follow_redirects=True))
+    assert page.select_one(".flash").text.strip() == "Saved."
+
+
 def test_an_offered_agent_without_a_pack_is_badged_as_not_shown_to_members(app, pack, client_as, users):
     """Members never see an agent that can only answer "no evidence": the badge says so, not "offered"."""
     services.create_agent(None, "idle", "Idle", "open", None, "", [], offered=True)

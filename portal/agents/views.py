@@ -114,7 +114,11 @@ def update(slug: str):
             form.get("based_on"),
             base,
         )
-    flash("Saved.")
+    if agent.offered and not agent.granted_packs().exists():
+        # the badge says "offered, not shown"; the one who just took its last pack away is told why it went
+        flash(f"Saved. {agent.name} is offered but has no pack: members do not see it until a pack is granted.")
+    else:
+        flash("Saved.")
     return redirect(url_for("agents.show", slug=slug), code=303)
 
 
