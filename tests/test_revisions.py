@@ -61,6 +61,23 @@ def client_for(app, people):
 # --- the staff viewer --------------------------------------------------------------------
 
 
+def test_a_new_version_of_another_kind_or_title_says_so(app, pack, client_as):
+    """A Markdown README replaced by a PDF of another title only said "Saved as version 2." (found by a browser
+    walkthrough): allowed, but the page changes more than its text."""
+    documents.upload_file(pack, "notes.md", b"# Notes\n\nThe spool range is SPO_NUM.\n", None)
+    admin = client_as("PlatformAdmin")
+
+    def new_version(data: bytes, name: str, expected: int) -> str:
+        form = {"file": (io.BytesIO(data), name), "expected_version": str(expected)}
+        page = admin.post("/packs/ops/documents/notes/new-version", data=form, follow_redirects=True)
+        return _soup(page).select_one(".flash").text.strip()
+
+    assert new_version(b"# Notes\n\nThe spool range is SPO_NUM, RSPO1041.\n", "notes.md", 1) == "Saved as version 2."
+    assert new_version(b"Plain words about the spool.\n", "Spool words.txt", 2) == (
+        "Saved as version 3. Note: it is now text, not markdown and its title is now “Spool words”."
+    )
+
+
 def test_older_revisions_are_listed_and_open_read_only_with_their_own_figures_and_a_notice(app, pack, client_as):
     manual = mixed_images_docx()
     documents.upload_file(pack, "manual.docx", manual, None)

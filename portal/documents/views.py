@@ -189,6 +189,7 @@ def replace(slug: str, doc_id: str):
     pack = access.pack_for(current_user, slug, "documents.write")
     document = access.document_for(current_user, pack, doc_id)
     expected = form_number("expected_version")
+    kind, title = document.kind, document.title
     try:
         outcome = batch.upload_new_version(pack, document, request.files.get("file"), expected, current_user)
     except VersionConflict as conflict:
@@ -199,7 +200,12 @@ def replace(slug: str, doc_id: str):
         flash(f"Unchanged: the file is identical to version {outcome.revision.version}, so no new revision was made.")
     else:
         replaced = f" {outcome.replaced_edit.replaced_summary()}" if outcome.replaced_edit else ""
-        flash(f"Saved as version {outcome.revision.version}.{replaced}")
+        # a version of another kind or title is allowed, and said: the page changes more than its text
+        changes = ([f"it is now {outcome.document.kind}, not {kind}"] if outcome.document.kind != kind else []) + (
+            [f"its title is now “{outcome.document.title}”"] if outcome.document.title != title else []
+        )
+        changed = f" Note: {' and '.join(changes)}." if changes else ""
+        flash(f"Saved as version {outcome.revision.version}.{replaced}{changed}")
     return redirect(url_for("documents.show", slug=slug, doc_id=doc_id), code=303)
 
 
