@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Response, jsonify, request
+from flask_login import current_user
 from flask_wtf.csrf import CSRFError
 from peewee import DoesNotExist, OperationalError
 from werkzeug.exceptions import BadHost, BadRequest, MethodNotAllowed, RequestEntityTooLarge
@@ -122,6 +123,11 @@ def init_app(app) -> None:
 
     @app.errorhandler(CSRFError)
     def csrf_failed(_error):
+        if not current_user.is_authenticated and request.endpoint != "auth.login":
+            # Signed out meanwhile (in another tab, or the session lapsed): the token went with the session. Said as
+            # for any page asked signed out (sign in, and back to the page), not "the form had expired": its advice
+            # to reload lost what was typed, and the reload only led to the sign-in page.
+            return app.login_manager.unauthorized()
         return _problem(
             400,
             "Form expired",

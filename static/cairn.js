@@ -265,6 +265,24 @@
   // empty again, has the focus.
   function enhanceChat() {
     var timer = null;
+    // What is typed in the question box is kept for its page in this tab until an answer arrives: a sign-in that a
+    // lapsed session asks for comes back to the page, and a reload, with it still there.
+    var DRAFT = "cairn-question";
+    function draft() {
+      try { return JSON.parse(sessionStorage.getItem(DRAFT) || "null"); } catch (e) { return null; }
+    }
+    function keepDraft(text) {
+      try {
+        if (text) { sessionStorage.setItem(DRAFT, JSON.stringify({ path: window.location.pathname, text: text })); }
+        else { sessionStorage.removeItem(DRAFT); }
+      } catch (e) { /* storage off: nothing is kept */ }
+    }
+    document.body.addEventListener("input", function (event) {
+      if (event.target.matches && event.target.matches("textarea[data-enter-sends]")) { keepDraft(event.target.value); }
+    });
+    var box = document.querySelector("textarea[data-enter-sends]");
+    var kept = draft();
+    if (box && !box.value && kept && kept.path === window.location.pathname) { box.value = kept.text; }
     document.body.addEventListener("keydown", function (event) {
       var field = event.target;
       if (event.key !== "Enter" || event.shiftKey || event.isComposing || !field.matches("textarea[data-enter-sends]")) { return; }
@@ -291,9 +309,11 @@
       var loaded = event.target;
       if (!(loaded instanceof Element)) { return; }
       if (loaded.id === "chat") {
+        keepDraft("");  // answered
         showLatestTurn(loaded, true);  // a new conversation: its first answer, where the start page was scrolled
         focusQuestion(loaded);
       } else if (loaded.id === "ask") {
+        keepDraft("");
         focusQuestion(loaded);
       } else if (loaded.matches(".turn") && !loaded.nextElementSibling) {
         loaded.scrollIntoView({ block: "start" });  // the new answer, last in the list

@@ -138,6 +138,42 @@ def test_state_changes_need_a_csrf_token(tmp_path):
         app.config["DATABASE"].close()
 
 
+def test_a_form_sent_after_signing_out_elsewhere_is_told_signed_out_not_expired(tmp_path):
+    """Signed out in another tab, the chat's Send answered "The form had expired … Reload the page": the reload led to
+    the sign-in page, and the question typed was gone (found by a browser walkthrough). It is now a signed-out
+    request like any other: to the sign-in page, and back to the page after it."""
+    from portal.auth.services import create_user
+    from portal.migrate import migrate
+
+    app = create_app({"CAIRN_DATA_DIR": str(tmp_path / "out"), "SECRET_KEY": "x", "CAIRN_REPAIR_INDEX_ON_START": False})
+    with app.app_context():
+        migrate(app.config["DATABASE"])
+        create_user("member@example.test", PASSWORD, {"Member"}, "Acme Test Co")
+        client = app.test_client()
+
+        def token() -> str:
+            return re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").get_data(as_text=True))[1]
+
+        signed_in = client.post(
+            "/login", data={"email": "member@example.test", "password": PASSWORD, "csrf_token": token()}
+        )
+        assert signed_in.status_code == 302
+        page = client.get("/chat/").get_data(as_text=True)
+        old_token = re.search(r'name="csrf_token" value="([^"]+)"', page)[1]
+        assert client.post("/logout", data={"csrf_token": old_token}).status_code == 302
+        sent = client.post(
+            "/chat/",
+            data={"csrf_token": old_token, "agent": "desk", "question": "Why?"},
+            headers={"HX-Request": "true", "HX-Current-URL": "http://localhost/chat/"},
+        )
+        assert sent.status_code == 204 and sent.headers["HX-Redirect"] == "/login?next=%2Fchat%2F"
+        assert "You were signed out" in client.get("/login").get_data(as_text=True)
+        # the sign-in form itself, sent with a stale token, still says to reload it
+        stale = client.post("/login", data={"email": "member@example.test", "password": PASSWORD, "csrf_token": "x"})
+        assert stale.status_code == 400 and "Reload the page" in stale.get_data(as_text=True)
+        app.config["DATABASE"].close()
+
+
 def test_session_cookie_flags(app, users):
     client = app.test_client()
     response = login(client, users["Auditor"].email)

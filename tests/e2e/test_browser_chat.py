@@ -379,3 +379,28 @@ def test_an_answer_htmx_does_not_swap_shows_its_message_by_send_and_keeps_the_qu
     arrived_at(page, re.compile(r"/chat/\d+$"))
     expect(page.locator(".turn")).to_have_count(1)
     expect(page.locator(".request-error")).to_have_count(0)
+
+
+def test_a_question_typed_while_signed_out_is_still_there_after_signing_in_again(page, pack, users):
+    """Signed out meanwhile, Send led to the sign-in page and the question typed was gone (found by a browser
+    walkthrough): the box keeps it for its page until an answer arrives."""
+    _agents(pack)
+    sign_in(page, users["Member"].email, PASSWORD)
+    page.goto("/chat/")
+    arrived_at(page, re.compile(r"/chat/$"))
+    page.get_by_role("radio", name=re.compile("Acme desk")).check()
+    page.context.clear_cookies()  # signed out, as in another tab
+    page.fill("#question", QUESTION)
+    page.press("#question", "Enter")
+    arrived_at(page, re.compile(r"/login\?next=%2Fchat%2F$"))
+    expect(page.locator(".flash")).to_contain_text("You were signed out")
+    page.fill("#email", users["Member"].email)
+    page.fill("#password", PASSWORD)
+    page.click("button[type=submit]")
+    arrived_at(page, re.compile(r"/chat/$"))
+    expect(page.locator("#question")).to_have_value(QUESTION)
+    page.get_by_role("radio", name=re.compile("Acme desk")).check()
+    page.press("#question", "Enter")
+    expect(page.locator(".turn .answer").first).to_contain_text("RSPO1041")
+    page.reload()  # answered: the box starts empty again
+    expect(page.locator("#question")).to_have_value("")
