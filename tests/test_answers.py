@@ -999,6 +999,16 @@ def test_a_question_what_something_means_asks_for_a_meaning(question, asked):
     assert asks(question) == asked
 
 
+def test_a_quarter_asked_must_be_named_as_a_day_must():
+    """ "When is the K4P downtime planned in the third quarter of 2026?" was answered with the second quarter's
+    rules (found by a browser walkthrough)."""
+    calendar = Hit("Planned downtimes of K4P are on Saturdays from 05:00.", document_title="Calendar: second quarter")
+    refused = evidence_for("When is the K4P downtime planned in the third quarter?", [calendar])
+    assert not refused.evidence and refused.gap() == {"kind": "not_named", "names": ["third quarter"]}
+    assert evidence_for("When is the K4P downtime planned in Q2?", [calendar]).evidence
+    assert evidence_for("When is the K4P downtime planned after quarter-end?", [calendar]).evidence  # names none
+
+
 def test_a_glossary_entry_names_the_values_it_lists_after_its_noun():
     """ "What does IDoc status 51 mean?" over the glossary said "No passage found names 51": its entry lists the
     statuses after "IDoc status:" without writing "status 51" (found by a browser walkthrough)."""

@@ -123,6 +123,20 @@ _DOTTED_DAY = re.compile(r"(?<![\w.])(\d{1,2})\.(\d{2})\.(?:\d{4}|\d{2})?(?![\w]
 _TIME_OF_DAY = re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b", re.IGNORECASE)
 
 
+# A quarter of a year, as documents and people write it: "the second quarter 2026", "Q2", "3rd quarter" (not
+# "quarter-end", which names none).
+_QUARTER = re.compile(r"\b(?:(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter|q([1-4]))\b", re.IGNORECASE)
+_QUARTER_NUMBER = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+
+
+def quarters(text: str) -> dict[int, str]:
+    """The quarters ``text`` names, as numbers mapped to how each was first written."""
+    found: dict[int, str] = {}
+    for m in _QUARTER.finditer(text):
+        found.setdefault(_QUARTER_NUMBER[m.group(1).casefold()] if m.group(1) else int(m.group(2)), m.group())
+    return found
+
+
 def days(text: str, short_form: bool = True) -> dict[tuple[int, int], str]:
     """The days ``text`` names, as ``(month, day)`` mapped to how each was first written; ``short_form``:
     "04-16" counts too."""
