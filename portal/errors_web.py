@@ -10,6 +10,7 @@ from werkzeug.exceptions import BadHost, BadRequest, MethodNotAllowed, RequestEn
 from werkzeug.exceptions import NotFound as HTTPNotFound
 
 from portal import db
+from portal.auth import signed_out_form
 from portal.errors import NoLongerToReview, NotFound, Refused, VersionConflict
 from portal.ingest.limits import request_too_large_message, too_many_form_parts_message
 from portal.rendering import render
@@ -127,7 +128,7 @@ def init_app(app) -> None:
             # Signed out meanwhile (in another tab, or the session lapsed): the token went with the session. Said as
             # for any page asked signed out (sign in, and back to the page), not "the form had expired": its advice
             # to reload lost what was typed, and the reload only led to the sign-in page.
-            return app.login_manager.unauthorized()
+            return signed_out_form()
         return _problem(
             400,
             "Form expired",

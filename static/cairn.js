@@ -265,24 +265,29 @@
   // empty again, has the focus.
   function enhanceChat() {
     var timer = null;
-    // What is typed in the question box is kept for its page in this tab until an answer arrives: a sign-in that a
-    // lapsed session asks for comes back to the page, and a reload, with it still there.
+    // What is typed in the question box is kept for its page and its user in this tab until an answer arrives: a
+    // sign-in that a lapsed session asks for comes back to the page, and a reload, with it still there; another
+    // person signing in on the same browser does not see it.
     var DRAFT = "cairn-question";
     function draft() {
       try { return JSON.parse(sessionStorage.getItem(DRAFT) || "null"); } catch (e) { return null; }
     }
-    function keepDraft(text) {
+    function keepDraft(text, box) {
       try {
-        if (text) { sessionStorage.setItem(DRAFT, JSON.stringify({ path: window.location.pathname, text: text })); }
-        else { sessionStorage.removeItem(DRAFT); }
+        if (text && box) {
+          var kept = { path: window.location.pathname, user: box.getAttribute("data-draft-of"), text: text };
+          sessionStorage.setItem(DRAFT, JSON.stringify(kept));
+        } else { sessionStorage.removeItem(DRAFT); }
       } catch (e) { /* storage off: nothing is kept */ }
     }
     document.body.addEventListener("input", function (event) {
-      if (event.target.matches && event.target.matches("textarea[data-enter-sends]")) { keepDraft(event.target.value); }
+      var box = event.target;
+      if (box.matches && box.matches("textarea[data-enter-sends]")) { keepDraft(box.value, box); }
     });
     var box = document.querySelector("textarea[data-enter-sends]");
     var kept = draft();
-    if (box && !box.value && kept && kept.path === window.location.pathname) { box.value = kept.text; }
+    if (box && !box.value && kept && kept.path === window.location.pathname &&
+        kept.user === box.getAttribute("data-draft-of")) { box.value = kept.text; }
     document.body.addEventListener("keydown", function (event) {
       var field = event.target;
       if (event.key !== "Enter" || event.shiftKey || event.isComposing || !field.matches("textarea[data-enter-sends]")) { return; }

@@ -168,6 +168,14 @@ def test_a_form_sent_after_signing_out_elsewhere_is_told_signed_out_not_expired(
         )
         assert sent.status_code == 204 and sent.headers["HX-Redirect"] == "/login?next=%2Fchat%2F"
         assert "You were signed out" in client.get("/login").get_data(as_text=True)
+        # a plain form goes back to the page it was sent from, never to its own POST-only address; "Sign out" from
+        # an old tab to the sign-in page alone (it went to a 405 after signing in)
+        plain = client.post("/chat/", data={"csrf_token": old_token}, headers={"Referer": "http://localhost/chat/7"})
+        assert plain.status_code == 302 and plain.headers["Location"] == "/login?next=%2Fchat%2F7"
+        again = client.post("/logout", data={"csrf_token": old_token}, headers={"Referer": "http://localhost/chat/"})
+        assert again.status_code == 302 and again.headers["Location"] == "/login"
+        elsewhere = client.post("/chat/", data={"csrf_token": old_token}, headers={"Referer": "http://evil.test/x"})
+        assert elsewhere.headers["Location"] == "/login"
         # the sign-in form itself, sent with a stale token, still says to reload it
         stale = client.post("/login", data={"email": "member@example.test", "password": PASSWORD, "csrf_token": "x"})
         assert stale.status_code == 400 and "Reload the page" in stale.get_data(as_text=True)

@@ -170,6 +170,7 @@ def test_contractions_typed_without_an_apostrophe_get_theirs_and_words_stay():
     # words of their own stay as typed: a possessive, a slant, a habit, an id
     assert with_apostrophes("its variant, the cant, wont, ID and well") == "its variant, the cant, wont, ID and well"
     assert with_apostrophes("dont-care flag_whats") == "dont-care flag_whats"  # part of a longer name
+    assert with_apostrophes("Who handles IM tickets? im") == "Who handles IM tickets? im"  # inventory management
 
 
 def test_short_forms_people_type_are_written_out_as_documents_write_them():

@@ -110,10 +110,11 @@ QUANTITY_PATTERN = (
 )
 _QUANTITY = re.compile(QUANTITY_PATTERN, re.IGNORECASE)
 # "How long did the import take", "how long till it shows up": a duration, which a time written in a unit gives ("30
-# days", "ten minutes": ``written.TIME``), whatever the verb but "be": "how long should a runbook be" and "how long is
-# the window title" ask a length.
+# days", "ten minutes": ``written.TIME``), whatever the verb but a "be" or "get" ending its clause: "how long should a
+# runbook be", "how long can a description get", "how long a password" and "how long is the window title" ask a
+# length; "how long until the delivery can be billed" a duration.
 _HOW_LONG = re.compile(
-    r"\bhow\s+long\b(?!\s+(?:is|are|was|were)\b)(?![^?.!;]*\bbe\b)"
+    r"\bhow\s+long\b(?!\s+(?:is|are|was|were|an?)\b)(?![^?.!;]*\b(?:be|get)\s*(?:$|[?.!;,]|at\s+(?:most|least)\b))"
     # ... "be" with a person doing or undergoing it: "how long were we locked out", "how long is it until …"
     r"|\bhow\s+long\s+(?:is|are|was|were)\s+(?:we|they|you|i|it|users|people)\b"
     # ... "be" with a verb of time: "how long are the logs kept?"
@@ -264,7 +265,9 @@ _ASKS_IN_MEASURE = re.compile(
 # incident?", "the fix time target for a P4 ticket"): the share of P4 incidents resolved within their target is not
 # one.
 _TIME_TARGET = re.compile(
-    r"\b(?:(?:resolution|response|restor\w*|recovery|fix(?:ing)?|repair)\s+(?:time\s+)?|time\s+)targets?\b",
+    # not an on-time target ("on-time target for deliveries: 95 percent")
+    r"\b(?:(?:resolution|response|restor\w*|recovery|fix(?:ing)?|repair)\s+(?:time\s+)?|(?<!on-)(?<!on\s)time\s+)"
+    r"targets?\b",
     re.IGNORECASE,
 )
 

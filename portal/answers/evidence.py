@@ -399,11 +399,13 @@ _DEFINED = re.compile(r"^\W*([A-Za-z][\w /-]{0,60}?)\W*:", re.MULTILINE)
 
 def _defines_values(text: str, noun: str, written_as: str) -> bool:
     """Whether a line of ``text`` defines ``noun`` (its label ends with it) and lists the number among its values:
-    the glossary's "IDoc status" entry names status 51 without writing "status 51"."""
-    number = re.compile(rf"(?<![\w.,:/-])(?:{written_as})(?![\w.,:-]*\d)(?!\w)", re.IGNORECASE)
+    the glossary's "IDoc status" entry names status 51 without writing "status 51". A value of the list opens an
+    item (after the label, a colon, a comma or a semicolon) and is told by a word: "51 not posted", not "retried 51
+    times", "page 51" or "; 51 orders failed" (a count of something)."""
+    number = re.compile(rf"(?:^|[:,;])\s*(?:{written_as})\s+(?![a-z]*s\b)[a-z]")
     for line in text.splitlines():
         label = _DEFINED.match(line)
-        if label and _one_noun(label.group(1).split()[-1], noun) and number.search(line, label.end()):
+        if label and _one_noun(label.group(1).split()[-1], noun) and number.search(line[label.end() - 1 :]):
             return True
     return False
 

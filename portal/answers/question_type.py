@@ -36,14 +36,14 @@ _ROLE = re.compile(
     r"planners|clerk|clerks|operator|operators|supervisor|supervisors|dba|basis|service desk|key users?)\b",
     re.IGNORECASE,
 )
+_PERSON = re.compile(r"\bby\s+[A-Z][a-z]+\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+\s+[A-Z][a-z]+\s+(?:opened|reported|approved)\b")
 # "How should a date be written?" asks for a rule, not steps: a procedure question has a person doing it. "In which
 # order …" and "step by step" ask for steps too ("a sales order" is no order of steps).
 _ASKS_STEPS = re.compile(
     r"^\W*(how (do|can|should|would|shall|must) (i|we|you|one)\b|how to\b|what (are the )?steps\b)"
     # ... after what the user tells, and of whoever does it ("the spool is full, how do they fix it", "what do we do
-    # when …"); not how one knows or compares
-    r"|\bhow (?:do|can|should|would|must) (?:i|we|you|they|people|users|one) "
-    r"(?!(?:know|tell|see|find out|compare|differ)\b)"
+    # when …")
+    r"|\bhow (?:do|can|should|would|must) (?:i|we|you|they|people|users|one)\b"
     r"|\bwhat (?:do|should|can|must) (?:i|we|you|they|people) do\b"
     r"|\b(steps|procedure)\b|\bstep[ -]by[ -]step\b"
     r"|\bin (what|which) order\b(?!\s+(?:type|number|item|quantity|value|date|status))"
@@ -196,8 +196,8 @@ def carries(unit_text: str, asked: str, named: set[str]) -> bool:
         return any(m.group(0).strip().casefold() not in named for m in _NUMBER.finditer(unit_text))
     if asked == "meaning":
         return _CARRIES_MEANING.search(unit_text) is not None
-    if asked == "role":
-        return _ROLE.search(unit_text) is not None
+    if asked == "role":  # a role, or a person's name where a document gives one ("opened by Priya Shah")
+        return _ROLE.search(unit_text) is not None or _PERSON.search(unit_text) is not None
     if asked == "identifier":
         return any(_is_identifier(t) and t.casefold() not in named for t in written.IDENTIFIER_TOKEN.findall(unit_text))
     return False

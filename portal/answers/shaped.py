@@ -64,7 +64,8 @@ _ASKS_NAME = re.compile(
     + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?"
     + r"(?:company|vendor|supplier|firm|contractor|carrier|haulier|forwarder|manufacturer|provider)\b"
     # "which company code", "which vendor accounts", "which company holidays" ask for something else
-    + r"(?!\s+(?:codes?|numbers?|ids?|keys?|accounts?|statements?|details|holidays?|files?|channels?|portals?)\b)"
+    + r"(?!\s+(?:codes?|numbers?|ids?|keys?|accounts?|statements?|details|holidays?|files?|channels?|portals?|types?|"
+    + r"urls?|settings?)\b)"
     # "which bank is our house bank", "which house bank do we use", "which bank for SEPA payments": a bank asked by its
     # name, when a verb or "for" follows it ("which bank charges apply", "which bank format" ask for something else)
     + r"|\bwhich\s+(?:[\w-]+\s+){0,2}?banks?\s+(?:is|are|was|were|do|does|did|should|will|would|can|could|must|for|"
@@ -166,9 +167,11 @@ SHAPED_VALUES: dict[str, tuple[re.Pattern, Callable[[str, str], bool]]] = {
     ),
     "amount of money": (
         re.compile(
-            # what is paid or earned: "how much on-call allowance do engineers get for a weekend?"
-            r"\bhow\s+much\b[^?.]*\b(?:pay|paid|costs?|charged?|charges|spen[dt]|bill(?:ed)?|allowances?|bonus(?:es)?|"
-            r"salary|salaries|wages?|compensation|reimburse(?:d|ment)?|earns?|earned)\b"
+            r"\bhow\s+much\b[^?.]*\b(?:pay|paid|costs?|charged?|charges|spen[dt]|bill(?:ed)?|earns?|earned)\b"
+            # what is paid, named right after "how much": "how much on-call allowance do engineers get?" (not "how
+            # much disk space do the wage type tables use")
+            r"|\bhow\s+much\s+(?:[\w-]+\s+){0,2}?(?:allowances?|bonus(?:es)?|salary|salaries|wages?|compensation|"
+            r"reimbursements?)\b(?!\s+(?:types?|tables?|jobs?|runs?|programs?|reports?)\b)"
             r"|\bwhat\s+(?:did|does|do|will|would)\b[^?.]*\bcost\b|\b(?:price|cost|fee|charge)s?\s+(?:of|for|per)\b"
             # "what budget was approved", "what's the budget for …"; not a time or error budget, nor a budget's
             # line, code, owner or approval

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from flask import flash, make_response, redirect, request, session
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
@@ -22,6 +24,22 @@ def _flash_once(message: str, category: str) -> None:
     the sign-in page to say it."""
     if not any(list(waiting) == [category, message] for waiting in session.get("_flashes", [])):  # tuples or lists
         flash(message, category)
+
+
+def signed_out_form():
+    """The answer to a form sent after its session ended (signed out in another tab, or lapsed): signed out, as any
+    request then. With htmx, the sign-in page and back to the page the form is on (``unauthorized``); a plain form
+    goes back to the page it was sent from (a same-site Referer), never to its own address, which only takes a POST
+    (a second "Sign out" sent from an old tab went to a 405 after signing in), and "Sign out" to no page at all."""
+    from portal.rendering import wants_fragment
+
+    if wants_fragment():
+        return login_manager.unauthorized()
+    _flash_once(SIGNED_OUT_MESSAGE, login_manager.login_message_category)
+    sent_from = urlsplit(request.referrer or "")
+    back = sent_from.path + (f"?{sent_from.query}" if sent_from.query else "")
+    same_site = sent_from.netloc == request.host and back.startswith("/") and request.endpoint != "auth.logout"
+    return redirect(login_url(login_manager.login_view, next_url=back if same_site else None))
 
 
 def init_app(app) -> None:

@@ -161,7 +161,7 @@ CARRIED_QUESTION_BYTES = 3_000
 @bp.app_template_global()
 def ask_another_agent_address(agent: Agent, run: Run) -> str:
     """The address of a new conversation with ``agent``, its question box holding ``run``'s question."""
-    carried = url_for("chat.new", slug=agent.slug, question=run.question)
+    carried = url_for("chat.new", slug=agent.slug, question=run.question_as_read)
     return carried if len(carried) <= CARRIED_QUESTION_BYTES else url_for("chat.new", slug=agent.slug)
 
 

@@ -190,7 +190,7 @@ def _recorded(actor: User, feedback: Feedback, kind: str, document: Document | N
             feedback=feedback,
             agent=agent,
             agent_slug=agent.slug,
-            question=feedback.run.question,
+            question=feedback.run.question_as_read,
             kind=kind,
             created_by=actor.id,
             **expects,

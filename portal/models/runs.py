@@ -56,7 +56,7 @@ class Run(BaseModel):
     searched_packs = JSONTextField(default=list)
     absent_words = JSONTextField(default=list)  # the question's words no searched passage contained (evidence.py)
     evidence_gap = JSONTextField(default=dict)  # why there was no evidence besides those words (Choice.gap)
-    read_with = TextField(default="")  # the conversation's question before it, when it was read after it (follow_up)
+    read_as = TextField(default="")  # a follow-up as read, about what its conversation was about (follow_up)
     # A chat turn is a run; runs asked elsewhere (try page, `cairn ask`) have no conversation.
     conversation = ForeignKeyField(Conversation, null=True, backref="runs", on_delete="SET NULL", index=False)
     created_at = DateTimeField(default=utcnow, index=True)
@@ -68,6 +68,12 @@ class Run(BaseModel):
         table_name = "run"
         # A conversation's turns in order (``Conversation.turns``), one page at a time (migrations/0012).
         indexes = ((("conversation", "created_at", "id"), False),)
+
+    @property
+    def question_as_read(self) -> str:
+        """The question as it was answered: a follow-up as read (``read_as``), else as typed. What a regression case
+        or another agent is asked, to be asked the same question."""
+        return self.read_as or self.question
 
     def references(self):
         return RunReference.select().where(RunReference.run == self).order_by(RunReference.n)

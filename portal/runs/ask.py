@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import re
 import time
 from dataclasses import dataclass
 
@@ -59,10 +60,10 @@ def model_client() -> ChatClient | None:
 class Retrieval:
     """What an agent gets for a question: the verdict, the issued hits (best first), and the term weights."""
 
-    # as read: its contractions with their apostrophes (``analysis.with_apostrophes``), after the question before it
-    # when it leans on that one (``follow_up``)
+    # as read: about what the conversation was about when it leans on the turn before (``follow_up``), its
+    # contractions with their apostrophes (``analysis.with_apostrophes``)
     question: str
-    read_with: str  # the question before it that it was read after, or ""
+    read_as: str  # the follow-up as read ("And the root cause (INC-9)?"), or ""
     choice: evidence.Choice
     hits: list[SearchHit]
     # for each hit, which of some days its document names: read once per set of days, by the evidence check and
@@ -93,14 +94,15 @@ class Retrieval:
 
 
 def retrieve(
-    agent: Agent, question: str, packs: list[Pack] | None = None, tokenize=None, before: str | None = None
+    agent: Agent, question: str, packs: list[Pack] | None = None, tokenize=None, about: list[str] | None = None
 ) -> Retrieval:
     """Search the agent's granted packs (``packs``, when the caller has read them) and apply the evidence
-    check; nothing is stored. ``before``: the question asked before it in its conversation."""
+    check; nothing is stored. ``about``: what its conversation was about so far (the identifiers of the turn
+    before), which a follow-up asks about."""
     packs = list(agent.granted_packs()) if packs is None else packs
-    read_with = before if before and follow_up.leans_on_the_one_before(question) else ""
-    question_as_typed = question
-    question = with_apostrophes(follow_up.read_together(read_with, question) if read_with else question)
+    about = about if about and follow_up.leans_on_the_one_before(question) else []
+    read_as = follow_up.read_about(question, about) if about else ""
+    question = with_apostrophes(read_as or question)
     terms = question_terms(question)
     synonyms = vocabulary.of_packs(packs).synonyms(question)
     results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms, synonyms=synonyms)
@@ -119,19 +121,20 @@ def retrieve(
         like_passage=likeness.like_hits,
         synonyms=synonyms,
     )
-    subject = evidence.identifiers(read_with) if read_with and not evidence.identifiers(question_as_typed) else []
-    if subject and choice.issued:
-        choice.issued = _about_the_subject(results.hits, choice.issued, subject)
-    return Retrieval(question, read_with, choice, results.hits, document_days)
+    if about and choice.issued:
+        choice.issued = _about_the_subject(results.hits, choice.issued, about)
+    return Retrieval(question, read_as, choice, results.hits, document_days)
 
 
 def _about_the_subject(hits: list[SearchHit], issued: list[int], subject: list[str]) -> list[int]:
-    """Of the ``issued`` hits, those of documents naming one of ``subject``, the identifiers the question before
-    asked about (in a passage or in the title), when any does: "And the root cause?" after "What happened in
-    INC-9?" is answered from INC-9's record, not from the root causes of other incidents."""
+    """Of the ``issued`` hits, those of documents naming one of ``subject``, what the conversation was about (in a
+    passage or in the title), when any does: "And the root cause?" after "What happened in INC-9?" is answered
+    from INC-9's record, not from the root causes of other incidents."""
     revisions = sorted({hits[i].revision_id for i in issued})
+    # each name's longest part, as a passage may write it: "ZTW_CRED_LOG-EXPOSURE" as table and field apart
+    parts = [max(re.split(r"[-/ ]", name), key=len) for name in subject]
     query = Passage.select(Passage.revision, Passage.text).where(
-        Passage.revision.in_(revisions) & functools.reduce(operator.or_, [Passage.text.contains(n) for n in subject])
+        Passage.revision.in_(revisions) & functools.reduce(operator.or_, [Passage.text.contains(p) for p in parts])
     )
     named = {revision for revision, text in query.tuples() if any(evidence.names(text, n) for n in subject)}
     named |= {hits[i].revision_id for i in issued if any(evidence.names(hits[i].document_title, n) for n in subject)}
@@ -207,19 +210,19 @@ class Answered:
     timings: dict[str, float]
     absent_words: list[str]  # the question's words no searched passage contains
     evidence_gap: dict  # why there is no evidence besides those words (``evidence.Choice.gap``)
-    read_with: str  # the question before it that it was read after (``follow_up``), or ""
+    read_as: str  # the follow-up as read (``follow_up``), or ""
 
 
-def answer_for(agent: Agent, question: str, client: ChatClient | None, before: str | None = None) -> Answered:
+def answer_for(agent: Agent, question: str, client: ChatClient | None, about: list[str] | None = None) -> Answered:
     """Retrieval over the agent's granted packs, the evidence check and the grounded answer, stored nowhere.
 
-    ``ask`` stores what this returns; ``cairn eval``'s regression cases call it with no model. ``before``: the
-    question asked before it in its conversation.
+    ``ask`` stores what this returns; ``cairn eval``'s regression cases call it with no model. ``about``: what the
+    conversation was about so far (``retrieve``).
     """
     started = time.perf_counter()
     tokenize = TermCache()  # shared: each text is analysed once per question
     packs = list(agent.granted_packs())
-    retrieval = retrieve(agent, question, packs, tokenize, before)
+    retrieval = retrieve(agent, question, packs, tokenize, about)
     issued = _issue(retrieval.issued)
     retrieval_ms = _elapsed_ms(started)
     question = retrieval.question
@@ -247,7 +250,7 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None, before: s
         timings,
         retrieval.choice.absent_words,
         retrieval.choice.gap(),
-        retrieval.read_with,
+        retrieval.read_as,
     )
 
 
@@ -256,12 +259,12 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
 
     ``conversation``: the chat the run is a turn of; an unsaved one is created
     with the run, in the same transaction (a conversation exists only once it
-    has an answer). A question leaning on the turn before it is read after that
-    turn's question (``follow_up``), and the run says so.
+    has an answer). A question leaning on the turn before it is read as asking
+    about what that turn was about (``follow_up``), and the run keeps how.
     """
     question = checked_question(question)
-    before = _last_question(conversation) if conversation is not None and conversation.id is not None else None
-    answered = answer_for(agent, question, model_client(), before)
+    about = _about_so_far(conversation) if conversation is not None and conversation.id is not None else None
+    answered = answer_for(agent, question, model_client(), about)
     outcome = answered.outcome
     now = utcnow()
     with database().atomic():
@@ -293,7 +296,7 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
             searched_packs=answered.searched,
             absent_words=answered.absent_words,
             evidence_gap=answered.evidence_gap,
-            read_with=answered.read_with,
+            read_as=answered.read_as,
             conversation=conversation,
         )
         rows = [_receipt_row(run, item) for item in answered.issued]
@@ -305,9 +308,11 @@ def ask(agent: Agent, user: User | None, question: str, conversation: Conversati
     return run
 
 
-def _last_question(conversation: Conversation) -> str | None:
+def _about_so_far(conversation: Conversation) -> list[str]:
+    """What the conversation's last turn was about: the identifiers of its question as read (a follow-up's carry
+    what it was read about, so a chain of them keeps the subject)."""
     last = conversation.turns(newest_first=True).first()
-    return last.question if last is not None else None
+    return evidence.identifiers(last.read_as or last.question) if last is not None else []
 
 
 def _still_exists(agent: Agent) -> bool:

@@ -244,13 +244,13 @@ _TILL = re.compile(
 
 # Contractions people type without their apostrophe ("whats the target for P4", "it doesnt post"), which every pattern
 # reading a question's form expects with it: "whats the fix time target" did not ask "what is" to any of them. Only
-# the forms that are no word of their own ("its", "cant", "wont", "ill", "well", "were", "id" are, or may be).
+# the forms that are no word of their own ("its", "cant", "wont", "ill", "well", "were", "id" are, or may be; "im" is
+# IM, inventory management).
 _BARE_CONTRACTIONS = {
     word.replace("'", ""): word
     for word in (
         "what's who's where's how's that's there's here's don't doesn't didn't isn't aren't wasn't weren't "
-        "hasn't haven't hadn't couldn't shouldn't wouldn't mustn't needn't i'm i've you're you've we've they're "
-        "they've"
+        "hasn't haven't hadn't couldn't shouldn't wouldn't mustn't needn't you're you've we've they're they've"
     ).split()
 }
 _BARE_CONTRACTION = re.compile(

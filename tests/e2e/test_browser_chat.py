@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from helpers import PASSWORD
 from portal.agents.services import create_agent
+from portal.auth.services import create_user
 from portal.chat.services import TURNS_PER_PAGE, start_conversation
 from portal.db import BUSY_MESSAGE
 from portal.documents import services as documents
@@ -403,4 +404,14 @@ def test_a_question_typed_while_signed_out_is_still_there_after_signing_in_again
     page.press("#question", "Enter")
     expect(page.locator(".turn .answer").first).to_contain_text("RSPO1041")
     page.reload()  # answered: the box starts empty again
+    expect(page.locator("#question")).to_have_value("")
+    # a draft is its writer's: another member signing in on the same browser tab does not see it
+    page.fill("#question", "A question of my own")
+    page.get_by_role("button", name="Sign out").click()
+    create_user("second.member@example.test", PASSWORD, {"Member"}, "Acme Test Co")
+    page.fill("#email", "second.member@example.test")
+    page.fill("#password", PASSWORD)
+    page.click("button[type=submit]")
+    page.goto("/chat/")
+    arrived_at(page, re.compile(r"/chat/$"))
     expect(page.locator("#question")).to_have_value("")
