@@ -113,3 +113,12 @@ def test_a_regression_case_and_another_agent_are_asked_the_follow_up_as_read(inc
     feedback = rate_answer(member, follow_up, "not_helpful", ["incorrect"])
     case = record_no_evidence_case(users["Auditor"], feedback)
     assert case.question == "And the root cause (INC-9)?"
+
+
+def test_a_follow_up_carries_at_most_a_few_names_of_the_turn_before(incidents):
+    """A question listing many identifiers asks about none in particular: its follow-up carries the first few."""
+    agent, member = incidents
+    many = "Which of INC-1, INC-2, INC-3, INC-4, INC-5 and INC-9 stopped billing?"
+    conversation, _ = start_conversation(member, agent, many)
+    follow_up = continue_conversation(member, conversation, agent, "And who reported it?")
+    assert follow_up.read_as == "And who reported it (INC-1, INC-2, INC-3, INC-4)?"

@@ -40,6 +40,8 @@ from portal.search.hits import SearchHit
 from portal.search.service import search_packs
 
 REFERENCES_PER_RUN = evidence.REFERENCES_PER_RUN
+# The most identifiers of the turn before a follow-up is read about: a question listing hundreds asks about none.
+MAX_SUBJECT = 4
 
 
 def checked_question(question: str) -> str:
@@ -312,7 +314,7 @@ def _about_so_far(conversation: Conversation) -> list[str]:
     """What the conversation's last turn was about: the identifiers of its question as read (a follow-up's carry
     what it was read about, so a chain of them keeps the subject)."""
     last = conversation.turns(newest_first=True).first()
-    return evidence.identifiers(last.read_as or last.question) if last is not None else []
+    return evidence.identifiers(last.read_as or last.question)[:MAX_SUBJECT] if last is not None else []
 
 
 def _still_exists(agent: Agent) -> bool:

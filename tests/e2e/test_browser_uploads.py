@@ -172,8 +172,9 @@ def test_a_file_the_portal_did_not_take_is_named_and_counted_apart_from_the_refu
     page.locator("#upload-form button[type=submit]").press("Enter")
     expect(label).to_have_text("Done: 1 file sent — 0 added, 0 refused, 1 not stored.")
     refused_for_form = page.locator("#upload-outcomes .outcome[data-outcome=not_stored]").last
-    expect(refused_for_form).to_have_attribute("data-reason", "http_400")
-    expect(refused_for_form).to_contain_text("expired-note.md: not stored — The form had expired")
+    # said as for any request signed out (it said "The form had expired", whose "reload" led to the sign-in page)
+    expect(refused_for_form).to_have_attribute("data-reason", "signed_out")
+    expect(refused_for_form).to_contain_text("expired-note.md: not stored — you were signed out. Sign in again")
     # Every child of the list is a line of it.
     assert page.evaluate("[...document.getElementById('upload-outcomes').children].every(e => e.tagName === 'LI')")
 
