@@ -226,6 +226,7 @@ def main() -> None:
         vocabulary = make_vocabulary(args.vocabulary, rng)
         load_seconds = rebuild_seconds = None
         if args.reuse:
+            migrate(app.config["DATABASE"])  # an earlier run's database, from before the latest migrations
             packs = list(Pack.select().where(Pack.slug.startswith("bench-")).order_by(Pack.slug))
             agent = Agent.get(Agent.slug == "bench-agent")
         else:
