@@ -692,8 +692,9 @@ def choose(
     # A quarter names a period as a day does: "When is the K4P downtime planned in the third quarter?" is not
     # answered by the second quarter's calendar (found by a browser walkthrough).
     asked_quarters = written.quarters(as_read(asking))
-    named_quarters = {quarter for text in texts for quarter in written.quarters(text)}
-    missing.extend(asked_quarters[q] for q in sorted(asked_quarters.keys() - named_quarters))
+    if asked_quarters:  # the passages are read for quarters only then
+        named_quarters = {quarter for text in texts for quarter in written.quarters(text)}
+        missing.extend(asked_quarters[q] for q in sorted(asked_quarters.keys() - named_quarters))
     # what the user told may name the product as people do ("flooded SAP with print jobs"): a three-letter name the
     # packs write, of which the passages found name no sibling, need not be in the evidence
     context = [run for run in context if run not in _alone_of_their_kind(context, texts, told, in_packs)]

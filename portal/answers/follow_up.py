@@ -32,7 +32,7 @@ _CONTINUES = re.compile(r"^\W*(?:and|also|plus|then)\b", re.IGNORECASE)
 # A word pointing back at the thing asked about before: "Who reported it?", "When was it fixed?", "what did they
 # do?". Lower case: "IT" is the department. Not "there", "that" or "this", which as often point at nothing ("Is there
 # a runbook …?", "How do I know that …?", "this error").
-_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|It|Its|They|Them|Their)\b")
+_POINTS_BACK = re.compile(r"\b(?:[Ii]ts?|[Tt]hey|[Tt]hem|[Tt]heir)\b")
 # "It" that points at nothing: the time, a possibility.
 _DUMMY_IT = re.compile(
     r"\bwhat\s+time\s+is\s+it\b|\bis\s+it\s+(?:possible|normal|ok|okay|true|safe|allowed|enough|too\s+late)\b"

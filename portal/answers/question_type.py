@@ -31,9 +31,8 @@ _ASKS_ROLE = re.compile(
 )
 # A unit naming who does something: a role, a team or a body, as documents that name no person write them.
 _ROLE = re.compile(
-    r"\b(?:team|teams|lead|leads|manager|managers|owner|owners|desk|engineer|engineers|analyst|analysts|administrator|"
-    r"administrators|department|on-call|on call|provider|controller|controllers|board|developer|developers|planner|"
-    r"planners|clerk|clerks|operator|operators|supervisor|supervisors|dba|basis|service desk|key users?)\b",
+    r"\b(?:teams?|leads?|managers?|owners?|desk|engineers?|analysts?|administrators?|department|on[- ]call|provider|"
+    r"controllers?|board|developers?|planners?|clerks?|operators?|supervisors?|dba|basis|key users?)\b",
     re.IGNORECASE,
 )
 _PERSON = re.compile(r"\bby\s+[A-Z][a-z]+\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+\s+[A-Z][a-z]+\s+(?:opened|reported|approved)\b")
