@@ -965,6 +965,41 @@ def test_prose_beats_a_table_row_with_the_same_words():
     assert chosen == [("The nightly billing run starts at 02:30.", 2)]
 
 
+def test_the_row_of_the_identifier_asked_about_reads_as_a_sentence():
+    """ "What is the fourth label printer, TW30_LBL04, used for?" was answered with the sentence naming all four
+    printers and another about labels; the printers' table row keyed by TW30_LBL04, holding its use, was left out
+    as a table row that reads worse than prose."""
+    question = "At the distribution centre, what is the label printer TW30_LBL04 used for?"
+    table = make_ref(
+        1,
+        "## Printing\n\n| Printer | Location | Use |\n|---|---|---|\n"
+        "| TW30_LBL03 | Export packing | Export labels |\n| TW30_LBL04 | Returns desk | Reprints |",
+    )
+    prose = make_ref(
+        2,
+        "Labels are printed on the four label printers TW30_LBL01 to TW30_LBL04 of the distribution centre. "
+        "The label printers print 30,000 labels a day.",
+    )
+    weights = {term: 1.0 for term in simple_tokenize(question)} | {"lbl04": 3.0}  # an identifier is rare
+    chosen = extractive_sentences(question, [prose, table], max_sentences=2, weights=weights)
+    assert ("Printer: TW30_LBL04; Location: Returns desk; Use: Reprints", 1) in chosen
+
+
+def test_a_sentence_pointing_back_comes_with_the_one_it_points_to():
+    """ "What did transport K4DK901534 correct?" was answered "Emergency transport K4DK901534 corrected it.": the
+    sentence before, which says what "it" is, shares no word with the question."""
+    digest = make_ref(
+        1,
+        "## Root cause\n\nThe first version reused the queue number of the original label. "
+        "Emergency transport K4DK901534 corrected it.\n\n## Impact\n\nNo labels were printed for two hours.",
+    )
+    chosen = extractive_sentences("What did transport K4DK901534 correct?", [digest], max_sentences=1)
+    assert chosen == [
+        ("The first version reused the queue number of the original label.", 1),
+        ("Emergency transport K4DK901534 corrected it.", 1),
+    ]
+
+
 def test_a_sentence_is_found_through_its_heading_and_document_title():
     digest = make_ref(
         1,
