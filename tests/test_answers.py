@@ -1380,6 +1380,10 @@ def test_identifiers_a_question_names():
     # a name ending in a digit may begin a longer one written in letters, never in digits
     assert names("K4P runs S/4HANA production", "S/4")
     assert not names("INC-2026-0427", "INC-2026-04") and not names("TW30", "TW3")
+    # a message type is named by its basic type ("why were INVOIC IDocs stuck?" over a digest naming INVOIC02 had
+    # said no passage names INVOIC); a short name in capitals is not (a system id, an acronym)
+    assert names("The INVOIC02 IDocs had been passed to the tRFC port", "INVOIC")
+    assert not names("INVOIC021 and INVOIC2", "INVOIC") and not names("SAP02", "SAP") and not names("TW302", "TW30")
 
 
 @pytest.mark.parametrize(

@@ -514,9 +514,19 @@ _NAMED_NUMBER = re.compile(
 )
 
 
+_MESSAGE_TYPE_LETTERS = 5  # ORDERS, INVOIC, DESADV, LOIPRO; not a system id (K4P) or an acronym (SAP, BW)
+
+
 def _occurs(text: str, token: str) -> bool:
-    # A name ending in a digit may be the start of a longer one in letters: "S/4" is written "S/4HANA".
-    tail = r"[A-Za-z]*" if token[-1:].isdigit() else ""
+    # A name ending in a digit may be the start of a longer one in letters: "S/4" is written "S/4HANA". A message
+    # type in capitals is named by its basic type, the same name and a two-digit version: "INVOIC" by "INVOIC02"
+    # (an incident digest names only the basic type).
+    if token[-1:].isdigit():
+        tail = r"[A-Za-z]*"
+    elif len(token) >= _MESSAGE_TYPE_LETTERS and token.isalpha() and token.isupper():
+        tail = r"(?:\d\d)?"
+    else:
+        tail = ""
     pattern = rf"(?<![A-Za-z0-9]){re.escape(token)}{tail}(?![A-Za-z0-9])"
     return re.search(pattern, text, re.IGNORECASE) is not None
 
