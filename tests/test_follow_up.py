@@ -40,6 +40,11 @@ SPOOL = b"# Spool overflow runbook\n\n## Fix\n\nRun the report RSPO1041 to delet
         ("What was the root cause of INC-2026-0203?", False),  # names what it is about
         ("what about INC-2026-0338?", False),  # names its own
         ("Who reported the spool overflow?", False),  # points back at nothing
+        ("what was the root cause", True),  # an aspect of the thing asked about before (browser walkthrough)
+        ("What were the follow-up actions?", True),
+        ("what's the impact", True),
+        ("What is the root cause of the spool overflow?", False),  # names its thing
+        ("What causes a spool overflow?", False),
         ("Is there a runbook for the spool overflow?", False),  # "there" points at nothing
         ("How do I know that a job failed?", False),
         ("Who handles IT tickets?", False),  # the department

@@ -7,8 +7,10 @@ check let them through (each shares the question's words).
 
 A question leans on the one before when it is short, names nothing of its own
 (no identifier, no name of several capitalised words), and either opens as a
-continuation ("and …", "also …") or points back at a thing ("it", "they",
-"them"; not "IT", and not the "it" of "what time is it" or "is it possible").
+continuation ("and …", "also …"), points back at a thing ("it", "they",
+"them"; not "IT", and not the "it" of "what time is it" or "is it possible"), or
+asks only for an aspect of a thing ("what was the root cause?", "what were the
+follow-up actions?").
 It is then read as asking about what the conversation was about: the
 identifiers of the question before (or, when that one leaned on its own
 predecessor, the ones it was read with), written into it: "And the root cause
@@ -39,6 +41,15 @@ _DUMMY_IT = re.compile(
     r"|\bhow\s+is\s+it\s+going\b",
     re.IGNORECASE,
 )
+# A question about an aspect of the thing asked about before, naming no thing: "what was the root cause", "what were
+# the follow-up actions?", "and the impact". Not "Who reported the spool overflow?", which names its thing.
+_ASPECT_OF_IT = re.compile(
+    r"^\W*(?:what|who|when|why|how|which)\b(?:\W+\w+){0,2}?\W+the\s+(?:(?:root|main|real|final|actual)\s+)?"
+    r"(?:cause|impact|effect|fix|resolution|solution|workaround|reporter|priority|status|outcome|result|timeline|"
+    r"duration|owner|trigger|lessons?(?:\s+learned)?|next\s+steps?|follow[- ]?ups?(?:\s+(?:actions?|items?))?|"
+    r"actions?|consequences?)\W*$",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"\w+")
 _ENDING = re.compile(r"\s*([?.!]*)\s*$")
 
@@ -47,7 +58,7 @@ def leans_on_the_one_before(question: str) -> bool:
     """Whether ``question`` is read with what the conversation was about (see the module)."""
     if len(_WORD.findall(question)) > MAX_WORDS or identifiers(question) or proper_names(question):
         return False
-    if _CONTINUES.search(question):
+    if _CONTINUES.search(question) or _ASPECT_OF_IT.search(question):
         return True
     return _POINTS_BACK.search(_DUMMY_IT.sub(" ", question)) is not None
 
