@@ -6,7 +6,7 @@ import peewee
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import audit_log_refusing_writes, data_snapshot, upload
+from helpers import FIXTURES_DIR, audit_log_refusing_writes, data_snapshot, upload
 from portal.documents import editing, services
 from portal.documents.readers import ReaderAccess
 from portal.errors import Refused, TitleConflict, VersionConflict
@@ -119,6 +119,14 @@ def test_upload_of_a_real_file_through_the_browser_form(app, pack, client_as):
     assert response.status_code == 200
     assert "added as" in response.get_data(as_text=True)
     assert Document.select().count() == 1
+
+
+def test_a_document_of_one_page_says_one_page(app, pack, client_as):
+    """The header said "version 1 · 1 pages" (browser walkthrough)."""
+    name = "pypdf_side-by-side-subfig.pdf"  # one page
+    document = services.upload_file(pack, name, (FIXTURES_DIR / name).read_bytes(), None).document
+    page = client_as("PlatformAdmin").get(f"/packs/ops/documents/{document.doc_id}").get_data(as_text=True)
+    assert "· 1 page" in page and "1 pages" not in page
 
 
 def test_edit_page_conflict_message(app, pack, client_as):
