@@ -13,6 +13,12 @@ title holding one reorders the rest of the line a list shows it in (the time, th
 it). Nothing a person writes needs them. The marks (U+200E, U+200F, U+061C) only place neutral
 characters, and right-to-left text needs those: they stay. File names refuse the same set
 (``documents.filenames``).
+
+**One form of each letter.** Text is composed (Unicode NFC): "ü" written as a "u" and a combining accent (as
+macOS writes text and some PDFs' text layers hold it) and "ü" typed as one character are one word to search,
+to the evidence check and to the answer. Stored apart, a question typed in a browser never found the document
+and the answer said "No document searched mentions Zürich" after quoting its sentence. The two forms are
+canonically equivalent: they show alike.
 """
 
 from __future__ import annotations
@@ -29,10 +35,10 @@ _CONTROL_BUT_NUL = re.compile(rf"[{_CONTROLS_BUT_NUL}]")
 
 def strip_control_characters(text: str, keep_nul: bool = False) -> str:
     """Drop control characters (keeping tab and newline) and the bidirectional controls that reorder text
-    (``BIDI_REORDERING``) from text read out of a file: the text people read is the text that is stored,
-    searched and given to a model. ``keep_nul``: text sent to the portal, where a NUL is refused, not dropped
-    (``request_text``)."""
-    return (_CONTROL_BUT_NUL if keep_nul else _CONTROL).sub("", text)
+    (``BIDI_REORDERING``) from text read out of a file, and compose it (NFC): the text people read is the text
+    that is stored, searched and given to a model. ``keep_nul``: text sent to the portal, where a NUL is refused,
+    not dropped (``request_text``)."""
+    return unicodedata.normalize("NFC", (_CONTROL_BUT_NUL if keep_nul else _CONTROL).sub("", text))
 
 
 def normalised_text(text: str) -> str:
