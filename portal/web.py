@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, redirect, url_for
+from flask import Blueprint, redirect, request, url_for
 from flask_login import current_user
+from werkzeug.http import parse_range_header
 
 from portal import access, numbers, request_text, wording
 from portal.answers.asked import VALUE_KINDS
@@ -43,6 +44,20 @@ def healthz():
     return {"status": "ok"}
 
 
+def ignore_unusable_range() -> None:
+    """Serve the whole file when the Range header is not one range of bytes.
+
+    RFC 9110 has a server ignore a range unit it does not know ("chars=0-1") and lets it ignore an invalid
+    ("bytes=5-2") or a multiple one; Werkzeug's ``send_file`` answered each with 416 Range Not Satisfiable
+    (attack probe). One range past the end of the file is still a 416: it is a range of bytes, not satisfiable.
+    """
+    header = request.environ.get("HTTP_RANGE")
+    if header is not None:
+        parsed = parse_range_header(header)
+        if parsed is None or parsed.units != "bytes" or len(parsed.ranges) != 1:
+            del request.environ["HTTP_RANGE"]
+
+
 def init_app(app) -> None:
     from portal.account.views import bp as account_bp
     from portal.agents.services import MAX_INSTRUCTIONS_CHARS, MAX_NAME_CHARS
@@ -69,6 +84,7 @@ def init_app(app) -> None:
     wording.init_app(app)
     request_text.init_app(app)  # after the CSRF check (auth.init_app), which reads the form first
     htmx.init_app(app)
+    app.before_request(ignore_unusable_range)
     app.register_blueprint(home)
     app.register_blueprint(packs_bp)
     app.register_blueprint(documents_bp)

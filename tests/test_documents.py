@@ -136,6 +136,29 @@ def test_an_accented_letter_is_one_word_in_either_unicode_form(app, pack, client
     assert "The Zürich café rollout" in BeautifulSoup(page.data, "html.parser").get_text()
 
 
+@pytest.mark.parametrize(
+    "sent, status",
+    [
+        ("bytes=0-1", 206),
+        ("chars=0-1", 200),  # a unit the server does not know is ignored (RFC 9110)
+        ("bytes=abc", 200),
+        ("bytes=5-2", 200),
+        ("bytes=0-1,2-3", 200),
+        ("bytes=999999-", 416),  # one range of bytes past the end: not satisfiable
+    ],
+)
+def test_a_download_ignores_a_range_that_is_not_one_range_of_bytes(app, pack, client_as, sent, status):
+    """Werkzeug answered an unknown unit, an invalid range or several ranges with 416 (attack probe)."""
+    name = "pypdf_side-by-side-subfig.pdf"
+    document = services.upload_file(pack, name, (FIXTURES_DIR / name).read_bytes(), None).document
+    admin = client_as("PlatformAdmin")
+    for address in (f"/packs/ops/documents/{document.doc_id}/original", "/static/cairn.css"):
+        response = admin.get(address, headers={"Range": sent})
+        assert response.status_code == status, address
+        if status == 200:
+            assert response.data == admin.get(address).data
+
+
 def test_a_document_of_one_page_says_one_page(app, pack, client_as):
     """The header said "version 1 · 1 pages" (browser walkthrough)."""
     name = "pypdf_side-by-side-subfig.pdf"  # one page
