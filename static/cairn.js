@@ -265,17 +265,22 @@
   // empty again, has the focus.
   function enhanceChat() {
     var timer = null;
-    // What is typed in the question box is kept for its page and its user in this tab until an answer arrives: a
-    // sign-in that a lapsed session asks for comes back to the page, and a reload, with it still there; another
-    // person signing in on the same browser does not see it.
+    // What is typed in the question box, and the agent chosen for it, is kept for its page and its user in this tab
+    // until an answer arrives: a sign-in that a lapsed session asks for comes back to the page, and a reload, with it
+    // still there; another person signing in on the same browser does not see it.
     var DRAFT = "cairn-question";
+    function chosenAgent(box) {
+      var chosen = box.form && box.form.querySelector("input[name=agent]:checked");
+      return chosen ? chosen.value : null;
+    }
     function draft() {
       try { return JSON.parse(sessionStorage.getItem(DRAFT) || "null"); } catch (e) { return null; }
     }
     function keepDraft(text, box) {
       try {
         if (text && box) {
-          var kept = { path: window.location.pathname, user: box.getAttribute("data-draft-of"), text: text };
+          var kept = { path: window.location.pathname, user: box.getAttribute("data-draft-of"), text: text,
+                       agent: chosenAgent(box) };
           sessionStorage.setItem(DRAFT, JSON.stringify(kept));
         } else { sessionStorage.removeItem(DRAFT); }
       } catch (e) { /* storage off: nothing is kept */ }
@@ -284,10 +289,19 @@
       var box = event.target;
       if (box.matches && box.matches("textarea[data-enter-sends]")) { keepDraft(box.value, box); }
     });
+    document.body.addEventListener("change", function (event) {
+      var box = event.target.form && event.target.form.querySelector("textarea[data-enter-sends]");
+      if (event.target.name === "agent" && box && box.value) { keepDraft(box.value, box); }
+    });
     var box = document.querySelector("textarea[data-enter-sends]");
     var kept = draft();
     if (box && !box.value && kept && kept.path === window.location.pathname &&
-        kept.user === box.getAttribute("data-draft-of")) { box.value = kept.text; }
+        kept.user === box.getAttribute("data-draft-of")) {
+      box.value = kept.text;
+      var agents = box.form ? box.form.querySelectorAll("input[name=agent]") : [];
+      var again = Array.prototype.filter.call(agents, function (radio) { return radio.value === kept.agent; })[0];
+      if (again && !chosenAgent(box)) { again.checked = true; }
+    }
     document.body.addEventListener("keydown", function (event) {
       var field = event.target;
       if (event.key !== "Enter" || event.shiftKey || event.isComposing || !field.matches("textarea[data-enter-sends]")) { return; }
