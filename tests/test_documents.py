@@ -178,6 +178,9 @@ def test_edit_page_conflict_message(app, pack, client_as):
     assert stale.status_code == 409
     page = BeautifulSoup(stale.data, "html.parser")
     assert "now at version 2" in page.select_one(".error").text
+    assert [tag.name for tag in page.select("[autofocus]")] == ["p"]  # the message, not the title
+    fresh = BeautifulSoup(admin.get("/packs/ops/documents/idoc-backlog/edit").data, "html.parser")
+    assert [tag.get("id") for tag in fresh.select("[autofocus]")] == ["title"]  # the first thing to edit
     # What was typed is kept, now based on version 2, with version 2's text beside it to compare ...
     assert page.select_one("textarea#text").text == "# C\n\nother\n"
     assert page.select_one("input[name=expected_version]")["value"] == "2"
