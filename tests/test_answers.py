@@ -1062,6 +1062,36 @@ def test_a_glossary_entry_names_the_values_it_lists_after_its_noun():
         assert not evidence_for("What does IDoc status 51 mean?", [Hit(text)]).evidence, text
 
 
+def test_what_happened_asks_for_a_summary_of_what_it_names():
+    """ "What happened in INC-2026-0266?" was answered with the header row "Incident: INC-2026-0266" and a review's
+    row (browser walkthrough): it asks what the record tells under its Summary."""
+    from portal.answers.question_type import asks
+
+    for question in ("What happened in INC-9?", "tell me about INC-9", "What was INC-9 about?", "summarize INC-9"):
+        assert asks(question) == "summary", question
+    assert asks("When did INC-9 happen?") == "time" and asks("Why did the job fail?") == ""
+    assert carries("The load failed.", "summary", {"inc-9"}, heading="Summary")
+    assert not carries("The load failed.", "summary", {"inc-9"}, heading="Impact")
+    record = make_ref(
+        1,
+        "| Field | Value |\n|---|---|\n| Incident | INC-9 |\n\n## Summary\n\nThe sales load failed at 05:03.\n\n"
+        "## Impact\n\nNo sales figures for INC-9 until noon.",
+        document_title="INC-9: sales load failed",
+    )
+    other = make_ref(2, "## Summary\n\nUsers get locked, as in INC-9 and INC-7.", document_title="PRB-7: locked users")
+    assert extractive_sentences("What happened in INC-9?", [other, record], max_sentences=1) == [
+        ("The sales load failed at 05:03.", 1)
+    ]
+
+
+def test_a_quoted_message_is_part_of_the_sentence_quoting_it():
+    assert split_sentences('The test returned "User is locked. Please notify the person responsible". It was.') == [
+        'The test returned "User is locked. Please notify the person responsible".',
+        "It was.",
+    ]
+    assert split_sentences('He said "stop." Then he left.') == ['He said "stop."', "Then he left."]
+
+
 def test_who_asks_for_a_role():
     """ "EDI order stuck because the ship-to isnt assigned to the customer, who is supposed to sort that out" was
     answered with sentences naming no one who acts; the row naming the order desk came in once "who" asked for a

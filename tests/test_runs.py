@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,56 @@ def test_at_most_eight_references_and_three_per_document(app, pack, users):
     references = list(run.references())
     assert len(references) == 8
     assert sum(r.document_id == "widget-manual" for r in references) == 3
+
+
+INC_31 = """# INC-31: sales load failed because the extraction user was locked
+
+| Field | Value |
+|---|---|
+| Incident | INC-31 |
+| Priority | P3 |
+
+## Summary
+
+The daily sales load failed at 05:03 with "Errors in source system". The destination test returned "User is
+locked. Please notify the person responsible". The extraction user had been locked after failed logons.
+
+## Timeline
+
+| Time | Event |
+|---|---|
+| 05:03 | INC-31 opened by the load monitor |
+| 06:10 | INC-31 assigned to the Basis team |
+
+## Related documents
+
+The certificate record (INC-30); the RFC runbook. Keywords: INC-31, sales load, locked user.
+"""
+PROBLEM_7 = """# PRB-7: users locked by old logon data
+
+## Summary
+
+Users are locked by destinations with old logon data. It is the second time after INC-31 and INC-29.
+"""
+
+
+def test_what_happened_in_an_incident_is_told_from_its_summary(app, pack):
+    """ "What happened in INC-2026-0266?" was answered "Incident: INC-2026-0266 [1]." and a row of a review: the
+    record's passages naming it most (its header, its timeline, its keywords) took the three places a document has,
+    and the Summary was not among the passages. It is searched by its heading now, and it tells what happened."""
+    documents.upload_file(pack, "inc-31.md", INC_31.encode(), None)
+    documents.upload_file(pack, "prb-7.md", PROBLEM_7.encode(), None)
+    agent = make_agent("preferred")
+    for question in ("What happened in INC-31?", "Tell me about INC-31", "what was INC-31 about"):
+        answer = ask(agent, None, question).answer
+        # the summary's three sentences, the quoted message one sentence with the one quoting it
+        told = re.findall(
+            r"(The daily sales load failed|The destination test returned \"User is locked\. Please "
+            r"notify the person responsible\"\.|The extraction user had been locked)",
+            answer,
+        )
+        assert len(told) == 3, question
+        assert "Incident: INC-31 [" not in answer  # the header's row names INC-31 and says nothing of it
 
 
 def test_a_row_in_the_second_half_of_a_long_table_is_found_by_its_header_and_answered_with_it(app, pack):

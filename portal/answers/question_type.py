@@ -101,7 +101,8 @@ def asks_a_condition(question: str) -> bool:
 
 
 def asks(question: str) -> str:
-    """What the question type asks for: "time", "number", "meaning", "role", "identifier", "steps" or "". A clause
+    """What the question type asks for: "time", "number", "meaning", "role", "identifier", "steps", "summary" or
+    "". A clause
     saying when ("When users cannot log on, what …") is not what is asked: the question after it is."""
     question = _WHEN_CLAUSE.sub("", question, count=1)
     if _ASKS_TIME.search(question):
@@ -116,7 +117,21 @@ def asks(question: str) -> str:
         return "identifier"
     if _ASKS_STEPS.search(question):
         return "steps"
+    if _ASKS_SUMMARY.search(question):
+        return "summary"
     return ""
+
+
+# "What happened in INC-2026-0266?", "tell me about CHG-2026-0131", "what was INC-2026-0203 about": what a document
+# tells first, under its "Summary", not a row of its header naming the incident again.
+_ASKS_SUMMARY = re.compile(
+    r"^\W*(?:(?:so\s+|and\s+)?what\s+(?:exactly\s+)?(?:happened|went\s+on)\b|(?:can\s+you\s+|please\s+)?"
+    r"(?:tell\s+me\s+(?:more\s+)?about|summari[sz]e|give\s+me\s+(?:a\s+)?(?:summary|overview)\s+of)\b"
+    r"|what\s+(?:is|was)\s+\S+\s+about\b)",
+    re.IGNORECASE,
+)
+# The heading a document's summary stands under.
+_SUMMARY_HEADING = re.compile(r"^\W*(?:summary|overview|what\s+happened|in\s+brief|abstract)\b", re.IGNORECASE)
 
 
 # "What does IDoc status 51 mean?", "what's the meaning of …", "what does EWM stand for": a meaning is asked, which
@@ -185,8 +200,11 @@ def _names_it(question: str, end: int, noun: str) -> bool:
     return _is_identifier(following.group()) or numbered
 
 
-def carries(unit_text: str, asked: str, named: set[str]) -> bool:
-    """Whether a unit carries what was asked for (an identifier the question itself names does not count)."""
+def carries(unit_text: str, asked: str, named: set[str], heading: str = "") -> bool:
+    """Whether a unit (under ``heading``) carries what was asked for (an identifier the question itself names does
+    not count); a summary is told under its heading."""
+    if asked == "summary":
+        return _SUMMARY_HEADING.search(heading) is not None
     if asked == "steps":
         return is_instruction(unit_text)
     if asked == "time":

@@ -152,14 +152,20 @@ def _protected_spans(unit: str) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(r"\[[^\]]*\]", unit)]
 
 
+# A short quotation: the sentences quoted ("User is locked. Please notify the person responsible") are one part of
+# the sentence quoting them.
+_QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”")
+
+
 def _sentences(unit: str) -> list[str]:
     """The sentences of a block's text."""
     protected = _protected_spans(unit)
+    quoted = [m.span() for m in _QUOTED.finditer(unit)]
     sentences = []
     start = 0
     for match in _BOUNDARY.finditer(unit):
         end = match.start()
-        if any(a < end < b for a, b in protected):
+        if any(a < end < b for a, b in protected) or any(a < match.end() < b for a, b in quoted):
             continue
         previous_word = unit[start:end].rsplit(None, 1)[-1] if unit[start:end].strip() else ""
         if previous_word.lower().lstrip("(\"'‘“[").rstrip(".") in _ABBREVIATIONS or (

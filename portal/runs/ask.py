@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from flask import current_app
 
-from portal.answers import everyday, evidence, follow_up, written
+from portal.answers import everyday, evidence, follow_up, question_type, written
 from portal.answers.asked import months_asked
 from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
@@ -107,7 +107,10 @@ def retrieve(
     question = with_apostrophes(read_as or question)
     terms = question_terms(question)
     synonyms = vocabulary.of_packs(packs).synonyms(question)
-    results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=terms, synonyms=synonyms)
+    # "What happened in INC-9?" is told under INC-9's "Summary": the heading is searched too, or the passages of the
+    # record naming INC-9 most often (its header, its keywords) fill the three a document may give
+    searched = terms + question_terms("summary") if question_type.asks(question) == "summary" else terms
+    results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=searched, synonyms=synonyms)
     document_days = _DocumentDays(results.hits)
     likeness = everyday.Likeness(question)  # the embedding model reads the question and the hits once
     choice = evidence.choose(
