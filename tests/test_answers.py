@@ -269,6 +269,8 @@ def test_may_is_a_month_only_as_a_date(text, named):
         # a code is as often program code or letters: only a return, error, reason or exit code is a value
         ("what was the reprint code wrongly reusing?", None),
         ("What area code goes into the spec number?", None),
+        ("What is the transport number of that correction?", None),  # an identifier, which any number answered
+        ("What is the total number of transports?", ("quantity", "number")),
         ("What was the return code of the import?", ("named", "code")),
         # the plural of a noun naming things asks for the things
         ("Which targets failed last night?", None),

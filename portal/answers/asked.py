@@ -307,6 +307,8 @@ def asked_value(question: str) -> AskedValue | None:
         if how.search(question):
             return AskedValue("quantity", noun, measure or _MEASURE_OF_NOUN.get(noun, ""))
     quantity = _QUANTITY.search(question) or _terse_quantity(question)
+    if quantity and _NAMING_NUMBER.search(question):
+        quantity = None  # "what is the transport number of that correction?" asks for an identifier, not a count
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
         noun = next(group for group in quantity.groups() if group).removesuffix(" of")
         if noun.casefold().startswith("mean time to"):
@@ -326,6 +328,12 @@ def asked_value(question: str) -> AskedValue | None:
     return None
 
 
+# A number that names a thing, not a count: "the transport number of", "the change number of".
+_NAMING_NUMBER = re.compile(
+    r"\b(?:transport|change|incident|problem|ticket|order|document|version|partner|material|serial|phone|note)\s+"
+    r"number\s+of\b",
+    re.IGNORECASE,
+)
 # "Which change number …", "which transport request …", "what is the job name …": an identifier of a kind the packs
 # name after its noun. Only with "number", "request", "id" or a job's "name": "what did transport K4DK901670 change?"
 # asks what the transport changed.
