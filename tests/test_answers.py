@@ -1028,6 +1028,11 @@ def test_a_sentence_is_found_through_its_heading_and_document_title():
         ("Which of the servers 2 and 3 is the primary?", "identifier"),  # a number names a status, not a server
         ("Which status do the IDocs get?", "identifier"),
         ("Which status 51 IDocs were reprocessed?", ""),  # a number names its status, as SM58 its transaction
+        # told as what something means (held-out set: the row of status 51 was given for status 64)
+        ("Could you explain what an inbound IDoc in status 64 means?", "meaning"),
+        ("what the RC 8 means", "meaning"),
+        ("One type name says what the message means and another ends in a number. What is the difference?", ""),
+        ("What means of transport do we use?", ""),
     ],
 )
 def test_a_question_what_something_means_asks_for_a_meaning(question, asked):

@@ -141,7 +141,11 @@ _SUMMARY_HEADING = re.compile(r"^\W*(?:summary|overview|what\s+happened|in\s+bri
 _ASKS_MEANING = re.compile(
     r"\bwhat\s+(?:does|do|did)\b[^?.!]*?\b(?P<word>mean|stands?\s+for)\b"
     r"(?=\s*(?:[?.!,;:]|$|(?:exactly|here|in|for|to|when|if|on|at|then)\b))"
-    r"|\b(?P<noun>meaning)\s+of\b|\bwhat\s+is\s+(?P<meant>meant)\b",
+    r"|\b(?P<noun>meaning)\s+of\b|\bwhat\s+is\s+(?P<meant>meant)\b"
+    # ... and told as what something means: "explain what an inbound IDoc in status 64 means, and …" (not "one that
+    # says what the message means")
+    r"|(?:^\W*|\b(?:explain|tell\s+(?:me|us)|know|understand|clarify|describe)\s+)what\b(?!\s+(?:does|do|did)\b)"
+    r"[^?.!]*?(?<!\bby\s)\b(?P<means>means)\b(?=\s*(?:[?.!,;:]|$|and\b))",
     re.IGNORECASE,
 )
 
@@ -152,7 +156,7 @@ def meaning_asked(question: str) -> tuple[int, int] | None:
     match = _ASKS_MEANING.search(question)
     if match is None:
         return None
-    return next(match.span(group) for group in ("word", "noun", "meant") if match.group(group))
+    return next(match.span(group) for group in ("word", "noun", "meant", "means") if match.group(group))
 
 
 # A unit saying what something means: "means", "stands for", or a table's "Meaning" or "Description" column; not
