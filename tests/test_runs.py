@@ -653,6 +653,20 @@ def test_the_model_gets_labelled_untrusted_evidence_and_the_question(corpus, fak
     assert run.timings["model_ms"] > 0
 
 
+def test_references_are_numbered_as_the_answer_first_cites_them(corpus, fake_model):
+    """An answer citing the first, third and fourth passage read [1], [3], [4] beside "3 cited": the reader looked
+    for a [2] (browser walkthrough). The references are numbered in the order the answer first cites them."""
+    issued = search_packs([corpus], EVIDENCE_QUESTION, limit=8).hits
+    assert len(issued) >= 3
+    fake_model.reply("Use RSPO1041 [3]. Check the spool first [1][3]. Both [1-3].")
+    run = ask(make_agent("preferred"), None, EVIDENCE_QUESTION)
+    assert run.answer == "Use RSPO1041 [1]. Check the spool first [2][1]. Both [1-3]."  # a marker's in order
+    assert run.cited == [1, 2, 3]
+    references = list(run.references())
+    assert [r.n for r in references] == list(range(1, len(issued) + 1))
+    assert [r.passage_id for r in references[:3]] == [issued[2].passage_id, issued[0].passage_id, issued[1].passage_id]
+
+
 def test_timeout_and_malformed_output_fall_back_to_the_extractive_answer(app, corpus, fake_model):
     app.config["CAIRN_MODEL_TIMEOUT"] = 0.3
     fake_model.reply_after(5, "too late [1]")

@@ -3,7 +3,10 @@
 A marker is ``[1]``, ``[2, 3]``, ``[1-3]`` or a run of them (``[1][2]``), not
 glued to a word (``items[0]`` is code) nor followed by ``(`` (a Markdown link).
 A number that was not issued is removed from the text and reported; the rest of
-the answer is left exactly as written.
+the answer is left exactly as written. Once checked, the references are numbered
+in the order the answer first cites them (``first_use``, ``renumbered``): an
+answer citing the first, third and fourth of eight passages reads [1], [2], [3]
+and its "3 cited" sources are those, not [1], [3], [4] with a [2] to look for.
 """
 
 import re
@@ -69,3 +72,30 @@ def marker_pieces(inside: str) -> list[tuple[str, int | None]]:
         numbers = re.findall(r"\d+", piece)  # a separator has none
         pieces.append((piece, int(numbers[0]) if numbers else None))
     return pieces
+
+
+def first_use(answer: str, issued: list[int]) -> dict[int, int]:
+    """Each issued number's new one: those ``answer`` cites, in the order it first cites them, then the rest in
+    their order."""
+    cited: list[int] = []
+    for match in SHOWN_MARKER.finditer(answer):
+        for item in re.split(r"\s*[,;]\s*", match.group(1).strip()):
+            cited.extend(n for n in _numbers(item) or () if n in issued and n not in cited)
+    order = cited + [n for n in issued if n not in cited]
+    return {old: new for new, old in enumerate(order, start=1)}
+
+
+def renumbered(answer: str, numbers: dict[int, int]) -> str:
+    """``answer`` with each marker's numbers replaced by ``numbers``, in ascending order ("[1-3]" of three numbers
+    in a row, else listed)."""
+
+    def renumber(match: re.Match) -> str:
+        parsed = [_numbers(item) for item in re.split(r"\s*[,;]\s*", match.group(1).strip())]
+        if any(found is None or any(n not in numbers for n in found) for found in parsed):
+            return match.group(0)
+        new = sorted({numbers[n] for found in parsed for n in found})
+        if len(new) > 2 and new == list(range(new[0], new[-1] + 1)):
+            return f"[{new[0]}-{new[-1]}]"
+        return f"[{', '.join(map(str, new))}]"
+
+    return SHOWN_MARKER.sub(renumber, answer)

@@ -13,6 +13,7 @@ the answer, so the database is never locked while a model answers.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 import re
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 from flask import current_app
 
-from portal.answers import everyday, evidence, follow_up, question_type, written
+from portal.answers import citations, everyday, evidence, follow_up, question_type, written
 from portal.answers.asked import months_asked
 from portal.answers.grounding import Outcome, answer_question
 from portal.answers.model_client import ChatClient
@@ -244,6 +245,18 @@ def answer_for(agent: Agent, question: str, client: ChatClient | None, about: li
         on_the_day=functools.partial(retrieval.on_the_day, question),  # read only if it answers itself
         in_months=functools.partial(retrieval.in_months, question),
     )
+    # the references numbered as the answer first cites them, the passages it does not cite after them
+    numbers = citations.first_use(outcome.answer, [i.reference.n for i in issued])
+    if any(old != new for old, new in numbers.items()):
+        outcome.answer = citations.renumbered(outcome.answer, numbers)
+        outcome.cited = sorted(numbers[n] for n in outcome.cited)
+        issued = sorted(
+            (
+                dataclasses.replace(i, reference=dataclasses.replace(i.reference, n=numbers[i.reference.n]))
+                for i in issued
+            ),
+            key=lambda i: i.reference.n,
+        )
     timings = {"retrieval_ms": retrieval_ms}
     timings.update((k, v) for k, v in outcome.timings.items() if k != "total_ms")
     timings["answer_ms"] = outcome.timings.get("total_ms", 0.0)
