@@ -2015,6 +2015,9 @@ def test_a_question_about_one_of_a_family_of_names_is_not_answered_by_its_siblin
     # a sibling the question names itself says nothing: it asks about both
     both = check("How do the MRP jobs for the plant of TW10 and TW20 differ?", [tw10, plants])
     assert both.sibling is None
+    # ... but one named only in what the user tells first is another thing than the one asked (held-out set)
+    told = check("I know the MRP job of plant TW10 well. When does the MRP job for plant TW20 start?", [tw10, plants])
+    assert told.sibling == ("TW20", "TW10")
     # a pair written with a slash is two names: K4Q is the sibling found
     k4q = Hit("K4D/K4Q: the client certificate expires on 2026-02-18.")
     systems = Hit("The K4P client is 400.")

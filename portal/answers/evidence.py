@@ -1088,7 +1088,9 @@ def _sibling_asked(
     asked, however rare "TW20" is. By the rest alone only when no unit naming the name carries what the question
     asks for (a time, a number, an identifier): "P1 4 hours, P2 8 hours" answers for P2 however well a row
     about P4 covers the rest."""
-    in_question = {token.casefold() for token, _, _ in _tokens(question)}
+    # a sibling named only in what the user tells first is still another one: "I know the MES of plant TW10 well.
+    # Does plant TW20 have one too?" is not answered by TW10's
+    in_question = {token.casefold() for token, _, _ in _tokens(asking_part(question)[0])}
     wanted = question_type.asks(question)
     for name in asked:
         found = _about_sibling(closest, name, in_question, wanted)
