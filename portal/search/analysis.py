@@ -148,6 +148,22 @@ _MONTH_SHORT_FORMS = {
     "oct": "October",
     "nov": "November",
 }
+# Question words as fingers mistype them ("wich job", "whay did it fail"): read as typed each was a word no passage
+# holds, the heaviest of its question, and the answer said "No document searched mentions "wich", "whay"" (browser
+# walkthrough). Only misspellings that are no word of their own ("wat", "wen", "dose" stay as typed).
+_QUESTION_WORDS_MISTYPED = {
+    **dict.fromkeys(("wich", "whcih", "wihch", "whihc", "whic"), "which"),
+    **dict.fromkeys(("whay", "whyy"), "why"),
+    **dict.fromkeys(("waht", "whta", "wht"), "what"),
+    **dict.fromkeys(("wehn", "whn"), "when"),
+    **dict.fromkeys(("wher", "whre", "wehre"), "where"),
+    "hwo": "how",
+    **dict.fromkeys(("teh", "hte"), "the"),
+    **dict.fromkeys(("shoudl", "shoud"), "should"),
+    "coudl": "could",
+    "woudl": "would",
+    **dict.fromkeys(("becuase", "becasue", "bcause"), "because"),
+}
 SHORT_FORMS = {
     "docs": "documents",
     "spec": "specification",
@@ -196,6 +212,7 @@ SHORT_FORMS = {
     "shud": "should",
     "vol": "volume",
     **_MONTH_SHORT_FORMS,
+    **_QUESTION_WORDS_MISTYPED,
 }
 # A short form is a whole word: not part of a name ("prod.sql", "env/prod", "K4P-prod"), though a sentence may end
 # after it ("in prod.").
