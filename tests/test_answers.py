@@ -270,6 +270,7 @@ def test_may_is_a_month_only_as_a_date(text, named):
         ("what was the reprint code wrongly reusing?", None),
         ("What area code goes into the spec number?", None),
         ("What is the transport number of that correction?", None),  # an identifier, which any number answered
+        ("how much warning do we get before a planned downtime", ("time", "duration")),  # "ten working days"
         ("What is the total number of transports?", ("quantity", "number")),
         ("What was the return code of the import?", ("named", "code")),
         # the plural of a noun naming things asks for the things
@@ -1067,6 +1068,21 @@ def test_a_glossary_entry_names_the_values_it_lists_after_its_noun():
         "Last status: 64 on Monday; 51 orders failed.",
     ):
         assert not evidence_for("What does IDoc status 51 mean?", [Hit(text)]).evidence, text
+
+
+def test_how_often_a_job_runs_now_is_answered_by_its_row_and_often_is_not_searched():
+    """ "how often does Z_BC_SPOOL_CLEANUP run now" was refused: "now" was read as what the time is of, which the
+    job's row ("Start: Daily 03:00") does not say, and the rare "often" ranked a runbook using it above the row."""
+    from portal.answers.evidence import unsearched_terms
+
+    row = Hit(
+        "| Job | Program / variant | Start |\n|---|---|---|\n"
+        "| Z_BC_SPOOL_CLEANUP | RSPO1041 / ZTW_14DAYS | Daily 03:00 |"
+    )
+    assert evidence_for("how often does Z_BC_SPOOL_CLEANUP run now", [row]).evidence
+    assert unsearched_terms("how often does Z_BC_SPOOL_CLEANUP run now", simple_tokenize) == {"often"}
+    assert unsearched_terms("How long is the long text of message 017?", simple_tokenize) == set()  # its subject
+    assert unsearched_terms("What does status 51 mean?", simple_tokenize) == set()  # a Meaning column is found
 
 
 def test_what_happened_asks_for_a_summary_of_what_it_names():

@@ -199,6 +199,9 @@ def test_short_forms_people_type_are_written_out_as_documents_write_them():
     # misspelling that is a word of its own stays
     assert question_terms("wich job overran and whay, waht does teh log say") == ["job", "overran", "log"]
     assert question_terms("what dose of wat") == ["dose", "wat"]
+    # "now" says only that the present is asked, like "still" or "already" (a held-out question's "run now" matched
+    # "the template now asks")
+    assert question_terms("how often does the cleanup job run now") == ["often", "cleanup", "job", "run"]
     assert question_terms("the APR rate on SEP") == ["apr", "rate", "sep"]  # in capitals: the names of things
     # a return code as people type it ("RC 16", "RC8", "rc=12"); "RC" alone may be a root cause and stays
     assert question_terms("an import came back with RC 16") == ["import", "came", "back", "return", "code", "16"]

@@ -283,6 +283,10 @@ def _counted_noun(phrase: str) -> str:
 _PLURAL_WORD = re.compile(r"[A-Za-z][\w-]{2,}s(?<![su]s)(?<!is)")
 
 
+# What "how much …" counts in time: "how much warning do we get before a downtime" is answered by "ten working days".
+_SPANS_COUNTED = frozenset({"time", "warning", "notice", "advance notice", "lead time", "heads-up", "heads up"})
+
+
 def asked_value(question: str) -> AskedValue | None:
     """The value ``question`` asks for, or None (it asks for none, it has several parts, or it asks for a value
     of a shape of its own, which ``SHAPED_VALUES`` checks: "the phone number of …" asks for no count)."""
@@ -298,7 +302,7 @@ def asked_value(question: str) -> AskedValue | None:
     )
     if phrases:
         counted = _counted_noun(min((p.strip() for p in phrases), key=len))
-        if counted.casefold() == "time":  # "how much time do we have to …" asks a duration
+        if counted.casefold() in _SPANS_COUNTED:  # "how much time do we have to …" asks a duration
             return AskedValue("time", "duration")
         return AskedValue("count", counted, measure)
     if _HOW_LONG.search(question):
@@ -577,12 +581,14 @@ def _of_other_months(text: str, months: list[str]) -> bool:
     return bool(named) and not named & set(months)
 
 
-# Words that say a time is asked ("what time", "how long"), or that something takes place ("when does the job run"),
-# not what it is the time of: a job's row gives its start time without the word "run".
+# Words that say a time is asked ("what time", "how long", "how often"), or that something takes place ("when does the
+# job run"), or that the time asked is the present one ("how often does it run now"), not what it is the time of: a
+# job's row gives its start time without the word "run".
 _TIME_WORDS = frozenset(
-    """time times date dates day days hour hours minute minutes week weeks month months year years long
+    """time times date dates day days hour hours minute minutes week weeks month months year years long often
     run runs ran start starts started begin begins began end ends ended finish finishes finished stop stops stopped
-    happen happens happened occur occurs occurred take takes took schedule scheduled plan planned due""".split()
+    happen happens happened occur occurs occurred take takes took schedule scheduled plan planned due
+    now currently today nowadays""".split()
 )
 
 

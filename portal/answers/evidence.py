@@ -867,15 +867,27 @@ def _form_spans(question: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _form_terms(question: str, tokenize: Tokenizer) -> set[str]:
+def _form_terms(question: str, tokenize: Tokenizer, spans: list[tuple[int, int]] | None = None) -> set[str]:
     """The terms of the words of ``_form_spans``, unless the question also uses such a word for what it is about
     ("How long is the long text?", "Which lot of the batch failed after a lot of retries?")."""
-    spans = _form_spans(question)
+    spans = _form_spans(question) if spans is None else spans
     form: set[str] = set()
     told: set[str] = set()
     for m in _WORD.finditer(question):  # compared as terms: "lots of …; which lot …" asks of a lot
         (form if any(low <= m.start() < high for low, high in spans) else told).update(tokenize(m.group()))
     return form - told
+
+
+def unsearched_terms(question: str, tokenize: Tokenizer) -> set[str]:
+    """The terms search leaves out: the word after "how" that only says what kind of value is asked ("how often
+    does Z_BC_SPOOL_CLEANUP run": a rare "often" ranked a runbook saying it above the job's row). The "mean" of
+    "what does … mean" is searched: a table's "Meaning" column holds what it asks."""
+    spans = [
+        m.span()
+        for m in _WORD.finditer(question)
+        if m.group().casefold() in _FORM_ONLY and _AFTER_HOW.search(question, 0, m.start())
+    ]
+    return _form_terms(question, tokenize, spans) if spans else set()
 
 
 def absent_words(question: str, looked_up, doc_freqs: dict[str, int], tokenize: Tokenizer) -> list[str]:

@@ -110,7 +110,10 @@ def retrieve(
     synonyms = vocabulary.of_packs(packs).synonyms(question)
     # "What happened in INC-9?" is told under INC-9's "Summary": the heading is searched too, or the passages of the
     # record naming INC-9 most often (its header, its keywords) fill the three a document may give
-    searched = terms + question_terms("summary") if question_type.asks(question) == "summary" else terms
+    unsearched = evidence.unsearched_terms(question, tokenize or TermCache())
+    searched = [t for t in terms if t not in unsearched]
+    if question_type.asks(question) == "summary":
+        searched += question_terms("summary")
     results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=searched, synonyms=synonyms)
     document_days = _DocumentDays(results.hits)
     likeness = everyday.Likeness(question)  # the embedding model reads the question and the hits once

@@ -65,7 +65,7 @@ STOPWORDS = frozenset(
     get gets got getting gotten happen happens happened happening
     go goes went gone going make makes made take takes took taken need needs needed
     know knows knew known want wants wanted say says said let like look looks deal find according
-    still ever even also actually really nearly suddenly instead already vs versus
+    still ever even also actually really nearly suddenly instead already vs versus now currently
     anything something nothing everything thing things
     cannot dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt
     whats thats theres
