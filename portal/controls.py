@@ -14,11 +14,12 @@ it). Nothing a person writes needs them. The marks (U+200E, U+200F, U+061C) only
 characters, and right-to-left text needs those: they stay. File names refuse the same set
 (``documents.filenames``).
 
-**One form of each letter.** Text is composed (Unicode NFC): "ü" written as a "u" and a combining accent (as
-macOS writes text and some PDFs' text layers hold it) and "ü" typed as one character are one word to search,
-to the evidence check and to the answer. Stored apart, a question typed in a browser never found the document
-and the answer said "No document searched mentions Zürich" after quoting its sentence. The two forms are
-canonically equivalent: they show alike.
+**One form of each letter.** Text Cairn reads is composed (Unicode NFC, ``readable_text``): "ü" written as a "u" and
+a combining accent (as macOS writes text and some PDFs' text layers hold it) and "ü" typed as one character are one
+word to search, to the evidence check and to the answer. Stored apart, a question typed in a browser never found the
+document and the answer said "No document searched mentions Zürich" after quoting its sentence. The two forms are
+canonically equivalent: they show alike. HTML once written is never composed: a ">" and a combining U+0338 after it
+are one character, "≯", and the tag would lose its end.
 """
 
 from __future__ import annotations
@@ -35,16 +36,23 @@ _CONTROL_BUT_NUL = re.compile(rf"[{_CONTROLS_BUT_NUL}]")
 
 def strip_control_characters(text: str, keep_nul: bool = False) -> str:
     """Drop control characters (keeping tab and newline) and the bidirectional controls that reorder text
-    (``BIDI_REORDERING``) from text read out of a file, and compose it (NFC): the text people read is the text
-    that is stored, searched and given to a model. ``keep_nul``: text sent to the portal, where a NUL is refused,
-    not dropped (``request_text``)."""
-    return unicodedata.normalize("NFC", (_CONTROL_BUT_NUL if keep_nul else _CONTROL).sub("", text))
+    (``BIDI_REORDERING``): from HTML a sanitizer wrote, and from what ``cairn`` prints. Text Cairn reads is
+    ``readable_text``. ``keep_nul``: text sent to the portal, where a NUL is refused, not dropped (``request_text``)."""
+    return (_CONTROL_BUT_NUL if keep_nul else _CONTROL).sub("", text)
+
+
+def readable_text(text: str, keep_nul: bool = False) -> str:
+    """Text as Cairn reads it, from a file, a form, a query string, JSON or a model: without control characters
+    (``strip_control_characters``) and composed (NFC), so the text people read is the text that is stored,
+    searched and given to a model. Never applied to HTML once written: NFC joins a ">" and a combining U+0338
+    after it into "≯", and the tag's end with it."""
+    return unicodedata.normalize("NFC", strip_control_characters(text, keep_nul))
 
 
 def normalised_text(text: str) -> str:
     """A document's text as it is stored, from an upload or an edit: newlines as ``\\n``, without control
     characters or bidirectional reordering."""
-    return strip_control_characters(text.replace("\r\n", "\n").replace("\r", "\n"))
+    return readable_text(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 # Characters shown as nothing that are neither white space nor format characters (Cf): Unicode's

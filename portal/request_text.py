@@ -14,7 +14,7 @@ uploaded file's own bytes are content, read by ``ingest.formats``, which refuses
 
 Every value (and name) of a query string, a form and a JSON body loses the bidirectional
 reordering controls (``portal.controls``) and the other control characters but tab and line breaks
-before any view reads it, as uploaded text does (``controls.strip_control_characters``): a
+before any view reads it, and is composed, as uploaded text is (``controls.readable_text``): a
 question, a title or a note holding U+202E would be stored as one thing and shown as another, and
 would reorder the rest of each line that lists it; an escape or a backspace is invisible on a page
 and acts in a terminal or a CSV that shows it. They are dropped rather than refused: chat programs
@@ -33,7 +33,7 @@ from flask import Request, request
 from werkzeug.datastructures import ImmutableMultiDict, iter_multi_items
 from werkzeug.exceptions import BadRequest
 
-from portal.controls import strip_control_characters
+from portal.controls import readable_text
 from portal.errors import NotFound
 from portal.ingest import limits
 
@@ -99,7 +99,7 @@ def _nesting(value) -> int:
 
 
 def _shown(value):
-    return strip_control_characters(value, keep_nul=True) if isinstance(value, str) else value
+    return readable_text(value, keep_nul=True) if isinstance(value, str) else value
 
 
 def sent_value(value):

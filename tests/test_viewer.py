@@ -110,6 +110,22 @@ def test_the_images_line_ingest_writes_reads_as_a_note_and_a_typed_one_as_text()
     assert last_paragraph("Images: 4 kept, 3 not kept (type: 3)\n\nText after it.").get("class") is None
 
 
+def test_a_combining_mark_after_a_tag_does_not_end_it():
+    """Composing (NFC) the sanitizer's HTML joined the ">" of "<p>" and a combining U+0338 after it into "≯": the
+    tag lost its end, and the text after it became attributes of the paragraph (review). Text is composed when
+    read, never once it is HTML."""
+    from portal.controls import normalised_text
+    from portal.documents.render import render_answer, render_markdown
+
+    document = render_markdown(normalised_text("# T\n\n\u0338 onmouseover=alert(1) hidden x=\n"))
+    answer = render_answer("\u0338 onclick=alert(1) hidden x=[1]", {1}, lambda n: f"/s#{n}", markdown=False)
+    for html in (str(document), str(answer)):
+        assert "\u226f" not in html  # "≯"
+        paragraph = BeautifulSoup(html, "html.parser").find("p")
+        assert not {"onmouseover", "onclick", "hidden", "x"} & set(paragraph.attrs)
+        assert "onclick=alert(1)" in paragraph.text or "onmouseover=alert(1)" in paragraph.text
+
+
 def test_a_figure_marker_in_a_link_title_stays_in_the_title(app, pack, users, client_as):
     """A kept figure's marker is put in place in the rendered HTML; one in a link's title (typed into a Word
     file that has the figure) ended the ``title`` attribute there and put the figure's markup, its ``id``

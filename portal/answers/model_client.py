@@ -13,7 +13,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from portal.config import ModelSettings
-from portal.controls import strip_control_characters
+from portal.controls import readable_text
 from portal.errors import CairnError
 from portal.numbers import MAX_NUMBER
 
@@ -173,9 +173,9 @@ class ChatClient:
         # its text is stored like text read out of a file (no NUL, which PostgreSQL cannot store, and none
         # of the controls that reorder how it is shown).
         if isinstance(refusal, str):
-            refusal = strip_control_characters(_whole_characters(refusal))
+            refusal = readable_text(_whole_characters(refusal))
         if isinstance(content, str):
-            content = strip_control_characters(_whole_characters(content))
+            content = readable_text(_whole_characters(content))
         if isinstance(refusal, str) and refusal.strip() and not (isinstance(content, str) and content.strip()):
             raise ModelError("refused", "the model refused: " + " ".join(refusal.split())[:200])
         if not isinstance(content, str):

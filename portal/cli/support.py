@@ -12,7 +12,7 @@ from flask.cli import AppGroup, ScriptInfo
 
 from portal import create_app, repair_indexes_at_start
 from portal.config import ConfigError
-from portal.controls import strip_control_characters
+from portal.controls import readable_text, strip_control_characters
 
 
 def cli_app():
@@ -40,7 +40,7 @@ def _as_sent(arg: str) -> str:
     controls and the other control characters but tab and line breaks, which a title or a name would store as
     one thing and show as another. A path to a file that exists is kept as typed (passwords come from standard
     input, never from an argument)."""
-    cleaned = strip_control_characters(arg)
+    cleaned = readable_text(arg)
     return arg if cleaned != arg and os.path.lexists(arg) else cleaned
 
 

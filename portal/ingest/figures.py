@@ -13,7 +13,7 @@ by side, so a line that lost one is kept apart again before the markers go in.
 import re
 from dataclasses import dataclass, field
 
-from portal.controls import strip_control_characters
+from portal.controls import readable_text
 from portal.ingest.markers import figure_marker, images_line, neutralise_markers
 
 MAX_LABEL_CHARS = 200
@@ -54,7 +54,7 @@ def figure_label(alt_text: str | None, fallback: str = NO_ALT_TEXT_LABEL) -> str
     Square brackets become parentheses so the label cannot close its marker early. Alt text is text read
     out of the file like its body, so it loses the same controls (``strip_control_characters``).
     """
-    label = " ".join(strip_control_characters(alt_text or "").split())
+    label = " ".join(readable_text(alt_text or "").split())
     label = label.replace("[", "(").replace("]", ")")
     if not label:
         return fallback

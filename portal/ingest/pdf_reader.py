@@ -12,7 +12,7 @@ import re
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from portal.controls import strip_control_characters
+from portal.controls import readable_text
 from portal.ingest import limits
 from portal.ingest.figures import placeholder
 from portal.ingest.images import (
@@ -93,7 +93,7 @@ def _metadata_title(document: pdfium.PdfDocument) -> str:
     """The Title of the PDF's document information, if it has a usable one; text read out of the file like
     its pages, so without the controls they lose (``strip_control_characters``)."""
     try:
-        title = " ".join(strip_control_characters(document.get_metadata_value("Title") or "").split())
+        title = " ".join(readable_text(document.get_metadata_value("Title") or "").split())
     except Exception:  # metadata is optional; a broken entry must not refuse the file
         return ""
     usable = 2 < len(title) <= 255 and not _PLACEHOLDER_TITLE.search(title)
@@ -141,7 +141,7 @@ def _count_images(container, level: int = 0, form: bool = False) -> int:
 def clean_page_text(raw: str) -> str:
     """Page text with plain newlines, no control characters, no trailing blanks."""
     text = raw.replace("\r\n", "\n").replace("\r", "\n")
-    text = strip_control_characters(text)
+    text = readable_text(text)
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     text = re.sub(r"\n{3,}", "\n\n", text)
     return text.strip()

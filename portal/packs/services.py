@@ -9,7 +9,7 @@ from peewee import IntegrityError, fn
 from portal import access
 from portal.audit import audit
 from portal.companies import company_named
-from portal.controls import shows_nothing, strip_control_characters
+from portal.controls import readable_text, shows_nothing
 from portal.db import database, locking
 from portal.errors import NotFound, Refused, too_long
 from portal.meanwhile import refuse_if_changed
@@ -152,7 +152,7 @@ def _checked_vocabulary(text: str) -> str:
     """A vocabulary as stored: no byte-order mark or control characters but line breaks and tabs (a file given
     to the command line is read as a form's text is), line breaks as one character, every line an entry or a
     comment."""
-    text = strip_control_characters(text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")).strip()
+    text = readable_text(text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")).strip()
     vocabulary.parsed(text)
     return text
 

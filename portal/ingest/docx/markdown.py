@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from portal.controls import strip_control_characters
+from portal.controls import readable_text
 from portal.ingest.docx.package import MC, PIC, VML_OFFICE, WP, A, M, R, V, W
 from portal.ingest.docx.styles import is_on, numbering_reference, outline_level
 from portal.ingest.figures import figure_label, placeholder
@@ -191,7 +191,7 @@ class MarkdownWriter:
                     self.inline(content, pieces, url)
             elif tag in (f"{M}oMath", f"{M}oMathPara"):
                 math = "".join(t.text or "" for t in child.iter(f"{M}t"))
-                pieces.append(Piece(strip_control_characters(math), url=url))
+                pieces.append(Piece(readable_text(math), url=url))
             elif tag == f"{MC}AlternateContent":
                 self.inline(_chosen(child), pieces, url)
 
@@ -203,7 +203,7 @@ class MarkdownWriter:
         for child in container:
             tag = child.tag
             if tag == f"{W}t":
-                pieces.append(Piece(strip_control_characters(child.text or ""), bold, italic, url))
+                pieces.append(Piece(readable_text(child.text or ""), bold, italic, url))
             elif tag in (f"{W}tab", f"{W}ptab"):
                 pieces.append(Piece("\t", url=url))
             elif tag in (f"{W}br", f"{W}cr"):
@@ -236,7 +236,7 @@ class MarkdownWriter:
         relationship = self.relationships.get(hyperlink.get(f"{R}id", ""))
         if relationship is None or not relationship.external:
             return None
-        url = strip_control_characters(relationship.target).strip()
+        url = readable_text(relationship.target).strip()
         if not url.lower().startswith(LINK_SCHEMES):
             return None
         return quote(url, safe=_URL_KEPT)
