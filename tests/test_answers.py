@@ -528,6 +528,23 @@ def test_prompt_puts_rules_and_labelled_evidence_in_system_and_question_last(ref
     assert system.index("Cite only") < system.index(f"\n{EVIDENCE_OPEN}\n")
 
 
+def test_references_are_numbered_again_as_first_cited_and_code_is_left_alone():
+    """A model's code ("WHERE id IN [3, 1]") is shown as code: its brackets are no markers to number again
+    (review)."""
+    from portal.answers.citations import first_use, renumbered
+
+    answer = "Use [3] first [1][3], then [1-3]."
+    numbers = first_use(answer, [1, 2, 3, 4])
+    assert numbers == {3: 1, 1: 2, 2: 3, 4: 4}
+    assert renumbered(answer, numbers) == "Use [1] first [2][1], then [1-3]."
+    coded = "```sql\nWHERE id IN [3, 1]\n```\n\nClear the queue [4]; see `SM58 [2]` and [2]."
+    numbers = first_use(coded, [1, 2, 3, 4])
+    assert numbers == {4: 1, 2: 2, 1: 3, 3: 4}
+    assert (
+        renumbered(coded, numbers) == "```sql\nWHERE id IN [3, 1]\n```\n\nClear the queue [1]; see `SM58 [2]` and [2]."
+    )
+
+
 @pytest.mark.parametrize("mode, asks_to_cite", [("open", False), ("preferred", True), ("required", True)])
 def test_prompt_asks_for_citations_by_mode(references, mode, asks_to_cite):
     system = build_messages(INSTRUCTIONS, mode, "q", references)[0]["content"]
@@ -1033,6 +1050,7 @@ def test_a_sentence_is_found_through_its_heading_and_document_title():
         ("Could you explain what an inbound IDoc in status 64 means?", "meaning"),
         ("what the RC 8 means", "meaning"),
         ("The note says what the error means. Is that right?", ""),  # not "one that says what … means"
+        ("I know what status 51 means. How do I fix it?", "steps"),  # told, not asked (review)
         ("What means of transport do we use?", ""),
     ],
 )
@@ -1093,6 +1111,12 @@ def test_what_happened_asks_for_a_summary_of_what_it_names():
     for question in ("What happened in INC-9?", "tell me about INC-9", "What was INC-9 about?", "summarize INC-9"):
         assert asks(question) == "summary", question
     assert asks("When did INC-9 happen?") == "time" and asks("Why did the job fail?") == ""
+    assert asks("What happened in PRB-2026-008?") == "summary" and asks("Summarize FS-SD-021") == "summary"
+    # only of a record, and not at a time (review: a plant's question was refused on another plant's summary, and a
+    # timeline row asked for lost its place)
+    assert asks("What happened at plant TW30?") == "" and asks("tell me about K4P") == ""
+    assert asks("What happened in INC-9 at 03:05?") != "summary"
+    assert carries("Labels fail.", "summary", {"prb-7"}, heading="Problem statement")
     assert carries("The load failed.", "summary", {"inc-9"}, heading="Summary")
     assert not carries("The load failed.", "summary", {"inc-9"}, heading="Impact")
     record = make_ref(
@@ -1113,6 +1137,13 @@ def test_a_quoted_message_is_part_of_the_sentence_quoting_it():
         "It was.",
     ]
     assert split_sentences('He said "stop." Then he left.') == ['He said "stop."', "Then he left."]
+    # an inch is no quotation (review)
+    assert split_sentences('The screen is 24" wide. Restart the job. Then click "Execute". Done.') == [
+        'The screen is 24" wide.',
+        "Restart the job.",
+        'Then click "Execute".',
+        "Done.",
+    ]
 
 
 def test_who_asks_for_a_role():

@@ -45,6 +45,8 @@ SPOOL = b"# Spool overflow runbook\n\n## Fix\n\nRun the report RSPO1041 to delet
         ("what's the impact", True),
         ("What is the root cause of the spool overflow?", False),  # names its thing
         ("What causes a spool overflow?", False),
+        ("Which transaction shows the status?", False),  # asks about something else (review)
+        ("Who approves the fix?", False),
         ("Is there a runbook for the spool overflow?", False),  # "there" points at nothing
         ("How do I know that a job failed?", False),
         ("Who handles IT tickets?", False),  # the department

@@ -199,6 +199,7 @@ def test_short_forms_people_type_are_written_out_as_documents_write_them():
     # misspelling that is a word of its own stays
     assert question_terms("wich job overran and whay, waht does teh log say") == ["job", "overran", "log"]
     assert question_terms("what dose of wat") == ["dose", "wat"]
+    assert question_terms("Which WHT code applies?") == ["wht", "code", "appli"]  # in capitals: a name (review)
     # "now" says only that the present is asked, like "still" or "already" (a held-out question's "run now" matched
     # "the template now asks")
     assert question_terms("how often does the cleanup job run now") == ["often", "cleanup", "job", "run"]

@@ -311,7 +311,9 @@ def asked_value(question: str) -> AskedValue | None:
         if how.search(question):
             return AskedValue("quantity", noun, measure or _MEASURE_OF_NOUN.get(noun, ""))
     quantity = _QUANTITY.search(question) or _terse_quantity(question)
-    if quantity and _NAMING_NUMBER.search(question):
+    if quantity and any(
+        n.start() < quantity.end() and quantity.start() < n.end() for n in _NAMING_NUMBER.finditer(question)
+    ):
         quantity = None  # "what is the transport number of that correction?" asks for an identifier, not a count
     if quantity:  # a number answers it, in a unit naming the noun unless it is one seldom written (_UNWRITTEN_NOUNS)
         noun = next(group for group in quantity.groups() if group).removesuffix(" of")

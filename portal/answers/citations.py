@@ -74,11 +74,22 @@ def marker_pieces(inside: str) -> list[tuple[str, int | None]]:
     return pieces
 
 
+# Code in a model's Markdown answer: a fenced block or an inline span. A "[3, 1]" there is code ("WHERE id IN [3,
+# 1]"), as the renderer shows it, not a citation to number again.
+_CODE = re.compile(r"^(```|~~~)[^\n]*\n.*?(?:^\1[^\n]*$|\Z)|(`+)[^`\n].*?\2", re.MULTILINE | re.DOTALL)
+
+
+def _markers(answer: str):
+    """The shown markers of ``answer`` outside its code."""
+    code = [m.span() for m in _CODE.finditer(answer)]
+    return (m for m in SHOWN_MARKER.finditer(answer) if not any(a <= m.start() < b for a, b in code))
+
+
 def first_use(answer: str, issued: list[int]) -> dict[int, int]:
     """Each issued number's new one: those ``answer`` cites, in the order it first cites them, then the rest in
     their order."""
     cited: list[int] = []
-    for match in SHOWN_MARKER.finditer(answer):
+    for match in _markers(answer):
         for item in re.split(r"\s*[,;]\s*", match.group(1).strip()):
             cited.extend(n for n in _numbers(item) or () if n in issued and n not in cited)
     order = cited + [n for n in issued if n not in cited]
@@ -98,4 +109,8 @@ def renumbered(answer: str, numbers: dict[int, int]) -> str:
             return f"[{new[0]}-{new[-1]}]"
         return f"[{', '.join(map(str, new))}]"
 
-    return SHOWN_MARKER.sub(renumber, answer)
+    pieces, end = [], 0
+    for match in _markers(answer):
+        pieces += [answer[end : match.start()], renumber(match)]
+        end = match.end()
+    return "".join(pieces) + answer[end:]

@@ -42,9 +42,11 @@ _DUMMY_IT = re.compile(
     re.IGNORECASE,
 )
 # A question about an aspect of the thing asked about before, naming no thing: "what was the root cause", "what were
-# the follow-up actions?", "and the impact". Not "Who reported the spool overflow?", which names its thing.
+# the follow-up actions?". Not "Who reported the spool overflow?", which names its thing, nor "Which transaction shows
+# the status?", which asks about something else: only a form of "be" stands between the question word and the aspect.
 _ASPECT_OF_IT = re.compile(
-    r"^\W*(?:what|who|when|why|how|which)\b(?:\W+\w+){0,2}?\W+the\s+(?:(?:root|main|real|final|actual)\s+)?"
+    r"^\W*(?:what|who|when|why|how|which)(?:['’]s\b|\s+(?:is|was|are|were)\b)(?:\s+exactly)?\s+the\s+"
+    r"(?:(?:root|main|real|final|actual)\s+)?"
     r"(?:cause|impact|effect|fix|resolution|solution|workaround|reporter|priority|status|outcome|result|timeline|"
     r"duration|owner|trigger|lessons?(?:\s+learned)?|next\s+steps?|follow[- ]?ups?(?:\s+(?:actions?|items?))?|"
     r"actions?|consequences?)\W*$",

@@ -117,13 +117,14 @@ def asks(question: str) -> str:
         return "identifier"
     if _ASKS_STEPS.search(question):
         return "steps"
-    if _ASKS_SUMMARY.search(question):
+    if _ASKS_SUMMARY.search(question) and _RECORD.search(question) and not written.TIME.search(question):
         return "summary"
     return ""
 
 
-# "What happened in INC-2026-0266?", "tell me about CHG-2026-0131", "what was INC-2026-0203 about": what a document
-# tells first, under its "Summary", not a row of its header naming the incident again.
+# "What happened in INC-2026-0266?", "tell me about CHG-2026-0131", "what was INC-2026-0203 about": what a record
+# tells first, under its "Summary", not a row of its header naming the incident again. Only of a record
+# (``_RECORD``), and not at a time ("what happened in INC-2026-0203 at 03:05?" asks for that row).
 _ASKS_SUMMARY = re.compile(
     r"^\W*(?:(?:so\s+|and\s+)?what\s+(?:exactly\s+)?(?:happened|went\s+on)\b|(?:can\s+you\s+|please\s+)?"
     r"(?:tell\s+me\s+(?:more\s+)?about|summari[sz]e|give\s+me\s+(?:a\s+)?(?:summary|overview)\s+of)\b"
@@ -131,7 +132,13 @@ _ASKS_SUMMARY = re.compile(
     re.IGNORECASE,
 )
 # The heading a document's summary stands under.
-_SUMMARY_HEADING = re.compile(r"^\W*(?:summary|overview|what\s+happened|in\s+brief|abstract)\b", re.IGNORECASE)
+_SUMMARY_HEADING = re.compile(
+    r"^\W*(?:summary|overview|what\s+happened|in\s+brief|abstract|problem\s+statement|description|background)\b",
+    re.IGNORECASE,
+)
+# The identifier of a record a summary tells of: an incident, a problem, a change, a specification (INC-2026-0266,
+# PRB-2026-008, CHG-2026-0131, FS-SD-021); not a plant or a system ("tell me about TW30" asks no one record).
+_RECORD = re.compile(r"\b[A-Z]{2,6}(?:-[A-Z]{2,4})?-(?:\d{4}-)?\d{1,4}\b")
 
 
 # "What does IDoc status 51 mean?", "what's the meaning of …", "what does EWM stand for": a meaning is asked, which
@@ -144,7 +151,7 @@ _ASKS_MEANING = re.compile(
     r"|\b(?P<noun>meaning)\s+of\b|\bwhat\s+is\s+(?P<meant>meant)\b"
     # ... and told as what something means: "explain what an inbound IDoc in status 64 means, and …" (not "one that
     # says what the message means")
-    r"|(?:^\W*|\b(?:explain|tell\s+(?:me|us)|know|understand|clarify|describe)\s+)what\b(?!\s+(?:does|do|did)\b)"
+    r"|(?:^\W*|\b(?:explain|tell\s+(?:me|us)|clarify|describe)\s+)what\b(?!\s+(?:does|do|did)\b)"
     r"[^?.!]*?(?<!\bby\s)\b(?P<means>means)\b(?=\s*(?:[?.!,;:]|$|and\b))",
     re.IGNORECASE,
 )

@@ -154,7 +154,8 @@ def _protected_spans(unit: str) -> list[tuple[int, int]]:
 
 # A short quotation: the sentences quoted ("User is locked. Please notify the person responsible") are one part of
 # the sentence quoting them.
-_QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”")
+# A quotation opens after a space or a bracket and closes before one: a "24\" screen" is an inch, not a quotation.
+_QUOTED = re.compile(r"(?<![\w\"])\"[^\"\n]{1,200}\"(?![\w\"])|“[^”\n]{1,200}”")
 
 
 def _sentences(unit: str) -> list[str]:

@@ -150,11 +150,12 @@ _MONTH_SHORT_FORMS = {
 }
 # Question words as fingers mistype them ("wich job", "whay did it fail"): read as typed each was a word no passage
 # holds, the heaviest of its question, and the answer said "No document searched mentions "wich", "whay"" (browser
-# walkthrough). Only misspellings that are no word of their own ("wat", "wen", "dose" stay as typed).
+# walkthrough). Only misspellings that are no word of their own ("wat", "wen", "dose" stay as typed), and not in
+# capitals ("HWO", like "WHT", withholding tax, is the name of something).
 _QUESTION_WORDS_MISTYPED = {
     **dict.fromkeys(("wich", "whcih", "wihch", "whihc", "whic"), "which"),
     **dict.fromkeys(("whay", "whyy"), "why"),
-    **dict.fromkeys(("waht", "whta", "wht"), "what"),
+    **dict.fromkeys(("waht", "whta"), "what"),
     **dict.fromkeys(("wehn", "whn"), "when"),
     **dict.fromkeys(("wher", "whre", "wehre"), "where"),
     "hwo": "how",
@@ -295,9 +296,10 @@ def written_out(question: str) -> str:
 
 
 def _written_out(match: re.Match) -> str:
-    """A short form written out; a month's typed in capitals stays (``_MONTH_SHORT_FORMS``)."""
+    """A short form written out; a month's or a mistyped question word's typed in capitals stays."""
     typed = match.group()
-    return typed if typed.isupper() and typed.lower() in _MONTH_SHORT_FORMS else SHORT_FORMS[typed.lower()]
+    kept = typed.isupper() and (typed.lower() in _MONTH_SHORT_FORMS or typed.lower() in _QUESTION_WORDS_MISTYPED)
+    return typed if kept else SHORT_FORMS[typed.lower()]
 
 
 @functools.cache
