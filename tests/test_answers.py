@@ -1112,6 +1112,7 @@ def test_what_happened_asks_for_a_summary_of_what_it_names():
         assert asks(question) == "summary", question
     assert asks("When did INC-9 happen?") == "time" and asks("Why did the job fail?") == ""
     assert asks("What happened in PRB-2026-008?") == "summary" and asks("Summarize FS-SD-021") == "summary"
+    assert asks("I was off on Monday. what happened in inc-2026-0266?") == "summary"  # told first, lower case
     # only of a record, and not at a time (review: a plant's question was refused on another plant's summary, and a
     # timeline row asked for lost its place)
     assert asks("What happened at plant TW30?") == "" and asks("tell me about K4P") == ""

@@ -40,7 +40,7 @@ from portal.answers import written
 from portal.answers.asked import Unit as AskedUnit
 from portal.answers.asked import asked_value, months_asked, question_parts, value_holder
 from portal.answers.citations import SHOWN_MARKER
-from portal.answers.evidence import asking_part, days_asked, with_synonyms
+from portal.answers.evidence import asking_part, days_asked, names, with_synonyms
 from portal.answers.question_type import asks, asks_cause, carries, is_instruction, named_identifiers
 from portal.answers.references import Reference
 from portal.answers.units import Unit, passage_units
@@ -239,7 +239,7 @@ def extractive_sentences(
         heading_of = ref.heading_path.rpartition(" > ")[2] if ref.heading_path else ""
         # a summary tells of its document: of the one the question names, when it names one ("What happened in
         # INC-9?" is not told by a problem record's summary naming INC-9 among others)
-        summary_of_it = asked == "summary" and (not named or any(name in around.casefold() for name in named))
+        summary_of_it = asked == "summary" and (not named or any(names(around, name) for name in named))
         for unit_position, unit in enumerate(units[ref.n]):
             if not _is_answerable(unit.text) or (asked == "summary" and _names_only(unit, named)):
                 continue

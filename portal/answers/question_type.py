@@ -117,7 +117,8 @@ def asks(question: str) -> str:
         return "identifier"
     if _ASKS_STEPS.search(question):
         return "steps"
-    if _ASKS_SUMMARY.search(question) and _RECORD.search(question) and not written.TIME.search(question):
+    summary = _ASKS_SUMMARY.search(question)
+    if summary and _RECORD.search(question, summary.start()) and not written.TIME.search(question, summary.end()):
         return "summary"
     return ""
 
@@ -126,7 +127,7 @@ def asks(question: str) -> str:
 # tells first, under its "Summary", not a row of its header naming the incident again. Only of a record
 # (``_RECORD``), and not at a time ("what happened in INC-2026-0203 at 03:05?" asks for that row).
 _ASKS_SUMMARY = re.compile(
-    r"^\W*(?:(?:so\s+|and\s+)?what\s+(?:exactly\s+)?(?:happened|went\s+on)\b|(?:can\s+you\s+|please\s+)?"
+    r"(?:^|[.!?;]\s+)\W*(?:(?:so\s+|and\s+)?what\s+(?:exactly\s+)?(?:happened|went\s+on)\b|(?:can\s+you\s+|please\s+)?"
     r"(?:tell\s+me\s+(?:more\s+)?about|summari[sz]e|give\s+me\s+(?:a\s+)?(?:summary|overview)\s+of)\b"
     r"|what\s+(?:is|was)\s+\S+\s+about\b)",
     re.IGNORECASE,
@@ -138,7 +139,7 @@ _SUMMARY_HEADING = re.compile(
 )
 # The identifier of a record a summary tells of: an incident, a problem, a change, a specification (INC-2026-0266,
 # PRB-2026-008, CHG-2026-0131, FS-SD-021); not a plant or a system ("tell me about TW30" asks no one record).
-_RECORD = re.compile(r"\b[A-Z]{2,6}(?:-[A-Z]{2,4})?-(?:\d{4}-)?\d{1,4}\b")
+_RECORD = re.compile(r"\b[A-Z]{2,6}(?:-[A-Z]{2,4})?-(?:\d{4}-)?\d{1,4}\b", re.IGNORECASE)
 
 
 # "What does IDoc status 51 mean?", "what's the meaning of …", "what does EWM stand for": a meaning is asked, which

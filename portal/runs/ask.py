@@ -108,9 +108,11 @@ def retrieve(
     question = with_apostrophes(read_as or question)
     terms = question_terms(question)
     synonyms = vocabulary.of_packs(packs).synonyms(question)
-    # "What happened in INC-9?" is told under INC-9's "Summary": the heading is searched too, or the passages of the
-    # record naming INC-9 most often (its header, its keywords) fill the three a document may give
-    unsearched = evidence.unsearched_terms(question, tokenize or TermCache())
+    tokenize = tokenize or TermCache()
+    # the word after "how" that only says what is asked ("how often") is not searched, as the evidence check does not
+    # weigh it; "What happened in INC-9?" is told under INC-9's "Summary": the heading is searched too, or the
+    # passages of the record naming INC-9 most often (its header, its keywords) fill the three a document may give
+    unsearched = evidence.unsearched_terms(question, tokenize)
     searched = [t for t in terms if t not in unsearched]
     if question_type.asks(question) == "summary":
         searched += question_terms("summary")
@@ -123,7 +125,7 @@ def retrieve(
         results.passages,
         results.doc_freqs,
         results.hits,
-        tokenize=tokenize or TermCache(),
+        tokenize=tokenize,
         days_in_documents=document_days,
         months_in_documents=functools.partial(_months_by_hit, results.hits),
         everyday=likeness.is_everyday,
