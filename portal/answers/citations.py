@@ -11,6 +11,7 @@ and its "3 cited" sources are those, not [1], [3], [4] with a [2] to look for.
 
 import re
 
+_ITEMS = re.compile(r"\s*[,;]\s*")  # what separates a marker's items ("[1, 3]", "[2; 4]")
 _MAX_RANGE = 50  # a wider "[1-1000]" is not a citation anyone means
 _ITEM = r"\d{1,4}(?:\s*[-–]\s*\d{1,4})?"
 _MARKER = re.compile(rf"(\s*)(?<!\w)\[\s*({_ITEM}(?:\s*[,;]\s*{_ITEM})*)\s*\](?!\()([ \t]*)")
@@ -36,7 +37,7 @@ def validate_citations(answer: str, issued: set[int]) -> tuple[str, list[int], l
 
     def check(match: re.Match) -> str:
         leading_space, inside, trailing_space = match.groups()
-        items = re.split(r"\s*[,;]\s*", inside)
+        items = _ITEMS.split(inside)
         parsed = [(item, _numbers(item)) for item in items]
         if any(numbers is None for _, numbers in parsed):
             return match.group(0)  # not a citation: leave it alone
@@ -90,7 +91,7 @@ def first_use(answer: str, issued: list[int]) -> dict[int, int]:
     their order."""
     cited: list[int] = []
     for match in _markers(answer):
-        for item in re.split(r"\s*[,;]\s*", match.group(1).strip()):
+        for item in _ITEMS.split(match.group(1).strip()):
             cited.extend(n for n in _numbers(item) or () if n in issued and n not in cited)
     order = cited + [n for n in issued if n not in cited]
     return {old: new for new, old in enumerate(order, start=1)}
@@ -101,7 +102,7 @@ def renumbered(answer: str, numbers: dict[int, int]) -> str:
     in a row, else listed)."""
 
     def renumber(match: re.Match) -> str:
-        parsed = [_numbers(item) for item in re.split(r"\s*[,;]\s*", match.group(1).strip())]
+        parsed = [_numbers(item) for item in _ITEMS.split(match.group(1).strip())]
         if any(found is None or any(n not in numbers for n in found) for found in parsed):
             return match.group(0)
         new = sorted({numbers[n] for found in parsed for n in found})

@@ -861,10 +861,16 @@ def _form_spans(question: str) -> list[tuple[int, int]]:
     meaning = question_type.meaning_asked(question)
     if meaning is not None:  # "what does status 51 mean?": a passage giving the meaning need not say "mean"
         spans.append(meaning)
-    for m in _WORD.finditer(question):
-        if m.group().casefold() in _FORM_ONLY and _AFTER_HOW.search(question, 0, m.start()):
-            spans.append(m.span())
-    return spans
+    return spans + _after_how(question)
+
+
+def _after_how(question: str) -> list[tuple[int, int]]:
+    """Where the word after "how" only says what kind of value is asked (``_FORM_ONLY``: "how long", "how often")."""
+    return [
+        m.span()
+        for m in _WORD.finditer(question)
+        if m.group().casefold() in _FORM_ONLY and _AFTER_HOW.search(question, 0, m.start())
+    ]
 
 
 def _form_terms(question: str, tokenize: Tokenizer, spans: list[tuple[int, int]] | None = None) -> set[str]:
@@ -882,11 +888,7 @@ def unsearched_terms(question: str, tokenize: Tokenizer) -> set[str]:
     """The terms search leaves out: the word after "how" that only says what kind of value is asked ("how often
     does Z_BC_SPOOL_CLEANUP run": a rare "often" ranked a runbook saying it above the job's row). The "mean" of
     "what does … mean" is searched: a table's "Meaning" column holds what it asks."""
-    spans = [
-        m.span()
-        for m in _WORD.finditer(question)
-        if m.group().casefold() in _FORM_ONLY and _AFTER_HOW.search(question, 0, m.start())
-    ]
+    spans = _after_how(question)
     return _form_terms(question, tokenize, spans) if spans else set()
 
 

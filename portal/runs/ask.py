@@ -115,7 +115,7 @@ def retrieve(
     unsearched = evidence.unsearched_terms(question, tokenize)
     searched = [t for t in terms if t not in unsearched]
     if question_type.asks(question) == "summary":
-        searched += question_terms("summary")
+        searched += _summary_terms()
     results = search_packs(packs, question, limit=evidence.CANDIDATES_PER_RUN, terms=searched, synonyms=synonyms)
     document_days = _DocumentDays(results.hits)
     likeness = everyday.Likeness(question)  # the embedding model reads the question and the hits once
@@ -135,6 +135,12 @@ def retrieve(
     if about and choice.issued:
         choice.issued = _about_the_subject(results.hits, choice.issued, about)
     return Retrieval(question, read_as, choice, results.hits, document_days)
+
+
+@functools.cache
+def _summary_terms() -> list[str]:
+    """The terms of the heading a record's summary stands under, analysed once."""
+    return question_terms("summary")
 
 
 def _about_the_subject(hits: list[SearchHit], issued: list[int], subject: list[str]) -> list[int]:
