@@ -1005,6 +1005,25 @@ def test_the_row_of_the_identifier_asked_about_reads_as_a_sentence():
     assert ("Printer: TW30_LBL04; Location: Returns desk; Use: Reprints", 1) in chosen
 
 
+def test_a_unit_naming_another_number_of_the_noun_asked_counts_less():
+    """ "A transport import ended with return code 16. What does that return code mean?" was answered with an
+    incident's transport that ended with return code 8; the return code table's row for 16 was left out."""
+    question = "A transport import ended with return code 16. What does that return code mean?"
+    incident = make_ref(
+        1,
+        "During the import window, the transport import of K4DK901522 ended with return code 8. "
+        "The log shows what return code 8 means.",
+    )
+    table = make_ref(
+        2,
+        "| Return code | Meaning |\n|---|---|\n| 8 | Import errors |\n| 16 and higher | Serious tp or system error |",
+    )
+    # as the searched packs weigh them: the number asked is rarer than the words
+    weights = {"transport": 2.2, "import": 2.4, "end": 2.0, "return": 2.4, "code": 2.3, "16": 3.2, "mean": 3.3}
+    chosen = extractive_sentences(question, [incident, table], max_sentences=1, weights=weights)
+    assert chosen == [("Return code: 16 and higher; Meaning: Serious tp or system error", 2)]
+
+
 def test_a_sentence_pointing_back_comes_with_the_one_it_points_to():
     """ "What did transport K4DK901534 correct?" was answered "Emergency transport K4DK901534 corrected it.": the
     sentence before, which says what "it" is, shares no word with the question."""

@@ -373,22 +373,41 @@ def names_numbered(hit: Searched, noun: str, number: str) -> bool:
     column "Return code" names the 16 of its row. A number is also named with leading zeros ("status 03" for
     "status 3"), after "No." or "#", in a range ("lines 1-4" names line 3) and, of one digit, in a word ("line
     three")."""
-    value = int(number)
-    written_as = rf"0*{value}" + (rf"|{_DIGIT_WORDS[value]}" if value < len(_DIGIT_WORDS) else "")
-    before = re.compile(
-        rf"([A-Za-z]+)\W{{1,3}}(?:(?:no|nr)\.?\s*|#\s*)?(?:{written_as})(?![\w.,:-]*\d)(?!\w)", re.IGNORECASE
-    )
     texts = [searched_text(hit)] + [unit.text for unit in passage_units(hit.text) if unit.kind == "row"]
+    return numbered_in(texts, noun, number) or _defines_values(hit.text, noun, _written_as(number))
+
+
+def _written_as(number: str) -> str:
+    value = int(number)
+    return rf"0*{value}" + (rf"|{_DIGIT_WORDS[value]}" if value < len(_DIGIT_WORDS) else "")
+
+
+def numbered_in(texts: Sequence[str], noun: str, number: str) -> bool:
+    """Whether one of ``texts`` (a passage, or a unit: a row reads ``Header: value``) writes ``number`` after
+    ``noun``, or in a range after it (``names_numbered``)."""
+    value = int(number)
+    before = re.compile(
+        rf"([A-Za-z]+)\W{{1,3}}(?:(?:no|nr)\.?\s*|#\s*)?(?:{_written_as(number)})(?![\w.,:-]*\d)(?!\w)", re.IGNORECASE
+    )
     # a passage may write a return code as people type it ("RC 12", "rc12"), as the question was read
     texts = [return_codes_written_out(text) for text in texts]
-    return (
-        any(_one_noun(m.group(1), noun) for text in texts for m in before.finditer(text))
-        or any(
-            _one_noun(m.group(1), noun) and int(m.group(2)) <= value <= int(m.group(3))
-            for text in texts
-            for m in _NUMBERED_RANGE.finditer(text)
-        )
-        or _defines_values(hit.text, noun, written_as)
+    return any(_one_noun(m.group(1), noun) for text in texts for m in before.finditer(text)) or any(
+        _one_noun(m.group(1), noun) and int(m.group(2)) <= value <= int(m.group(3))
+        for text in texts
+        for m in _NUMBERED_RANGE.finditer(text)
+    )
+
+
+# A number after a word ("return code 8", "status: 51"), as ``numbered_in`` reads one.
+_NUMBER_AFTER = re.compile(r"([A-Za-z]+)\W{1,3}(?:(?:no|nr)\.?\s*|#\s*)?(\d+)(?![\w.,:-]*\d)(?!\w)", re.IGNORECASE)
+
+
+def numbers_another(text: str, noun: str, number: str) -> bool:
+    """Whether ``text`` writes a number other than ``number`` after ``noun`` and not ``number`` itself: "return code
+    8" is about another return code than the 16 asked."""
+    text = return_codes_written_out(text)
+    return not numbered_in([text], noun, number) and any(
+        _one_noun(m.group(1), noun) and int(m.group(2)) != int(number) for m in _NUMBER_AFTER.finditer(text)
     )
 
 
