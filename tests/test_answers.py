@@ -1944,6 +1944,14 @@ def test_a_number_of_thousands_is_named_as_documents_group_it():
     assert not refused.evidence and refused.missing_identifiers == ["200452"]
 
 
+def test_the_words_around_a_question_are_not_its_terms():
+    """A service desk agent writes "Sorry if this is a basic question, but roughly how long …" or "a colleague
+    told me …": the packs hardly use "question", "roughly" or "told", so they weighed the most of the question's
+    words, and the answer was chosen by the sentences holding them."""
+    question = "Hi, sorry for the question: a colleague told me the spool was full. Can you tell me the exact time?"
+    assert question_terms(question) == ["spool", "full", "time"]
+
+
 def test_till_is_a_word_of_the_question_not_of_its_subject():
     """ "how long till a confirmation shows up" weighed "till", a word no passage holds, as the rarest there is;
     "MES" was dropped from every question as the pronoun "me"."""
