@@ -330,6 +330,11 @@ def test_a_calendar_lists_what_is_to_happen_unless_a_row_reports_it():
         ("Which job, the nightly one or the weekly one, cancels?", False),
         ("What was the name of the job?", False),
         ("How did the team find the cause?", False),
+        # typed after what it is about, as on a phone
+        ("prb-2026-008 did it get closed on 30 apr or not", True),
+        ("the r26.04 import was it ok", True),
+        ("what did it say in SM21?", False),
+        ("Why was it cancelled?", False),
     ],
 )
 def test_a_question_about_how_something_went(question, past):

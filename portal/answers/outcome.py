@@ -13,12 +13,16 @@ import re
 
 from portal.answers.asked import asks_what_to_do
 
-# "Did …?", "Was … closed?", "Has … been …?" (opening the question or one of its sentences), "…, did all phases
+# "Did …?", "Was … closed?", "Has … been …?" (opening the question or one of its sentences, or after a name and
+# before a pronoun: "prb-2026-008 did it get closed"), "…, did all phases
 # end?", "…, were there incidents?" (after a comma: "has" and "have" there are too often "Hi, has anyone …"), "What
 # was the result of …", "Results of …", "What came out of …", "Were there …", "How did … go?": a question about how
 # something went. "If there was an error …" is a condition, not a question.
 _PAST_OUTCOME = re.compile(
-    r"(?:(?:^|[.?!;:–—]\s*|\s-\s+)\W*(?:did|was|were|has|have|had)|,\s*(?:did|was|were))\b"
+    r"(?:(?:^|[.?!;:–—]\s*|\s-\s+)\W*(?:did|was|were|has|have|had)|,\s*(?:did|was|were)"
+    # ... typed after what it is about, as on a phone: "prb-2026-008 did it get closed?"
+    r"|^\W*(?:(?!(?:what|which|who|whom|whose|when|where|why|how)\b)[\w/.-]+\s+){1,4}(?:did|was|were)"
+    r"(?=\s+(?:it|they|this|that)\b))\b"
     r"(?!\s+(?:the|a|an|its|their)?\s*(?:name|number|size|version|revision|level|code|reason|cause)\b)"
     r"|\bwhat\s+(?:was|were|is|are)\s+the\s+(?:results?|outcomes?)\s+of\b|^\W*results?\s+of\b"
     r"|\bwhat\s+came\s+out\s+of\b|\b(?:was|were)\s+there\b|(?<!\bif )(?<!\bwhen )\bthere\s+(?:was|were)\b"
