@@ -21,6 +21,7 @@ INCIDENT = b"""# Spool incident
 
 The **spool cleanup** job `RSPO1041` failed overnight.
 Hostile: <img src=x onerror=alert(1)> <div hx-get=/x hx-trigger=load>loaded</div> [details](javascript:alert(1))
+Entities: &lt;svg/onload=alert(6)&gt; and `&lt;kept&gt;`
 
 | Time | Event |
 |---|---|
@@ -74,8 +75,11 @@ def test_a_passage_excerpt_shows_no_markdown_syntax_and_nothing_of_it_is_markup(
     shown = " ".join(" ".join(e.get_text(" ") for e in excerpts).split())
     assert "spool cleanup job RSPO1041" in shown
     assert "<img src=x" not in body and "<div hx-get" not in body and 'href="javascript' not in body
+    assert "<svg" not in body
     if page_name not in ("library search", "pack search", "regression case search"):  # a whole passage
         assert ROW in shown and "<img src=x onerror=alert(1)>" in shown  # the document's text, as text
+        # an entity reads as the viewer shows it (inside a code span it is text)
+        assert "Entities: <svg/onload=alert(6)> and &lt;kept&gt;" in shown
 
 
 def test_an_excerpt_reads_markdown_as_plain_lines():

@@ -10,6 +10,7 @@ and keeps identifiers verbatim; a page shows a passage excerpt with it and ``row
 (``documents/excerpts.py``).
 """
 
+import html
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -268,10 +269,34 @@ _ESCAPED_BASE = 0xF100  # private use: the escaped character's code point above 
 _SHOWN_ESCAPES = {_ESCAPED_BASE + code: chr(code) for code in range(0x21, 0x7F)}
 
 
+# An HTML entity as Markdown reads one ("&lt;", "&#60;", "&#x3C;"), and a code span, inside which it is text.
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
+
+
+def _decoded(entity: re.Match) -> str:
+    """The character an entity stands for, as the viewer shows it; an ASCII one as an escape, so that "&#42;" is a
+    star to show, not emphasis (an unknown name stays as written)."""
+    decoded = html.unescape(entity.group())
+    return "".join(chr(_ESCAPED_BASE + ord(c)) if 0x21 <= ord(c) < 0x7F else c for c in decoded)
+
+
+def _entities_decoded(text: str) -> str:
+    """``text`` with the HTML entities outside its code spans decoded, as markdown-it decodes them for the viewer."""
+    if "&" not in text:
+        return text
+    parts, last = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        parts += [_ENTITY.sub(_decoded, text[last : span.start()]), span.group()]
+        last = span.end()
+    return "".join(parts) + _ENTITY.sub(_decoded, text[last:])
+
+
 def plain(text: str) -> str:
     """``text`` without Markdown syntax: emphasis markers, backticks, pipes, leading ``#``, link
-    targets, backslash escapes. Words (and identifiers such as ``Z_PP_CONF_IDOC_PROCESS``) stay as they are."""
-    text = BACKSLASH_ESCAPE.sub(lambda m: chr(_ESCAPED_BASE + ord(m.group(1))), text)
+    targets, backslash escapes; HTML entities decoded, as the viewer shows them. Words (and identifiers such as
+    ``Z_PP_CONF_IDOC_PROCESS``) stay as they are."""
+    text = BACKSLASH_ESCAPE.sub(lambda m: chr(_ESCAPED_BASE + ord(m.group(1))), _entities_decoded(text))
     text = _HTML_BREAK.sub(" ", text)
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(_link_text, text)
