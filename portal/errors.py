@@ -69,6 +69,15 @@ class NotFound(CairnError):
     """Missing, or not visible to the principal: both look the same."""
 
 
+class PackDeleted(NotFound):
+    """A change to a pack that someone else deleted meanwhile: nothing of it was stored."""
+
+    message = (
+        "This pack was deleted by someone else while your change was being saved; nothing of the change was "
+        "stored. Open the list of packs to choose another one."
+    )
+
+
 class NoLongerToReview(NotFound):
     """A feedback item a reviewer may read, but its asker has rated the answer Helpful since: nothing to review."""
 

@@ -11,7 +11,7 @@ from werkzeug.exceptions import NotFound as HTTPNotFound
 
 from portal import db
 from portal.auth import signed_out_form
-from portal.errors import NoLongerToReview, NotFound, Refused, VersionConflict
+from portal.errors import NoLongerToReview, NotFound, PackDeleted, Refused, VersionConflict
 from portal.ingest.limits import request_too_large_message, too_many_form_parts_message
 from portal.rendering import render
 from portal.search.errors import SearchError
@@ -59,6 +59,10 @@ def init_app(app) -> None:
             "If it is rated Not helpful again, it comes back with any triage history and regression cases it had.",
             "rated_helpful",
         )
+
+    @app.errorhandler(PackDeleted)
+    def pack_deleted(error: PackDeleted):
+        return _problem(404, "Pack deleted", error.message, "pack_deleted")
 
     @app.errorhandler(NotFound)
     @app.errorhandler(HTTPNotFound)

@@ -259,8 +259,25 @@ def test_a_document_changed_while_its_pack_is_deleted_is_one_outcome_never_a_500
         if Pack.get_by_id(pack.id).is_deleted:
             assert deleted.status_code == 303 and changed.status_code in (404, 409, 422), statuses
             assert not Document.select().where((Document.pack == pack) & Document.deleted_at.is_null()).exists()
+            if changed.status_code == 404:  # deleted before the change looked, or while it was being saved
+                assert "Not found" in changed.text or "This pack was deleted by someone else" in changed.text
         else:
             assert deleted.status_code == 409 and changed.status_code in (200, 303), statuses
+
+
+def test_a_change_saved_into_a_pack_deleted_meanwhile_says_so(app, pack):
+    """An upload that found its pack live and was saving when the pack's deletion committed was answered "Not
+    found: there is nothing here" (attack probe); it is told the pack was deleted meanwhile and nothing stored."""
+    from portal.errors import NotFound, PackDeleted
+    from portal.models import PendingIndexUpdate
+    from portal.packs.deletion import delete_pack
+    from portal.search.service import record_index_change
+
+    delete_pack(None, pack, Pack.get_by_id(pack.id).index_generation)
+    with pytest.raises(PackDeleted) as deleted:
+        record_index_change(pack.id, "notes")
+    assert isinstance(deleted.value, NotFound) and "nothing of the change was stored" in deleted.value.message
+    assert not PendingIndexUpdate.select().where(PendingIndexUpdate.pack == pack.id).exists()
 
 
 def test_a_deleted_document_gives_no_version_to_claim(app, pack):

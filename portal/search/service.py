@@ -34,7 +34,7 @@ from pathlib import Path
 from flask import current_app
 
 from portal.db import KeptSelectIn, database
-from portal.errors import NotFound
+from portal.errors import PackDeleted
 from portal.models import Document, Pack, Passage, PendingIndexUpdate, Revision
 from portal.search import embedding, jvm, vocabulary
 from portal.search.errors import IndexBusy, ModelMismatch
@@ -208,7 +208,7 @@ def record_index_change(pack_id: int, doc_id: str) -> int:
     """Bump the pack's generation and list ``doc_id`` as pending index work; return the new generation.
 
     Call it inside the transaction that changes the document's passages: the row then
-    exists exactly when the change does. A pack deleted meanwhile takes no change: ``NotFound``
+    exists exactly when the change does. A pack deleted meanwhile takes no change: ``PackDeleted``
     (its row's lock orders this after the deletion on PostgreSQL too), and the change rolls back.
     """
     if (
@@ -216,7 +216,7 @@ def record_index_change(pack_id: int, doc_id: str) -> int:
         .where((Pack.id == pack_id) & Pack.deleted_at.is_null())
         .execute()
     ):
-        raise NotFound("pack")
+        raise PackDeleted("pack")
     generation = Pack.select(Pack.index_generation).where(Pack.id == pack_id).scalar()
     PendingIndexUpdate.create(pack=pack_id, doc_id=doc_id, generation=generation)
     return generation
