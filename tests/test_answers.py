@@ -1029,6 +1029,28 @@ def test_a_unit_naming_another_number_of_the_noun_asked_counts_less():
     assert chosen == [("Return code: 16 and higher; Meaning: Serious tp or system error", 2)]
 
 
+def test_the_section_of_the_record_asked_about_that_the_question_names_answers_it():
+    """ "How was INC-2026-0203 fixed?" was answered with a problem record's row naming the incident and "fix in
+    R26.04"; the digest's Resolution section, which the packs' vocabulary gives for "fixed", was left out (browser
+    walkthrough)."""
+    digest = make_ref(
+        1,
+        "## Timeline\n\n| Time | Event |\n|---|---|\n| 07:10 | INC-2026-0203 opened |\n\n"
+        "## Resolution\n\nThe adapter was restarted and the failed calls were sent again.",
+        document_title="INC-2026-0203: invoices not received",
+        heading_path="INC-2026-0203",
+    )
+    problem = make_ref(
+        2,
+        "| Problem | Incidents | Status |\n|---|---|---|\n"
+        "| PRB-2026-007 | INC-2026-0203, INC-2026-0338 | fix in R26.04 |",
+        document_title="Service review",
+    )
+    synonyms = {"fix": frozenset({"resolution"})}
+    chosen = extractive_sentences("How was INC-2026-0203 fixed?", [problem, digest], max_sentences=1, synonyms=synonyms)
+    assert chosen == [("The adapter was restarted and the failed calls were sent again.", 1)]
+
+
 def test_a_sentence_pointing_back_comes_with_the_one_it_points_to():
     """ "What did transport K4DK901534 correct?" was answered "Emergency transport K4DK901534 corrected it.": the
     sentence before, which says what "it" is, shares no word with the question."""
@@ -2648,6 +2670,11 @@ def test_a_value_asked_as_users_ask_it_needs_a_unit_giving_it():
     assert asked_measure("resolution target hrs for a p4 ticket?") == "hours"
     assert not evidence_for("resolution target hrs for a p4 ticket?", [targets]).evidence
     assert evidence_for("resolution target hrs for a p3 ticket?", [targets]).evidence
+    # the measure after a longer noun phrase (browser walkthrough: "P1 4 hours" and P4's percent answered it)
+    sla = "What is the SLA for P4 incidents in hours?"
+    slas = Hit("SLA for incidents: P1 4 hours, P2 8 hours, P3 72 hours. P4 incidents resolved within SLA: 90 percent.")
+    assert asked_value(sla).measure == "hours" and not evidence_for(sla, [slas]).evidence
+    assert evidence_for(sla.replace("P4", "P2"), [slas]).evidence
 
     move = Hit("Response times on app04 in the first hour were in line with the others; an overrun of 70 minutes.")
     in_ms = "What dialog response time in milliseconds did app04 show in its first hour?"

@@ -254,6 +254,7 @@ def extractive_sentences(
         # a summary tells of its document: of the one the question names, when it names one ("What happened in
         # INC-9?" is not told by a problem record's summary naming INC-9 among others)
         summary_of_it = asked == "summary" and (not named or any(names(around, name) for name in named))
+        of_record_asked = bool(named) and any(names(around, name) for name in named)
         for unit_position, unit in enumerate(units[ref.n]):
             if not _is_answerable(unit.text) or (asked == "summary" and _names_only(unit, named)):
                 continue
@@ -274,7 +275,11 @@ def extractive_sentences(
                     # the summary of the record asked about tells of it as if it named it in every sentence
                     terms, context = terms | context, frozenset()
                     weight *= 1 + TYPE_BONUS
-            elif asked and carries(unit.text, asked, named, unit.heading or heading_of):
+            elif of_record_asked and _heading_asked(unit.heading or heading_of, question_terms, synonyms, tokenize):
+                # the section of the record asked about that the question names ("how was INC-2026-0203 fixed?":
+                # its Resolution) tells of it as if each of its sentences named the record and the section
+                terms, context = terms | context, frozenset()
+            if asked and asked != "summary" and carries(unit.text, asked, named, unit.heading or heading_of):
                 # a unit saying what something means (a table's "Meaning" column) holds the value a meaning
                 # question asks for, as a count does for "how many"
                 weight *= (1 + TYPE_BONUS) * (1 + VALUE_BONUS if asked == "meaning" else 1)
@@ -504,6 +509,16 @@ def _next_to(best: _Candidate, candidates: list[_Candidate], seen: set[str], ste
     ):
         return None
     return other
+
+
+def _heading_asked(
+    heading: str, question_terms: set[str], synonyms: dict[str, frozenset[str]] | None, tokenize: Tokenizer
+) -> bool:
+    """Whether the question names every word of ``heading`` ("Root cause", "Follow-up actions"), itself or by a
+    word the packs' vocabulary gives it for ("fixed" for "Resolution")."""
+    words = set(tokenize(heading))
+    given = question_terms | {term for asked in question_terms for term in (synonyms or {}).get(asked, ())}
+    return bool(words) and words <= given
 
 
 def _names_only(unit: Unit, named: set[str]) -> bool:
