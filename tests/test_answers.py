@@ -1987,6 +1987,8 @@ def test_the_words_around_a_question_are_not_its_terms():
     words, and the answer was chosen by the sentences holding them."""
     question = "Hi, sorry for the question: a colleague told me the spool was full. Can you tell me the exact time?"
     assert question_terms(question) == ["spool", "full", "time"]
+    # the "not mentioned" note named "bother" (browser walkthrough)
+    assert question_terms("Sorry to bother you, is the spool full?") == ["spool", "full"]
 
 
 def test_till_is_a_word_of_the_question_not_of_its_subject():

@@ -71,7 +71,7 @@ STOPWORDS = frozenset(
     cannot dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt
     whats thats theres
     hi hello hey sorry question questions roughly approximately exact exactly basically
-    colleague colleagues told heard wonder wondering curious ask asked asking
+    colleague colleagues told heard wonder wondering curious ask asked asking bother bothering
 """.split()
 )
 # A word with a clitic ("couldn't", "what's", "we're", typed with ' or ’) is a stopword when the word it is
