@@ -100,6 +100,12 @@ def test_a_follow_up_in_the_chat_is_answered_about_what_the_turn_before_asked(in
         "Read as a follow-up: “And the root cause (INC-9)?”",
         "Read as a follow-up: “Who reported it (INC-9)?”",
     ]
+    # ... and so do its run record and, rated Not helpful, the feedback a reviewer triages (browser walkthrough: the
+    # reviewer saw only "Who reported it?")
+    feedback = rate_answer(member, chained, "not_helpful", ["incorrect"], "")
+    for who, address in (("Auditor", f"/runs/{chained.id}"), ("AgentBuilder", f"/feedback/{feedback.id}")):
+        page = BeautifulSoup(client_as(who).get(address).get_data(as_text=True), "html.parser")
+        assert [note.text for note in page.select(".read-as")] == ["Read as a follow-up: “Who reported it (INC-9)?”"]
 
 
 def test_a_follow_up_asks_what_its_own_words_ask(incidents):
