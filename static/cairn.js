@@ -434,6 +434,19 @@
     }, true);
   }
 
+  // A new pack's kind and company go together (packs/index.html): choosing "company" picks the company when there is
+  // only one to pick, choosing "generic" leaves none; the server still refuses a company pack without its company.
+  function kindPicksCompany() {
+    document.body.addEventListener("change", function (event) {
+      var kind = event.target;
+      var company = kind.id === "kind" && kind.form && kind.form.querySelector("select[name=company]");
+      if (!company) { return; }
+      var companies = Array.prototype.filter.call(company.options, function (option) { return option.value; });
+      if (kind.value === "generic") { company.value = ""; }
+      else if (kind.value === "company" && !company.value && companies.length === 1) { company.value = companies[0].value; }
+    });
+  }
+
   // The phone's menu (base.html, a <details>) closes on Escape, as a menu does, and the focus goes back to
   // "Menu". On a wide screen its items sit in the bar and "Menu" is hidden: nothing to close there.
   function escapeClosesMenu() {
@@ -534,6 +547,7 @@
     announceSwappedStatus();
     keepFocusAcrossSwaps();
     waitForWholeDates();
+    kindPicksCompany();
     escapeClosesMenu();
     escapeCancelsRating();
     document.querySelectorAll("form[data-upload-one-by-one]").forEach(enhanceUpload);

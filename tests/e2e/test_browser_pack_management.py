@@ -98,3 +98,21 @@ def test_a_pack_saved_from_a_form_opened_before_another_admin_s_save_is_refused_
     arrived_at(page, re.compile(r"/packs/ops$"))
     expect(page.locator("h1")).to_contain_text("Ops night desk")
     assert Pack.get_by_id(pack.id).vocabulary == "crash => dump, short dump"
+
+
+def test_choosing_a_company_pack_picks_the_only_company(page, users):
+    """Choosing Kind "company" left "none" as the company, so the form was refused though there is only one company
+    to choose (browser walkthrough); choosing "generic" again leaves none."""
+    sign_in(page, users["PlatformAdmin"].email, PASSWORD)
+    page.goto("/packs/")
+    page.get_by_text("New pack").click()
+    page.fill("#slug", "acme-notes")
+    page.fill("#title", "Acme notes")
+    page.select_option("#kind", "company")
+    expect(page.locator("#company")).to_have_value("Acme Test Co")
+    page.select_option("#kind", "generic")
+    expect(page.locator("#company")).to_have_value("")
+    page.select_option("#kind", "company")
+    page.get_by_role("button", name="Create pack").click()
+    arrived_at(page, re.compile(r"/packs/acme-notes$"))
+    assert Pack.get(Pack.slug == "acme-notes").company.name == "Acme Test Co"
