@@ -1066,6 +1066,24 @@ def test_a_sentence_pointing_back_comes_with_the_one_it_points_to():
     ]
 
 
+def test_any_sentence_of_an_answer_pointing_back_comes_with_the_one_it_points_to():
+    """An answer about INC-2026-0203 ended "It is the second occurrence of the pattern of INC-2026-0203. [2]": "it"
+    was another incident, told in the sentence before, which only the answer's best sentence brought along (browser
+    walkthrough)."""
+    first = make_ref(1, "On Monday the adapter of INC-9 lost its registration at the gateway.")
+    second = make_ref(
+        2,
+        "In March the gateway came back late and the adapter gave up. "
+        "It is the second occurrence of the pattern of INC-9.",
+    )
+    chosen = extractive_sentences("What happened to the adapter in INC-9?", [first, second], max_sentences=2)
+    assert chosen == [
+        ("On Monday the adapter of INC-9 lost its registration at the gateway.", 1),
+        ("In March the gateway came back late and the adapter gave up.", 2),
+        ("It is the second occurrence of the pattern of INC-9.", 2),
+    ]
+
+
 def test_a_sentence_is_found_through_its_heading_and_document_title():
     digest = make_ref(
         1,

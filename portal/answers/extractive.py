@@ -25,10 +25,10 @@ better-ranked passage counts a little more, one of a document naming none of the
 days the question names (when another document issued names one) half; a line under "Related documents"
 or "See also" counts half (it names other documents by
 their titles). A "why" question's best sentence comes with the next one of its section, the two as one unit (a
-cause is told in two sentences: ``_next_to``), and a best sentence pointing back ("… corrected it.") with the one
-before it. When the answer has room, the prose units that follow the best one under its heading complete it
-(``_continue_best``). The
-answer gives them in passage order (``[n]`` ascending, in order of first use).
+cause is told in two sentences: ``_next_to``), and any sentence pointing back ("… corrected it.", "It is the
+second …") with the one before it. When the answer has room, the prose units that follow the best one under its
+heading complete it (``_continue_best``). The answer gives them in passage order (``[n]`` ascending, in order of
+first use).
 """
 
 import math
@@ -377,19 +377,18 @@ def extractive_sentences(
             extra -= len(top.steps) - 1
             pool = [c for c in pool if not c.steps]
             continue
-        if len(chosen) == 1:
-            # one unit of the answer told in two sentences: the one a sentence points back to ("Emergency transport
-            # K4DK901534 corrected it."), or for a "why" question the one after the cause (``_next_to``)
-            second = _next_to(top, candidates, seen, -1) if _POINTS_BACK.search(top.unit.text) else None
-            if second is None and cause:
-                second = _next_to(top, candidates, seen, 1)
-            if second is not None:
-                seen.add(_dedup_key(second.unit.text))
-                chosen.append(second)
-                extra = 1
-                covered |= second.terms
-                if second in pool:
-                    pool.remove(second)
+        # one unit of the answer told in two sentences: the one a sentence points back to ("Emergency transport
+        # K4DK901534 corrected it."), or for a "why" question the one after the best cause (``_next_to``)
+        second = _next_to(top, candidates, seen, -1) if _POINTS_BACK.search(top.unit.text) else None
+        if second is None and cause and len(chosen) == 1:
+            second = _next_to(top, candidates, seen, 1)
+        if second is not None:
+            seen.add(_dedup_key(second.unit.text))
+            chosen.append(second)
+            extra += 1
+            covered |= second.terms
+            if second in pool:
+                pool.remove(second)
     if in_months and best is not None:
         _each_month_told(question, chosen, pool, lambda c: score(c, covered), best * MIN_SHARE_OF_BEST, in_months)
     if chosen and chosen[0].unit.kind == "prose" and not any(c.steps for c in chosen):
@@ -496,7 +495,8 @@ def _next_to(best: _Candidate, candidates: list[_Candidate], seen: set[str], ste
     every question it loses some on the tune half. The two sentences count as one of the answer's units: taking
     the place of another unit, the second one cost an expected document cited on the check half. A best sentence
     pointing back ("Emergency transport K4DK901534 corrected it.") comes with the one it points to: on six opened
-    and never-opened sets it changed six answers, each to one that says what "it" is, and no figure.
+    and never-opened sets it changed six answers, each to one that says what "it" is, and no figure; so does any
+    other sentence of the answer pointing back (one answer more on two opened sets, no figure).
     """
     beside = (best.order[0], best.order[1] + step)
     other = next((c for c in candidates if c.order == beside and not c.steps), None)
