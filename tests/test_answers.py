@@ -1803,16 +1803,6 @@ def test_a_count_asked_before_a_negation_counts_what_the_sentence_named():
     assert not evidence_for("how many dunning letters went out late in March?", [late]).evidence
 
 
-def test_a_value_asked_in_one_part_of_a_question_of_several_is_checked():
-    """ "How many tickets did the desk log in April, and how many P1 to P3 incidents?" was answered with March's
-    counts: a question of several parts asked no value, so the month the counted part names was never looked for."""
-    review = Hit("In March the desk logged 191 tickets and 12 incidents of priority P1 to P3.", "Service review March")
-    question = "How many tickets did the desk log in April, and how many P1 to P3 incidents?"
-    refused = evidence_for(question, [review])
-    assert not refused.evidence and refused.unanswered_value == "tickets"
-    assert evidence_for(question.replace("April", "March"), [review]).evidence
-
-
 def test_a_value_asked_for_a_month_stands_in_a_document_dated_in_it():
     """ "How many e-invoices were late the February night?" is answered by an incident dated in February, though
     the passage giving the count names no month; a document dated in March says nothing of February."""

@@ -772,18 +772,6 @@ def choose(
     # "which change number …": known once the units show how the packs write a change's identifier; the part of the
     # question asking it is what the value check reads
     kind_asked, value_question = asked_values.identifier_kind_asked(question) if value is None else ("", question)
-    parts = asked_values.question_parts(question)
-    if value is None and not kind_asked and len(parts) > 1:
-        # a question of several parts asks a value in a part ("How many tickets did the desk log in April, and how
-        # many P1 to P3 incidents?"): the first part asking one is checked as a question of its own
-        value, value_question = next(
-            (
-                (asked, part)
-                for part in parts
-                if (asked := asked_values.asked_value(part) or _time_asked(part)) is not None
-            ),
-            (None, question),
-        )
     past_outcome = outcome.asks_past_outcome(question)
     # "What did the board decide at its meeting on 19 March?" asks what was done on a day
     done_on_a_day = bool(asked_days) and outcome.asks_what_was_done(question)
