@@ -1803,7 +1803,7 @@ def test_a_count_asked_before_a_negation_counts_what_the_sentence_named():
     assert not evidence_for("how many dunning letters went out late in March?", [late]).evidence
 
 
-def test_a_number_asked_for_a_month_in_one_part_of_a_question_of_several_is_checked():
+def test_a_number_for_a_month_or_a_named_value_asked_in_one_part_of_several_is_checked():
     """ "How many tickets did the desk log in April, and how many P1 to P3 incidents?" was answered with March's
     counts: a question of several parts asked no value, so the month the counted part names was never looked for.
     Any number of that month answers: the words counted are the user's ("shipping notifications" for delivery
@@ -1815,6 +1815,11 @@ def test_a_number_asked_for_a_month_in_one_part_of_a_question_of_several_is_chec
     assert evidence_for(question.replace("April", "March"), [review]).evidence
     advices = Hit("In March 1,610 delivery advices to the 3PL were held up, the longest by 46 hours.")
     assert evidence_for("How many shipping notifications were held up in March, and what was the delay?", [advices])
+    # a value named by its noun, in one part of several
+    question = "Which HANA revision did the K4P tenant move to on 14 March, and from which revision?"
+    planned = Hit("On 14 March the HANA tenant K4P got its revision update; app03 retired, app04 added.")
+    moved = Hit("On 14 March the HANA tenant K4P moved to revision 2.00.076 from revision 2.00.059.")
+    assert not evidence_for(question, [planned]).evidence and evidence_for(question, [moved]).evidence
 
 
 def test_a_value_asked_for_a_month_stands_in_a_document_dated_in_it():

@@ -776,14 +776,16 @@ def choose(
     if value is None and not kind_asked and len(parts) > 1:
         # a part of a question of several asking a number in a month ("How many tickets did the desk log in April,
         # and how many P1 to P3 incidents?") is answered only by a number of a passage of that month; any number:
-        # the words counted are the user's, which the documents may write otherwise
+        # the words counted are the user's, which the documents may write otherwise. A part asking a value named by
+        # its noun ("Which HANA revision did K4P move to, and from which?") is checked as a question of its own.
         value, value_question, counted = next(
             (
-                (asked_values.AskedValue("count", "", asked.measure), part, asked.phrase)
+                (asked, part, "")
+                if asked.kind == "named"
+                else (asked_values.AskedValue("count", "", asked.measure), part, asked.phrase)
                 for part in parts
-                if asked_values.months_asked(part)
-                and (asked := asked_values.asked_value(part)) is not None
-                and asked.kind in ("count", "quantity")
+                if (asked := asked_values.asked_value(part)) is not None
+                and (asked.kind == "named" or (asked.kind in ("count", "quantity") and asked_values.months_asked(part)))
             ),
             (None, question, ""),
         )
