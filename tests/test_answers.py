@@ -271,6 +271,8 @@ def test_may_is_a_month_only_as_a_date(text, named):
         ("What area code goes into the spec number?", None),
         ("What is the transport number of that correction?", None),  # an identifier, which any number answered
         ("how much warning do we get before a planned downtime", ("time", "duration")),  # "ten working days"
+        # a size in bytes, whatever the unit calls it ("2.1 TB used by the KBP backup")
+        ("how much space on the backup share had the BW backup consumed?", ("quantity", "size")),
         ("What is the total number of transports?", ("quantity", "number")),
         ("What was the return code of the import?", ("named", "code")),
         # the plural of a noun naming things asks for the things
@@ -280,6 +282,13 @@ def test_may_is_a_month_only_as_a_date(text, named):
 def test_what_a_question_asking_for_a_value_asks_for(question, value):
     asked = asked_value(question)
     assert (asked and (asked.kind, asked.phrase)) == value
+
+
+def test_how_much_space_is_answered_by_a_size_in_bytes():
+    question = "how much space on the backup share had the misplaced BW backup consumed?"
+    assert asked_value(question).measure == "gigabytes"
+    assert evidence_for(question, [Hit("At 14:40 the backup share was full: 2.1 TB used by the BW backup.")]).evidence
+    assert not evidence_for(question, [Hit("At 14:40 the backup share was full of the BW backup, 3 files.")]).evidence
 
 
 @pytest.mark.parametrize(

@@ -286,6 +286,8 @@ _PLURAL_WORD = re.compile(r"[A-Za-z][\w-]{2,}s(?<![su]s)(?<!is)")
 
 # What "how much …" counts in time: "how much warning do we get before a downtime" is answered by "ten working days".
 _SPANS_COUNTED = frozenset({"time", "warning", "notice", "advance notice", "lead time", "heads-up", "heads up"})
+# ... and "how much space / disk / memory" a size, in bytes of any measure ("2.1 TB"), whatever the unit calls it
+_SIZES_COUNTED = frozenset({"space", "disk space", "disk", "storage", "memory"})
 
 
 def asked_value(question: str) -> AskedValue | None:
@@ -305,6 +307,8 @@ def asked_value(question: str) -> AskedValue | None:
         counted = _counted_noun(min((p.strip() for p in phrases), key=len))
         if counted.casefold() in _SPANS_COUNTED:  # "how much time do we have to …" asks a duration
             return AskedValue("time", "duration")
+        if counted.casefold() in _SIZES_COUNTED and _HOW_MUCH.search(question):
+            return AskedValue("quantity", "size", measure or "gigabytes")
         return AskedValue("count", counted, measure)
     if _HOW_LONG.search(question):
         return AskedValue("time", "duration")
@@ -520,6 +524,7 @@ _MEASURED = re.compile(
     r"(?<![\w.,/-])\d(?:[\d.,]*\d)?\s?(?:" + "|".join(MEASURES.values()) + r")(?![\w])", re.IGNORECASE
 )
 _HOW_MANY = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
+_HOW_MUCH = re.compile(r"\bhow\s+much\b", re.IGNORECASE)
 _MEASURE_WORD = re.compile(r"^(?:" + "|".join(MEASURES.values()) + r")\b", re.IGNORECASE)
 
 
