@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from markdown_it.common.utils import unescapeAll
 
+from portal.controls import strip_control_characters
 from portal.ingest.markdown_blocks import BACKSLASH_ESCAPE, MARKDOWN, heading_title, markdown_blocks, quoted_wildcards
 from portal.ingest.markers import is_images_line, is_page_shaped, only_figure_markers
 
@@ -276,8 +277,9 @@ _CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
 
 def _decoded(entity: re.Match) -> str:
     """The character an entity stands for, as the viewer shows it; an ASCII one as an escape, so that "&#42;" is a
-    star to show, not emphasis (an unknown name stays as written)."""
-    decoded = html.unescape(entity.group())
+    star to show, not emphasis (an unknown name stays as written). A control or a reordering mark ("&#x202E;") is
+    dropped, as from the document's own text."""
+    decoded = strip_control_characters(html.unescape(entity.group()))
     return "".join(chr(_ESCAPED_BASE + ord(c)) if 0x21 <= ord(c) < 0x7F else c for c in decoded)
 
 
