@@ -116,6 +116,20 @@ def test_an_excerpt_reads_markdown_as_plain_lines():
     ]
 
 
+
+def test_an_entity_reads_as_the_viewer_reads_it():
+    """markdown-it's rules (review): an escaped "&" is text, an unknown name or an invalid number stays as written,
+    a code span keeps its entities, also across a line break, and a reordering mark is dropped."""
+    from portal.answers.units import plain
+
+    assert plain("a &lt;b&gt; &amp;lt; &#42;x&#42;") == "a <b> &lt; *x*"
+    assert plain("a \\&lt; b") == "a &lt; b"
+    assert plain("&notit; &#128; &#1; AT&T") == "&notit; &#128; &#1; AT&T"
+    assert plain("`a\n&lt; b` and &lt;") == "a &lt; b and <"
+    assert plain("right&#x202E;left") == "rightleft"
+    # a run of backticks no run closes is text: read in one pass (a regex pairing them took seconds)
+    assert plain("See &amp; " + "`" * 3000) == "See &"
+
 def test_an_excerpt_is_cut_at_its_lines_or_characters():
     preview = passage_excerpt("\n".join(f"line {n}" for n in range(1, 9)), "preview")
     assert [line.text for line in preview.lines] == [f"line {n}" for n in range(1, 6)] + ["line 6 …"] and preview.cut

@@ -10,12 +10,11 @@ and keeps identifiers verbatim; a page shows a passage excerpt with it and ``row
 (``documents/excerpts.py``).
 """
 
-import html
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from markdown_it.common.utils import unescapeAll
+from markdown_it.common.utils import replaceEntityPattern, unescapeAll
 
 from portal.controls import strip_control_characters
 from portal.ingest.markdown_blocks import BACKSLASH_ESCAPE, MARKDOWN, heading_title, markdown_blocks, quoted_wildcards
@@ -270,17 +269,40 @@ _ESCAPED_BASE = 0xF100  # private use: the escaped character's code point above 
 _SHOWN_ESCAPES = {_ESCAPED_BASE + code: chr(code) for code in range(0x21, 0x7F)}
 
 
-# An HTML entity as Markdown reads one ("&lt;", "&#60;", "&#x3C;"), and a code span, inside which it is text.
-_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-_CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
+# An HTML entity as Markdown reads one ("&lt;", "&#60;", "&#x3C;").
+_ENTITY = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_BACKTICKS = re.compile(r"`+")
 
 
 def _decoded(entity: re.Match) -> str:
-    """The character an entity stands for, as the viewer shows it; an ASCII one as an escape, so that "&#42;" is a
-    star to show, not emphasis (an unknown name stays as written). A control or a reordering mark ("&#x202E;") is
-    dropped, as from the document's own text."""
-    decoded = strip_control_characters(html.unescape(entity.group()))
+    """The character an entity stands for, by markdown-it's own table and rules (an unknown or invalid one stays as
+    written); an ASCII one as an escape, so that "&#42;" is a star to show, not emphasis. A control or a reordering
+    mark ("&#x202E;") is dropped, as from the document's own text."""
+    decoded = strip_control_characters(replaceEntityPattern(entity.group(), entity.group(1)))
+    if decoded == entity.group():
+        return decoded
     return "".join(chr(_ESCAPED_BASE + ord(c)) if 0x21 <= ord(c) < 0x7F else c for c in decoded)
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text``'s code spans are: a run of backticks up to the next run of the same length (CommonMark).
+    One pass over the runs: a regex pairing them backtracked for seconds on a long unmatched run."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    following: dict[int, int] = {}
+    next_of_length: list[int | None] = [None] * len(runs)
+    for k in range(len(runs) - 1, -1, -1):
+        length = runs[k][1] - runs[k][0]
+        next_of_length[k] = following.get(length)
+        following[length] = k
+    spans, k = [], 0
+    while k < len(runs):
+        closer = next_of_length[k]
+        if closer is None:
+            k += 1
+            continue
+        spans.append((runs[k][0], runs[closer][1]))
+        k = closer + 1
+    return spans
 
 
 def _entities_decoded(text: str) -> str:
@@ -288,9 +310,9 @@ def _entities_decoded(text: str) -> str:
     if "&" not in text:
         return text
     parts, last = [], 0
-    for span in _CODE_SPAN.finditer(text):
-        parts += [_ENTITY.sub(_decoded, text[last : span.start()]), span.group()]
-        last = span.end()
+    for start, end in _code_spans(text):
+        parts += [_ENTITY.sub(_decoded, text[last:start]), text[start:end]]
+        last = end
     return "".join(parts) + _ENTITY.sub(_decoded, text[last:])
 
 
@@ -298,7 +320,8 @@ def plain(text: str) -> str:
     """``text`` without Markdown syntax: emphasis markers, backticks, pipes, leading ``#``, link
     targets, backslash escapes; HTML entities decoded, as the viewer shows them. Words (and identifiers such as
     ``Z_PP_CONF_IDOC_PROCESS``) stay as they are."""
-    text = BACKSLASH_ESCAPE.sub(lambda m: chr(_ESCAPED_BASE + ord(m.group(1))), _entities_decoded(text))
+    # a backslash escape first: "\\&lt;" is the text "&lt;", as the viewer shows it
+    text = _entities_decoded(BACKSLASH_ESCAPE.sub(lambda m: chr(_ESCAPED_BASE + ord(m.group(1))), text))
     text = _HTML_BREAK.sub(" ", text)
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(_link_text, text)
