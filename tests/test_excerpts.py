@@ -116,7 +116,6 @@ def test_an_excerpt_reads_markdown_as_plain_lines():
     ]
 
 
-
 def test_an_entity_reads_as_the_viewer_reads_it():
     """markdown-it's rules (review): an escaped "&" is text, an unknown name or an invalid number stays as written,
     a code span keeps its entities, also across a line break, and a reordering mark is dropped."""
@@ -129,6 +128,7 @@ def test_an_entity_reads_as_the_viewer_reads_it():
     assert plain("right&#x202E;left") == "rightleft"
     # a run of backticks no run closes is text: read in one pass (a regex pairing them took seconds)
     assert plain("See &amp; " + "`" * 3000) == "See &"
+
 
 def test_an_excerpt_is_cut_at_its_lines_or_characters():
     preview = passage_excerpt("\n".join(f"line {n}" for n in range(1, 9)), "preview")
