@@ -607,17 +607,6 @@ def test_one_name_in_either_unicode_form_is_one_document(app, pack, client_as):
     assert (document.doc_id, document.current_version) == ("cafe-notes", 2)
 
 
-def test_an_invisible_character_of_a_file_name_is_dropped_as_its_document_id_drops_it(app, pack, client_as):
-    """ "report\u200b.md" was stored and shown with its zero-width space, yet became the next version of "report":
-    the outcome named a file nobody could tell from "report.md" (attack probe)."""
-    admin = client_as("PlatformAdmin")
-    assert upload(admin, "ops", "report.md", b"# Report\n\nFirst.\n").status_code == 200
-    response = upload(admin, "ops", "re\u200bport\u2060\ufeff.md", b"# Report\n\nSecond.\n")
-    assert response.status_code == 200 and "\u200b" not in response.get_data(as_text=True)
-    (document,) = Document.select()
-    assert document.current_version == 2 and document.current_revision().original_name == "report.md"
-
-
 def test_a_folder_in_the_file_name_is_dropped(app, pack, client_as):
     response = upload(
         client_as("PlatformAdmin"), "ops", "../reports/2026/restart.pdf", pdf_with_figure(), "application/pdf"

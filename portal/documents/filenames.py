@@ -8,11 +8,9 @@ text-direction mark (U+202E and the other bidirectional controls, which can make
 such a name is broken or meant to deceive, and cleaning it would store a name
 nobody chose. A name longer than ``MAX_NAME_CHARS`` is refused too: no file system
 keeps one, and the revision's column holds no more (PostgreSQL answered 500).
-An invisible format character (a zero-width space) is dropped from the name:
-nobody sees it, and the document id leaves it out. Downloads use ``download_name``,
-which removes the same characters and every other invisible format character, so
-names stored before these rules are served safely too; Werkzeug writes the RFC 6266
-``filename*`` for a name that is not ASCII.
+Downloads use ``download_name``, which removes the same characters and every
+other invisible format character, so names stored before this rule are served
+safely too; Werkzeug writes the RFC 6266 ``filename*`` for a name that is not ASCII.
 """
 
 from __future__ import annotations
@@ -49,11 +47,8 @@ def _refused_character(character: str) -> bool:
 
 
 def upload_name(name: str) -> str:
-    """The name an upload is stored under; raise ``Refused`` when it holds a forbidden character. An invisible
-    format character (zero-width space or joiner, a byte order mark: category Cf, the refused direction marks aside)
-    is dropped: the name is stored and shown as the user sees it, and as its document id reads it ("report\u200b.md"
-    is a new version of "report", so it is called "report.md")."""
-    name = "".join(c for c in base_name(name) if unicodedata.category(c) != "Cf" or c in BIDI_CONTROLS)
+    """The name an upload is stored under; raise ``Refused`` when it holds a forbidden character."""
+    name = base_name(name)
     for position, character in enumerate(name, start=1):
         if _refused_character(character):
             what = unicodedata.name(character, "a control character")
