@@ -254,9 +254,11 @@ def asks_what_to_do(question: str) -> bool:
 
 # A question asking for a value in a measure: "what/which …" opening it, "in <measure>" after its noun ("What
 # dialog response time in milliseconds did app04 show?", "What is the SLA for P4 incidents in hours?"); not "what
-# happens when the job runs in minutes".
+# happens when the job runs in minutes", nor "Which transaction shows the lock waits of app04 in seconds?".
 _ASKS_IN_MEASURE = re.compile(
-    r"^\W*(?:what|which)\s+(?!(?:happens|happened|if|do|does|did|can|should|would)\b)(?:[\w/-]+\s+){1,8}?"
+    r"^\W*(?:what|which)\s+(?!(?:happens|happened|if|do|does|did|can|should|would)\b)"
+    # ... within its clause: "Which job cleans the spool when it grows in GB …" asks for a job
+    r"(?:(?!(?:when|if|that|which|who|where|while|because|after|before|until|so)\b)[\w/-]+\s+){1,6}?"
     r"(?:in|as)\s+(?:a\s+)?(?:number\s+of\s+)?[\w%]+\b",
     re.IGNORECASE,
 )

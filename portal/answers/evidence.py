@@ -403,12 +403,12 @@ _NUMBER_AFTER = re.compile(r"([A-Za-z]+)\W{1,3}(?:(?:no|nr)\.?\s*|#\s*)?(\d+)(?!
 
 
 def numbers_another(text: str, noun: str, number: str) -> bool:
-    """Whether ``text`` writes a number other than ``number`` after ``noun`` and not ``number`` itself: "return code
-    8" is about another return code than the 16 asked."""
+    """Whether ``text`` writes a number other than ``number`` after ``noun`` and not ``number`` itself anywhere:
+    "return code 8" is about another return code than the 16 asked, "return codes 12 and 16" is not."""
     text = return_codes_written_out(text)
-    return not numbered_in([text], noun, number) and any(
-        _one_noun(m.group(1), noun) and int(m.group(2)) != int(number) for m in _NUMBER_AFTER.finditer(text)
-    )
+    if re.search(rf"(?<![\w.,:]){int(number)}(?![\w]|[.,:]\d)", text):
+        return False
+    return any(_one_noun(m.group(1), noun) and int(m.group(2)) != int(number) for m in _NUMBER_AFTER.finditer(text))
 
 
 # A line defining a noun ("**IDoc status**: a two-digit code. … Inbound: 64 ready, 51 not posted …", as a glossary
@@ -782,7 +782,7 @@ def choose(
             (
                 (asked, part, "")
                 if asked.kind == "named"
-                else (asked_values.AskedValue("count", "", asked.measure), part, asked.phrase)
+                else (asked_values.AskedValue("quantity", "number", asked.measure), part, asked.phrase)
                 for part in parts
                 if (asked := asked_values.asked_value(part)) is not None
                 and (asked.kind == "named" or (asked.kind in ("count", "quantity") and asked_values.months_asked(part)))
@@ -845,7 +845,7 @@ def choose(
             lambda term: doc_freqs.get(term, 0) > 0,
             about=lambda text: not subjects or any(all(names(text, token) for token in run) for run in specific),
         ):
-            unanswered, evidence, issued = value.phrase or counted, False, []
+            unanswered, evidence, issued = counted or value.phrase, False, []
             unanswered_for = [" ".join(run) for run in subjects]
         elif done_on_a_day and _only_announced_on(asked_days, units, weights, tokenize):
             unreported, evidence, issued = True, False, []

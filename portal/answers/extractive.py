@@ -44,7 +44,6 @@ from portal.answers.evidence import (
     asking_part,
     days_asked,
     names,
-    numbered_in,
     numbers_another,
     numbers_named_by_noun,
     with_synonyms,
@@ -264,9 +263,7 @@ def extractive_sentences(
             )
             # a row is about what its first cell names: the row of the identifier asked about reads as a sentence
             weight = TABLE_ROW_WEIGHT if unit.kind == "row" and _row_key(unit) not in named else 1.0
-            if not any(numbered_in([unit.text], noun, number) for number, noun in numbered.items()) and any(
-                numbers_another(unit.text, noun, number) for number, noun in numbered.items()
-            ):
+            if numbered and all(numbers_another(unit.text, noun, number) for number, noun in numbered.items()):
                 weight *= OTHER_NUMBER_WEIGHT
             if _REFERENCES_HEADING.match(unit.heading or heading_of):
                 weight *= REFERENCES_WEIGHT

@@ -21,7 +21,8 @@ from portal.answers.asked import asks_what_to_do
 _PAST_OUTCOME = re.compile(
     r"(?:(?:^|[.?!;:–—]\s*|\s-\s+)\W*(?:did|was|were|has|have|had)|,\s*(?:did|was|were)"
     # ... typed after what it is about, as on a phone: "prb-2026-008 did it get closed?"
-    r"|^\W*(?:(?!(?:what|which|who|whom|whose|when|where|why|how)\b)[\w/.-]+\s+){1,4}(?:did|was|were)"
+    r"|^\W*(?:(?!(?:what|which|who|whom|whose|when|where|why|how|that|is|are|do|does|will|can|could|should|would|"
+    r"has|have|may|must|shall|list|show|tell|give)\b)[\w/.-]+\s+){1,4}(?:did|was|were)"
     r"(?=\s+(?:it|they|this|that)\b))\b"
     r"(?!\s+(?:the|a|an|its|their)?\s*(?:name|number|size|version|revision|level|code|reason|cause)\b)"
     r"|\bwhat\s+(?:was|were|is|are)\s+the\s+(?:results?|outcomes?)\s+of\b|^\W*results?\s+of\b"

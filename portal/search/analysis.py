@@ -47,8 +47,11 @@ def analyze(text: str) -> list[str]:
 # match every passage containing "what" or "do", and a question about something
 # no document mentions would never come back as "no evidence found". They are
 # dropped from questions (search, the evidence check, choosing answer
-# sentences); documents keep them. The last two lines are the words around a question as people write it ("sorry
-# for the question", "a colleague told me", "roughly"): the packs hardly use them, so they weighed the most.
+# sentences); documents keep them. The last two lines hold the words around a question as people write it ("sorry
+# to bother you", "a colleague told me", "roughly", "need to ask him"): the packs hardly use them, so they weighed
+# the most. Stopwords are matched by their stems, so a word whose stem is a subject word stays out of the list:
+# "basically" is "basic" (basic type, basic authentication), "approximately" is "approxim"; "question" and "exact"
+# are subject words too ("exactly" is "exactli").
 STOPWORDS = frozenset(
     """
     what which who whom whose when where why how
@@ -70,8 +73,8 @@ STOPWORDS = frozenset(
     anything something nothing everything thing things
     cannot dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt
     whats thats theres
-    hi hello hey sorry question questions roughly approximately exact exactly basically
-    colleague colleagues told heard wonder wondering curious ask asked asking bother bothering
+    hi hello hey sorry roughly exactly colleague colleagues told heard wonder wondering curious bother bothering
+    ask asked asking
 """.split()
 )
 # A word with a clitic ("couldn't", "what's", "we're", typed with ' or ’) is a stopword when the word it is
