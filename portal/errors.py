@@ -73,8 +73,7 @@ class PackDeleted(NotFound):
     """A change to a pack that someone else deleted meanwhile: nothing of it was stored."""
 
     message = (
-        "This pack was deleted by someone else while your change was being saved; nothing of the change was "
-        "stored. Open the list of packs to choose another one."
+        "This pack was deleted by someone else while your change was being saved; nothing of the change was stored."
     )
 
 

@@ -13,7 +13,7 @@ from helpers import LOCKS, SPOOL
 from portal import repair_indexes_at_start, storage
 from portal.agents.services import create_agent
 from portal.documents import services as documents
-from portal.errors import NotFound, Refused
+from portal.errors import NotFound, PackDeleted, Refused
 from portal.models import (
     AgentGrant,
     AuditLog,
@@ -278,6 +278,10 @@ def test_two_admins_deleting_at_once_delete_once_and_the_other_gets_not_found(ap
     for thread in threads:
         thread.join()
     assert sorted(outcomes) == ["deleted", "not found"]
+    # the loser is told the pack was deleted by someone else, not only that there is nothing here
+    with pytest.raises(PackDeleted) as deleted:
+        deletion.delete_pack(None, ops, 3)
+    assert "deleted by someone else" in deleted.value.message
     assert AuditLog.select().where(AuditLog.action == "pack.delete").count() == 1
     assert not _index_folder(app, "ops").exists()
 

@@ -26,7 +26,11 @@ api = Registry(
 )
 MULTIPART = "multipart/form-data"
 TEXT = "text/plain"
-NOT_FOUND = (404, "Missing, or not yours to see: both look the same.")
+NOT_FOUND = (
+    404,
+    "Missing, or not yours to see: both look the same (`not_found`); a pack deleted by someone else while this "
+    "request was writing to it is `pack_deleted`, and nothing of the request was stored.",
+)
 PACKS = api.tag("packs", "Packs and their documents, with the rights of the token's user.")
 ASKING = api.tag("asking", "Search and agents: every passage carries its grounding reference.")
 csrf.exempt(bp)  # only a bearer token authenticates here, never a cookie: nothing to forge

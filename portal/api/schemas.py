@@ -186,7 +186,7 @@ class AskRequest(Request):
 
 class ErrorDetail(BaseModel):
     code: str = Field(
-        description="A machine code: `not_found`, `unauthorized`, `version_conflict`, "
+        description="A machine code: `not_found`, `pack_deleted`, `unauthorized`, `version_conflict`, "
         "`invalid_request`, `rate_limited`, `busy` (503 with `Retry-After`: the database was held by another "
         "change too long; nothing of this request was written), `search_unavailable` (503 with `Retry-After`: a "
         "search index cannot be read; nothing was changed), or an upload refusal's reason."

@@ -21,7 +21,7 @@ from peewee import fn
 from portal import storage
 from portal.audit import audit
 from portal.db import database, locking
-from portal.errors import NotFound, Refused
+from portal.errors import PackDeleted, Refused
 from portal.models import Agent, AgentGrant, DescribeJob, Document, Figure, Pack, Passage, Revision, User, utcnow
 from portal.runs.services import forget_documents_text
 from portal.search import service as search_service
@@ -89,7 +89,7 @@ def pack_folder(pack: Pack) -> str:
 def delete_pack(actor: User | None, pack: Pack, confirmed_generation: int) -> PackContents:
     """Delete the pack and everything in it; return what was removed.
 
-    ``NotFound`` when it is gone already (another administrator was first); ``Refused``
+    ``PackDeleted`` when it is gone already (another administrator was first); ``Refused``
     (``pack_changed``) when its documents changed since ``confirmed_generation``.
     """
     with storage.changing() as files:
@@ -105,7 +105,7 @@ def delete_pack(actor: User | None, pack: Pack, confirmed_generation: int) -> Pa
             )
             if not marked:
                 if Pack.get_by_id(pack.id).is_deleted:
-                    raise NotFound(pack.slug)
+                    raise PackDeleted(pack.slug)  # by someone else, since this request found it
                 raise Refused(
                     "pack_changed",
                     "The pack changed after the confirmation was shown (documents were added, changed or "
