@@ -1821,27 +1821,6 @@ def test_a_count_asked_before_a_negation_counts_what_the_sentence_named():
     assert not evidence_for("how many dunning letters went out late in March?", [late]).evidence
 
 
-def test_a_number_for_a_month_or_a_named_value_asked_in_one_part_of_several_is_checked():
-    """ "How many tickets did the desk log in April, and how many P1 to P3 incidents?" was answered with March's
-    counts: a question of several parts asked no value, so the month the counted part names was never looked for.
-    Any number of that month answers: the words counted are the user's ("shipping notifications" for delivery
-    advices), and checking them refused answerable questions of two parts on an opened held-out set."""
-    review = Hit("In March the desk logged 191 tickets and 12 incidents of priority P1 to P3.", "Service review March")
-    question = "How many tickets did the desk log in April, and how many P1 to P3 incidents?"
-    refused = evidence_for(question, [review])
-    assert not refused.evidence and refused.unanswered_value == "tickets"  # the note says what was counted
-    assert evidence_for(question.replace("April", "March"), [review]).evidence
-    advices = Hit("In March 1,610 delivery advices to the 3PL were held up, the longest by 46 hours.")
-    assert evidence_for("How many shipping notifications were held up in March, and what was the delay?", [advices])
-    growth = Hit("In March the K4P log volume grew by 40 GB because of a stuck backup.")
-    assert evidence_for("How many GB did the K4P log volume grow in March, and why?", [growth]).evidence  # review
-    # a value named by its noun, in one part of several
-    question = "Which HANA revision did the K4P tenant move to on 14 March, and from which revision?"
-    planned = Hit("On 14 March the HANA tenant K4P got its revision update; app03 retired, app04 added.")
-    moved = Hit("On 14 March the HANA tenant K4P moved to revision 2.00.076 from revision 2.00.059.")
-    assert not evidence_for(question, [planned]).evidence and evidence_for(question, [moved]).evidence
-
-
 def test_a_value_asked_for_a_month_stands_in_a_document_dated_in_it():
     """ "How many e-invoices were late the February night?" is answered by an incident dated in February, though
     the passage giving the count names no month; a document dated in March says nothing of February."""

@@ -772,23 +772,6 @@ def choose(
     # "which change number …": known once the units show how the packs write a change's identifier; the part of the
     # question asking it is what the value check reads
     kind_asked, value_question = asked_values.identifier_kind_asked(question) if value is None else ("", question)
-    parts, counted = asked_values.question_parts(question), ""  # counted: the words a part counts, for the note
-    if value is None and not kind_asked and len(parts) > 1:
-        # a part of a question of several asking a number in a month ("How many tickets did the desk log in April,
-        # and how many P1 to P3 incidents?") is answered only by a number of a passage of that month; any number:
-        # the words counted are the user's, which the documents may write otherwise. A part asking a value named by
-        # its noun ("Which HANA revision did K4P move to, and from which?") is checked as a question of its own.
-        value, value_question, counted = next(
-            (
-                (asked, part, "")
-                if asked.kind == "named"
-                else (asked_values.AskedValue("quantity", "number", asked.measure), part, asked.phrase)
-                for part in parts
-                if (asked := asked_values.asked_value(part)) is not None
-                and (asked.kind == "named" or (asked.kind in ("count", "quantity") and asked_values.months_asked(part)))
-            ),
-            (None, question, ""),
-        )
     past_outcome = outcome.asks_past_outcome(question)
     # "What did the board decide at its meeting on 19 March?" asks what was done on a day
     done_on_a_day = bool(asked_days) and outcome.asks_what_was_done(question)
@@ -845,7 +828,7 @@ def choose(
             lambda term: doc_freqs.get(term, 0) > 0,
             about=lambda text: not subjects or any(all(names(text, token) for token in run) for run in specific),
         ):
-            unanswered, evidence, issued = counted or value.phrase, False, []
+            unanswered, evidence, issued = value.phrase, False, []
             unanswered_for = [" ".join(run) for run in subjects]
         elif done_on_a_day and _only_announced_on(asked_days, units, weights, tokenize):
             unreported, evidence, issued = True, False, []
