@@ -1609,6 +1609,11 @@ def test_a_no_evidence_note_says_what_else_was_missing(corpus, client_as, pack):
     assert lasting.evidence_gap == {"kind": "no_value", "value": "duration", "of": ["TW20"]}
     note = _soup(client_as("Auditor").get(f"/runs/{lasting.id}")).select_one(".no-evidence-answer .evidence-gap")
     assert note.text == "No passage found gives a duration for TW20."
+    # a number asked in a measure ("in hours") is a number, not a value for "number" (newcomer check)
+    measured = ask(make_agent("preferred", slug="seventh-agent"), None, "What is the MRP plan of TW20 in hours?")
+    assert measured.evidence_gap == {"kind": "no_value", "value": "number", "of": ["TW20"]}
+    note = _soup(client_as("Auditor").get(f"/runs/{measured.id}")).select_one(".no-evidence-answer .evidence-gap")
+    assert note.text == "No passage found gives a number for TW20."
 
 
 PRODUCT_REVIEW = b"""# Monthly review: March 2026

@@ -185,7 +185,7 @@ _CLAUSE_END = re.compile(r"[;!?\n]|\.(?!\w)")
 
 # The values asked for by what they are, not by a noun of the question: the "no evidence" note says "No passage
 # found gives a name." rather than "a value for “name”".
-VALUE_KINDS = frozenset(SHAPED_VALUES) | {"duration"}
+VALUE_KINDS = frozenset(SHAPED_VALUES) | {"duration", "number"}
 
 
 @dataclass(frozen=True)
