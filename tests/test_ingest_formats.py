@@ -683,3 +683,24 @@ def test_a_picture_not_kept_never_joins_the_authors_text_into_a_marker():
 def test_images_line_lists_reasons_in_the_spec_order():
     line = images_line(2, {"decode": 1, "type": 2, "pixels": 1})
     assert line == "Images: 2 kept, 4 not kept (type: 2, pixels: 1, decode: 1)"
+
+
+def test_reading_a_pdfs_images_logs_no_warning_of_pypdfium2(caplog):
+    """Each image of a PDF is drawn into pdfium's own bitmap and closed once encoded; pypdfium2 warned on every such
+    close, "Explicitly closing … potentially unsafe", which filled the server log (browser walkthrough)."""
+    import logging
+
+    from helpers import FIXTURES_DIR, require_shared_fixtures
+    from portal.ingest.images import ImageBudget, PreparedImage
+    from portal.ingest.pdf_reader import read_pdf
+
+    require_shared_fixtures()
+    data = FIXTURES_DIR / "pypdf_side-by-side-subfig.pdf"
+    reading = read_pdf(data.read_bytes())
+    try:
+        with caplog.at_level(logging.WARNING):
+            outcomes = [outcome for _, outcome in reading.images(ImageBudget(60))]
+    finally:
+        reading.close()
+    assert len(outcomes) == 2 and all(isinstance(outcome, PreparedImage) for outcome in outcomes)
+    assert not [r for r in caplog.records if "potentially unsafe" in r.getMessage()]

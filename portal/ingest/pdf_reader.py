@@ -167,6 +167,9 @@ def _prepare_image(image: pdfium.PdfImage, budget: ImageBudget) -> ImageOutcome:
         check_dimensions(width, height)
         budget.charge(pdfium_c.FPDFImageObj_GetImageDataRaw(image, None, 0))
         bitmap = _drawn_bitmap(image)
+        # pdfium's own buffer, freed on close: safe, since the prepared image is encoded bytes by then (pypdfium2
+        # warns on every such close, which filled the server log)
+        bitmap.warn_on_close = False
         try:
             prepared = prepare_pil_image(bitmap.to_pil())
         finally:
