@@ -1102,6 +1102,22 @@ def test_any_sentence_of_an_answer_pointing_back_comes_with_the_one_it_points_to
     ]
 
 
+def test_sentences_pointing_back_do_not_grow_an_answer_past_its_room():
+    """Each later sentence pointing back brought the one before it as one more unit: an answer of four units had
+    eight (review). Only the best unit's pair counts as one; a later pair takes a place of its own."""
+    words = ["billing", "printing", "shipping", "payments", "banking", "labels"]
+    references = [
+        make_ref(
+            n,
+            f"The {word} adapter stopped on Monday after the {word} window. "
+            f"It lost its {word} registration at the gateway of INC-9 too.",
+        )
+        for n, word in enumerate(words, start=1)
+    ]
+    question = "Which adapter lost its registration at the gateway of INC-9?"
+    assert len(extractive_sentences(question, references, max_sentences=4)) == 4 + 2
+
+
 def test_a_sentence_is_found_through_its_heading_and_document_title():
     digest = make_ref(
         1,

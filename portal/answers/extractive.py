@@ -382,7 +382,9 @@ def extractive_sentences(
         if second is not None:
             seen.add(_dedup_key(second.unit.text))
             chosen.append(second)
-            extra += 1
+            # the best unit's pair is one unit of the answer; a later one's takes a place of its own, so an answer
+            # grows past its room by two units at most (the best one's and the last one's partners)
+            extra += 1 if len(chosen) == 2 else 0
             covered |= second.terms
             if second in pool:
                 pool.remove(second)
