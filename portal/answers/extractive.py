@@ -31,6 +31,7 @@ heading complete it (``_continue_best``). The answer gives them in passage order
 first use).
 """
 
+import functools
 import math
 import re
 from collections.abc import Callable, Collection
@@ -224,6 +225,7 @@ def extractive_sentences(
     named = named_identifiers(question)
     value = asked_value(question)
     numbered = numbers_named_by_noun(question)
+    heading_asked = _heading_asked(question_terms, synonyms, tokenize)
     # a unit holds a count only with one of the counted words in it; the evidence check leaves out the words the
     # packs never use, which the answerer cannot tell (it has no document frequencies): when all of them are the
     # asker's own, no unit gets the bonus and the answer is chosen as without it
@@ -272,7 +274,7 @@ def extractive_sentences(
                     # the summary of the record asked about tells of it as if it named it in every sentence
                     terms, context = terms | context, frozenset()
                     weight *= 1 + TYPE_BONUS
-            elif of_record_asked and _heading_asked(unit.heading or heading_of, question_terms, synonyms, tokenize):
+            elif of_record_asked and heading_asked(unit.heading or heading_of):
                 # the section of the record asked about that the question names ("how was INC-2026-0203 fixed?":
                 # its Resolution) tells of it as if each of its sentences named the record and the section
                 terms, context = terms | context, frozenset()
@@ -511,13 +513,19 @@ def _next_to(best: _Candidate, candidates: list[_Candidate], seen: set[str], ste
 
 
 def _heading_asked(
-    heading: str, question_terms: set[str], synonyms: dict[str, frozenset[str]] | None, tokenize: Tokenizer
-) -> bool:
-    """Whether the question names every word of ``heading`` ("Root cause", "Follow-up actions"), itself or by a
-    word the packs' vocabulary gives it for ("fixed" for "Resolution")."""
-    words = set(tokenize(heading))
+    question_terms: set[str], synonyms: dict[str, frozenset[str]] | None, tokenize: Tokenizer
+) -> Callable[[str], bool]:
+    """Whether the question names every word of a heading ("Root cause", "Follow-up actions"), itself or by a word
+    the packs' vocabulary gives it for ("fixed" for "Resolution"). The question's words are gathered once and each
+    heading read once: a passage's units share a few headings."""
     given = question_terms | {term for asked in question_terms for term in (synonyms or {}).get(asked, ())}
-    return bool(words) and words <= given
+
+    @functools.cache
+    def asked(heading: str) -> bool:
+        words = set(tokenize(heading))
+        return bool(words) and words <= given
+
+    return asked
 
 
 def _names_only(unit: Unit, named: set[str]) -> bool:
